@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Builds the native addon when it is missing or older than its Rust sources.
+// Runs as `prepare` (so `npm install` on a fresh clone builds it) and as `pretest`.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const root = path.resolve(__dirname, '..');
+const binary = path.join(root, `acp-terminal.${platformSuffix()}.node`);
+
+function platformSuffix() {
+  const { platform, arch } = process;
+  if (platform === 'linux') {
+    const musl = !process.report?.getReport()?.header?.glibcVersionRuntime;
+    return `linux-${arch}-${musl ? 'musl' : 'gnu'}`;
+  }
+  return `${platform}-${arch}`;
+}
+
+function newestSource() {
+  let newest = 0;
+  const visit = (p) => {
+    const st = fs.statSync(p);
+    if (st.isDirectory()) for (const e of fs.readdirSync(p)) visit(path.join(p, e));
+    else newest = Math.max(newest, st.mtimeMs);
+  };
+  for (const p of ['src', 'Cargo.toml', 'Cargo.lock', 'build.rs']) {
+    const full = path.join(root, p);
+    if (fs.existsSync(full)) visit(full);
+  }
+  return newest;
+}
+
+const stale = !fs.existsSync(binary) || fs.statSync(binary).mtimeMs < newestSource();
+if (!stale && !process.argv.includes('--force')) process.exit(0);
+console.log(`acp-terminal: building the native addon (${path.basename(binary)})`);
+const napi = path.join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js');
+const r = spawnSync(process.execPath, [napi, 'build', '--platform', '--release'], {
+  cwd: root,
+  stdio: 'inherit',
+});
+process.exit(r.status ?? 1);

@@ -1,0 +1,667 @@
+//! The napi binding: `createTerminal()` and `TerminalHandle`, shaped like the ACP TypeScript
+//! SDK's `TerminalHandle`. Parses JS input by hand so that every bad value is a clear error with
+//! a `code` and the field's name, never a generic type error.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
+use napi::{Env, JsValue, ValueType};
+use napi_derive::napi;
+
+use crate::error::TermError;
+use crate::exit::ExitStatus;
+use crate::registry::{next_id, Registry};
+use crate::spawn::{self, Shell, SpawnRequest};
+use crate::terminal::{OutputSink, Terminal, TerminalConfig, DEFAULT_KILL_GRACE};
+
+/// An environment variable for the command (ACP `EnvVariable`).
+#[napi(object)]
+pub struct EnvVariable {
+    /// Variable name: non-empty, no `=`, no NUL byte.
+    pub name: String,
+    /// Variable value: no NUL byte.
+    pub value: String,
+}
+
+/// The request to run a command: ACP's `CreateTerminalRequest` (`sessionId` optional here).
+#[napi(object)]
+pub struct CreateTerminalParams {
+    /// Session the terminal belongs to; `""` when absent.
+    pub session_id: Option<String>,
+    /// A shell line (when `args` is absent or empty, run by `/bin/sh -c`), or the program to
+    /// execute directly with `args`.
+    pub command: String,
+    /// Arguments, each passed literally (no shell) when there is at least one.
+    #[napi(ts_type = "string[] | null")]
+    pub args: Option<Vec<String>>,
+    /// Variables applied in order over the inherited environment (later entries win).
+    #[napi(ts_type = "EnvVariable[] | null")]
+    pub env: Option<Vec<EnvVariable>>,
+    /// Absolute path of an existing directory; defaults to the Node process's cwd.
+    #[napi(ts_type = "string | null")]
+    pub cwd: Option<String>,
+    /// Keep at most this many bytes of output (the newest, cut on a character boundary).
+    /// Absent or null: keep everything.
+    #[napi(ts_type = "number | null")]
+    pub output_byte_limit: Option<f64>,
+    /// Extension data; ignored.
+    #[napi(js_name = "_meta", ts_type = "unknown")]
+    pub meta: Option<serde_json::Value>,
+}
+
+/// Options that are not part of the ACP request.
+#[napi(object)]
+pub struct CreateTerminalOptions {
+    /// `false`: always execute `command` directly. A string: the shell used for command lines
+    /// (default `/bin/sh`).
+    #[napi(ts_type = "false | string")]
+    pub shell: Option<Either<bool, String>>,
+    /// Start from the Node process's environment (default `true`) or from an empty one.
+    pub inherit_env: Option<bool>,
+    /// Milliseconds between SIGTERM and SIGKILL when killing (default 2000).
+    pub kill_grace_ms: Option<f64>,
+}
+
+/// How the command ended (ACP `TerminalExitStatus`).
+#[napi(object, use_nullable = true)]
+pub struct TerminalExitStatus {
+    /// Exit code; `null` when a signal ended the process.
+    pub exit_code: Option<u32>,
+    /// POSIX signal name (`"SIGTERM"`, `"SIGKILL"`); `null` on a normal exit.
+    pub signal: Option<String>,
+}
+
+/// Output so far (ACP `TerminalOutputResponse`).
+#[napi(object)]
+pub struct TerminalOutputResponse {
+    /// Retained output, valid UTF-8, at most `outputByteLimit` bytes.
+    pub output: String,
+    /// True once any byte was dropped to respect the limit (never goes back to false).
+    pub truncated: bool,
+    /// Present only once the command exited and all its output was collected.
+    pub exit_status: Option<TerminalExitStatus>,
+}
+
+/// Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`).
+#[napi(object)]
+pub struct TerminalEmptyResponse {}
+
+impl From<ExitStatus> for TerminalExitStatus {
+    fn from(s: ExitStatus) -> Self {
+        Self {
+            exit_code: s.exit_code,
+            signal: s.signal,
+        }
+    }
+}
+
+/// Builds a JS `Error` with `code` set, as a napi error that rejects/throws that object.
+fn js_error(env: &Env, e: TermError) -> Error {
+    match env.create_error(Error::from_reason(e.message.clone())) {
+        Ok(mut obj) => {
+            if obj.set_named_property("code", e.code.as_str()).is_err() {
+                return Error::from_reason(e.to_string());
+            }
+            Error::from(obj.to_unknown())
+        }
+        Err(err) => err,
+    }
+}
+
+fn rejected<'env, T: ToNapiValue>(env: &'env Env, e: TermError) -> Result<PromiseRaw<'env, T>> {
+    match env.create_error(Error::from_reason(e.message.clone())) {
+        Ok(mut obj) => {
+            obj.set_named_property("code", e.code.as_str())?;
+            PromiseRaw::reject(env, obj)
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Runs `fut` on the runtime and settles the promise on the JS thread, turning a core error
+/// into a JS error with `code`.
+fn settle<'env, T, V, F, M>(env: &'env Env, fut: F, map: M) -> Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue,
+    F: std::future::Future<Output = std::result::Result<T, TermError>> + Send + 'static,
+    M: FnOnce(&Env, T) -> Result<V> + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(fut.await) }, move |env, r| match r {
+        Ok(v) => map(env, v),
+        Err(e) => Err(js_error(env, e)),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing JS values by hand: clear errors that name the field.
+
+fn is_nullish(v: &Unknown) -> Result<bool> {
+    Ok(matches!(
+        v.get_type()?,
+        ValueType::Undefined | ValueType::Null
+    ))
+}
+
+fn describe(v: &Unknown) -> &'static str {
+    match v.get_type() {
+        Ok(ValueType::String) => "a string",
+        Ok(ValueType::Number) => "a number",
+        Ok(ValueType::BigInt) => "a bigint",
+        Ok(ValueType::Boolean) => "a boolean",
+        Ok(ValueType::Object) => "an object",
+        Ok(ValueType::Function) => "a function",
+        Ok(ValueType::Symbol) => "a symbol",
+        Ok(ValueType::Null) => "null",
+        Ok(ValueType::Undefined) => "undefined",
+        _ => "an unknown value",
+    }
+}
+
+type Parsed<T> = std::result::Result<T, TermError>;
+
+fn internal(e: Error) -> TermError {
+    TermError::invalid_arg(e.reason.clone())
+}
+
+fn get<'e>(obj: &Object<'e>, key: &str) -> Parsed<Unknown<'e>> {
+    obj.get_named_property::<Unknown>(key).map_err(internal)
+}
+
+fn as_string(v: &Unknown, field: &str) -> Parsed<String> {
+    if v.get_type().map_err(internal)? != ValueType::String {
+        return Err(TermError::invalid_arg(format!(
+            "{field} must be a string, got {}",
+            describe(v)
+        )));
+    }
+    // SAFETY: the type was checked just above.
+    unsafe { v.cast::<String>() }.map_err(internal)
+}
+
+fn opt_string(obj: &Object, key: &str, field: &str) -> Parsed<Option<String>> {
+    let v = get(obj, key)?;
+    if is_nullish(&v).map_err(internal)? {
+        return Ok(None);
+    }
+    as_string(&v, field).map(Some)
+}
+
+fn as_object<'e>(v: &Unknown<'e>, field: &str) -> Parsed<Object<'e>> {
+    if v.get_type().map_err(internal)? != ValueType::Object {
+        return Err(TermError::invalid_arg(format!(
+            "{field} must be an object, got {}",
+            describe(v)
+        )));
+    }
+    // SAFETY: the type was checked just above.
+    unsafe { v.cast::<Object>() }.map_err(internal)
+}
+
+fn opt_array<'e>(obj: &Object<'e>, key: &str, field: &str) -> Parsed<Option<Vec<Unknown<'e>>>> {
+    let v = get(obj, key)?;
+    if is_nullish(&v).map_err(internal)? {
+        return Ok(None);
+    }
+    if !v.is_array().map_err(internal)? {
+        return Err(TermError::invalid_arg(format!(
+            "{field} must be an array, got {}",
+            describe(&v)
+        )));
+    }
+    // SAFETY: checked to be an array.
+    unsafe { v.cast::<Vec<Unknown>>() }
+        .map_err(internal)
+        .map(Some)
+}
+
+/// A non-negative safe integer, or None for null/undefined.
+fn opt_count(obj: &Object, key: &str, field: &str) -> Parsed<Option<f64>> {
+    let v = get(obj, key)?;
+    if is_nullish(&v).map_err(internal)? {
+        return Ok(None);
+    }
+    if v.get_type().map_err(internal)? != ValueType::Number {
+        return Err(TermError::invalid_arg(format!(
+            "{field} must be a non-negative integer, got {}",
+            describe(&v)
+        )));
+    }
+    // SAFETY: checked to be a number.
+    let n = unsafe { v.cast::<f64>() }.map_err(internal)?;
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if !n.is_finite() || n < 0.0 || n.fract() != 0.0 || n > MAX_SAFE {
+        return Err(TermError::invalid_arg(format!(
+            "{field} must be a non-negative integer no larger than 2^53-1, got {n}"
+        )));
+    }
+    Ok(Some(n))
+}
+
+struct ParsedCreate {
+    req: SpawnRequest,
+    session_id: String,
+    output_byte_limit: Option<usize>,
+    kill_grace: Duration,
+}
+
+fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCreate> {
+    let p = as_object(params, "params")?;
+    let command = {
+        let v = get(&p, "command")?;
+        as_string(&v, "command")?
+    };
+    let session_id = opt_string(&p, "sessionId", "sessionId")?.unwrap_or_default();
+    let mut args = Vec::new();
+    for (i, a) in opt_array(&p, "args", "args")?
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        args.push(as_string(a, &format!("args[{i}]"))?);
+    }
+    let mut env = Vec::new();
+    for (i, e) in opt_array(&p, "env", "env")?
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let o = as_object(e, &format!("env[{i}]"))?;
+        let name = as_string(&get(&o, "name")?, &format!("env[{i}].name"))?;
+        let value = as_string(&get(&o, "value")?, &format!("env[{i}].value"))?;
+        env.push((name, value));
+    }
+    let cwd = opt_string(&p, "cwd", "cwd")?;
+    let output_byte_limit = opt_count(&p, "outputByteLimit", "outputByteLimit")?
+        .map(|n| n.min(usize::MAX as f64) as usize);
+
+    let mut shell = Shell::Default;
+    let mut inherit_env = true;
+    let mut kill_grace = DEFAULT_KILL_GRACE;
+    if let Some(o) = options {
+        if !is_nullish(o).map_err(internal)? {
+            let o = as_object(o, "options")?;
+            let s = get(&o, "shell")?;
+            match s.get_type().map_err(internal)? {
+                ValueType::Undefined | ValueType::Null => {}
+                ValueType::Boolean => {
+                    // SAFETY: checked to be a boolean.
+                    if unsafe { s.cast::<bool>() }.map_err(internal)? {
+                        return Err(TermError::invalid_arg(
+                            "options.shell must be false or a string (true is the default: omit it)",
+                        ));
+                    }
+                    shell = Shell::Never;
+                }
+                ValueType::String => shell = Shell::Custom(as_string(&s, "options.shell")?),
+                _ => {
+                    return Err(TermError::invalid_arg(format!(
+                        "options.shell must be false or a string, got {}",
+                        describe(&s)
+                    )))
+                }
+            }
+            let ie = get(&o, "inheritEnv")?;
+            match ie.get_type().map_err(internal)? {
+                ValueType::Undefined | ValueType::Null => {}
+                // SAFETY: checked to be a boolean.
+                ValueType::Boolean => {
+                    inherit_env = unsafe { ie.cast::<bool>() }.map_err(internal)?
+                }
+                _ => {
+                    return Err(TermError::invalid_arg(format!(
+                        "options.inheritEnv must be a boolean, got {}",
+                        describe(&ie)
+                    )))
+                }
+            }
+            if let Some(ms) = opt_count(&o, "killGraceMs", "options.killGraceMs")? {
+                kill_grace = Duration::from_millis(ms as u64);
+            }
+        }
+    }
+    Ok(ParsedCreate {
+        req: SpawnRequest {
+            command,
+            args,
+            env,
+            cwd,
+            inherit_env,
+            shell,
+        },
+        session_id,
+        output_byte_limit,
+        kill_grace,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-environment registry: every terminal of this environment dies with it.
+
+struct EnvState {
+    registry: Arc<Registry>,
+}
+
+fn env_registry(env: &Env) -> Result<Arc<Registry>> {
+    if let Some(state) = env.get_instance_data::<EnvState>()? {
+        return Ok(state.registry.clone());
+    }
+    let registry = Registry::new();
+    env.set_instance_data(
+        EnvState {
+            registry: registry.clone(),
+        },
+        0,
+        |_ctx| {},
+    )?;
+    // Worker termination and natural exit run environment cleanup hooks …
+    env.add_env_cleanup_hook(registry.clone(), |r| {
+        r.abandon_all();
+    })?;
+    // … but `process.exit()` and a fatal exception only emit 'exit' on `process`.
+    let on_exit = registry.clone();
+    let kill_all =
+        env.create_function_from_closure::<(), (), _>("acpTerminalKillAll", move |_| {
+            on_exit.abandon_all();
+            Ok(())
+        })?;
+    let install: Function<Function<(), ()>, ()> = env.run_script(
+        "(function (f) { if (typeof process === 'object' && process && typeof process.on === 'function') process.on('exit', f); })",
+    )?;
+    install.call(kill_all)?;
+    Ok(registry)
+}
+
+/// Starts a command and resolves with its handle once it runs (spawn failures reject).
+///
+/// With no `args`, `command` is a shell line run by `/bin/sh -c`; with `args`, `command` is
+/// executed directly. stdin is /dev/null; stdout and stderr form one stream in write order.
+/// Rejects with `code` `ENOENT`, `EACCES`, `ERR_INVALID_CWD` or `ERR_INVALID_ARG` and a
+/// message naming the field; nothing is spawned for a rejected request.
+#[napi(
+    ts_args_type = "params: CreateTerminalParams, options?: CreateTerminalOptions | null",
+    ts_return_type = "Promise<TerminalHandle>"
+)]
+pub fn create_terminal<'env>(
+    env: &'env Env,
+    params: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, TerminalHandle>> {
+    let registry = env_registry(env)?;
+    // Validation, cwd and environment are read on the JS thread (where `process.env` writes
+    // happen); only the spawn itself runs on the runtime.
+    let planned = parse_create(&params, options.as_ref()).and_then(|p| {
+        let cwd = std::env::current_dir().map_err(|e| {
+            TermError::invalid_cwd(format!("the Node process's cwd is unusable: {e}"))
+        })?;
+        let plan = spawn::plan(&p.req, std::env::vars_os(), &cwd)?;
+        Ok((plan, p))
+    });
+    let (plan, parsed) = match planned {
+        Ok(v) => v,
+        Err(e) => return rejected(env, e),
+    };
+    let config = TerminalConfig {
+        id: next_id(),
+        session_id: parsed.session_id,
+        output_byte_limit: parsed.output_byte_limit,
+        kill_grace: parsed.kill_grace,
+    };
+    let reg = registry.clone();
+    settle(
+        env,
+        async move {
+            let spawned = spawn::spawn(&plan)?;
+            let term = Terminal::start(spawned, config)?;
+            reg.insert(&term);
+            Ok(term)
+        },
+        move |_env, term| Ok(TerminalHandle { term, registry }),
+    )
+}
+
+/// A running command: its retained output, exit status, kill and release. Same promise shape
+/// as the ACP SDK's `TerminalHandle`, usable with `await using`.
+#[napi]
+pub struct TerminalHandle {
+    term: Arc<Terminal>,
+    registry: Arc<Registry>,
+}
+
+#[napi]
+impl TerminalHandle {
+    /// Unique terminal id (ACP `terminalId`).
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.term.id().to_string()
+    }
+
+    /// Session id from the request (`""` if absent).
+    #[napi(getter)]
+    pub fn session_id(&self) -> String {
+        self.term.session_id().to_string()
+    }
+
+    /// Pid of the child; it leads its own process group with the same id.
+    #[napi(getter)]
+    pub fn pid(&self) -> u32 {
+        self.term.pid() as u32
+    }
+
+    /// The retained output so far; `exitStatus` appears once the command exited and all its
+    /// output was collected. Rejects with `ERR_TERMINAL_RELEASED` after release.
+    #[napi(ts_return_type = "Promise<TerminalOutputResponse>")]
+    pub fn current_output<'env>(
+        &self,
+        env: &'env Env,
+    ) -> Result<PromiseRaw<'env, TerminalOutputResponse>> {
+        match self.term.current_output() {
+            Ok((snap, exit)) => PromiseRaw::resolve(
+                env,
+                TerminalOutputResponse {
+                    output: snap.output,
+                    truncated: snap.truncated,
+                    exit_status: exit.map(Into::into),
+                },
+            ),
+            Err(e) => rejected(env, e),
+        }
+    }
+
+    /// Resolves with the exit status once the command exited and every byte it wrote is in
+    /// `currentOutput()`. Any number of concurrent waiters.
+    #[napi(ts_return_type = "Promise<TerminalExitStatus>")]
+    pub fn wait_for_exit<'env>(
+        &self,
+        env: &'env Env,
+    ) -> Result<PromiseRaw<'env, TerminalExitStatus>> {
+        if self.term.is_released() {
+            return rejected(env, TermError::released(self.term.id()));
+        }
+        if let Some(st) = self.term.exit_status() {
+            return PromiseRaw::resolve(env, st.into());
+        }
+        let term = self.term.clone();
+        settle(
+            env,
+            async move { term.wait_for_exit().await },
+            |_env, st| Ok(st.into()),
+        )
+    }
+
+    /// Terminates the whole process group: SIGTERM, then SIGKILL after `killGraceMs` if
+    /// anything still runs. Resolves once the command exited; the handle stays valid.
+    /// Killing an exited terminal is a successful no-op.
+    #[napi(ts_return_type = "Promise<TerminalEmptyResponse>")]
+    pub fn kill<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, TerminalEmptyResponse>> {
+        let term = self.term.clone();
+        settle(env, async move { term.kill().await }, |_env, ()| {
+            Ok(TerminalEmptyResponse {})
+        })
+    }
+
+    /// Kills the command if it runs, then frees its output and descriptors. Every other
+    /// method rejects with `ERR_TERMINAL_RELEASED` afterwards; a second release resolves.
+    #[napi(ts_return_type = "Promise<TerminalEmptyResponse>")]
+    pub fn release<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, TerminalEmptyResponse>> {
+        let term = self.term.clone();
+        let registry = self.registry.clone();
+        settle(
+            env,
+            async move {
+                term.release().await;
+                registry.remove(term.id());
+                Ok(())
+            },
+            |_env, ()| Ok(TerminalEmptyResponse {}),
+        )
+    }
+
+    /// Releases the terminal: `await using t = await createTerminal(...)`.
+    #[napi(well_known_symbol = "asyncDispose", ts_return_type = "Promise<void>")]
+    pub fn async_dispose<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let term = self.term.clone();
+        let registry = self.registry.clone();
+        settle(
+            env,
+            async move {
+                term.release().await;
+                registry.remove(term.id());
+                Ok(())
+            },
+            |_env, ()| Ok(()),
+        )
+    }
+
+    /// Calls `listener` with raw output bytes as they arrive, in order, from now on. Chunks
+    /// are coalesced while JS is busy; a slow listener never slows the command or the
+    /// retained output. Returns a function that unsubscribes.
+    #[napi(
+        ts_args_type = "listener: (chunk: Buffer) => void",
+        ts_return_type = "() => void"
+    )]
+    pub fn on_output<'env>(
+        &self,
+        env: &'env Env,
+        listener: Function<'env, Buffer, UnknownReturnValue>,
+    ) -> Result<Function<'env, (), ()>> {
+        let sink = JsSink::new(env, &listener)?;
+        let key = match self.term.subscribe(Arc::new(sink.clone())) {
+            Ok(k) => k,
+            Err(e) => return Err(js_error(env, e)),
+        };
+        let term = self.term.clone();
+        env.create_function_from_closure::<(), (), _>("unsubscribe", move |_| {
+            sink.cancel();
+            term.unsubscribe(key);
+            Ok(())
+        })
+    }
+}
+
+impl Drop for TerminalHandle {
+    fn drop(&mut self) {
+        // Collected without release: the command must not outlive its handle.
+        if !self.term.is_released() {
+            self.term.abandon();
+        }
+        self.registry.remove(self.term.id());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output streaming to JS.
+
+#[derive(Default)]
+struct SinkState {
+    pending: Vec<u8>,
+    scheduled: bool,
+    cancelled: bool,
+}
+
+type DispatchFn = ThreadsafeFunction<Arc<JsSink>, (), (), Status, false, true>;
+
+/// Delivers output to a JS listener: at most one call is queued at a time, and it takes
+/// everything that arrived until it runs (so chunks coalesce while JS is busy).
+struct JsSink {
+    state: Mutex<SinkState>,
+    listener: FunctionRef<Buffer, UnknownReturnValue>,
+    dispatch: std::sync::OnceLock<DispatchFn>,
+}
+
+impl JsSink {
+    fn new(env: &Env, listener: &Function<Buffer, UnknownReturnValue>) -> Result<Arc<Self>> {
+        let sink = Arc::new(JsSink {
+            state: Mutex::new(SinkState::default()),
+            listener: listener.create_ref()?,
+            dispatch: std::sync::OnceLock::new(),
+        });
+        let noop =
+            env.create_function_from_closure::<(), (), _>("acpTerminalOutput", |_| Ok(()))?;
+        let tsfn = noop
+            .build_threadsafe_function::<Arc<JsSink>>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build_callback(
+                |ctx: napi::threadsafe_function::ThreadsafeCallContext<Arc<JsSink>>| {
+                    ctx.value.deliver(&ctx.env)?;
+                    Ok(())
+                },
+            )?;
+        let _ = sink.dispatch.set(tsfn);
+        Ok(sink)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SinkState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// On the JS thread: hand everything pending to the listener.
+    fn deliver(&self, env: &Env) -> Result<()> {
+        let data = {
+            let mut s = self.lock();
+            s.scheduled = false;
+            if s.cancelled {
+                return Ok(());
+            }
+            std::mem::take(&mut s.pending)
+        };
+        if data.is_empty() {
+            return Ok(());
+        }
+        let f = self.listener.borrow_back(env)?;
+        f.call(Buffer::from(data))?;
+        Ok(())
+    }
+
+    fn cancel(&self) {
+        let mut s = self.lock();
+        s.cancelled = true;
+        s.pending = Vec::new();
+    }
+}
+
+impl OutputSink for Arc<JsSink> {
+    fn push(&self, chunk: &[u8]) {
+        let mut s = self.lock();
+        if s.cancelled {
+            return;
+        }
+        s.pending.extend_from_slice(chunk);
+        if !s.scheduled {
+            s.scheduled = true;
+            drop(s);
+            if let Some(d) = self.dispatch.get() {
+                d.call(self.clone(), ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }
+    }
+
+    fn close(&self) {
+        // Pending data is still delivered by the call already queued.
+    }
+}

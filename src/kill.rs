@@ -1,0 +1,93 @@
+//! Signalling a terminal's process group, and telling whether anything of it still runs.
+//!
+//! A terminal's child leads its own process group (pgid = its pid), so one `killpg` reaches the
+//! child and every descendant that stayed in the group. Zombies count as gone: they hold no
+//! resources but a pid, and reaping orphans is their new parent's job.
+
+use nix::errno::Errno;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+/// Sends `sig` to the process group `pgid`. Returns false when the group no longer exists.
+pub fn signal_group(pgid: i32, sig: Signal) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    !matches!(killpg(Pid::from_raw(pgid), sig), Err(Errno::ESRCH))
+}
+
+/// True while some process of group `pgid` is alive (not a zombie).
+pub fn group_has_live_members(pgid: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // Cheap check first: an empty group answers ESRCH without a /proc scan.
+    if let Err(Errno::ESRCH) = killpg(Pid::from_raw(pgid), None) {
+        return false;
+    }
+    // The group exists, but zombies answer signal 0 too: look for a live member.
+    live_members(pgid).next().is_some()
+}
+
+/// Pids of the live (non-zombie) processes of group `pgid`, read from /proc.
+pub fn live_members(pgid: i32) -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(move |&pid| {
+            matches!(proc_stat(pid), Some((state, pg)) if pg == pgid && state != 'Z' && state != 'X')
+        })
+}
+
+/// `(state, pgrp)` of a process from /proc/<pid>/stat.
+pub fn proc_stat(pid: i32) -> Option<(char, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    #[test]
+    fn signals_a_whole_group_and_sees_it_gone() {
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while live_members(pgid).count() < 3 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(live_members(pgid).count(), 3);
+        assert!(group_has_live_members(pgid));
+        assert!(signal_group(pgid, Signal::SIGKILL));
+        child.wait().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while group_has_live_members(pgid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!group_has_live_members(pgid));
+    }
+
+    #[test]
+    fn reads_state_and_group() {
+        let me = std::process::id() as i32;
+        let (state, pgrp) = proc_stat(me).unwrap();
+        assert!(state == 'R' || state == 'S');
+        assert_eq!(pgrp, nix::unistd::getpgrp().as_raw());
+        assert!(!signal_group(1, Signal::SIGTERM), "never signals pgid 1");
+    }
+}

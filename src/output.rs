@@ -1,0 +1,434 @@
+//! The retained output of a terminal: a byte-limited tail of everything the process wrote.
+//!
+//! Invariants:
+//! - Raw bytes are kept in a ring that never holds more than the limit and grows only as
+//!   output arrives (nothing is preallocated at the limit's size).
+//! - A snapshot is valid UTF-8 whose UTF-8 length never exceeds the limit; its first byte is a
+//!   character boundary of the stream (a character cut by the limit is dropped whole).
+//! - Invalid bytes become U+FFFD, and the snapshot is trimmed again so it still fits.
+//! - While the process runs, an incomplete character at the end is held back; once it exited,
+//!   it becomes U+FFFD.
+//! - `truncated` is sticky: true as soon as any byte was dropped.
+
+use std::borrow::Cow;
+
+/// Smallest storage the ring grows from.
+const MIN_STORAGE: usize = 4096;
+
+/// A decoded view of the retained output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Retained output as UTF-8.
+    pub output: String,
+    /// Whether any byte was ever dropped to respect the limit.
+    pub truncated: bool,
+}
+
+/// Byte-limited tail buffer. `limit: None` keeps everything.
+#[derive(Debug)]
+pub struct OutputBuffer {
+    limit: Option<usize>,
+    /// Ring storage; `buf.len()` is the storage size, never above the limit.
+    buf: Vec<u8>,
+    /// Index of the oldest retained byte in `buf`.
+    start: usize,
+    /// Number of retained bytes.
+    len: usize,
+    /// Bytes dropped from the front so far.
+    dropped: u64,
+    /// Bytes written so far.
+    total: u64,
+    /// Sticky truncation flag (also set when decoding had to trim).
+    truncated: bool,
+}
+
+impl OutputBuffer {
+    /// A buffer keeping at most `limit` bytes (`None`: no limit).
+    pub fn new(limit: Option<usize>) -> Self {
+        Self {
+            limit,
+            buf: Vec::new(),
+            start: 0,
+            len: 0,
+            dropped: 0,
+            total: 0,
+            truncated: false,
+        }
+    }
+
+    /// Total bytes the process wrote so far (retained or not).
+    pub fn total_bytes(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes currently retained (raw, before decoding).
+    pub fn retained_bytes(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes of storage currently allocated for the ring.
+    pub fn storage_bytes(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Appends bytes, dropping the oldest ones beyond the limit.
+    pub fn write(&mut self, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        self.total += data.len() as u64;
+        let Some(limit) = self.limit else {
+            // Unlimited: the ring is a plain growing vector (start stays 0).
+            self.buf.extend_from_slice(data);
+            self.len = self.buf.len();
+            return;
+        };
+        if limit == 0 {
+            self.dropped += data.len() as u64;
+            self.truncated = true;
+            return;
+        }
+        if data.len() >= limit {
+            // The new data alone fills the limit: everything older goes.
+            let skip = data.len() - limit;
+            self.drop_front(self.len);
+            self.dropped += skip as u64;
+            if skip > 0 {
+                self.truncated = true;
+            }
+            if self.buf.len() < limit {
+                self.buf = vec![0; limit];
+            }
+            self.buf[..limit].copy_from_slice(&data[skip..]);
+            self.start = 0;
+            self.len = limit;
+            return;
+        }
+        let need = self.len + data.len();
+        if need > self.buf.len() && self.buf.len() < limit {
+            self.grow(need.min(limit), limit);
+        }
+        if need > self.buf.len() {
+            self.drop_front(need - self.buf.len());
+        }
+        let size = self.buf.len();
+        let end = (self.start + self.len) % size;
+        let first = data.len().min(size - end);
+        self.buf[end..end + first].copy_from_slice(&data[..first]);
+        self.buf[..data.len() - first].copy_from_slice(&data[first..]);
+        self.len += data.len();
+    }
+
+    /// Decodes the retained bytes. `exited`: the stream is complete, so an incomplete
+    /// character at the end becomes U+FFFD instead of being held back.
+    pub fn snapshot(&mut self, exited: bool) -> Snapshot {
+        let (limit, dropped) = (self.limit, self.dropped);
+        let bytes = self.contiguous();
+        let mut from = 0;
+        if dropped > 0 {
+            // The limit may have cut a character: drop its remaining continuation bytes.
+            while from < bytes.len().min(3) && is_continuation(bytes[from]) {
+                from += 1;
+            }
+        }
+        let hold = if exited {
+            0
+        } else {
+            incomplete_suffix_len(&bytes[from..])
+        };
+        let raw = &bytes[from..bytes.len() - hold];
+        let decoded = String::from_utf8_lossy(raw);
+        let mut trimmed = false;
+        let output = match limit {
+            Some(limit) if decoded.len() > limit => {
+                trimmed = true;
+                let mut cut = decoded.len() - limit;
+                while !decoded.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                decoded[cut..].to_string()
+            }
+            _ => match decoded {
+                Cow::Borrowed(s) => s.to_string(),
+                Cow::Owned(s) => s,
+            },
+        };
+        if trimmed || self.dropped > 0 {
+            self.truncated = true;
+        }
+        Snapshot {
+            output,
+            truncated: self.truncated,
+        }
+    }
+
+    /// Makes the retained bytes contiguous at the start of the storage and returns them.
+    fn contiguous(&mut self) -> &[u8] {
+        if self.start + self.len > self.buf.len() || (self.start != 0 && self.len > 0) {
+            self.buf.rotate_left(self.start);
+            self.start = 0;
+        }
+        &self.buf[self.start..self.start + self.len]
+    }
+
+    fn drop_front(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        debug_assert!(n <= self.len);
+        self.start = if self.buf.is_empty() {
+            0
+        } else {
+            (self.start + n) % self.buf.len()
+        };
+        self.len -= n;
+        self.dropped += n as u64;
+        self.truncated = true;
+        if self.len == 0 {
+            self.start = 0;
+        }
+    }
+
+    /// Grows the storage to hold at least `need` bytes (at most `limit`), keeping order.
+    fn grow(&mut self, need: usize, limit: usize) {
+        let size = need.max(self.buf.len() * 2).max(MIN_STORAGE).min(limit);
+        let mut next = vec![0u8; size];
+        let old = self.buf.len();
+        if old > 0 {
+            let first = self.len.min(old - self.start);
+            next[..first].copy_from_slice(&self.buf[self.start..self.start + first]);
+            next[first..self.len].copy_from_slice(&self.buf[..self.len - first]);
+        }
+        self.buf = next;
+        self.start = 0;
+    }
+}
+
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// Length of an incomplete (but so far valid) UTF-8 sequence at the end of `bytes`.
+pub fn incomplete_suffix_len(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    for k in 1..=n.min(3) {
+        let b = bytes[n - k];
+        if is_continuation(b) {
+            continue;
+        }
+        let need = match b {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return 0,
+        };
+        let incomplete = need > k
+            && std::str::from_utf8(&bytes[n - k..])
+                .err()
+                .is_some_and(|e| e.error_len().is_none());
+        return if incomplete { k } else { 0 };
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The expected tail: the longest suffix of `s` starting on a char boundary within `limit`.
+    fn expected_tail(s: &str, limit: usize) -> &str {
+        let mut i = s.len().saturating_sub(limit);
+        while !s.is_char_boundary(i) {
+            i += 1;
+        }
+        &s[i..]
+    }
+
+    fn sample() -> String {
+        // 1-, 2-, 3- and 4-byte characters interleaved.
+        "a\u{e9}\u{20ac}\u{1F600}b\u{3b1}\u{4e2d}\u{1F680}cd\u{df}\u{2603}\u{10348}".repeat(3)
+    }
+
+    /// Deterministic chunk sizes so splits land at every kind of offset.
+    fn chunks(data: &[u8], seed: usize) -> Vec<&[u8]> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        let mut k = seed;
+        while i < data.len() {
+            k = (k * 7 + 3) % 11;
+            let n = (k % 5 + 1).min(data.len() - i);
+            out.push(&data[i..i + n]);
+            i += n;
+        }
+        out
+    }
+
+    #[test]
+    fn every_limit_every_split_keeps_the_exact_tail() {
+        let s = sample();
+        for limit in 0..=s.len() + 2 {
+            for seed in 0..4 {
+                let mut b = OutputBuffer::new(Some(limit));
+                for c in chunks(s.as_bytes(), seed) {
+                    b.write(c);
+                }
+                let snap = b.snapshot(true);
+                assert_eq!(snap.output, expected_tail(&s, limit), "limit {limit}");
+                assert!(snap.output.len() <= limit);
+                assert_eq!(snap.truncated, limit < s.len(), "limit {limit}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_multibyte_char_cut_at_every_offset() {
+        for ch in ["\u{e9}", "\u{20ac}", "\u{1F600}"] {
+            let s = format!("x{ch}{ch}");
+            for limit in 0..=s.len() {
+                let mut b = OutputBuffer::new(Some(limit));
+                b.write(s.as_bytes());
+                let snap = b.snapshot(false);
+                assert_eq!(
+                    snap.output,
+                    expected_tail(&s, limit),
+                    "{ch:?} limit {limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn incomplete_char_is_held_back_while_running() {
+        let s = "ab\u{20ac}\u{1F600}";
+        let bytes = s.as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut b = OutputBuffer::new(None);
+            b.write(&bytes[..cut]);
+            let running = b.snapshot(false).output;
+            let mut boundary = cut;
+            while !s.is_char_boundary(boundary) {
+                boundary -= 1;
+            }
+            assert_eq!(running, &s[..boundary], "cut {cut}");
+            let done = b.snapshot(true).output;
+            if boundary == cut {
+                assert_eq!(done, &s[..cut]);
+            } else {
+                assert_eq!(done, format!("{}\u{FFFD}", &s[..boundary]));
+            }
+            // Completing the character later yields it, not a replacement.
+            b.write(&bytes[cut..]);
+            assert_eq!(b.snapshot(false).output, s);
+        }
+    }
+
+    #[test]
+    fn invalid_bytes_become_replacement_within_limit() {
+        let mut b = OutputBuffer::new(None);
+        b.write(b"ok\xff\xfe!");
+        let snap = b.snapshot(false);
+        assert_eq!(snap.output, "ok\u{FFFD}\u{FFFD}!");
+        assert!(!snap.truncated);
+
+        // 4 raw bytes fit a limit of 4, but decode to 9: the snapshot is trimmed to fit.
+        let mut b = OutputBuffer::new(Some(4));
+        b.write(b"\xff\xffab");
+        let snap = b.snapshot(true);
+        assert!(snap.output.len() <= 4, "{:?}", snap.output);
+        assert_eq!(snap.output, "ab");
+        assert!(snap.truncated);
+        // Invalid lead bytes never count as an incomplete character.
+        let mut b = OutputBuffer::new(Some(8));
+        b.write(b"x\xf8");
+        assert_eq!(b.snapshot(false).output, "x\u{FFFD}");
+    }
+
+    #[test]
+    fn limit_zero_keeps_nothing_and_one_keeps_one_ascii() {
+        let mut b = OutputBuffer::new(Some(0));
+        assert_eq!(
+            b.snapshot(true),
+            Snapshot {
+                output: String::new(),
+                truncated: false
+            }
+        );
+        b.write(b"hello");
+        assert_eq!(b.snapshot(true).output, "");
+        assert!(b.snapshot(true).truncated);
+        assert_eq!(b.storage_bytes(), 0);
+
+        let mut b = OutputBuffer::new(Some(1));
+        b.write(b"hello");
+        assert_eq!(b.snapshot(true).output, "o");
+        b.write("\u{e9}".as_bytes());
+        // A 2-byte character cannot fit in 1 byte: nothing is kept.
+        assert_eq!(b.snapshot(true).output, "");
+        assert!(b.snapshot(true).truncated);
+    }
+
+    #[test]
+    fn truncated_is_sticky_and_exact() {
+        let mut b = OutputBuffer::new(Some(10));
+        b.write(b"0123456789");
+        assert!(!b.snapshot(false).truncated);
+        b.write(b"a");
+        let snap = b.snapshot(false);
+        assert!(snap.truncated);
+        assert_eq!(snap.output, "123456789a");
+        assert!(b.snapshot(false).truncated);
+    }
+
+    #[test]
+    fn storage_grows_with_what_is_retained_not_the_limit() {
+        let mut b = OutputBuffer::new(Some(1 << 20));
+        assert_eq!(b.storage_bytes(), 0);
+        b.write(b"start\n");
+        assert!(b.storage_bytes() <= MIN_STORAGE);
+        for _ in 0..1000 {
+            b.write(&[b'z'; 4096]);
+        }
+        assert!(b.storage_bytes() <= 1 << 20);
+        assert_eq!(b.retained_bytes(), 1 << 20);
+        assert_eq!(b.total_bytes(), 6 + 4096 * 1000);
+    }
+
+    #[test]
+    fn ring_wraps_and_keeps_order_across_many_writes() {
+        let mut b = OutputBuffer::new(Some(5000));
+        let mut all = Vec::new();
+        for i in 0..20_000u32 {
+            let line = format!("{i}\n");
+            b.write(line.as_bytes());
+            all.extend_from_slice(line.as_bytes());
+            if i % 997 == 0 {
+                let s = String::from_utf8(all.clone()).unwrap();
+                assert_eq!(b.snapshot(false).output, expected_tail(&s, 5000));
+            }
+        }
+        let s = String::from_utf8(all).unwrap();
+        assert_eq!(b.snapshot(true).output, expected_tail(&s, 5000));
+    }
+
+    #[test]
+    fn unlimited_keeps_everything() {
+        let mut b = OutputBuffer::new(None);
+        let s = sample().repeat(100);
+        for c in chunks(s.as_bytes(), 1) {
+            b.write(c);
+        }
+        let snap = b.snapshot(true);
+        assert_eq!(snap.output, s);
+        assert!(!snap.truncated);
+    }
+
+    #[test]
+    fn big_write_larger_than_limit() {
+        let mut b = OutputBuffer::new(Some(3));
+        b.write(b"ab");
+        b.write(b"cdefg");
+        assert_eq!(b.snapshot(true).output, "efg");
+        b.write(b"h");
+        assert_eq!(b.snapshot(true).output, "fgh");
+    }
+}

@@ -1,0 +1,93 @@
+//! The live terminals of one Node environment (the main thread or one worker), so that all of
+//! them can be killed when that environment goes away, and only them. Also issues terminal ids.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::terminal::Terminal;
+
+/// Live terminals of one environment, by id.
+#[derive(Default)]
+pub struct Registry {
+    terms: Mutex<HashMap<String, Weak<Terminal>>>,
+}
+
+impl Registry {
+    /// A new, empty registry.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Records a terminal.
+    pub fn insert(&self, term: &Arc<Terminal>) {
+        let mut terms = self.terms.lock().unwrap_or_else(|p| p.into_inner());
+        if terms.len() >= 64 && terms.len().is_power_of_two() {
+            terms.retain(|_, w| w.strong_count() > 0);
+        }
+        terms.insert(term.id().to_string(), Arc::downgrade(term));
+    }
+
+    /// Forgets a terminal (released or dropped).
+    pub fn remove(&self, id: &str) {
+        self.terms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+    }
+
+    /// Number of recorded terminals that are still alive.
+    pub fn live(&self) -> usize {
+        self.terms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|w| w.strong_count() > 0)
+            .count()
+    }
+
+    /// Kills every terminal of this environment at once (SIGKILL to each group).
+    pub fn abandon_all(&self) -> usize {
+        let terms: Vec<Arc<Terminal>> = self
+            .terms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .filter_map(|(_, w)| w.upgrade())
+            .collect();
+        for t in &terms {
+            t.abandon();
+        }
+        terms.len()
+    }
+}
+
+/// A new terminal id, unique within this process and unlikely to repeat across processes.
+pub fn next_id() -> String {
+    static SALT: OnceLock<u32> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let salt = SALT.get_or_init(|| {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
+            .unwrap_or(0);
+        nanos ^ std::process::id().rotate_left(16)
+    });
+    format!(
+        "term_{salt:08x}_{}",
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique() {
+        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| next_id()).collect();
+        assert_eq!(ids.len(), 10_000);
+        assert!(next_id().starts_with("term_"));
+    }
+}

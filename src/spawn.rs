@@ -1,0 +1,455 @@
+//! Turning a request into a running child.
+//!
+//! Rules: with no `args` the command is a shell line run by `/bin/sh -c` (or the chosen
+//! shell); with `args` it is executed directly, each argument passed literally. The child gets
+//! stdin from /dev/null, stdout and stderr on ONE pipe (so the order of writes is kept), its own
+//! process group, the inherited environment (unless disabled) with the request's entries applied
+//! in order and `PAGER`/`GIT_PAGER` set to `cat` unless the request sets them.
+//!
+//! The program is resolved against the child's `PATH` here, so the standard library can use
+//! `posix_spawn` (no fork of the large, multi-threaded Node process) and no `pre_exec` is ever
+//! installed.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
+
+use crate::error::TermError;
+
+/// Default shell for command lines.
+pub const DEFAULT_SHELL: &str = "/bin/sh";
+/// Search path used when the child's environment has no `PATH` (as glibc's execvp).
+const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
+/// How a command line without args is run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Shell {
+    /// `/bin/sh -c <command>` when there are no args.
+    #[default]
+    Default,
+    /// Always execute `command` directly.
+    Never,
+    /// `<shell> -c <command>` when there are no args.
+    Custom(String),
+}
+
+/// A terminal request, as given by the caller (not yet validated).
+#[derive(Debug, Clone, Default)]
+pub struct SpawnRequest {
+    /// Shell line (no args) or program (with args).
+    pub command: String,
+    /// Literal arguments; empty means "shell line".
+    pub args: Vec<String>,
+    /// Environment entries applied in order over the inherited environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory; `None` uses `default_cwd`.
+    pub cwd: Option<String>,
+    /// Start from the inherited environment (`true`) or an empty one.
+    pub inherit_env: bool,
+    /// Shell choice.
+    pub shell: Shell,
+}
+
+/// A validated, fully resolved spawn: what will be executed, exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnPlan {
+    /// Absolute path of the executable.
+    pub program: PathBuf,
+    /// Full argv, argv[0] included.
+    pub argv: Vec<OsString>,
+    /// Complete environment of the child.
+    pub env: Vec<(OsString, OsString)>,
+    /// Absolute, existing working directory.
+    pub cwd: PathBuf,
+}
+
+/// A started child: its pid (also its process group id) and the read end of its output pipe.
+#[derive(Debug)]
+pub struct Spawned {
+    /// Child pid; the child leads its own process group with the same id.
+    pub pid: i32,
+    /// Non-blocking read end of the merged stdout/stderr pipe.
+    pub output: OwnedFd,
+}
+
+fn reject_nul(value: &str, field: &str) -> Result<(), TermError> {
+    if value.contains('\0') {
+        return Err(TermError::invalid_arg(format!(
+            "{field} contains a NUL byte"
+        )));
+    }
+    Ok(())
+}
+
+/// Validates the request and resolves program, argv, environment and cwd.
+/// `inherited` is the caller's environment; `default_cwd` the caller's working directory.
+pub fn plan(
+    req: &SpawnRequest,
+    inherited: impl IntoIterator<Item = (OsString, OsString)>,
+    default_cwd: &Path,
+) -> Result<SpawnPlan, TermError> {
+    if req.command.is_empty() {
+        return Err(TermError::invalid_arg("command must be a non-empty string"));
+    }
+    reject_nul(&req.command, "command")?;
+    for (i, a) in req.args.iter().enumerate() {
+        reject_nul(a, &format!("args[{i}]"))?;
+    }
+    for (i, (name, value)) in req.env.iter().enumerate() {
+        if name.is_empty() {
+            return Err(TermError::invalid_arg(format!("env[{i}].name is empty")));
+        }
+        if name.contains('=') {
+            return Err(TermError::invalid_arg(format!(
+                "env[{i}].name `{name}` contains '='"
+            )));
+        }
+        reject_nul(name, &format!("env[{i}].name"))?;
+        reject_nul(value, &format!("env[{i}].value"))?;
+    }
+    let shell = match &req.shell {
+        Shell::Custom(s) if s.is_empty() => {
+            return Err(TermError::invalid_arg(
+                "options.shell must be a non-empty string or false",
+            ))
+        }
+        Shell::Custom(s) => {
+            reject_nul(s, "options.shell")?;
+            Some(s.as_str())
+        }
+        Shell::Default => Some(DEFAULT_SHELL),
+        Shell::Never => None,
+    };
+    let cwd = resolve_cwd(req.cwd.as_deref(), default_cwd)?;
+    let env = build_env(req, inherited);
+    let path_var = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| DEFAULT_PATH.into());
+
+    let (program, argv) = match shell {
+        Some(sh) if req.args.is_empty() => {
+            let program = resolve_program(sh, &path_var, &cwd, "options.shell")?;
+            let argv = vec![sh.into(), "-c".into(), req.command.clone().into()];
+            (program, argv)
+        }
+        _ => {
+            let program = resolve_program(&req.command, &path_var, &cwd, "command")?;
+            let mut argv: Vec<OsString> = vec![req.command.clone().into()];
+            argv.extend(req.args.iter().map(OsString::from));
+            (program, argv)
+        }
+    };
+    Ok(SpawnPlan {
+        program,
+        argv,
+        env,
+        cwd,
+    })
+}
+
+fn resolve_cwd(cwd: Option<&str>, default_cwd: &Path) -> Result<PathBuf, TermError> {
+    let Some(cwd) = cwd else {
+        return Ok(default_cwd.to_path_buf());
+    };
+    if cwd.contains('\0') {
+        return Err(TermError::invalid_cwd("cwd contains a NUL byte"));
+    }
+    let path = Path::new(cwd);
+    if !path.is_absolute() {
+        return Err(TermError::invalid_cwd(format!(
+            "cwd must be an absolute path, got `{cwd}`"
+        )));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Ok(path.to_path_buf()),
+        Ok(_) => Err(TermError::invalid_cwd(format!(
+            "cwd `{cwd}` is not a directory"
+        ))),
+        Err(e) => Err(TermError::invalid_cwd(format!("cwd `{cwd}`: {e}"))),
+    }
+}
+
+fn build_env(
+    req: &SpawnRequest,
+    inherited: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    let mut index: HashMap<OsString, usize> = HashMap::new();
+    let mut set = |env: &mut Vec<(OsString, OsString)>, k: OsString, v: OsString| {
+        if let Some(&i) = index.get(&k) {
+            env[i].1 = v;
+        } else {
+            index.insert(k.clone(), env.len());
+            env.push((k, v));
+        }
+    };
+    if req.inherit_env {
+        for (k, v) in inherited {
+            set(&mut env, k, v);
+        }
+    }
+    for pager in ["PAGER", "GIT_PAGER"] {
+        if !req.env.iter().any(|(k, _)| k == pager) {
+            set(&mut env, pager.into(), "cat".into());
+        }
+    }
+    for (k, v) in &req.env {
+        set(&mut env, k.into(), v.into());
+    }
+    env
+}
+
+fn is_executable_file(p: &Path) -> Option<bool> {
+    let m = std::fs::metadata(p).ok()?;
+    Some(m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Resolves `name` like execvp: a name with a `/` is a path (relative to `cwd`), otherwise
+/// each `PATH` entry is tried in order.
+fn resolve_program(
+    name: &str,
+    path_var: &OsStr,
+    cwd: &Path,
+    field: &str,
+) -> Result<PathBuf, TermError> {
+    let not_found = |what: String| TermError::new("ENOENT", what);
+    if name.contains('/') {
+        let p = cwd.join(name);
+        return match is_executable_file(&p) {
+            Some(true) => Ok(p),
+            Some(false) => Err(TermError::new(
+                "EACCES",
+                format!("{field} `{name}` is not an executable file"),
+            )),
+            None => Err(not_found(format!("{field} `{name}` does not exist"))),
+        };
+    }
+    let mut denied = false;
+    for dir in std::env::split_paths(path_var) {
+        let dir = if dir.as_os_str().is_empty() {
+            cwd.to_path_buf()
+        } else {
+            cwd.join(dir)
+        };
+        let candidate = dir.join(name);
+        match is_executable_file(&candidate) {
+            Some(true) => return Ok(candidate),
+            Some(false) if candidate.is_file() => denied = true,
+            _ => {}
+        }
+    }
+    if denied {
+        return Err(TermError::new(
+            "EACCES",
+            format!("{field} `{name}` was found in PATH but is not executable"),
+        ));
+    }
+    Err(not_found(format!(
+        "{field} `{name}` not found in PATH ({})",
+        path_var.to_string_lossy()
+    )))
+}
+
+/// Starts the planned child with stdin on /dev/null and stdout+stderr on one pipe.
+pub fn spawn(plan: &SpawnPlan) -> Result<Spawned, TermError> {
+    let ctx = || format!("spawning `{}`", plan.program.display());
+    let (read, write) =
+        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| TermError::from_io(&e.into(), &ctx()))?;
+    fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))
+        .map_err(|e| TermError::from_io(&e.into(), &ctx()))?;
+    let write2 = write
+        .try_clone()
+        .map_err(|e| TermError::from_io(&e, &ctx()))?;
+    let mut cmd = Command::new(&plan.program);
+    cmd.arg0(&plan.argv[0])
+        .args(&plan.argv[1..])
+        .env_clear()
+        .envs(plan.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&plan.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::from(write2))
+        .process_group(0);
+    let child = cmd.spawn().map_err(|e| {
+        TermError::from_io(
+            &e,
+            &format!("spawning `{}`", plan.argv[0].as_bytes().escape_ascii()),
+        )
+    })?;
+    // Close our copies of the pipe's write end now, so EOF arrives when the child's go.
+    drop(cmd);
+    let pid = child.id() as i32;
+    debug_assert!(read.as_raw_fd() >= 0);
+    Ok(Spawned { pid, output: read })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(command: &str, args: &[&str]) -> SpawnRequest {
+        SpawnRequest {
+            command: command.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            inherit_env: true,
+            ..Default::default()
+        }
+    }
+
+    fn inherited() -> Vec<(OsString, OsString)> {
+        vec![
+            ("PATH".into(), "/usr/bin:/bin".into()),
+            ("HOME".into(), "/root".into()),
+            ("PAGER".into(), "less".into()),
+        ]
+    }
+
+    fn env_of(p: &SpawnPlan, k: &str) -> Option<String> {
+        p.env
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn shell_rule() {
+        let p = plan(&req("echo a && echo b", &[]), inherited(), Path::new("/")).unwrap();
+        assert_eq!(p.program, PathBuf::from("/bin/sh"));
+        assert_eq!(p.argv, vec!["/bin/sh", "-c", "echo a && echo b"]);
+        let p = plan(&req("echo", &["a b", "$HOME"]), inherited(), Path::new("/")).unwrap();
+        assert!(p.program.ends_with("echo"));
+        assert_eq!(p.argv, vec!["echo", "a b", "$HOME"]);
+        let mut r = req("true", &[]);
+        r.shell = Shell::Never;
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        assert!(p.program.ends_with("true"));
+        assert_eq!(p.argv, vec!["true"]);
+        let mut r = req("echo $0", &[]);
+        r.shell = Shell::Custom("bash".into());
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        assert!(p.program.ends_with("bash"));
+        assert_eq!(p.argv, vec!["bash", "-c", "echo $0"]);
+    }
+
+    #[test]
+    fn env_rules() {
+        let mut r = req("x", &[]);
+        r.env = vec![
+            ("A".into(), "1".into()),
+            ("A".into(), "2".into()),
+            ("GIT_PAGER".into(), "less".into()),
+        ];
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        assert_eq!(env_of(&p, "A").as_deref(), Some("2"));
+        assert_eq!(env_of(&p, "HOME").as_deref(), Some("/root"));
+        assert_eq!(env_of(&p, "PAGER").as_deref(), Some("cat"));
+        assert_eq!(env_of(&p, "GIT_PAGER").as_deref(), Some("less"));
+        assert_eq!(p.env.iter().filter(|(k, _)| k == "A").count(), 1);
+        r.inherit_env = false;
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        assert_eq!(env_of(&p, "HOME"), None);
+        assert_eq!(env_of(&p, "PAGER").as_deref(), Some("cat"));
+    }
+
+    #[test]
+    fn invalid_requests_name_the_field() {
+        let cases: Vec<(SpawnRequest, &str, &str)> = vec![
+            (req("a\0b", &[]), "ERR_INVALID_ARG", "command"),
+            (req("echo", &["ok", "b\0"]), "ERR_INVALID_ARG", "args[1]"),
+            (
+                SpawnRequest {
+                    env: vec![("".into(), "v".into())],
+                    ..req("x", &[])
+                },
+                "ERR_INVALID_ARG",
+                "env[0].name",
+            ),
+            (
+                SpawnRequest {
+                    env: vec![("A".into(), "v".into()), ("B=C".into(), "v".into())],
+                    ..req("x", &[])
+                },
+                "ERR_INVALID_ARG",
+                "env[1].name",
+            ),
+            (
+                SpawnRequest {
+                    env: vec![("A".into(), "v\0".into())],
+                    ..req("x", &[])
+                },
+                "ERR_INVALID_ARG",
+                "env[0].value",
+            ),
+            (
+                SpawnRequest {
+                    cwd: Some("relative/dir".into()),
+                    ..req("x", &[])
+                },
+                "ERR_INVALID_CWD",
+                "cwd",
+            ),
+            (
+                SpawnRequest {
+                    cwd: Some("/definitely/not/here".into()),
+                    ..req("x", &[])
+                },
+                "ERR_INVALID_CWD",
+                "cwd",
+            ),
+            (
+                SpawnRequest {
+                    cwd: Some("/bin/sh".into()),
+                    ..req("x", &[])
+                },
+                "ERR_INVALID_CWD",
+                "not a directory",
+            ),
+            (req("no-such-command-xyz", &["a"]), "ENOENT", "command"),
+            (req("", &[]), "ERR_INVALID_ARG", "command"),
+        ];
+        for (r, code, needle) in cases {
+            let e = plan(&r, inherited(), Path::new("/")).unwrap_err();
+            assert_eq!(e.code, code, "{e}");
+            assert!(e.message.contains(needle), "{e} should name {needle}");
+        }
+    }
+
+    #[test]
+    fn spawn_runs_and_merges_streams() {
+        let p = plan(
+            &req("echo a; echo b >&2; echo c", &[]),
+            std::env::vars_os(),
+            Path::new("/"),
+        )
+        .unwrap();
+        let s = spawn(&p).unwrap();
+        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(s.pid), None).unwrap();
+        assert_eq!(
+            status,
+            nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(s.pid), 0)
+        );
+        let mut out = Vec::new();
+        let mut f = std::fs::File::from(s.output);
+        use std::io::Read;
+        let mut buf = [0u8; 64];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(out, b"a\nb\nc\n");
+    }
+}

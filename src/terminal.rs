@@ -1,0 +1,498 @@
+//! One running command: the task that reads its output and reaps it, the exit status and its
+//! waiters, kill and release, and output subscribers.
+//!
+//! Invariants:
+//! - One tokio task per terminal does all the I/O (no thread per terminal, nothing polls while
+//!   the command is idle: the task sleeps on the pipe and on a pidfd).
+//! - The exit status is published only after the child was reaped AND its output was drained:
+//!   every byte written before exit is in the buffer when `waitForExit` resolves. A descendant
+//!   that keeps the pipe open delays publication by at most [`DRAIN_AFTER_EXIT`].
+//! - The child is always reaped (no zombie of ours), and the pipe and pidfd are closed when the
+//!   terminal is released or dropped.
+
+use std::cell::RefCell;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::signal::Signal;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::{watch, Notify};
+use tokio::time::Instant;
+
+use crate::error::TermError;
+use crate::exit::ExitStatus;
+use crate::kill::{group_has_live_members, signal_group};
+use crate::output::{OutputBuffer, Snapshot};
+use crate::spawn::Spawned;
+
+/// How long to keep waiting for EOF after the child exited (a background descendant may hold
+/// the pipe open); what was written before the exit is read at once regardless.
+pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(50);
+/// Default grace between SIGTERM and SIGKILL.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(2000);
+/// Pipe capacity a terminal switches to once it floods (a read found the pipe full).
+const FLOOD_PIPE_SIZE: i32 = 1 << 20;
+/// Size of the per-thread read buffer.
+const READ_BUF_SIZE: usize = 1 << 20;
+/// Reads per wake-up before yielding to other tasks.
+const READS_PER_WAKE: usize = 16;
+/// How often group membership is re-checked during a kill's grace period.
+const GROUP_POLL: Duration = Duration::from_millis(10);
+
+thread_local! {
+    static READ_BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; READ_BUF_SIZE]);
+}
+
+/// Receives raw output as it arrives. Implementations must not block.
+pub trait OutputSink: Send + Sync {
+    /// A chunk of output, in order.
+    fn push(&self, chunk: &[u8]);
+    /// The stream ended (or the terminal was released); no more chunks follow.
+    fn close(&self);
+}
+
+/// Options fixed at creation.
+#[derive(Debug, Clone)]
+pub struct TerminalConfig {
+    /// Terminal id.
+    pub id: String,
+    /// Owning ACP session ("" if none).
+    pub session_id: String,
+    /// Bytes of output to retain (`None`: all).
+    pub output_byte_limit: Option<usize>,
+    /// Grace between SIGTERM and SIGKILL.
+    pub kill_grace: Duration,
+}
+
+struct Inner {
+    output: OutputBuffer,
+    exit: Option<ExitStatus>,
+    sinks: Vec<(u64, Arc<dyn OutputSink>)>,
+    next_sink: u64,
+    /// The reader task ended: no more output will arrive.
+    closed: bool,
+}
+
+/// A running (or finished) command. Shared by the handle and its reader task.
+pub struct Terminal {
+    config: TerminalConfig,
+    pid: i32,
+    inner: Mutex<Inner>,
+    exit_tx: watch::Sender<Option<ExitStatus>>,
+    released: AtomicBool,
+    /// The handle is gone: stop reading once the exit is published.
+    detached: AtomicBool,
+    shutdown: Notify,
+    kill_lock: tokio::sync::Mutex<()>,
+    bytes_read: AtomicU64,
+}
+
+impl Terminal {
+    /// Starts the reader task for a spawned child. Must run inside a tokio runtime.
+    pub fn start(spawned: Spawned, config: TerminalConfig) -> Result<Arc<Self>, TermError> {
+        let Spawned { pid, output } = spawned;
+        let io_err = |e: std::io::Error| {
+            // The child runs but cannot be watched: do not leave it behind.
+            signal_group(pid, Signal::SIGKILL);
+            let _ = waitpid(Pid::from_raw(pid), None);
+            TermError::from_io(&e, "watching the child")
+        };
+        let pipe = register_readable(output).map_err(io_err)?;
+        let child = ChildWatch::new(pid).map_err(io_err)?;
+        let (exit_tx, _) = watch::channel(None);
+        let term = Arc::new(Terminal {
+            inner: Mutex::new(Inner {
+                output: OutputBuffer::new(config.output_byte_limit),
+                exit: None,
+                sinks: Vec::new(),
+                next_sink: 0,
+                closed: false,
+            }),
+            config,
+            pid,
+            exit_tx,
+            released: AtomicBool::new(false),
+            detached: AtomicBool::new(false),
+            shutdown: Notify::new(),
+            kill_lock: tokio::sync::Mutex::new(()),
+            bytes_read: AtomicU64::new(0),
+        });
+        tokio::spawn(drive(term.clone(), pipe, child));
+        Ok(term)
+    }
+
+    /// Terminal id.
+    pub fn id(&self) -> &str {
+        &self.config.id
+    }
+
+    /// Owning session id.
+    pub fn session_id(&self) -> &str {
+        &self.config.session_id
+    }
+
+    /// Child pid (also its process group id).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Whether `release()` was called.
+    pub fn is_released(&self) -> bool {
+        self.released.load(Ordering::Acquire)
+    }
+
+    /// The published exit status, if the command exited and its output was collected.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.exit_tx.borrow().clone()
+    }
+
+    /// Total bytes the command wrote so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn check_live(&self) -> Result<(), TermError> {
+        if self.is_released() {
+            return Err(TermError::released(self.id()));
+        }
+        Ok(())
+    }
+
+    /// Snapshot of the retained output plus the exit status once published.
+    pub fn current_output(&self) -> Result<(Snapshot, Option<ExitStatus>), TermError> {
+        self.check_live()?;
+        let mut inner = self.lock();
+        let exit = inner.exit.clone();
+        let snap = inner.output.snapshot(exit.is_some());
+        Ok((snap, exit))
+    }
+
+    /// Resolves with the exit status once the command exited and its output was collected.
+    pub async fn wait_for_exit(&self) -> Result<ExitStatus, TermError> {
+        self.check_live()?;
+        Ok(self.exited().await)
+    }
+
+    async fn exited(&self) -> ExitStatus {
+        let mut rx = self.exit_tx.subscribe();
+        let status = rx
+            .wait_for(|s| s.is_some())
+            .await
+            .map(|s| s.clone())
+            .ok()
+            .flatten();
+        // The sender lives as long as `self`, so the wait cannot fail.
+        status.unwrap_or(ExitStatus {
+            exit_code: None,
+            signal: None,
+        })
+    }
+
+    /// SIGTERM to the group, SIGKILL after the grace if anything still runs; resolves once the
+    /// command exited. A no-op for an exited command whose group is empty.
+    pub async fn kill(&self) -> Result<(), TermError> {
+        self.check_live()?;
+        self.terminate().await;
+        Ok(())
+    }
+
+    async fn terminate(&self) {
+        let _serial = self.kill_lock.lock().await;
+        let pgid = self.pid;
+        if self.exit_status().is_some() && !group_has_live_members(pgid) {
+            return;
+        }
+        signal_group(pgid, Signal::SIGTERM);
+        // A stopped process only acts on SIGTERM once continued.
+        signal_group(pgid, Signal::SIGCONT);
+        let deadline = Instant::now() + self.config.kill_grace;
+        let mut rx = self.exit_tx.subscribe();
+        let _ = tokio::time::timeout_at(deadline, rx.wait_for(|s| s.is_some())).await;
+        if self.exit_status().is_some() {
+            // The leader is gone; give descendants that trap SIGTERM the rest of the grace.
+            while group_has_live_members(pgid) && Instant::now() < deadline {
+                tokio::time::sleep(GROUP_POLL.min(deadline - Instant::now())).await;
+            }
+            if !group_has_live_members(pgid) {
+                return;
+            }
+        }
+        signal_group(pgid, Signal::SIGKILL);
+        self.exited().await;
+    }
+
+    /// Kills if running, waits for the exit, then frees the output and closes every fd.
+    /// Idempotent: a second call resolves at once.
+    pub async fn release(&self) {
+        if self.released.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.terminate().await;
+        self.exited().await;
+        self.shutdown.notify_one();
+        let sinks = {
+            let mut inner = self.lock();
+            inner.output = OutputBuffer::new(Some(0));
+            std::mem::take(&mut inner.sinks)
+        };
+        for (_, s) in sinks {
+            s.close();
+        }
+    }
+
+    /// The handle was dropped without release (garbage collected, or its environment is
+    /// going away): SIGKILL the group at once; the task reaps and closes everything.
+    pub fn abandon(&self) {
+        self.detached.store(true, Ordering::Release);
+        if !self.is_released() {
+            signal_group(self.pid, Signal::SIGKILL);
+        }
+        self.shutdown.notify_one();
+    }
+
+    /// Subscribes to raw output from now on. Returns a key for [`Terminal::unsubscribe`].
+    pub fn subscribe(&self, sink: Arc<dyn OutputSink>) -> Result<u64, TermError> {
+        self.check_live()?;
+        let mut inner = self.lock();
+        let key = inner.next_sink;
+        inner.next_sink += 1;
+        if inner.closed {
+            drop(inner);
+            sink.close();
+        } else {
+            inner.sinks.push((key, sink));
+        }
+        Ok(key)
+    }
+
+    /// Removes a subscriber; it receives no further chunks.
+    pub fn unsubscribe(&self, key: u64) {
+        let removed = {
+            let mut inner = self.lock();
+            let pos = inner.sinks.iter().position(|(k, _)| *k == key);
+            pos.map(|i| inner.sinks.remove(i).1)
+        };
+        if let Some(s) = removed {
+            s.close();
+        }
+    }
+
+    fn append(&self, chunk: &[u8]) {
+        self.bytes_read
+            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        let mut inner = self.lock();
+        inner.output.write(chunk);
+        for (_, s) in &inner.sinks {
+            s.push(chunk);
+        }
+    }
+
+    fn publish(&self, status: ExitStatus) {
+        self.lock().exit = Some(status.clone());
+        self.exit_tx.send_replace(Some(status));
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let sinks = std::mem::take(&mut self.lock().sinks);
+        for (_, s) in sinks {
+            s.close();
+        }
+    }
+}
+
+/// Registers an owned fd with the runtime's reactor for readability.
+fn register_readable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: the `OwnedFd` is moved into the `AsyncFd`, so the descriptor stays open and
+    // refers to the same file description for the `AsyncFd`'s whole lifetime.
+    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        .map_err(std::io::Error::from)
+}
+
+/// Watches the child for exit without signals or threads: a pidfd in the runtime's epoll.
+enum ChildWatch {
+    PidFd(AsyncFd<OwnedFd>),
+    /// Kernels without pidfd_open (< 5.3): a blocking waitpid on a dedicated thread.
+    Thread(tokio::sync::oneshot::Receiver<ExitStatus>),
+}
+
+impl ChildWatch {
+    fn new(pid: i32) -> std::io::Result<Self> {
+        // SAFETY: plain syscall; a non-negative result is a new fd we own (O_CLOEXEC).
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd >= 0 {
+            let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+            return Ok(ChildWatch::PidFd(register_readable(fd)?));
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("acp-terminal-wait".into())
+            .spawn(move || {
+                let _ = tx.send(reap_blocking(pid));
+            })?;
+        Ok(ChildWatch::Thread(rx))
+    }
+
+    async fn wait(&mut self, pid: i32) -> ExitStatus {
+        match self {
+            ChildWatch::PidFd(fd) => loop {
+                let Ok(mut guard) = fd.readable().await else {
+                    return reap_blocking(pid);
+                };
+                match try_reap(pid) {
+                    Some(status) => return status,
+                    None => guard.clear_ready(),
+                }
+            },
+            ChildWatch::Thread(rx) => rx.await.unwrap_or(ExitStatus {
+                exit_code: None,
+                signal: None,
+            }),
+        }
+    }
+}
+
+/// Reaps `pid` if it exited. An unknown status (someone else reaped it) is reported as
+/// neither code nor signal, never invented.
+fn try_reap(pid: i32) -> Option<ExitStatus> {
+    loop {
+        match waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => return None,
+            Ok(ws) => {
+                if let Some(s) = ExitStatus::from_wait_status(ws) {
+                    return Some(s);
+                }
+            }
+            Err(Errno::EINTR) => continue,
+            Err(_) => {
+                return Some(ExitStatus {
+                    exit_code: None,
+                    signal: None,
+                })
+            }
+        }
+    }
+}
+
+fn reap_blocking(pid: i32) -> ExitStatus {
+    loop {
+        match waitpid(Pid::from_raw(pid), None) {
+            Ok(ws) => {
+                if let Some(s) = ExitStatus::from_wait_status(ws) {
+                    return s;
+                }
+            }
+            Err(Errno::EINTR) => continue,
+            Err(_) => {
+                return ExitStatus {
+                    exit_code: None,
+                    signal: None,
+                }
+            }
+        }
+    }
+}
+
+enum ReadOutcome {
+    /// The pipe is empty for now.
+    Drained,
+    /// Budget used up; more may be waiting.
+    More,
+    /// All writers closed the pipe.
+    Eof,
+}
+
+/// Reads up to `max_reads` times into the thread's buffer, appending to the terminal.
+fn read_some(term: &Terminal, fd: &OwnedFd, max_reads: usize, grown: &mut bool) -> ReadOutcome {
+    READ_BUF.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        for _ in 0..max_reads {
+            match nix::unistd::read(fd.as_fd(), &mut buf[..]) {
+                Ok(0) => return ReadOutcome::Eof,
+                Ok(n) => {
+                    term.append(&buf[..n]);
+                    if !*grown && n >= 65536 {
+                        // The pipe was full: this command floods. A larger pipe means fewer
+                        // wake-ups for both sides (best effort; limits may refuse it).
+                        *grown = true;
+                        unsafe {
+                            libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, FLOOD_PIPE_SIZE);
+                        }
+                    }
+                }
+                Err(Errno::EAGAIN) => return ReadOutcome::Drained,
+                Err(Errno::EINTR) => continue,
+                Err(_) => return ReadOutcome::Eof,
+            }
+        }
+        ReadOutcome::More
+    })
+}
+
+/// The terminal's single task: read output, notice the exit, drain, publish, clean up.
+async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatch) {
+    let mut exit: Option<ExitStatus> = None;
+    let mut published = false;
+    let mut eof = false;
+    let mut grown = false;
+    let mut drain_deadline = Instant::now();
+    loop {
+        if !published && eof {
+            if let Some(st) = exit.clone() {
+                term.publish(st);
+                published = true;
+            }
+        }
+        if published && (eof || term.detached.load(Ordering::Acquire)) {
+            break;
+        }
+        tokio::select! {
+            _ = term.shutdown.notified(), if published => break,
+            ready = pipe.readable(), if !eof => match ready {
+                Ok(mut guard) => match read_some(&term, guard.get_inner(), READS_PER_WAKE, &mut grown) {
+                    ReadOutcome::Drained => guard.clear_ready(),
+                    ReadOutcome::More => tokio::task::yield_now().await,
+                    ReadOutcome::Eof => eof = true,
+                },
+                Err(_) => eof = true,
+            },
+            status = child.wait(term.pid), if exit.is_none() => {
+                // Everything written before the exit is in the pipe now: take it at once.
+                if !eof && matches!(read_some(&term, pipe.get_ref(), 64, &mut grown), ReadOutcome::Eof) {
+                    eof = true;
+                }
+                exit = Some(status);
+                drain_deadline = Instant::now() + DRAIN_AFTER_EXIT;
+            },
+            _ = tokio::time::sleep_until(drain_deadline), if exit.is_some() && !published => {
+                // A descendant holds the pipe open: publish what the child wrote, keep reading.
+                if !eof && matches!(read_some(&term, pipe.get_ref(), 64, &mut grown), ReadOutcome::Eof) {
+                    eof = true;
+                }
+                if let Some(st) = exit.clone() {
+                    term.publish(st);
+                    published = true;
+                }
+            },
+        }
+    }
+    let sinks = {
+        let mut inner = term.lock();
+        inner.closed = true;
+        std::mem::take(&mut inner.sinks)
+    };
+    for (_, s) in sinks {
+        s.close();
+    }
+    // `pipe` and the pidfd close here.
+}
