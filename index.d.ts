@@ -46,9 +46,11 @@ export declare class TerminalHandle {
   /**
    * Calls `listener` with raw output bytes as they arrive, in order, from now on. Chunks
    * are coalesced while JS is busy; a slow listener never slows the command or the
-   * retained output. Returns a function that unsubscribes.
+   * retained output. With `{ replay: true }` the output retained so far comes first (so a
+   * listener attached right after `createTerminal` sees everything within the limit).
+   * Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
    */
-  onOutput(listener: (chunk: Buffer) => void): () => void
+  onOutput(listener: (chunk: Buffer) => void, options?: OnOutputOptions | null): () => void
 }
 
 /**
@@ -104,6 +106,12 @@ export interface EnvVariable {
   name: string
   /** Variable value: no NUL byte. */
   value: string
+}
+
+/** Options of `onOutput()`. */
+export interface OnOutputOptions {
+  /** Deliver the output retained so far first (default `false`: only what arrives from now). */
+  replay?: boolean
 }
 
 /** Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`). */

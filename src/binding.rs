@@ -2,6 +2,7 @@
 //! SDK's `TerminalHandle`. Parses JS input by hand so that every bad value is a clear error with
 //! a `code` and the field's name, never a generic type error.
 
+use std::ffi::OsString;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -84,6 +85,13 @@ pub struct TerminalOutputResponse {
     pub truncated: bool,
     /// Present only once the command exited and all its output was collected.
     pub exit_status: Option<TerminalExitStatus>,
+}
+
+/// Options of `onOutput()`.
+#[napi(object)]
+pub struct OnOutputOptions {
+    /// Deliver the output retained so far first (default `false`: only what arrives from now).
+    pub replay: Option<bool>,
 }
 
 /// Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`).
@@ -339,6 +347,30 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
     })
 }
 
+/// The environment as this JS thread sees it: `process.env` (a worker's own copy in a worker,
+/// and in test sandboxes such as jest's), exactly what `child_process` would pass on.
+fn js_process_env(env: &Env) -> Parsed<Vec<(OsString, OsString)>> {
+    let read = || -> Result<Vec<(OsString, OsString)>> {
+        let process: Object = env.get_global()?.get_named_property("process")?;
+        let penv: Object = process.get_named_property("env")?;
+        let keys = Object::keys(&penv)?;
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let v: Unknown = penv.get_named_property(&k)?;
+            if v.get_type()? == ValueType::String {
+                // SAFETY: checked to be a string.
+                let v: String = unsafe { v.cast() }?;
+                if !k.contains('\0') && !v.contains('\0') && !k.is_empty() && !k.contains('=') {
+                    out.push((k.into(), v.into()));
+                }
+            }
+        }
+        Ok(out)
+    };
+    // Without a usable `process.env` (an embedder), fall back to the C environment.
+    Ok(read().unwrap_or_else(|_| std::env::vars_os().collect()))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-environment registry: every terminal of this environment dies with it.
 
@@ -398,7 +430,12 @@ pub fn create_terminal<'env>(
         let cwd = std::env::current_dir().map_err(|e| {
             TermError::invalid_cwd(format!("the Node process's cwd is unusable: {e}"))
         })?;
-        let plan = spawn::plan(&p.req, std::env::vars_os(), &cwd)?;
+        let inherited = if p.req.inherit_env {
+            js_process_env(env)?
+        } else {
+            Vec::new()
+        };
+        let plan = spawn::plan(&p.req, inherited, &cwd)?;
         Ok((plan, p))
     });
     let (plan, parsed) = match planned {
@@ -539,18 +576,22 @@ impl TerminalHandle {
 
     /// Calls `listener` with raw output bytes as they arrive, in order, from now on. Chunks
     /// are coalesced while JS is busy; a slow listener never slows the command or the
-    /// retained output. Returns a function that unsubscribes.
+    /// retained output. With `{ replay: true }` the output retained so far comes first (so a
+    /// listener attached right after `createTerminal` sees everything within the limit).
+    /// Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
     #[napi(
-        ts_args_type = "listener: (chunk: Buffer) => void",
+        ts_args_type = "listener: (chunk: Buffer) => void, options?: OnOutputOptions | null",
         ts_return_type = "() => void"
     )]
     pub fn on_output<'env>(
         &self,
         env: &'env Env,
         listener: Function<'env, Buffer, UnknownReturnValue>,
+        options: Option<OnOutputOptions>,
     ) -> Result<Function<'env, (), ()>> {
+        let replay = options.and_then(|o| o.replay).unwrap_or(false);
         let sink = JsSink::new(env, &listener)?;
-        let key = match self.term.subscribe(Arc::new(sink.clone())) {
+        let key = match self.term.subscribe(Arc::new(sink.clone()), replay) {
             Ok(k) => k,
             Err(e) => return Err(js_error(env, e)),
         };

@@ -162,6 +162,19 @@ impl OutputBuffer {
         }
     }
 
+    /// The retained raw bytes, starting on a character boundary when the limit cut one.
+    pub fn raw_tail(&mut self) -> &[u8] {
+        let dropped = self.dropped;
+        let bytes = self.contiguous();
+        let mut from = 0;
+        if dropped > 0 {
+            while from < bytes.len().min(3) && is_continuation(bytes[from]) {
+                from += 1;
+            }
+        }
+        &bytes[from..]
+    }
+
     /// Makes the retained bytes contiguous at the start of the storage and returns them.
     fn contiguous(&mut self) -> &[u8] {
         if self.start + self.len > self.buf.len() || (self.start != 0 && self.len > 0) {
@@ -420,6 +433,20 @@ mod tests {
         let snap = b.snapshot(true);
         assert_eq!(snap.output, s);
         assert!(!snap.truncated);
+    }
+
+    #[test]
+    fn raw_tail_is_the_retained_bytes_from_a_boundary() {
+        let mut b = OutputBuffer::new(Some(5));
+        b.write(b"ab");
+        assert_eq!(b.raw_tail(), b"ab");
+        b.write(b"x\xe2\x82\xac\xff");
+        // 7 bytes written, 5 kept: the euro sign is whole, then the raw 0xff.
+        b.write(b"\xff");
+        assert_eq!(b.raw_tail(), b"\xe2\x82\xac\xff\xff"[..].as_ref());
+        b.write(b"z");
+        // The euro sign was cut: its continuation bytes are skipped.
+        assert_eq!(b.raw_tail(), b"\xff\xffz");
     }
 
     #[test]

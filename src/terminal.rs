@@ -259,10 +259,18 @@ impl Terminal {
         self.shutdown.notify_one();
     }
 
-    /// Subscribes to raw output from now on. Returns a key for [`Terminal::unsubscribe`].
-    pub fn subscribe(&self, sink: Arc<dyn OutputSink>) -> Result<u64, TermError> {
+    /// Subscribes to raw output from now on; with `replay`, the retained output is delivered
+    /// first, with no gap or overlap with what follows. Returns a key for
+    /// [`Terminal::unsubscribe`].
+    pub fn subscribe(&self, sink: Arc<dyn OutputSink>, replay: bool) -> Result<u64, TermError> {
         self.check_live()?;
         let mut inner = self.lock();
+        if replay {
+            let retained = inner.output.raw_tail();
+            if !retained.is_empty() {
+                sink.push(retained);
+            }
+        }
         let key = inner.next_sink;
         inner.next_sink += 1;
         if inner.closed {

@@ -1,0 +1,61 @@
+// Type-level contract with the real ACP SDK (pinned in devDependencies). ts-jest type-checks this
+// file: an incompatible change to index.d.ts fails the suite before any test runs.
+import type * as acp from '@agentclientprotocol/sdk';
+
+import type {
+  CreateTerminalParams,
+  TerminalEmptyResponse,
+  TerminalExitStatus,
+  TerminalHandle,
+  TerminalOutputResponse,
+} from '../../index';
+import { createTerminal } from '../../index';
+
+/** Compiles only when A is assignable to B. */
+type Assignable<A, B> = [A] extends [B] ? true : false;
+const yes = <T extends true>(_proof?: T): void => undefined;
+const no = <T extends false>(_proof?: T): void => undefined;
+
+type SdkHandle = Pick<acp.TerminalHandle, 'id' | 'currentOutput' | 'waitForExit' | 'kill' | 'release' | typeof Symbol.asyncDispose>;
+
+test('an SDK CreateTerminalRequest can be passed straight to createTerminal', () => {
+  yes<Assignable<acp.CreateTerminalRequest, CreateTerminalParams>>();
+  // ...and our params (with a sessionId and no nulls) go back to the SDK as they are.
+  yes<Assignable<Required<Pick<CreateTerminalParams, 'sessionId'>> & Omit<CreateTerminalParams, 'args' | 'env' | 'sessionId' | '_meta'> & { args?: string[]; env?: acp.EnvVariable[] }, acp.CreateTerminalRequest>>();
+  yes<Assignable<acp.EnvVariable, NonNullable<CreateTerminalParams['env']>[number]>>();
+});
+
+test('our responses are valid SDK responses, and SDK responses fit ours', () => {
+  yes<Assignable<TerminalOutputResponse, acp.TerminalOutputResponse>>();
+  yes<Assignable<TerminalExitStatus, acp.WaitForTerminalExitResponse>>();
+  yes<Assignable<TerminalExitStatus, acp.TerminalExitStatus>>();
+  yes<Assignable<TerminalEmptyResponse, acp.KillTerminalResponse>>();
+  yes<Assignable<TerminalEmptyResponse, acp.ReleaseTerminalResponse>>();
+  // The SDK marks exitCode/signal optional; we always send both (null when not applicable).
+  yes<Assignable<Required<Omit<acp.WaitForTerminalExitResponse, '_meta'>>, { exitCode?: number | null; signal?: string | null }>>();
+  yes<Assignable<{ exitCode: number | null; signal: string | null }, TerminalExitStatus>>();
+});
+
+test('TerminalHandle has the SDK TerminalHandle shape (await using included)', () => {
+  yes<Assignable<TerminalHandle, SdkHandle>>();
+  no<Assignable<{ id: string }, SdkHandle>>();
+});
+
+test('the SDK request object works at run time too', async () => {
+  const req: acp.CreateTerminalRequest = {
+    sessionId: 'sess',
+    command: 'printf',
+    args: ['testy terminal\n'],
+    env: [{ name: 'X', value: '1' }],
+    cwd: '/tmp',
+    outputByteLimit: 1024,
+    _meta: { anything: true },
+  };
+  await using t = await createTerminal(req);
+  const exit: acp.WaitForTerminalExitResponse = await t.waitForExit();
+  const out: acp.TerminalOutputResponse = await t.currentOutput();
+  expect(exit).toEqual({ exitCode: 0, signal: null });
+  expect(out.output).toBe('testy terminal\n');
+  const handle: SdkHandle = t;
+  expect(handle.id).toBe(t.id);
+});
