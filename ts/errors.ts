@@ -1,0 +1,51 @@
+/// Errors raised by the JS layer. Each carries a stable string `code` (like Node's system errors) and a
+/// message that names the offending field.
+
+/// Error codes raised by this layer (the native core adds `ENOENT`, `ERR_INVALID_CWD`, `ERR_INVALID_ARG`
+/// and `ERR_TERMINAL_RELEASED`).
+export type AcpTerminalErrorCode =
+  | 'ERR_INVALID_ARG'
+  | 'ERR_TERMINAL_NOT_FOUND'
+  | 'ERR_TOO_MANY_TERMINALS'
+  | 'ERR_HOST_CLOSED'
+  | 'ERR_TERMINAL_EXITED'
+  | 'ERR_SDK_NOT_FOUND';
+
+/// An error of the JS layer with a machine-readable `code`.
+export class AcpTerminalError extends Error {
+  /// Machine-readable error code.
+  readonly code: AcpTerminalErrorCode;
+  /// Extra structured details (the field name, the terminal id, the limit that was hit).
+  readonly details: Readonly<Record<string, unknown>>;
+
+  /// Creates an error with `code`, `message` and optional structured `details`.
+  constructor(code: AcpTerminalErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'AcpTerminalError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/// Builds an `ERR_INVALID_ARG` error whose message starts with the field name.
+export function invalidArg(field: string, problem: string): AcpTerminalError {
+  return new AcpTerminalError('ERR_INVALID_ARG', `${field}: ${problem}`, { field });
+}
+
+/// Reads the string `code` of an error-like value (native errors come from another realm, so no instanceof).
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/// Reads the message of an error-like value.
+export function errorMessage(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'message' in error) {
+    const message = (error as { message: unknown }).message;
+    if (typeof message === 'string') return message;
+  }
+  return String(error);
+}

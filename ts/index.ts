@@ -1,0 +1,45 @@
+/// acp-terminal: the native core (`createTerminal`, `TerminalHandle`) plus the ACP layer: `TerminalHost`
+/// for clients, `registerTerminalHandlers` for SDK 2.x `ClientApp`s, `createTestClient` for agent tests,
+/// and the ACP v2 bridge. The SDK (`@agentclientprotocol/sdk`) is an optional peer dependency: only the
+/// SDK helpers load it, on first use.
+
+import * as native from '../index.js';
+import type { CreateTerminalFn } from './types';
+
+export * from '../index.js';
+export { AcpTerminalError, type AcpTerminalErrorCode } from './errors';
+export {
+  TerminalHost,
+  DEFAULT_MAX_RELEASED_SNAPSHOTS,
+  DEFAULT_MAX_TERMINALS,
+  DEFAULT_OUTPUT_BYTE_LIMIT,
+  type HostCreateTerminalRequest,
+  type HostCreateTerminalResponse,
+  type HostTerminalRequest,
+  type TerminalCreatedEvent,
+  type TerminalHostOptions,
+} from './host';
+export { INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, jsonRpcCodeFor, registerTerminalHandlers, toRequestError } from './handlers';
+export {
+  createTestClient,
+  type PermissionPolicy,
+  type TestClient,
+  type TestClientConnection,
+  type TestClientOptions,
+  type WaitForUpdateOptions,
+} from './testclient';
+export {
+  bridgeTerminalToV2,
+  shellLine,
+  startV2Terminal,
+  V2TerminalRegistry,
+  type StartV2TerminalOptions,
+  type V2BridgeOptions,
+  type V2TerminalBridge,
+  type V2UpdateSink,
+} from './v2';
+export type { CreateTerminalFn, ExitStatus, OutputSnapshot, TerminalLike } from './types';
+
+/// Compile-time proof that the native core satisfies the structural contract the ACP layer relies on.
+const nativeSatisfiesContract: CreateTerminalFn = native.createTerminal;
+void nativeSatisfiesContract;

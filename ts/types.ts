@@ -1,0 +1,82 @@
+/// Structural types of the terminal backend this layer drives.
+///
+/// They describe the native core (`createTerminal()` / `TerminalHandle` from `../index.js`) by shape, so
+/// the ACP layer can also run on a substitute backend (a sandbox wrapper, a test fake).
+
+/// How a command ended: `exitCode` is null when a signal killed it, `signal` is a name such as `"SIGTERM"`.
+export interface ExitStatus {
+  /// Exit code (0..2^32-1), or null when the process was killed by a signal.
+  exitCode: number | null;
+  /// Signal name (`"SIGKILL"`), or null when the process exited normally.
+  signal: string | null;
+}
+
+/// A snapshot of a terminal's retained output.
+export interface OutputSnapshot {
+  /// The retained output (the newest bytes, cut on a UTF-8 boundary).
+  output: string;
+  /// True once any output was dropped because of the byte limit (sticky).
+  truncated: boolean;
+  /// Present only after the command exited.
+  exitStatus?: ExitStatus;
+}
+
+/// One environment variable, as ACP sends it.
+export interface EnvVariable {
+  /// Variable name (no `=`, no NUL).
+  name: string;
+  /// Variable value.
+  value: string;
+}
+
+/// Parameters accepted by the backend's `createTerminal`.
+export interface CreateTerminalParams {
+  /// Owning ACP session.
+  sessionId?: string;
+  /// A shell line (no args) or an executable (with args).
+  command: string;
+  /// Arguments; when non-empty, `command` is executed directly.
+  args?: string[] | null;
+  /// Variables added on top of the inherited environment.
+  env?: EnvVariable[] | null;
+  /// Absolute working directory.
+  cwd?: string | null;
+  /// Keep at most this many bytes of output (the newest ones).
+  outputByteLimit?: number | null;
+  /// Opaque metadata.
+  _meta?: unknown;
+}
+
+/// Backend options that are not part of the ACP request.
+export interface CreateTerminalOptions {
+  /// `false` never uses a shell; a path selects the shell used for arg-less commands.
+  shell?: false | string;
+  /// Whether the child inherits this process's environment (default true).
+  inheritEnv?: boolean;
+  /// Milliseconds between SIGTERM and SIGKILL on kill (default 2000).
+  killGraceMs?: number;
+}
+
+/// A running (or finished) command with bounded output: the shape of the native `TerminalHandle`.
+export interface TerminalLike {
+  /// Backend identifier of the terminal.
+  readonly id: string;
+  /// Process id of the command (the leader of its process group).
+  readonly pid: number;
+  /// Current retained output; includes `exitStatus` once the command exited.
+  currentOutput(): Promise<OutputSnapshot>;
+  /// Resolves when the command exited.
+  waitForExit(): Promise<ExitStatus>;
+  /// Stops the command (SIGTERM to the group, SIGKILL after the grace period); the terminal stays valid.
+  kill(): Promise<unknown>;
+  /// Kills the command if needed and frees the terminal; later calls reject.
+  release(): Promise<unknown>;
+  /// Subscribes to raw output bytes as they arrive; returns an unsubscribe function.
+  onOutput(listener: (chunk: Buffer) => void): () => void;
+}
+
+/// The backend entry point: the native `createTerminal` or a substitute with the same contract.
+export type CreateTerminalFn = (
+  params: CreateTerminalParams,
+  options?: CreateTerminalOptions,
+) => Promise<TerminalLike>;

@@ -1,0 +1,285 @@
+/// ACP v2 (draft) bridge: in v2 the agent owns terminals. It runs the command itself and reports it to the
+/// client with `terminal_update` / `terminal_output_chunk` session updates; the client may send
+/// `terminal/cancel`. This module turns a TerminalHandle into exactly those updates.
+
+import type {
+  AgentApp as V2AgentApp,
+  CancelTerminalRequest,
+  UpdateSessionNotification,
+} from '@agentclientprotocol/sdk/experimental/v2';
+import { AcpTerminalError, errorCode, errorMessage } from './errors';
+import { loadNativeCreateTerminal } from './native';
+import { loadSdkV2 } from './sdk';
+import type { CreateTerminalFn, CreateTerminalOptions, CreateTerminalParams, ExitStatus, TerminalLike } from './types';
+import { optionalAbsolutePath, requireString } from './validate';
+
+/// Receives each v2 `session/update` notification, in order; e.g. `(n) => ctx.client.notify('session/update', n)`.
+export type V2UpdateSink = (notification: UpdateSessionNotification) => Promise<void> | void;
+
+/// Options of `bridgeTerminalToV2()`.
+export interface V2BridgeOptions {
+  /// Session the terminal is reported to.
+  sessionId: string;
+  /// Sends one notification to the client.
+  send: V2UpdateSink;
+  /// Command shown to the user (with `args`, quoted like a shell line).
+  command: string;
+  /// Arguments shown after the command.
+  args?: readonly string[] | null;
+  /// Absolute working directory shown to the user (default: this process's cwd).
+  cwd?: string | null;
+  /// Terminal id announced to the client (default: the handle's `id`).
+  terminalId?: string;
+  /// Advertise `capabilities.cancel` until the command exits (default true).
+  cancellable?: boolean;
+}
+
+/// A running bridge from one terminal to v2 session updates.
+export interface V2TerminalBridge {
+  /// Terminal id announced to the client.
+  readonly terminalId: string;
+  /// Session the updates go to.
+  readonly sessionId: string;
+  /// The bridged terminal.
+  readonly terminal: TerminalLike;
+  /// True once the command exited.
+  readonly exited: boolean;
+  /// Resolves with the exit status after the final `terminal_update` was sent; rejects if a send failed.
+  readonly done: Promise<ExitStatus>;
+  /// Kills the command (what `terminal/cancel` does); rejects with `ERR_TERMINAL_EXITED` once it exited.
+  cancel(): Promise<void>;
+}
+
+/// Bytes of streamed output kept to check the streamed chunks against the final snapshot.
+const VERIFY_TAIL_BYTES = 1024 * 1024;
+
+/// Quotes `words` as a POSIX shell line (for display).
+export function shellLine(command: string, args?: readonly string[] | null): string {
+  if (!args || args.length === 0) return command;
+  return [command, ...args].map(shellQuote).join(' ');
+}
+
+function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_/.,:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/// Keeps the last `limit` bytes (at least) of a byte stream and the total count.
+class Tail {
+  private chunks: Buffer[] = [];
+  private keptBytes = 0;
+  /// Bytes pushed so far.
+  total = 0;
+  constructor(private readonly limit: number) {}
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    this.chunks.push(chunk);
+    this.keptBytes += chunk.length;
+    while (this.chunks.length > 1 && this.keptBytes - this.chunks[0]!.length >= this.limit) {
+      this.keptBytes -= this.chunks.shift()!.length;
+    }
+  }
+  /// The kept (newest) bytes.
+  kept(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+  /// True while nothing was dropped.
+  get complete(): boolean {
+    return this.keptBytes === this.total;
+  }
+}
+
+/// Starts reporting `terminal` as a v2 agent-owned terminal: a first `terminal_update` (command, cwd,
+/// cancel capability), a `terminal_output_chunk` per output chunk (base64, bytes as produced), and a final
+/// `terminal_update` with `exitStatus`. Call it right after the terminal was created, in the same tick, so
+/// no output chunk is missed (a missed chunk is repaired with an output snapshot in the final update).
+export function bridgeTerminalToV2(terminal: TerminalLike, options: V2BridgeOptions): V2TerminalBridge {
+  const sessionId = requireString(options?.sessionId, 'sessionId');
+  const command = requireString(options.command, 'command');
+  if (typeof options.send !== 'function') throw new AcpTerminalError('ERR_INVALID_ARG', 'send: must be a function', { field: 'send' });
+  const cwd = optionalAbsolutePath(options.cwd, 'cwd') ?? process.cwd();
+  const terminalId = options.terminalId === undefined ? terminal.id : requireString(options.terminalId, 'terminalId');
+  const cancellable = options.cancellable ?? true;
+
+  let sendError: unknown;
+  let queue: Promise<void> = Promise.resolve();
+  const send = (update: UpdateSessionNotification['update']): void => {
+    queue = queue.then(async () => {
+      if (sendError !== undefined) return;
+      try {
+        await options.send({ sessionId, update });
+      } catch (error) {
+        sendError = error;
+      }
+    });
+  };
+  const chunk = (bytes: Buffer): void =>
+    send({ sessionUpdate: 'terminal_output_chunk', terminalId, data: bytes.toString('base64') });
+
+  send({
+    sessionUpdate: 'terminal_update',
+    terminalId,
+    command: shellLine(command, options.args),
+    cwd,
+    ...(cancellable ? { capabilities: { cancel: {} } } : {}),
+  });
+  const streamed = new Tail(VERIFY_TAIL_BYTES);
+  const unsubscribe = terminal.onOutput((bytes) => {
+    if (bytes.length === 0) return;
+    streamed.push(bytes);
+    chunk(bytes);
+  });
+
+  let exited = false;
+  const done = (async (): Promise<ExitStatus> => {
+    let status: ExitStatus;
+    try {
+      const { exitCode, signal } = await terminal.waitForExit();
+      status = { exitCode, signal };
+    } finally {
+      exited = true;
+      unsubscribe();
+    }
+    const final: UpdateSessionNotification['update'] = {
+      sessionUpdate: 'terminal_update',
+      terminalId,
+      exitStatus: status,
+      ...(cancellable ? { capabilities: null } : {}),
+    };
+    try {
+      const snapshot = await terminal.currentOutput();
+      const repair = reconcile(streamed, Buffer.from(snapshot.output, 'utf8'), snapshot.truncated);
+      if (repair.kind === 'append') chunk(repair.bytes);
+      if (repair.kind === 'replace') final.output = { data: repair.bytes.toString('base64') };
+    } catch {
+      // Released by its owner meanwhile: the streamed chunks are all there is.
+    }
+    send(final);
+    await queue;
+    if (sendError !== undefined) throw sendError;
+    return status;
+  })();
+  // `done` is for callers who care; an unobserved send failure must not crash the process.
+  done.catch(() => undefined);
+
+  return {
+    terminalId,
+    sessionId,
+    terminal,
+    get exited() {
+      return exited;
+    },
+    done,
+    async cancel() {
+      if (exited) {
+        throw new AcpTerminalError('ERR_TERMINAL_EXITED', `terminalId: terminal ${JSON.stringify(terminalId)} already exited`, {
+          terminalId,
+        });
+      }
+      await terminal.kill();
+    },
+  };
+}
+
+type Repair = { kind: 'none' } | { kind: 'append'; bytes: Buffer } | { kind: 'replace'; bytes: Buffer };
+
+/// Compares the streamed bytes with the final snapshot: nothing to do, a missing tail to append, or a
+/// replacement snapshot when the stream missed bytes elsewhere.
+function reconcile(streamed: Tail, snapshot: Buffer, truncated: boolean): Repair {
+  const kept = streamed.kept();
+  // The snapshot is decoded text: also compare like with like when the output is not valid UTF-8.
+  const candidates = streamed.complete ? [kept, Buffer.from(kept.toString('utf8'), 'utf8')] : [kept];
+  const endsWith = (a: Buffer, b: Buffer): boolean => a.length >= b.length && a.subarray(a.length - b.length).equals(b);
+  for (const bytes of candidates) {
+    if (truncated) {
+      // The snapshot holds the newest bytes: the stream is complete when it ends with them.
+      if (endsWith(bytes, snapshot) || (endsWith(snapshot, bytes) && streamed.total >= snapshot.length)) {
+        return { kind: 'none' };
+      }
+    } else if (streamed.total === snapshot.length || bytes.length === snapshot.length) {
+      if (endsWith(snapshot, bytes)) return { kind: 'none' };
+    } else if (streamed.complete && snapshot.length > bytes.length && snapshot.subarray(0, bytes.length).equals(bytes)) {
+      return { kind: 'append', bytes: snapshot.subarray(bytes.length) };
+    }
+  }
+  return { kind: 'replace', bytes: snapshot };
+}
+
+/// Options of `startV2Terminal()`: the bridge options minus what the request already says.
+export interface StartV2TerminalOptions extends Pick<V2BridgeOptions, 'send' | 'terminalId' | 'cancellable'> {
+  /// Backend (default: the native `createTerminal`).
+  createTerminal?: CreateTerminalFn;
+  /// Backend options (shell, inheritEnv, killGraceMs).
+  terminalOptions?: CreateTerminalOptions;
+}
+
+/// Creates a terminal and bridges it at once (no output can be missed): the usual v2 agent entry point.
+export async function startV2Terminal(
+  params: CreateTerminalParams & { sessionId: string },
+  options: StartV2TerminalOptions,
+): Promise<V2TerminalBridge> {
+  const create = options.createTerminal ?? loadNativeCreateTerminal();
+  const terminal = await create(params, options.terminalOptions);
+  return bridgeTerminalToV2(terminal, {
+    sessionId: params.sessionId,
+    send: options.send,
+    command: params.command,
+    args: params.args,
+    cwd: params.cwd,
+    ...(options.terminalId !== undefined ? { terminalId: options.terminalId } : {}),
+    ...(options.cancellable !== undefined ? { cancellable: options.cancellable } : {}),
+  });
+}
+
+/// Tracks an agent's running v2 terminals and serves `terminal/cancel` for them.
+export class V2TerminalRegistry {
+  private readonly bridges = new Map<string, V2TerminalBridge>();
+
+  /// Tracks `bridge` until its command exited.
+  add(bridge: V2TerminalBridge): V2TerminalBridge {
+    const key = keyOf(bridge.sessionId, bridge.terminalId);
+    this.bridges.set(key, bridge);
+    const forget = (): void => {
+      if (this.bridges.get(key) === bridge) this.bridges.delete(key);
+    };
+    bridge.done.then(forget, forget);
+    return bridge;
+  }
+
+  /// The running bridge for a terminal, if any.
+  get(sessionId: string, terminalId: string): V2TerminalBridge | undefined {
+    return this.bridges.get(keyOf(sessionId, terminalId));
+  }
+
+  /// Cancels a running terminal; unknown or exited terminals reject with `ERR_TERMINAL_NOT_FOUND` /
+  /// `ERR_TERMINAL_EXITED`.
+  async cancel(params: { sessionId: string; terminalId: string }): Promise<Record<string, never>> {
+    const sessionId = requireString(params?.sessionId, 'sessionId');
+    const terminalId = requireString(params.terminalId, 'terminalId');
+    const bridge = this.get(sessionId, terminalId);
+    if (!bridge) {
+      throw new AcpTerminalError('ERR_TERMINAL_NOT_FOUND', `terminalId: no running terminal ${JSON.stringify(terminalId)} in this session`, {
+        terminalId,
+      });
+    }
+    await bridge.cancel();
+    return {};
+  }
+
+  /// Registers the `terminal/cancel` handler on a v2 `AgentApp`; every failure answers -32602 as the
+  /// draft requires (unknown, already exited or not cancellable). Returns `app`.
+  register(app: V2AgentApp): V2AgentApp {
+    return app.onRequest('terminal/cancel', async (ctx) => {
+      try {
+        return await this.cancel(ctx.params as CancelTerminalRequest);
+      } catch (error) {
+        const { RequestError } = await loadSdkV2();
+        const code = errorCode(error);
+        throw new RequestError(-32602, errorMessage(error), { ...(code ? { code } : {}), terminalId: ctx.params.terminalId });
+      }
+    });
+  }
+}
+
+function keyOf(sessionId: string, terminalId: string): string {
+  return `${sessionId}\0${terminalId}`;
+}

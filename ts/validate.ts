@@ -1,0 +1,55 @@
+/// Input validation shared by the host, the adapters and the v2 bridge. Every failure is an
+/// `ERR_INVALID_ARG` error whose message names the field.
+
+import * as path from 'node:path';
+import { invalidArg } from './errors';
+import type { EnvVariable } from './types';
+
+/// Returns `value` if it is a non-empty string, else throws naming `field`.
+export function requireString(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw invalidArg(field, 'must be a non-empty string');
+  return value;
+}
+
+/// Returns `value` if it is undefined/null or a non-negative safe integer, else throws naming `field`.
+export function optionalCount(value: unknown, field: string, min = 0): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw invalidArg(field, `must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/// Returns `value` if it is undefined/null or an absolute path string, else throws naming `field`.
+export function optionalAbsolutePath(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !path.isAbsolute(value)) {
+    throw invalidArg(field, `must be an absolute path, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/// Normalizes an env overlay given as a record or as ACP `[{name, value}]` entries.
+export function normalizeEnv(
+  value: Readonly<Record<string, string>> | readonly EnvVariable[] | undefined,
+  field: string,
+): EnvVariable[] {
+  if (value === undefined) return [];
+  const entries: EnvVariable[] = Array.isArray(value)
+    ? (value as readonly EnvVariable[]).map((e) => ({ name: e?.name, value: e?.value }))
+    : Object.entries(value as Record<string, string>).map(([name, v]) => ({ name, value: v }));
+  entries.forEach((e, i) => {
+    if (typeof e.name !== 'string' || e.name === '' || e.name.includes('=') || e.name.includes('\0')) {
+      throw invalidArg(`${field}[${i}].name`, `invalid variable name ${JSON.stringify(e.name)}`);
+    }
+    if (typeof e.value !== 'string') throw invalidArg(`${field}[${i}].value`, 'must be a string');
+  });
+  return entries;
+}
+
+/// Merges env lists; later lists win for the same name, keeping first-seen order.
+export function mergeEnv(...lists: readonly EnvVariable[][]): EnvVariable[] {
+  const merged = new Map<string, string>();
+  for (const list of lists) for (const { name, value } of list) merged.set(name, value);
+  return [...merged].map(([name, value]) => ({ name, value }));
+}
