@@ -120,14 +120,14 @@ fn js_error(env: &Env, e: TermError) -> Error {
     }
 }
 
-fn rejected<'env, T: ToNapiValue>(env: &'env Env, e: TermError) -> Result<PromiseRaw<'env, T>> {
-    match env.create_error(Error::from_reason(e.message.clone())) {
-        Ok(mut obj) => {
-            obj.set_named_property("code", e.code.as_str())?;
-            PromiseRaw::reject(env, obj)
-        }
-        Err(err) => Err(err),
-    }
+/// A promise that rejects with `e` (with `code`). The rejection is settled from the runtime,
+/// never synchronously inside the call: a promise rejected before the caller could attach a
+/// handler is reported by Node as an unhandled rejection in some call paths.
+fn rejected<'env, T: ToNapiValue + Send + 'static>(
+    env: &'env Env,
+    e: TermError,
+) -> Result<PromiseRaw<'env, T>> {
+    settle(env, async move { Err::<T, _>(e) }, |_env, v| Ok(v))
 }
 
 /// Runs `fut` on the runtime and settles the promise on the JS thread, turning a core error
@@ -525,7 +525,7 @@ impl TerminalHandle {
         let term = self.term.clone();
         settle(
             env,
-            async move { term.wait_for_exit().await },
+            async move { Ok(term.wait_for_exit().await) },
             |_env, st| Ok(st.into()),
         )
     }
@@ -535,43 +535,33 @@ impl TerminalHandle {
     /// Killing an exited terminal is a successful no-op.
     #[napi(ts_return_type = "Promise<TerminalEmptyResponse>")]
     pub fn kill<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, TerminalEmptyResponse>> {
+        if let Err(e) = self.term.check_live() {
+            return rejected(env, e);
+        }
         let term = self.term.clone();
-        settle(env, async move { term.kill().await }, |_env, ()| {
-            Ok(TerminalEmptyResponse {})
-        })
-    }
-
-    /// Kills the command if it runs, then frees its output and descriptors. Every other
-    /// method rejects with `ERR_TERMINAL_RELEASED` afterwards; a second release resolves.
-    #[napi(ts_return_type = "Promise<TerminalEmptyResponse>")]
-    pub fn release<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, TerminalEmptyResponse>> {
-        let term = self.term.clone();
-        let registry = self.registry.clone();
         settle(
             env,
             async move {
-                term.release().await;
-                registry.remove(term.id());
+                term.kill().await;
                 Ok(())
             },
             |_env, ()| Ok(TerminalEmptyResponse {}),
         )
     }
 
+    /// Kills the command if it runs, then frees its output and descriptors. Every other
+    /// method rejects with `ERR_TERMINAL_RELEASED` afterwards; a second release resolves.
+    #[napi(ts_return_type = "Promise<TerminalEmptyResponse>")]
+    pub fn release<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, TerminalEmptyResponse>> {
+        settle(env, self.release_future(), |_env, ()| {
+            Ok(TerminalEmptyResponse {})
+        })
+    }
+
     /// Releases the terminal: `await using t = await createTerminal(...)`.
     #[napi(well_known_symbol = "asyncDispose", ts_return_type = "Promise<void>")]
     pub fn async_dispose<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        let term = self.term.clone();
-        let registry = self.registry.clone();
-        settle(
-            env,
-            async move {
-                term.release().await;
-                registry.remove(term.id());
-                Ok(())
-            },
-            |_env, ()| Ok(()),
-        )
+        settle(env, self.release_future(), |_env, ()| Ok(()))
     }
 
     /// Calls `listener` with raw output bytes as they arrive, in order, from now on. Chunks
@@ -601,6 +591,29 @@ impl TerminalHandle {
             term.unsubscribe(key);
             Ok(())
         })
+    }
+}
+
+impl TerminalHandle {
+    /// Marks the terminal released now (so later calls fail at once) and returns the rest of
+    /// the release to run on the runtime.
+    fn release_future(
+        &self,
+    ) -> impl std::future::Future<Output = std::result::Result<(), TermError>> + Send + 'static
+    {
+        let first = self.term.mark_released();
+        let term = self.term.clone();
+        let registry = self.registry.clone();
+        async move {
+            if first {
+                term.finish_release().await;
+                registry.remove(term.id());
+            } else {
+                // A release already under way: resolve once the command is gone, like it.
+                term.wait_for_exit().await;
+            }
+            Ok(())
+        }
     }
 }
 

@@ -160,7 +160,10 @@ impl Terminal {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn check_live(&self) -> Result<(), TermError> {
+    /// Fails with `ERR_TERMINAL_RELEASED` once `release()` was called. Callers check this when
+    /// a call is made, before awaiting anything, so a call made before `release()` never fails
+    /// because the release won the race.
+    pub fn check_live(&self) -> Result<(), TermError> {
         if self.is_released() {
             return Err(TermError::released(self.id()));
         }
@@ -177,12 +180,7 @@ impl Terminal {
     }
 
     /// Resolves with the exit status once the command exited and its output was collected.
-    pub async fn wait_for_exit(&self) -> Result<ExitStatus, TermError> {
-        self.check_live()?;
-        Ok(self.exited().await)
-    }
-
-    async fn exited(&self) -> ExitStatus {
+    pub async fn wait_for_exit(&self) -> ExitStatus {
         let mut rx = self.exit_tx.subscribe();
         let status = rx
             .wait_for(|s| s.is_some())
@@ -199,13 +197,7 @@ impl Terminal {
 
     /// SIGTERM to the group, SIGKILL after the grace if anything still runs; resolves once the
     /// command exited. A no-op for an exited command whose group is empty.
-    pub async fn kill(&self) -> Result<(), TermError> {
-        self.check_live()?;
-        self.terminate().await;
-        Ok(())
-    }
-
-    async fn terminate(&self) {
+    pub async fn kill(&self) {
         let _serial = self.kill_lock.lock().await;
         let pgid = self.pid;
         if self.exit_status().is_some() && !group_has_live_members(pgid) {
@@ -227,17 +219,19 @@ impl Terminal {
             }
         }
         signal_group(pgid, Signal::SIGKILL);
-        self.exited().await;
+        self.wait_for_exit().await;
+    }
+
+    /// Marks the terminal released (every later call fails); returns false if it already was.
+    /// Follow with [`Terminal::finish_release`].
+    pub fn mark_released(&self) -> bool {
+        !self.released.swap(true, Ordering::AcqRel)
     }
 
     /// Kills if running, waits for the exit, then frees the output and closes every fd.
-    /// Idempotent: a second call resolves at once.
-    pub async fn release(&self) {
-        if self.released.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        self.terminate().await;
-        self.exited().await;
+    pub async fn finish_release(&self) {
+        self.kill().await;
+        self.wait_for_exit().await;
         self.shutdown.notify_one();
         let sinks = {
             let mut inner = self.lock();

@@ -133,6 +133,19 @@ describe('release', () => {
     await t[Symbol.asyncDispose]();
   });
 
+  test('a waitForExit called before release always resolves; calls after it always reject', async () => {
+    for (let i = 0; i < 100; i++) {
+      const t = await createTerminal({ command: 'sleep 10' });
+      const before = t.waitForExit();
+      const released = t.release();
+      // Not awaited: the release is already in effect for calls made from now on.
+      const after = [t.currentOutput(), t.waitForExit(), t.kill()];
+      expect(await before).toEqual({ exitCode: null, signal: 'SIGTERM' });
+      for (const p of after) await expect(p).rejects.toMatchObject({ code: 'ERR_TERMINAL_RELEASED' });
+      await Promise.all([released, t.release()]);
+    }
+  });
+
   test('release of an exited terminal also stops its background descendants', async () => {
     const t = await createTerminal({ command: 'sleep 100 & echo $!' });
     await t.waitForExit();
