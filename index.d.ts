@@ -20,6 +20,8 @@ export declare class TerminalHandle {
   get sessionId(): string
   /** Pid of the child; it leads its own process group with the same id. */
   get pid(): number
+  /** Total bytes the command has written so far (retained or not). */
+  get outputBytes(): number
   /**
    * The retained output so far; `exitStatus` appears once the command exited and all its
    * output was collected. Rejects with `ERR_TERMINAL_RELEASED` after release.
@@ -53,6 +55,23 @@ export declare class TerminalHandle {
   onOutput(listener: (chunk: Buffer) => void, options?: OnOutputOptions | null): () => void
 }
 
+/** Reports how terminals are contained in this process (starts the guardian if needed). */
+export declare function containmentInfo(): ContainmentInfo
+
+/** What this process can use to contain terminals (see the README's guarantees). */
+export interface ContainmentInfo {
+  /**
+   * Each terminal gets its own cgroup (v2), so even descendants that leave the process
+   * group (`setsid`, double fork) are killed with it.
+   */
+  cgroups: boolean
+  /**
+   * Pid of the guardian process that kills remaining terminals if Node dies without
+   * running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
+   */
+  guardianPid?: number
+}
+
 /**
  * Starts a command and resolves with its handle once it runs (spawn failures reject).
  *
@@ -74,6 +93,10 @@ export interface CreateTerminalOptions {
   inheritEnv?: boolean
   /** Milliseconds between SIGTERM and SIGKILL when killing (default 2000). */
   killGraceMs?: number
+  /** Kill the command (as `kill()` does) if it still runs after this many milliseconds. */
+  timeoutMs?: number
+  /** Resource limits applied to the command before it starts (soft = hard). */
+  limits?: ResourceLimits
 }
 
 /** The request to run a command: ACP's `CreateTerminalRequest` (`sessionId` optional here). */
@@ -112,6 +135,40 @@ export interface EnvVariable {
 export interface OnOutputOptions {
   /** Deliver the output retained so far first (default `false`: only what arrives from now). */
   replay?: boolean
+}
+
+/**
+ * The absolute path `createTerminal` would execute for a direct (argv) request of `command`,
+ * resolved exactly as it resolves it. Throws with `code` `ENOENT` or `EACCES`.
+ */
+export declare function resolveProgram(command: string, options?: ResolveProgramOptions | undefined | null): string
+
+/** Options of `resolveProgram()`. */
+export interface ResolveProgramOptions {
+  /**
+   * Directory relative `PATH` entries and paths are resolved against (default: the Node
+   * process's cwd).
+   */
+  cwd?: string | null
+  /** The search path (default: `PATH` of the Node process's environment). */
+  path?: string | null
+}
+
+/** Resource limits of the command (`setrlimit`, inherited by its children). */
+export interface ResourceLimits {
+  /** CPU time in seconds (`RLIMIT_CPU`): SIGXCPU, then SIGKILL. */
+  cpuSeconds?: number
+  /** Address space in bytes (`RLIMIT_AS`): allocations beyond it fail. */
+  addressSpaceBytes?: number
+  /** Open file descriptors (`RLIMIT_NOFILE`). */
+  openFiles?: number
+  /** Largest file the command may write, in bytes (`RLIMIT_FSIZE`): SIGXFSZ beyond it. */
+  fileSizeBytes?: number
+  /**
+   * Processes of the user (`RLIMIT_NPROC`, counted per user, not per terminal):
+   * fork fails beyond it.
+   */
+  processes?: number
 }
 
 /** Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`). */

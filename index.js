@@ -836,4 +836,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.TerminalHandle = nativeBinding.TerminalHandle
+module.exports.containmentInfo = nativeBinding.containmentInfo
 module.exports.createTerminal = nativeBinding.createTerminal
+module.exports.resolveProgram = nativeBinding.resolveProgram

@@ -10,14 +10,15 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
-use napi::{Env, JsValue, ValueType};
+use napi::{Env, JsValue, Property, PropertyAttributes, ValueType};
 use napi_derive::napi;
 
+use crate::cgroup::Cgroup;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::registry::{next_id, Registry};
-use crate::spawn::{self, Shell, SpawnRequest};
-use crate::terminal::{OutputSink, Terminal, TerminalConfig, DEFAULT_KILL_GRACE};
+use crate::spawn::{self, Limits, Shell, SpawnRequest};
+use crate::terminal::{OutputSink, OutputVersion, Terminal, TerminalConfig, DEFAULT_KILL_GRACE};
 
 /// An environment variable for the command (ACP `EnvVariable`).
 #[napi(object)]
@@ -65,6 +66,26 @@ pub struct CreateTerminalOptions {
     pub inherit_env: Option<bool>,
     /// Milliseconds between SIGTERM and SIGKILL when killing (default 2000).
     pub kill_grace_ms: Option<f64>,
+    /// Kill the command (as `kill()` does) if it still runs after this many milliseconds.
+    pub timeout_ms: Option<f64>,
+    /// Resource limits applied to the command before it starts (soft = hard).
+    pub limits: Option<ResourceLimits>,
+}
+
+/// Resource limits of the command (`setrlimit`, inherited by its children).
+#[napi(object)]
+pub struct ResourceLimits {
+    /// CPU time in seconds (`RLIMIT_CPU`): SIGXCPU, then SIGKILL.
+    pub cpu_seconds: Option<f64>,
+    /// Address space in bytes (`RLIMIT_AS`): allocations beyond it fail.
+    pub address_space_bytes: Option<f64>,
+    /// Open file descriptors (`RLIMIT_NOFILE`).
+    pub open_files: Option<f64>,
+    /// Largest file the command may write, in bytes (`RLIMIT_FSIZE`): SIGXFSZ beyond it.
+    pub file_size_bytes: Option<f64>,
+    /// Processes of the user (`RLIMIT_NPROC`, counted per user, not per terminal):
+    /// fork fails beyond it.
+    pub processes: Option<f64>,
 }
 
 /// How the command ended (ACP `TerminalExitStatus`).
@@ -107,6 +128,15 @@ impl From<ExitStatus> for TerminalExitStatus {
     }
 }
 
+/// Creates a JS string; pure ASCII (the common case) takes the cheaper one-byte path.
+fn js_string<'env>(env: &'env Env, s: &str) -> Result<Unknown<'env>> {
+    if s.is_ascii() {
+        Ok(env.create_string_latin1(s.as_bytes())?.to_unknown())
+    } else {
+        Ok(env.create_string(s)?.to_unknown())
+    }
+}
+
 /// Builds a JS `Error` with `code` set, as a napi error that rejects/throws that object.
 fn js_error(env: &Env, e: TermError) -> Error {
     match env.create_error(Error::from_reason(e.message.clone())) {
@@ -123,11 +153,10 @@ fn js_error(env: &Env, e: TermError) -> Error {
 /// A promise that rejects with `e` (with `code`). The rejection is settled from the runtime,
 /// never synchronously inside the call: a promise rejected before the caller could attach a
 /// handler is reported by Node as an unhandled rejection in some call paths.
-fn rejected<'env, T: ToNapiValue + Send + 'static>(
-    env: &'env Env,
-    e: TermError,
-) -> Result<PromiseRaw<'env, T>> {
-    settle(env, async move { Err::<T, _>(e) }, |_env, v| Ok(v))
+fn rejected<'env, V: ToNapiValue>(env: &'env Env, e: TermError) -> Result<PromiseRaw<'env, V>> {
+    settle(env, async move { Err::<(), _>(e) }, |_env, ()| {
+        Err(Error::from_reason("acp-terminal: unreachable resolution"))
+    })
 }
 
 /// Runs `fut` on the runtime and settles the promise on the JS thread, turning a core error
@@ -255,6 +284,7 @@ struct ParsedCreate {
     session_id: String,
     output_byte_limit: Option<usize>,
     kill_grace: Duration,
+    timeout: Option<Duration>,
 }
 
 fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCreate> {
@@ -290,6 +320,8 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
     let mut shell = Shell::Default;
     let mut inherit_env = true;
     let mut kill_grace = DEFAULT_KILL_GRACE;
+    let mut timeout = None;
+    let mut limits = Limits::default();
     if let Some(o) = options {
         if !is_nullish(o).map_err(internal)? {
             let o = as_object(o, "options")?;
@@ -330,6 +362,23 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
             if let Some(ms) = opt_count(&o, "killGraceMs", "options.killGraceMs")? {
                 kill_grace = Duration::from_millis(ms as u64);
             }
+            if let Some(ms) = opt_count(&o, "timeoutMs", "options.timeoutMs")? {
+                timeout = Some(Duration::from_millis(ms as u64));
+            }
+            let l = get(&o, "limits")?;
+            if !is_nullish(&l).map_err(internal)? {
+                let l = as_object(&l, "options.limits")?;
+                let field = |key: &str| -> Parsed<Option<u64>> {
+                    Ok(opt_count(&l, key, &format!("options.limits.{key}"))?.map(|n| n as u64))
+                };
+                limits = Limits {
+                    cpu_seconds: field("cpuSeconds")?,
+                    address_space_bytes: field("addressSpaceBytes")?,
+                    open_files: field("openFiles")?,
+                    file_size_bytes: field("fileSizeBytes")?,
+                    processes: field("processes")?,
+                };
+            }
         }
     }
     Ok(ParsedCreate {
@@ -340,10 +389,12 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
             cwd,
             inherit_env,
             shell,
+            limits,
         },
         session_id,
         output_byte_limit,
         kill_grace,
+        timeout,
     })
 }
 
@@ -376,16 +427,27 @@ fn js_process_env(env: &Env) -> Parsed<Vec<(OsString, OsString)>> {
 
 struct EnvState {
     registry: Arc<Registry>,
+    /// The main thread's `process.env` is the C environment itself (reading that is ~10x
+    /// cheaper than walking the object); a worker's is a private copy that must be walked.
+    main_thread: bool,
 }
 
-fn env_registry(env: &Env) -> Result<Arc<Registry>> {
+fn env_state(env: &Env) -> Result<&'static EnvState> {
     if let Some(state) = env.get_instance_data::<EnvState>()? {
-        return Ok(state.registry.clone());
+        return Ok(state);
     }
     let registry = Registry::new();
+    let main_thread: bool = env
+        .run_script(
+            "(function () { try { var g = typeof process === 'object' && process.getBuiltinModule; \
+             return g ? g('node:worker_threads').isMainThread === true : false; } \
+             catch (e) { return false; } })()",
+        )
+        .unwrap_or(false);
     env.set_instance_data(
         EnvState {
             registry: registry.clone(),
+            main_thread,
         },
         0,
         |_ctx| {},
@@ -405,7 +467,9 @@ fn env_registry(env: &Env) -> Result<Arc<Registry>> {
         "(function (f) { if (typeof process === 'object' && process && typeof process.on === 'function') process.on('exit', f); })",
     )?;
     install.call(kill_all)?;
-    Ok(registry)
+    env.get_instance_data::<EnvState>()?
+        .map(|s| &*s)
+        .ok_or_else(|| Error::from_reason("acp-terminal: environment state missing"))
 }
 
 /// Starts a command and resolves with its handle once it runs (spawn failures reject).
@@ -423,17 +487,20 @@ pub fn create_terminal<'env>(
     params: Unknown<'env>,
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, TerminalHandle>> {
-    let registry = env_registry(env)?;
+    let state = env_state(env)?;
+    let registry = state.registry.clone();
     // Validation, cwd and environment are read on the JS thread (where `process.env` writes
     // happen); only the spawn itself runs on the runtime.
     let planned = parse_create(&params, options.as_ref()).and_then(|p| {
         let cwd = std::env::current_dir().map_err(|e| {
             TermError::invalid_cwd(format!("the Node process's cwd is unusable: {e}"))
         })?;
-        let inherited = if p.req.inherit_env {
-            js_process_env(env)?
-        } else {
+        let inherited = if !p.req.inherit_env {
             Vec::new()
+        } else if state.main_thread {
+            std::env::vars_os().collect()
+        } else {
+            js_process_env(env)?
         };
         let plan = spawn::plan(&p.req, inherited, &cwd)?;
         Ok((plan, p))
@@ -447,18 +514,83 @@ pub fn create_terminal<'env>(
         session_id: parsed.session_id,
         output_byte_limit: parsed.output_byte_limit,
         kill_grace: parsed.kill_grace,
+        timeout: parsed.timeout,
     };
     let reg = registry.clone();
     settle(
         env,
         async move {
-            let spawned = spawn::spawn(&plan)?;
-            let term = Terminal::start(spawned, config)?;
+            let cgroup = Cgroup::create(&config.id);
+            let spawned = spawn::spawn(&plan, cgroup.as_ref())?;
+            let term = Terminal::start(spawned, config, cgroup)?;
             reg.insert(&term);
             Ok(term)
         },
-        move |_env, term| Ok(TerminalHandle { term, registry }),
+        move |_env, term| {
+            Ok(TerminalHandle {
+                term,
+                registry,
+                cache: Default::default(),
+            })
+        },
     )
+}
+
+/// What this process can use to contain terminals (see the README's guarantees).
+#[napi(object)]
+pub struct ContainmentInfo {
+    /// Each terminal gets its own cgroup (v2), so even descendants that leave the process
+    /// group (`setsid`, double fork) are killed with it.
+    pub cgroups: bool,
+    /// Pid of the guardian process that kills remaining terminals if Node dies without
+    /// running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
+    pub guardian_pid: Option<u32>,
+}
+
+/// Reports how terminals are contained in this process (starts the guardian if needed).
+#[napi]
+pub fn containment_info() -> ContainmentInfo {
+    ContainmentInfo {
+        cgroups: crate::cgroup::base().is_some(),
+        guardian_pid: crate::guard::guardian_pid().map(|p| p as u32),
+    }
+}
+
+/// Options of `resolveProgram()`.
+#[napi(object)]
+pub struct ResolveProgramOptions {
+    /// Directory relative `PATH` entries and paths are resolved against (default: the Node
+    /// process's cwd).
+    #[napi(ts_type = "string | null")]
+    pub cwd: Option<String>,
+    /// The search path (default: `PATH` of the Node process's environment).
+    #[napi(ts_type = "string | null")]
+    pub path: Option<String>,
+}
+
+/// The absolute path `createTerminal` would execute for a direct (argv) request of `command`,
+/// resolved exactly as it resolves it. Throws with `code` `ENOENT` or `EACCES`.
+#[napi]
+pub fn resolve_program(
+    env: &Env,
+    command: String,
+    options: Option<ResolveProgramOptions>,
+) -> Result<String> {
+    let options = options.unwrap_or(ResolveProgramOptions {
+        cwd: None,
+        path: None,
+    });
+    let cwd = match options.cwd {
+        Some(c) => std::path::PathBuf::from(c),
+        None => std::env::current_dir().map_err(|e| Error::from_reason(format!("cwd: {e}")))?,
+    };
+    let path = options
+        .path
+        .map(OsString::from)
+        .or_else(|| std::env::var_os("PATH"));
+    spawn::resolve(&command, path.as_deref(), &cwd)
+        .map(|p| p.to_string_lossy().into_owned())
+        .map_err(|e| js_error(env, e))
 }
 
 /// A running command: its retained output, exit status, kill and release. Same promise shape
@@ -467,7 +599,20 @@ pub fn create_terminal<'env>(
 pub struct TerminalHandle {
     term: Arc<Terminal>,
     registry: Arc<Registry>,
+    /// What the last `currentOutput()` returned. The string itself is kept on the JS object
+    /// (a hidden property), so it is collected with the handle; polling agents get the same
+    /// string again while nothing changed instead of a fresh decode of up to the whole limit.
+    cache: std::cell::RefCell<Option<OutputCache>>,
 }
+
+struct OutputCache {
+    version: OutputVersion,
+    truncated: bool,
+    exit: Option<ExitStatus>,
+}
+
+/// Hidden (non-enumerable) property of a handle holding its last output string.
+const OUTPUT_CACHE_KEY: &str = "__acpTerminalLastOutput";
 
 #[napi]
 impl TerminalHandle {
@@ -489,24 +634,57 @@ impl TerminalHandle {
         self.term.pid() as u32
     }
 
+    /// Total bytes the command has written so far (retained or not).
+    #[napi(getter)]
+    pub fn output_bytes(&self) -> f64 {
+        self.term.bytes_written() as f64
+    }
+
     /// The retained output so far; `exitStatus` appears once the command exited and all its
     /// output was collected. Rejects with `ERR_TERMINAL_RELEASED` after release.
     #[napi(ts_return_type = "Promise<TerminalOutputResponse>")]
     pub fn current_output<'env>(
         &self,
         env: &'env Env,
-    ) -> Result<PromiseRaw<'env, TerminalOutputResponse>> {
-        match self.term.current_output() {
-            Ok((snap, exit)) => PromiseRaw::resolve(
-                env,
-                TerminalOutputResponse {
-                    output: snap.output,
-                    truncated: snap.truncated,
-                    exit_status: exit.map(Into::into),
-                },
-            ),
-            Err(e) => rejected(env, e),
+        mut this: This<'env>,
+    ) -> Result<PromiseRaw<'env, Object<'env>>> {
+        if let Err(e) = self.term.check_live() {
+            return rejected(env, e);
         }
+        let mut cache = self.cache.borrow_mut();
+        let version = self.term.output_version();
+        let hit = cache.as_ref().filter(|c| c.version == version);
+        let (output, truncated, exit) = match hit {
+            Some(c) => (
+                this.get_named_property::<Unknown>(OUTPUT_CACHE_KEY)?,
+                c.truncated,
+                c.exit.clone(),
+            ),
+            None => {
+                let (raw, exit, version) = self.term.raw_output();
+                let snap = raw.decode();
+                let output = js_string(env, &snap.output)?;
+                this.define_properties(&[Property::new()
+                    .with_utf8_name(OUTPUT_CACHE_KEY)?
+                    .with_value(&output)
+                    .with_property_attributes(
+                        PropertyAttributes::Writable | PropertyAttributes::Configurable,
+                    )])?;
+                *cache = Some(OutputCache {
+                    version,
+                    truncated: snap.truncated,
+                    exit: exit.clone(),
+                });
+                (output, snap.truncated, exit)
+            }
+        };
+        let mut obj = Object::new(env)?;
+        obj.set_named_property("output", output)?;
+        obj.set_named_property("truncated", truncated)?;
+        if let Some(st) = exit {
+            obj.set_named_property("exitStatus", TerminalExitStatus::from(st))?;
+        }
+        PromiseRaw::resolve(env, obj)
     }
 
     /// Resolves with the exit status once the command exited and every byte it wrote is in

@@ -6,9 +6,12 @@
 
 #![deny(clippy::all)]
 
+pub mod cgroup;
 pub mod error;
 pub mod exit;
+pub mod guard;
 pub mod kill;
+pub mod launch;
 pub mod output;
 pub mod registry;
 pub mod spawn;

@@ -10,8 +10,6 @@
 //!   it becomes U+FFFD.
 //! - `truncated` is sticky: true as soon as any byte was dropped.
 
-use std::borrow::Cow;
-
 /// Smallest storage the ring grows from.
 const MIN_STORAGE: usize = 4096;
 
@@ -22,6 +20,41 @@ pub struct Snapshot {
     pub output: String,
     /// Whether any byte was ever dropped to respect the limit.
     pub truncated: bool,
+}
+
+/// Raw bytes for a snapshot, taken under the lock and decoded outside it.
+#[derive(Debug, Clone)]
+pub struct RawSnapshot {
+    /// Retained bytes from a character boundary, incomplete trailing character held back.
+    pub bytes: Vec<u8>,
+    /// The byte limit.
+    pub limit: Option<usize>,
+    /// Whether bytes were dropped so far.
+    pub truncated: bool,
+}
+
+impl RawSnapshot {
+    /// Decodes: valid UTF-8 passes through without a copy; invalid bytes become U+FFFD, and
+    /// the result is trimmed at a character boundary to fit the limit again.
+    pub fn decode(self) -> Snapshot {
+        let mut truncated = self.truncated;
+        let decoded = match String::from_utf8(self.bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        let output = match self.limit {
+            Some(limit) if decoded.len() > limit => {
+                truncated = true;
+                let mut cut = decoded.len() - limit;
+                while !decoded.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                decoded[cut..].to_string()
+            }
+            _ => decoded,
+        };
+        Snapshot { output, truncated }
+    }
 }
 
 /// Byte-limited tail buffer. `limit: None` keeps everything.
@@ -122,43 +155,27 @@ impl OutputBuffer {
     /// Decodes the retained bytes. `exited`: the stream is complete, so an incomplete
     /// character at the end becomes U+FFFD instead of being held back.
     pub fn snapshot(&mut self, exited: bool) -> Snapshot {
-        let (limit, dropped) = (self.limit, self.dropped);
-        let bytes = self.contiguous();
-        let mut from = 0;
-        if dropped > 0 {
-            // The limit may have cut a character: drop its remaining continuation bytes.
-            while from < bytes.len().min(3) && is_continuation(bytes[from]) {
-                from += 1;
-            }
-        }
-        let hold = if exited {
-            0
+        let raw = self.raw_snapshot(exited);
+        let snap = raw.decode();
+        self.truncated |= snap.truncated;
+        snap
+    }
+
+    /// Copies out what a snapshot needs, so that decoding can happen without holding the
+    /// terminal's lock.
+    pub fn raw_snapshot(&mut self, exited: bool) -> RawSnapshot {
+        let hold_back = !exited;
+        let (limit, truncated) = (self.limit, self.truncated || self.dropped > 0);
+        let tail = self.raw_tail();
+        let hold = if hold_back {
+            incomplete_suffix_len(tail)
         } else {
-            incomplete_suffix_len(&bytes[from..])
+            0
         };
-        let raw = &bytes[from..bytes.len() - hold];
-        let decoded = String::from_utf8_lossy(raw);
-        let mut trimmed = false;
-        let output = match limit {
-            Some(limit) if decoded.len() > limit => {
-                trimmed = true;
-                let mut cut = decoded.len() - limit;
-                while !decoded.is_char_boundary(cut) {
-                    cut += 1;
-                }
-                decoded[cut..].to_string()
-            }
-            _ => match decoded {
-                Cow::Borrowed(s) => s.to_string(),
-                Cow::Owned(s) => s,
-            },
-        };
-        if trimmed || self.dropped > 0 {
-            self.truncated = true;
-        }
-        Snapshot {
-            output,
-            truncated: self.truncated,
+        RawSnapshot {
+            bytes: tail[..tail.len() - hold].to_vec(),
+            limit,
+            truncated,
         }
     }
 

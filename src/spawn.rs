@@ -6,22 +6,23 @@
 //! process group, the inherited environment (unless disabled) with the request's entries applied
 //! in order and `PAGER`/`GIT_PAGER` set to `cat` unless the request sets them.
 //!
-//! The program is resolved against the child's `PATH` here, so the standard library can use
-//! `posix_spawn` (no fork of the large, multi-threaded Node process) and no `pre_exec` is ever
-//! installed.
+//! The program is resolved against the child's `PATH` here (as execvp would), then started by
+//! [`crate::launch`] without forking Node, with resource limits, a parent-death signal and the
+//! terminal's cgroup applied in the child before exec.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
+use crate::cgroup::Cgroup;
 use crate::error::TermError;
+use crate::launch::{self, LaunchSpec, Rlimit, SessionMode};
 
 /// Default shell for command lines.
 pub const DEFAULT_SHELL: &str = "/bin/sh";
@@ -40,6 +41,42 @@ pub enum Shell {
     Custom(String),
 }
 
+/// Resource limits for the command (each applied as both soft and hard limit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// `RLIMIT_CPU`: CPU seconds.
+    pub cpu_seconds: Option<u64>,
+    /// `RLIMIT_AS`: bytes of address space.
+    pub address_space_bytes: Option<u64>,
+    /// `RLIMIT_NOFILE`: open files.
+    pub open_files: Option<u64>,
+    /// `RLIMIT_FSIZE`: bytes a file may grow to.
+    pub file_size_bytes: Option<u64>,
+    /// `RLIMIT_NPROC`: processes of the user.
+    pub processes: Option<u64>,
+}
+
+impl Limits {
+    /// The limits as `setrlimit` calls.
+    pub fn rlimits(&self) -> Vec<Rlimit> {
+        [
+            (libc::RLIMIT_CPU, self.cpu_seconds),
+            (libc::RLIMIT_AS, self.address_space_bytes),
+            (libc::RLIMIT_NOFILE, self.open_files),
+            (libc::RLIMIT_FSIZE, self.file_size_bytes),
+            (libc::RLIMIT_NPROC, self.processes),
+        ]
+        .into_iter()
+        .filter_map(|(r, v)| {
+            v.map(|value| Rlimit {
+                resource: r as i32,
+                value,
+            })
+        })
+        .collect()
+    }
+}
+
 /// A terminal request, as given by the caller (not yet validated).
 #[derive(Debug, Clone, Default)]
 pub struct SpawnRequest {
@@ -55,6 +92,8 @@ pub struct SpawnRequest {
     pub inherit_env: bool,
     /// Shell choice.
     pub shell: Shell,
+    /// Resource limits.
+    pub limits: Limits,
 }
 
 /// A validated, fully resolved spawn: what will be executed, exactly.
@@ -68,6 +107,8 @@ pub struct SpawnPlan {
     pub env: Vec<(OsString, OsString)>,
     /// Absolute, existing working directory.
     pub cwd: PathBuf,
+    /// Resource limits.
+    pub limits: Limits,
 }
 
 /// A started child: its pid (also its process group id) and the read end of its output pipe.
@@ -154,6 +195,7 @@ pub fn plan(
         argv,
         env,
         cwd,
+        limits: req.limits,
     })
 }
 
@@ -214,6 +256,21 @@ fn is_executable_file(p: &Path) -> Option<bool> {
     Some(m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// Resolves the program a direct (argv) request for `name` would execute, given the child's
+/// `PATH` (None: the default search path) and working directory.
+pub fn resolve(name: &str, path_var: Option<&OsStr>, cwd: &Path) -> Result<PathBuf, TermError> {
+    if name.is_empty() {
+        return Err(TermError::invalid_arg("command must be a non-empty string"));
+    }
+    reject_nul(name, "command")?;
+    resolve_program(
+        name,
+        path_var.unwrap_or(DEFAULT_PATH.as_ref()),
+        cwd,
+        "command",
+    )
+}
+
 /// Resolves `name` like execvp: a name with a `/` is a path (relative to `cwd`), otherwise
 /// each `PATH` entry is tried in order.
 fn resolve_program(
@@ -260,36 +317,44 @@ fn resolve_program(
     )))
 }
 
-/// Starts the planned child with stdin on /dev/null and stdout+stderr on one pipe.
-pub fn spawn(plan: &SpawnPlan) -> Result<Spawned, TermError> {
-    let ctx = || format!("spawning `{}`", plan.program.display());
-    let (read, write) =
-        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| TermError::from_io(&e.into(), &ctx()))?;
-    fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))
-        .map_err(|e| TermError::from_io(&e.into(), &ctx()))?;
-    let write2 = write
-        .try_clone()
-        .map_err(|e| TermError::from_io(&e, &ctx()))?;
-    let mut cmd = Command::new(&plan.program);
-    cmd.arg0(&plan.argv[0])
-        .args(&plan.argv[1..])
-        .env_clear()
-        .envs(plan.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&plan.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(write))
-        .stderr(Stdio::from(write2))
-        .process_group(0);
-    let child = cmd.spawn().map_err(|e| {
-        TermError::from_io(
-            &e,
-            &format!("spawning `{}`", plan.argv[0].as_bytes().escape_ascii()),
-        )
-    })?;
-    // Close our copies of the pipe's write end now, so EOF arrives when the child's go.
-    drop(cmd);
-    let pid = child.id() as i32;
-    debug_assert!(read.as_raw_fd() >= 0);
+fn dev_null() -> Result<&'static OwnedFd, TermError> {
+    static NULL: OnceLock<OwnedFd> = OnceLock::new();
+    if let Some(fd) = NULL.get() {
+        return Ok(fd);
+    }
+    let f = std::fs::File::open("/dev/null")
+        .map_err(|e| TermError::from_io(&e, "opening /dev/null"))?;
+    Ok(NULL.get_or_init(|| f.into()))
+}
+
+/// Starts the planned child with stdin on /dev/null and stdout+stderr on one pipe, as leader
+/// of a new process group, in `cgroup` if given, with SIGKILL as its parent-death signal.
+pub fn spawn(plan: &SpawnPlan, cgroup: Option<&Cgroup>) -> Result<Spawned, TermError> {
+    let argv0 = plan.argv[0].as_bytes().escape_ascii().to_string();
+    let ctx = || format!("spawning `{argv0}`");
+    let io = |e: std::io::Error| TermError::from_io(&e, &ctx());
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| io(e.into()))?;
+    fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(|e| io(e.into()))?;
+    let null = dev_null()?;
+    let spec = LaunchSpec {
+        program: launch::cpath(&plan.program).map_err(io)?,
+        argv: plan
+            .argv
+            .iter()
+            .map(|a| launch::cstring(a))
+            .collect::<Result<_, _>>()
+            .map_err(io)?,
+        envp: launch::envp(&plan.env).map_err(io)?,
+        cwd: launch::cpath(&plan.cwd).map_err(io)?,
+        stdio: [null.as_raw_fd(), write.as_raw_fd(), write.as_raw_fd()],
+        session: SessionMode::NewGroup,
+        rlimits: plan.limits.rlimits(),
+        parent_death_signal: Some(libc::SIGKILL),
+        cgroup_procs: cgroup.and_then(|c| c.procs_path()),
+    };
+    let pid = launch::launch(spec).map_err(io)?;
+    // Close our write end now, so EOF arrives when the child's copies are gone.
+    drop(write);
     Ok(Spawned { pid, output: read })
 }
 
@@ -432,7 +497,7 @@ mod tests {
             Path::new("/"),
         )
         .unwrap();
-        let s = spawn(&p).unwrap();
+        let s = spawn(&p, None).unwrap();
         let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(s.pid), None).unwrap();
         assert_eq!(
             status,

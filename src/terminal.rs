@@ -24,10 +24,15 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
+use crate::cgroup::Cgroup;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
+use crate::guard;
 use crate::kill::{group_has_live_members, signal_group};
-use crate::output::{OutputBuffer, Snapshot};
+use crate::output::{OutputBuffer, RawSnapshot, Snapshot};
+
+/// Identifies the content of a snapshot: bytes written so far, exit published.
+pub type OutputVersion = (u64, bool);
 use crate::spawn::Spawned;
 
 /// How long to keep waiting for EOF after the child exited (a background descendant may hold
@@ -67,6 +72,8 @@ pub struct TerminalConfig {
     pub output_byte_limit: Option<usize>,
     /// Grace between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// Kill the command when it still runs after this long.
+    pub timeout: Option<Duration>,
 }
 
 struct Inner {
@@ -90,14 +97,28 @@ pub struct Terminal {
     shutdown: Notify,
     kill_lock: tokio::sync::Mutex<()>,
     bytes_read: AtomicU64,
+    /// The terminal's cgroup, where cgroups are available: holds even escaped descendants.
+    cgroup: Option<Cgroup>,
+    /// The guardian still lists this terminal.
+    tracked: AtomicBool,
+    /// Set once the reader task ended and closed the pipe and the pidfd.
+    closed_tx: watch::Sender<bool>,
 }
 
 impl Terminal {
-    /// Starts the reader task for a spawned child. Must run inside a tokio runtime.
-    pub fn start(spawned: Spawned, config: TerminalConfig) -> Result<Arc<Self>, TermError> {
+    /// Starts the reader task for a spawned child (in `cgroup` if any). Must run inside a
+    /// tokio runtime.
+    pub fn start(
+        spawned: Spawned,
+        config: TerminalConfig,
+        cgroup: Option<Cgroup>,
+    ) -> Result<Arc<Self>, TermError> {
         let Spawned { pid, output } = spawned;
         let io_err = |e: std::io::Error| {
             // The child runs but cannot be watched: do not leave it behind.
+            if let Some(cg) = &cgroup {
+                cg.kill_all();
+            }
             signal_group(pid, Signal::SIGKILL);
             let _ = waitpid(Pid::from_raw(pid), None);
             TermError::from_io(&e, "watching the child")
@@ -121,7 +142,11 @@ impl Terminal {
             shutdown: Notify::new(),
             kill_lock: tokio::sync::Mutex::new(()),
             bytes_read: AtomicU64::new(0),
+            cgroup,
+            tracked: AtomicBool::new(true),
+            closed_tx: watch::channel(false).0,
         });
+        guard::track(pid, term.cgroup.as_ref().map(|c| c.dir()));
         tokio::spawn(drive(term.clone(), pipe, child));
         Ok(term)
     }
@@ -173,10 +198,24 @@ impl Terminal {
     /// Snapshot of the retained output plus the exit status once published.
     pub fn current_output(&self) -> Result<(Snapshot, Option<ExitStatus>), TermError> {
         self.check_live()?;
+        let (raw, exit, _) = self.raw_output();
+        // Decoding happens outside the lock: the reader never waits for a poll.
+        Ok((raw.decode(), exit))
+    }
+
+    /// The raw material of a snapshot, with the [`Terminal::output_version`] it belongs to.
+    pub fn raw_output(&self) -> (RawSnapshot, Option<ExitStatus>, OutputVersion) {
         let mut inner = self.lock();
         let exit = inner.exit.clone();
-        let snap = inner.output.snapshot(exit.is_some());
-        Ok((snap, exit))
+        let version = (inner.output.total_bytes(), exit.is_some());
+        (inner.output.raw_snapshot(exit.is_some()), exit, version)
+    }
+
+    /// Changes whenever `current_output()` could return something else (bytes written, and
+    /// whether the exit was published), so a caller can reuse its last snapshot.
+    pub fn output_version(&self) -> OutputVersion {
+        let inner = self.lock();
+        (inner.output.total_bytes(), inner.exit.is_some())
     }
 
     /// Resolves with the exit status once the command exited and its output was collected.
@@ -199,27 +238,50 @@ impl Terminal {
     /// command exited. A no-op for an exited command whose group is empty.
     pub async fn kill(&self) {
         let _serial = self.kill_lock.lock().await;
-        let pgid = self.pid;
-        if self.exit_status().is_some() && !group_has_live_members(pgid) {
+        if self.exit_status().is_some() && !self.anything_alive() {
             return;
         }
-        signal_group(pgid, Signal::SIGTERM);
+        self.signal_all(Signal::SIGTERM);
         // A stopped process only acts on SIGTERM once continued.
-        signal_group(pgid, Signal::SIGCONT);
+        self.signal_all(Signal::SIGCONT);
         let deadline = Instant::now() + self.config.kill_grace;
         let mut rx = self.exit_tx.subscribe();
         let _ = tokio::time::timeout_at(deadline, rx.wait_for(|s| s.is_some())).await;
         if self.exit_status().is_some() {
             // The leader is gone; give descendants that trap SIGTERM the rest of the grace.
-            while group_has_live_members(pgid) && Instant::now() < deadline {
+            while self.anything_alive() && Instant::now() < deadline {
                 tokio::time::sleep(GROUP_POLL.min(deadline - Instant::now())).await;
             }
-            if !group_has_live_members(pgid) {
+            if !self.anything_alive() {
                 return;
             }
         }
-        signal_group(pgid, Signal::SIGKILL);
+        self.signal_all(Signal::SIGKILL);
         self.wait_for_exit().await;
+    }
+
+    /// True while any process of the terminal runs: in its cgroup, or in its process group.
+    fn anything_alive(&self) -> bool {
+        self.cgroup.as_ref().is_some_and(|c| c.populated()) || group_has_live_members(self.pid)
+    }
+
+    /// Signals the process group and, where there is one, every process of the cgroup.
+    fn signal_all(&self, sig: Signal) {
+        if let Some(cg) = &self.cgroup {
+            if sig == Signal::SIGKILL {
+                cg.kill_all();
+            } else {
+                cg.signal_all(sig as i32);
+            }
+        }
+        signal_group(self.pid, sig);
+    }
+
+    /// Tells the guardian the terminal's processes are gone (only once).
+    fn untrack(&self) {
+        if self.tracked.swap(false, Ordering::AcqRel) {
+            guard::untrack(self.pid, self.cgroup.as_ref().map(|c| c.dir()));
+        }
     }
 
     /// Marks the terminal released (every later call fails); returns false if it already was.
@@ -232,7 +294,10 @@ impl Terminal {
     pub async fn finish_release(&self) {
         self.kill().await;
         self.wait_for_exit().await;
+        self.untrack();
         self.shutdown.notify_one();
+        // Resolve only once the descriptors are really closed.
+        let _ = self.closed_tx.subscribe().wait_for(|closed| *closed).await;
         let sinks = {
             let mut inner = self.lock();
             inner.output = OutputBuffer::new(Some(0));
@@ -248,7 +313,7 @@ impl Terminal {
     pub fn abandon(&self) {
         self.detached.store(true, Ordering::Release);
         if !self.is_released() {
-            signal_group(self.pid, Signal::SIGKILL);
+            self.signal_all(Signal::SIGKILL);
         }
         self.shutdown.notify_one();
     }
@@ -448,6 +513,8 @@ async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatc
     let mut eof = false;
     let mut grown = false;
     let mut drain_deadline = Instant::now();
+    let timeout_at = term.config.timeout.map(|t| Instant::now() + t);
+    let mut timed_out = false;
     loop {
         if !published && eof {
             if let Some(st) = exit.clone() {
@@ -460,6 +527,13 @@ async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatc
         }
         tokio::select! {
             _ = term.shutdown.notified(), if published => break,
+            _ = tokio::time::sleep_until(timeout_at.unwrap_or_else(Instant::now)),
+                if timeout_at.is_some() && !timed_out && exit.is_none() => {
+                // The command ran too long: kill it as kill() does, without blocking this loop.
+                timed_out = true;
+                let t = term.clone();
+                tokio::spawn(async move { t.kill().await });
+            },
             ready = pipe.readable(), if !eof => match ready {
                 Ok(mut guard) => match read_some(&term, guard.get_inner(), READS_PER_WAKE, &mut grown) {
                     ReadOutcome::Drained => guard.clear_ready(),
@@ -496,5 +570,11 @@ async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatc
     for (_, s) in sinks {
         s.close();
     }
-    // `pipe` and the pidfd close here.
+    if term.detached.load(Ordering::Acquire) || !term.anything_alive() {
+        // Nothing left for the guardian to kill (or abandon() already killed it all).
+        term.untrack();
+    }
+    drop(pipe);
+    drop(child);
+    term.closed_tx.send_replace(true);
 }

@@ -1,0 +1,157 @@
+// Containment (issue 5, native side): no orphans however Node ends, escaped descendants,
+// timeouts, resource limits, and a create/release soak with no leaks.
+import * as fs from 'node:fs';
+import { spawn } from 'node:child_process';
+
+import { containmentInfo, createTerminal } from '../../index';
+import { eventually, fdCount, isGone, ROOT, run, zombieChildren } from './helpers';
+
+const info = containmentInfo();
+
+/** Starts a Node process that creates a terminal with a grandchild and an escaped (setsid)
+ * descendant, reports the pids, and then waits to be killed. */
+function startNode(extra = ''): Promise<{ node: ReturnType<typeof spawn>; pids: number[] }> {
+  const script = `
+    ${extra}
+    const { createTerminal } = require('.');
+    (async () => {
+      const t = await createTerminal({ command: 'sleep 100 & echo $!; setsid sh -c "sleep 100 & echo \\\\$!; exec sleep 100" & exec sleep 100' });
+      let lines = [];
+      while (lines.length < 2) {
+        lines = (await t.currentOutput()).output.trim().split('\\n').filter(Boolean);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      console.log(JSON.stringify([t.pid, ...lines.map(Number)]));
+      setInterval(() => {}, 1000);
+    })();
+  `;
+  const node = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    node.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve({ node, pids: JSON.parse(out) });
+    });
+    node.on('exit', () => reject(new Error(`node exited early: ${out}`)));
+  });
+}
+
+describe('no orphans however Node ends', () => {
+  test.each([
+    ['SIGKILL', ''],
+    ['SIGTERM (default handling)', ''],
+    ['SIGINT (default handling)', ''],
+  ])('Node killed by %s: the terminal, its grandchild and an escaped descendant die', async (how) => {
+    const { node, pids } = await startNode();
+    const [leader, grandchild, escaped] = pids;
+    expect([leader, grandchild, escaped].every((p) => !isGone(p))).toBe(true);
+    node.kill(how.split(' ')[0] as NodeJS.Signals);
+    await new Promise((r) => node.once('exit', r));
+    const expected = info.cgroups ? [leader, grandchild, escaped] : [leader, grandchild];
+    await eventually(() => expected.every(isGone), `pids ${expected} gone after ${how}`);
+    if (!info.cgroups) process.kill(escaped, 'SIGKILL');
+  });
+});
+
+describe('descendants that leave the process group', () => {
+  const escapeLine =
+    'setsid sh -c "sleep 100 & echo \\$!; exec sleep 100" & sh -c "sleep 100 & echo \\$!" & wait';
+
+  test('are killed by kill() (cgroup) ', async () => {
+    const t = await createTerminal({ command: escapeLine });
+    let pids: number[] = [];
+    while (pids.length < 2) {
+      pids = (await t.currentOutput()).output.trim().split('\n').filter(Boolean).map(Number);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await t.kill();
+    if (info.cgroups) {
+      await eventually(() => pids.every(isGone), 'escaped descendants gone');
+    } else {
+      for (const p of pids) if (!isGone(p)) process.kill(p, 'SIGKILL');
+    }
+    await t.release();
+  });
+
+  test('are killed by release() of an exited terminal (double fork)', async () => {
+    const t = await createTerminal({ command: '(setsid sleep 100 & echo $!) ; (sh -c "sleep 100 & echo \\$!" &)' });
+    await t.waitForExit();
+    const pids = (await t.currentOutput()).output.trim().split('\n').map(Number);
+    expect(pids).toHaveLength(2);
+    expect(pids.every((p) => !isGone(p))).toBe(true);
+    await t.release();
+    if (info.cgroups) {
+      await eventually(() => pids.every(isGone), 'double-forked descendants gone');
+    } else {
+      for (const p of pids) if (!isGone(p)) process.kill(p, 'SIGKILL');
+    }
+  });
+
+  test('cgroups are used where the system allows them (this machine does)', () => {
+    expect(typeof info.cgroups).toBe('boolean');
+    expect(info.guardianPid).toBeGreaterThan(1);
+    if (fs.existsSync('/sys/fs/cgroup/unified/cgroup.procs') || fs.existsSync('/sys/fs/cgroup/cgroup.procs')) {
+      expect(info.cgroups).toBe(true);
+    }
+  });
+});
+
+describe('timeoutMs and resource limits', () => {
+  test('timeoutMs kills a command that runs too long (SIGTERM, then SIGKILL)', async () => {
+    const r = await run({ command: 'echo started; sleep 100' }, { timeoutMs: 200 });
+    expect(r.status).toEqual({ exitCode: null, signal: 'SIGTERM' });
+    expect(r.output).toBe('started\n');
+    const trap = await run({ command: "trap '' TERM; while :; do sleep 0.05; done" }, { timeoutMs: 100, killGraceMs: 200 });
+    expect(trap.status).toEqual({ exitCode: null, signal: 'SIGKILL' });
+    const quick = await run({ command: 'exit 4' }, { timeoutMs: 60000 });
+    expect(quick.status).toEqual({ exitCode: 4, signal: null });
+  });
+
+  test('limits are applied before the command starts', async () => {
+    const r = await run(
+      { command: 'ulimit -n; ulimit -t; ulimit -f; ulimit -v; grep "Max processes" /proc/self/limits | tr -s " "' },
+      { limits: { openFiles: 32, cpuSeconds: 7, fileSizeBytes: 512 * 10, addressSpaceBytes: 1024 * 1024 * 1024, processes: 4000 } },
+    );
+    expect(r.output).toBe('32\n7\n10\n1048576\nMax processes 4000 4000 processes \n');
+  });
+
+  test('a file-size limit stops a writer with SIGXFSZ', async () => {
+    const r = await run(
+      { command: 'head -c 100000 /dev/zero > /dev/null; exec dd if=/dev/zero of=/tmp/acp-fsize-$$ bs=1024 count=64 2>/dev/null' },
+      { limits: { fileSizeBytes: 4096 } },
+    );
+    expect(r.status).toEqual({ exitCode: null, signal: 'SIGXFSZ' });
+  });
+
+  test('bad limits name the field', async () => {
+    await expect(createTerminal({ command: 'true' }, { limits: { openFiles: -1 } })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+      message: expect.stringContaining('options.limits.openFiles'),
+    });
+    await expect(createTerminal({ command: 'true' }, { timeoutMs: NaN })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+      message: expect.stringContaining('options.timeoutMs'),
+    });
+  });
+});
+
+describe('soak', () => {
+  const threads = () => fs.readdirSync('/proc/self/task').length;
+
+  test('2,000 terminals created and released: no fd, zombie, thread or RSS growth', async () => {
+    // Warm up the runtime, launcher thread and guardian, then measure.
+    for (let i = 0; i < 50; i++) await (await createTerminal({ command: 'true' })).release();
+    const fds = fdCount();
+    const tasks = threads();
+    const rss = process.memoryUsage().rss;
+    for (let i = 0; i < 2000; i++) {
+      const t = await createTerminal({ command: i % 4 === 0 ? 'sleep 5' : 'echo x' });
+      if (i % 4) await t.waitForExit();
+      await t.release();
+    }
+    expect(fdCount()).toBeLessThanOrEqual(fds);
+    expect(zombieChildren()).toEqual([]);
+    expect(threads()).toBeLessThanOrEqual(tasks + 2);
+    expect(process.memoryUsage().rss - rss).toBeLessThan(64 * 1024 * 1024);
+  }, 300000);
+});

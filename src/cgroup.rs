@@ -1,0 +1,167 @@
+//! Per-terminal cgroups (cgroup v2), where the system lets us create them: every process a
+//! command starts stays in its terminal's cgroup even after `setsid` or a double fork, so kill
+//! and release reach all of them (`cgroup.kill`). Where cgroups are not writable, terminals
+//! fall back to their process group alone.
+//!
+//! Layout: `<our own cgroup>/acp-terminal-<pid>/<terminal id>`; the per-process directory is
+//! created on first use and removed by the guardian when the process ends.
+
+use std::ffi::CString;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// One terminal's cgroup directory.
+#[derive(Debug)]
+pub struct Cgroup {
+    dir: PathBuf,
+}
+
+/// Where this process may create terminal cgroups, if anywhere.
+pub fn base() -> Option<&'static Path> {
+    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BASE.get_or_init(|| {
+        if std::env::var_os("ACP_TERMINAL_NO_CGROUP").is_some() {
+            return None;
+        }
+        let mount = cgroup2_mount()?;
+        let own = own_cgroup()?;
+        let dir = mount
+            .join(own.trim_start_matches('/'))
+            .join(format!("acp-terminal-{}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
+        }
+        // Moving a process in needs write access to cgroup.procs of both ends; check ours.
+        let probe = dir.join("probe");
+        let ok = std::fs::create_dir(&probe).is_ok() && probe.join("cgroup.procs").exists();
+        let _ = std::fs::remove_dir(&probe);
+        ok.then_some(dir)
+    })
+    .as_deref()
+}
+
+fn cgroup2_mount() -> Option<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|l| {
+        // "... mount-point ... - fstype source options"
+        let (left, right) = l.split_once(" - ")?;
+        if right.split_whitespace().next()? != "cgroup2" {
+            return None;
+        }
+        left.split_whitespace().nth(4).map(PathBuf::from)
+    })
+}
+
+fn own_cgroup() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .map(|p| p.to_string())
+}
+
+impl Cgroup {
+    /// Creates the cgroup for terminal `id`, if cgroups are available.
+    pub fn create(id: &str) -> Option<Cgroup> {
+        let dir = base()?.join(id);
+        std::fs::create_dir(&dir).ok()?;
+        Some(Cgroup { dir })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `cgroup.procs`, for the child to join before exec.
+    pub fn procs_path(&self) -> Option<CString> {
+        crate::launch::cpath(&self.dir.join("cgroup.procs")).ok()
+    }
+
+    /// Pids of the processes in the cgroup (exited ones are not listed).
+    pub fn pids(&self) -> Vec<i32> {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
+    /// True while some process is in the cgroup.
+    pub fn populated(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("cgroup.events"))
+            .map(|s| s.lines().any(|l| l == "populated 1"))
+            .unwrap_or(false)
+    }
+
+    /// SIGKILLs every process in the cgroup.
+    pub fn kill_all(&self) -> bool {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(self.dir.join("cgroup.kill"))
+            .and_then(|mut f| f.write_all(b"1"))
+            .is_ok()
+    }
+
+    /// Sends `sig` to every process in the cgroup.
+    pub fn signal_all(&self, sig: i32) {
+        for pid in self.pids() {
+            // SAFETY: plain kill(2).
+            unsafe { libc::kill(pid, sig) };
+        }
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // Only an empty cgroup can be removed; a populated one is killed first.
+        if self.populated() {
+            self.kill_all();
+            for _ in 0..100 {
+                if !self.populated() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cgroup_holds_escaped_processes_when_available() {
+        let Some(cg) = Cgroup::create(&format!("unit-{}", std::process::id())) else {
+            eprintln!("cgroups not writable here: nothing to test");
+            return;
+        };
+        let dir = cg.dir().to_path_buf();
+        let mut s = std::process::Command::new("/bin/sh");
+        let script = format!(
+            "echo 0 > {}/cgroup.procs; setsid sleep 30 & exec sleep 30",
+            dir.display()
+        );
+        s.args(["-c", &script]);
+        let mut child = s.spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while cg.pids().len() < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(cg.pids().len(), 2);
+        assert!(cg.populated());
+        assert!(cg.kill_all());
+        child.wait().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while cg.populated() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!cg.populated());
+        drop(cg);
+        assert!(!dir.exists());
+        // This test process has no guardian to remove the per-process directory.
+        let _ = std::fs::remove_dir(base().unwrap());
+    }
+}

@@ -1,0 +1,407 @@
+//! Starting a process without forking Node: `clone(CLONE_VM | CLONE_VFORK)` with a small stack,
+//! as glibc's `posix_spawn` does, so the cost does not grow with Node's heap. Unlike
+//! `posix_spawn`, the child can also set resource limits, a parent-death signal, join a cgroup
+//! and take a controlling terminal before `execve`.
+//!
+//! The child runs only async-signal-safe system calls on memory prepared by the parent, and
+//! reports a failure through shared memory before `_exit(127)`; the parent thread is suspended
+//! until the child has exec'd or exited, so the child's error is known when `launch` returns.
+//!
+//! All launches happen on one dedicated thread that lives as long as the process: Linux sends
+//! the parent-death signal when the *thread* that created the child exits.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+
+/// How the child relates to sessions and process groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionMode {
+    /// Leader of a new process group in the caller's session.
+    NewGroup,
+    /// Leader of a new session; with `Some(fd)`, that terminal becomes its controlling tty.
+    NewSession(Option<RawFd>),
+}
+
+/// A resource limit applied in the child (soft and hard alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rlimit {
+    /// `RLIMIT_*` resource.
+    pub resource: i32,
+    /// The limit.
+    pub value: u64,
+}
+
+/// Everything the child needs, prepared in the parent.
+#[derive(Debug)]
+pub struct LaunchSpec {
+    /// Absolute path of the executable.
+    pub program: CString,
+    /// argv, argv[0] included.
+    pub argv: Vec<CString>,
+    /// Complete environment as `NAME=value`.
+    pub envp: Vec<CString>,
+    /// Working directory.
+    pub cwd: CString,
+    /// Descriptors that become the child's 0, 1 and 2.
+    pub stdio: [RawFd; 3],
+    /// Group/session setup.
+    pub session: SessionMode,
+    /// Resource limits.
+    pub rlimits: Vec<Rlimit>,
+    /// Signal sent to the child when the launching thread dies (`None`: none).
+    pub parent_death_signal: Option<i32>,
+    /// A `cgroup.procs` file the child moves itself into (best effort).
+    pub cgroup_procs: Option<CString>,
+}
+
+/// Converts an OS string to a C string (callers have already rejected NUL bytes).
+pub fn cstring(s: &OsStr) -> io::Result<CString> {
+    CString::new(s.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Builds `NAME=value` entries.
+pub fn envp(env: &[(OsString, OsString)]) -> io::Result<Vec<CString>> {
+    env.iter()
+        .map(|(k, v)| {
+            let mut b = Vec::with_capacity(k.len() + v.len() + 1);
+            b.extend_from_slice(k.as_bytes());
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+        })
+        .collect()
+}
+
+/// Converts a path to a C string.
+pub fn cpath(p: &Path) -> io::Result<CString> {
+    cstring(p.as_os_str())
+}
+
+/// Failure stages reported by the child.
+const STAGE_SESSION: i32 = 1;
+const STAGE_RLIMIT: i32 = 2;
+const STAGE_STDIO: i32 = 3;
+const STAGE_CWD: i32 = 4;
+const STAGE_EXEC: i32 = 5;
+const STAGE_PARENT_GONE: i32 = 6;
+
+struct ChildArgs {
+    program: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    cwd: *const libc::c_char,
+    stdio: [RawFd; 3],
+    session: SessionMode,
+    rlimits: *const Rlimit,
+    n_rlimits: usize,
+    pdeathsig: i32,
+    parent_pid: libc::pid_t,
+    cgroup_procs: *const libc::c_char,
+    /// Written by the child on failure.
+    errno: i32,
+    stage: i32,
+}
+
+/// The child: raw system calls only, then `execve`.
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points to the parent's `ChildArgs`, alive and untouched while the parent
+    // thread is suspended by CLONE_VFORK. Every pointer in it is valid for that time.
+    unsafe {
+        let a = &mut *(arg as *mut ChildArgs);
+        let fail = |a: &mut ChildArgs, stage: i32| -> ! {
+            a.errno = *libc::__errno_location();
+            a.stage = stage;
+            libc::_exit(127)
+        };
+        // Default dispositions for every signal (Node ignores SIGPIPE and handles others).
+        // The raw system call also resets the signals glibc reserves (32, 33), which its
+        // `sigaction` refuses to touch. All-zero is SIG_DFL with no flags and an empty mask in
+        // the kernel's layout on every architecture.
+        let dfl = [0u64; 4];
+        for sig in 1..=64 {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::syscall(libc::SYS_rt_sigaction, sig, dfl.as_ptr(), 0usize, 8usize);
+            }
+        }
+        match a.session {
+            SessionMode::NewGroup => {
+                if libc::setpgid(0, 0) != 0 {
+                    fail(a, STAGE_SESSION);
+                }
+            }
+            SessionMode::NewSession(tty) => {
+                if libc::setsid() < 0 {
+                    fail(a, STAGE_SESSION);
+                }
+                if let Some(fd) = tty {
+                    if libc::ioctl(fd, libc::TIOCSCTTY as _, 0) != 0 {
+                        fail(a, STAGE_SESSION);
+                    }
+                }
+            }
+        }
+        if a.pdeathsig != 0 {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                a.pdeathsig as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            if libc::getppid() != a.parent_pid {
+                *libc::__errno_location() = libc::ESRCH;
+                fail(a, STAGE_PARENT_GONE);
+            }
+        }
+        for i in 0..a.n_rlimits {
+            let r = &*a.rlimits.add(i);
+            let lim = libc::rlimit {
+                rlim_cur: r.value as libc::rlim_t,
+                rlim_max: r.value as libc::rlim_t,
+            };
+            if libc::setrlimit(r.resource as _, &lim) != 0 {
+                fail(a, STAGE_RLIMIT);
+            }
+        }
+        if !a.cgroup_procs.is_null() {
+            // Best effort: without the cgroup, the process group still contains the command.
+            let fd = libc::open(a.cgroup_procs, libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd >= 0 {
+                libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
+                libc::close(fd);
+            }
+        }
+        for (target, &src) in a.stdio.iter().enumerate() {
+            let target = target as RawFd;
+            if src == target {
+                if libc::fcntl(src, libc::F_SETFD, 0) != 0 {
+                    fail(a, STAGE_STDIO);
+                }
+            } else if libc::dup2(src, target) < 0 {
+                fail(a, STAGE_STDIO);
+            }
+        }
+        if libc::chdir(a.cwd) != 0 {
+            fail(a, STAGE_CWD);
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::execve(a.program, a.argv, a.envp);
+        fail(a, STAGE_EXEC)
+    }
+}
+
+/// Size of the child's stack (it only makes system calls).
+const CHILD_STACK: usize = 64 * 1024;
+
+fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
+    let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|s| s.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = spec.envp.iter().map(|s| s.as_ptr()).collect();
+    envp.push(std::ptr::null());
+    let mut args = ChildArgs {
+        program: spec.program.as_ptr(),
+        argv: argv.as_ptr(),
+        envp: envp.as_ptr(),
+        cwd: spec.cwd.as_ptr(),
+        stdio: spec.stdio,
+        session: spec.session,
+        rlimits: spec.rlimits.as_ptr(),
+        n_rlimits: spec.rlimits.len(),
+        pdeathsig: spec.parent_death_signal.unwrap_or(0),
+        // SAFETY: getpid has no preconditions.
+        parent_pid: unsafe { libc::getpid() },
+        cgroup_procs: spec
+            .cgroup_procs
+            .as_ref()
+            .map_or(std::ptr::null(), |c| c.as_ptr()),
+        errno: 0,
+        stage: 0,
+    };
+    let mut stack = vec![0u8; CHILD_STACK];
+    // SAFETY: the stack grows down on every Linux architecture we build for; the top is
+    // 16-byte aligned. All signals are blocked around clone so that no handler of Node runs
+    // in the child before it resets them; the previous mask is restored right after.
+    let pid = unsafe {
+        let top = stack.as_mut_ptr().add(CHILD_STACK) as usize & !15;
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let pid = libc::clone(
+            child_main,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &mut args as *mut ChildArgs as *mut libc::c_void,
+        );
+        let clone_errno = *libc::__errno_location();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        if pid < 0 {
+            return Err(io::Error::from_raw_os_error(clone_errno));
+        }
+        pid
+    };
+    drop(stack);
+    // SAFETY: the child has exec'd or exited, so it no longer writes to `args`.
+    let (errno, stage) = unsafe {
+        (
+            std::ptr::read_volatile(&args.errno),
+            std::ptr::read_volatile(&args.stage),
+        )
+    };
+    if stage != 0 {
+        let mut status = 0;
+        // SAFETY: reaping our own failed child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        let what = match stage {
+            STAGE_SESSION => "setting up the session",
+            STAGE_RLIMIT => "applying resource limits",
+            STAGE_STDIO => "setting up stdio",
+            STAGE_CWD => "changing directory",
+            STAGE_PARENT_GONE => "starting (the parent exited)",
+            _ => "executing",
+        };
+        let err = io::Error::from_raw_os_error(if errno == 0 { libc::EIO } else { errno });
+        return Err(io::Error::new(err.kind(), LaunchError { errno, what, err }));
+    }
+    Ok(pid)
+}
+
+/// A child-side failure: which step failed, with its errno.
+#[derive(Debug)]
+pub struct LaunchError {
+    /// errno reported by the child.
+    pub errno: i32,
+    /// The step that failed.
+    pub what: &'static str,
+    err: io::Error,
+}
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.err)
+    }
+}
+
+impl std::error::Error for LaunchError {}
+
+/// The errno of a launch failure, wherever it came from.
+pub fn launch_errno(e: &io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<LaunchError>())
+            .map(|l| l.errno)
+    })
+}
+
+type Job = (LaunchSpec, mpsc::SyncSender<io::Result<i32>>);
+
+/// Starts `spec` on the launcher thread and returns the child's pid.
+pub fn launch(spec: LaunchSpec) -> io::Result<i32> {
+    static LAUNCHER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
+    let tx = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("acp-terminal-launcher".into())
+            .spawn(move || {
+                for (spec, reply) in rx {
+                    let _ = reply.send(launch_here(&spec));
+                }
+            })
+            .expect("cannot start the acp-terminal launcher thread");
+        Mutex::new(tx)
+    });
+    let (reply_tx, reply_rx) = mpsc::sync_channel(1);
+    tx.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .send((spec, reply_tx))
+        .map_err(|_| io::Error::other("the launcher thread is gone"))?;
+    reply_rx
+        .recv()
+        .map_err(|_| io::Error::other("the launcher thread is gone"))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn spec(program: &str, args: &[&str], stdout: RawFd) -> LaunchSpec {
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let fd = null.as_raw_fd();
+        std::mem::forget(null);
+        LaunchSpec {
+            program: CString::new(program).unwrap(),
+            argv: std::iter::once(program)
+                .chain(args.iter().copied())
+                .map(|s| CString::new(s).unwrap())
+                .collect(),
+            envp: vec![CString::new("PATH=/usr/bin:/bin").unwrap()],
+            cwd: CString::new("/").unwrap(),
+            stdio: [fd, stdout, stdout],
+            session: SessionMode::NewGroup,
+            rlimits: vec![],
+            parent_death_signal: None,
+            cgroup_procs: None,
+        }
+    }
+
+    /// Launches, waits, then reads everything the child wrote (the write end is closed first).
+    fn run(s: LaunchSpec, out: std::fs::File, w: std::fs::File) -> (i32, String) {
+        use std::io::Read;
+        let pid = launch(s).unwrap();
+        drop(w);
+        let mut status = 0;
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        let mut text = String::new();
+        let mut out = out;
+        out.read_to_string(&mut text).unwrap();
+        (status, text)
+    }
+
+    fn pipe() -> (std::fs::File, std::fs::File) {
+        let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+        (std::fs::File::from(r), std::fs::File::from(w))
+    }
+
+    #[test]
+    fn runs_in_its_own_group_with_limits_and_default_signals() {
+        let (r, w) = pipe();
+        let mut s = spec(
+            "/bin/sh",
+            &[
+                "-c",
+                "ulimit -n; cat /proc/self/status | grep -E '^(SigIgn|SigBlk)'",
+            ],
+            w.as_raw_fd(),
+        );
+        s.rlimits.push(Rlimit {
+            resource: libc::RLIMIT_NOFILE as i32,
+            value: 77,
+        });
+        let (status, text) = run(s, r, w);
+        assert_eq!(status, 0);
+        assert!(text.starts_with("77\n"), "{text}");
+        // Node ignores SIGPIPE; the child starts with every signal at its default, unblocked.
+        assert!(text.contains("SigIgn:\t0000000000000000"), "{text}");
+        assert!(text.contains("SigBlk:\t0000000000000000"), "{text}");
+    }
+
+    #[test]
+    fn reports_exec_and_cwd_failures() {
+        let s = spec("/no/such/program", &[], 1);
+        let e = launch(s).unwrap_err();
+        assert_eq!(launch_errno(&e), Some(libc::ENOENT));
+        let mut s = spec("/bin/true", &[], 1);
+        s.cwd = CString::new("/no/such/dir").unwrap();
+        let e = launch(s).unwrap_err();
+        assert_eq!(launch_errno(&e), Some(libc::ENOENT));
+        assert!(e.to_string().contains("changing directory"), "{e}");
+    }
+}
