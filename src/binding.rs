@@ -520,7 +520,7 @@ pub fn create_terminal<'env>(
     settle(
         env,
         async move {
-            let cgroup = Cgroup::create(&config.id);
+            let cgroup = Cgroup::create();
             let spawned = spawn::spawn(&plan, cgroup.as_ref())?;
             let term = Terminal::start(spawned, config, cgroup)?;
             reg.insert(&term);

@@ -1,4 +1,4 @@
-//! The guardian: one small `/bin/sh` process per Node process that kills every terminal still
+//! The guardian: one small process (`sh` exec'ing `awk`) per Node process that kills every terminal still
 //! tracked when Node goes away in a way that runs no code of ours (SIGKILL, SIGINT or SIGTERM
 //! with default handling, a crash). It reads `+<pgid>@<cgroup dir>` / `-<pgid>@<cgroup dir>`
 //! lines from a pipe whose write end only Node holds; end-of-file means Node is gone, and it
@@ -16,27 +16,26 @@ use nix::fcntl::OFlag;
 
 use crate::launch::{cstring, launch, LaunchSpec, SessionMode};
 
+/// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
+/// quadratic and burned a core under 1,000 terminals). Ignored signals survive the exec.
 const SCRIPT: &str = r#"trap '' INT TERM HUP QUIT PIPE
-live=' '
-while IFS= read -r line; do
-  case $line in
-    +*) live="$live${line#+} " ;;
-    -*) e=${line#-}; case $live in *" $e "*) live="${live%% $e *} ${live#* $e }" ;; esac ;;
-  esac
-done
-for e in $live; do
-  pg=${e%%@*}; cg=${e#*@}
-  kill -9 -"$pg" 2>/dev/null
-  [ "$cg" = - ] || echo 1 > "$cg/cgroup.kill" 2>/dev/null
-done
-if [ -n "$1" ]; then
-  i=0
-  while [ -d "$1" ] && [ $i -lt 50 ]; do
-    for d in "$1"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
-    rmdir "$1" 2>/dev/null || sleep 0.1
-    i=$((i+1))
-  done
-fi
+exec awk -v base="$1" '
+  /^[+]/ { live[substr($0, 2)] = 1; next }
+  /^-/ { delete live[substr($0, 2)]; next }
+  END {
+    cmd = ""
+    for (e in live) {
+      at = index(e, "@"); pg = substr(e, 1, at - 1); cg = substr(e, at + 1)
+      cmd = cmd "kill -9 -" pg " 2>/dev/null; "
+      if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
+    }
+    if (base != "") {
+      cmd = cmd "i=0; while [ -d \"" base "\" ] && [ $i -lt 50 ]; do "
+      cmd = cmd "for d in \"" base "\"/*/; do [ -d \"$d\" ] && rmdir \"$d\" 2>/dev/null; done; "
+      cmd = cmd "rmdir \"" base "\" 2>/dev/null || sleep 0.1; i=$((i+1)); done"
+    }
+    if (cmd != "") system(cmd)
+  }'
 "#;
 
 struct Guardian {
