@@ -491,7 +491,10 @@ pub fn create_terminal<'env>(
     let registry = state.registry.clone();
     // Validation, cwd and environment are read on the JS thread (where `process.env` writes
     // happen); only the spawn itself runs on the runtime.
-    let planned = parse_create(&params, options.as_ref()).and_then(|p| {
+    // Only what must run on the JS thread happens here: reading the arguments, the cwd and
+    // the environment (where `process.env` writes happen). Validation of the paths, PATH
+    // resolution and the spawn run on the runtime, so a burst of creates never blocks JS.
+    let captured = parse_create(&params, options.as_ref()).and_then(|p| {
         let cwd = std::env::current_dir().map_err(|e| {
             TermError::invalid_cwd(format!("the Node process's cwd is unusable: {e}"))
         })?;
@@ -502,10 +505,9 @@ pub fn create_terminal<'env>(
         } else {
             js_process_env(env)?
         };
-        let plan = spawn::plan(&p.req, inherited, &cwd)?;
-        Ok((plan, p))
+        Ok((p, inherited, cwd))
     });
-    let (plan, parsed) = match planned {
+    let (parsed, inherited, cwd) = match captured {
         Ok(v) => v,
         Err(e) => return rejected(env, e),
     };
@@ -516,10 +518,12 @@ pub fn create_terminal<'env>(
         kill_grace: parsed.kill_grace,
         timeout: parsed.timeout,
     };
+    let req = parsed.req;
     let reg = registry.clone();
     settle(
         env,
         async move {
+            let plan = spawn::plan(&req, inherited, &cwd)?;
             let cgroup = Cgroup::create();
             let spawned = spawn::spawn(&plan, cgroup.as_ref())?;
             let term = Terminal::start(spawned, config, cgroup)?;
