@@ -20,6 +20,8 @@ export declare class TerminalHandle {
   get sessionId(): string
   /** Pid of the child; it leads its own process group with the same id. */
   get pid(): number
+  /** True when `timeoutMs` expired and the command was killed for it. */
+  get timedOut(): boolean
   /** Total bytes the command has written so far (retained or not). */
   get outputBytes(): number
   /**
@@ -139,9 +141,10 @@ export interface OnOutputOptions {
 
 /**
  * The absolute path `createTerminal` would execute for a direct (argv) request of `command`,
- * resolved exactly as it resolves it. Throws with `code` `ENOENT` or `EACCES`.
+ * resolved exactly as it resolves it. Throws with `code` `ENOENT`, `EACCES` or
+ * `ERR_INVALID_ARG`.
  */
-export declare function resolveProgram(command: string, options?: ResolveProgramOptions | undefined | null): string
+export declare function resolveProgram(command: string, options?: ResolveProgramOptions | null): string
 
 /** Options of `resolveProgram()`. */
 export interface ResolveProgramOptions {

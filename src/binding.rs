@@ -13,7 +13,7 @@ use napi::threadsafe_function::{
 use napi::{Env, JsValue, Property, PropertyAttributes, ValueType};
 use napi_derive::napi;
 
-use crate::cgroup::Cgroup;
+use crate::cgroup::{Cgroup, PidsCgroup};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::registry::{next_id, Registry};
@@ -525,8 +525,18 @@ pub fn create_terminal<'env>(
         async move {
             let plan = spawn::plan(&req, inherited, &cwd)?;
             let cgroup = Cgroup::create();
-            let spawned = spawn::spawn(&plan, cgroup.as_ref())?;
-            let term = Terminal::start(spawned, config, cgroup)?;
+            let pids = plan
+                .limits
+                .processes
+                .and_then(|max| PidsCgroup::create(max, cgroup.as_ref()));
+            let mut procs: Vec<_> = cgroup.iter().filter_map(|c| c.procs_path()).collect();
+            if let Some(p) = pids.as_ref().and_then(|p| p.procs_path()) {
+                if !procs.contains(&p) {
+                    procs.push(p);
+                }
+            }
+            let spawned = spawn::spawn(&plan, procs)?;
+            let term = Terminal::start(spawned, config, cgroup, pids)?;
             reg.insert(&term);
             Ok(term)
         },
@@ -573,23 +583,33 @@ pub struct ResolveProgramOptions {
 }
 
 /// The absolute path `createTerminal` would execute for a direct (argv) request of `command`,
-/// resolved exactly as it resolves it. Throws with `code` `ENOENT` or `EACCES`.
-#[napi]
-pub fn resolve_program(
-    env: &Env,
-    command: String,
-    options: Option<ResolveProgramOptions>,
-) -> Result<String> {
-    let options = options.unwrap_or(ResolveProgramOptions {
-        cwd: None,
-        path: None,
-    });
-    let cwd = match options.cwd {
+/// resolved exactly as it resolves it. Throws with `code` `ENOENT`, `EACCES` or
+/// `ERR_INVALID_ARG`.
+#[napi(ts_args_type = "command: string, options?: ResolveProgramOptions | null")]
+pub fn resolve_program(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<String> {
+    let parsed = (|| -> Parsed<(String, Option<String>, Option<String>)> {
+        let command = as_string(&command, "command")?;
+        let Some(o) = options.filter(|o| !is_nullish(o).unwrap_or(true)) else {
+            return Ok((command, None, None));
+        };
+        let o = as_object(&o, "options")?;
+        Ok((
+            command,
+            opt_string(&o, "cwd", "options.cwd")?,
+            opt_string(&o, "path", "options.path")?,
+        ))
+    })();
+    let (command, cwd, path) = parsed.map_err(|e| js_error(env, e))?;
+    let cwd = match cwd {
         Some(c) => std::path::PathBuf::from(c),
-        None => std::env::current_dir().map_err(|e| Error::from_reason(format!("cwd: {e}")))?,
+        None => std::env::current_dir().map_err(|e| {
+            js_error(
+                env,
+                TermError::invalid_cwd(format!("the Node process's cwd: {e}")),
+            )
+        })?,
     };
-    let path = options
-        .path
+    let path = path
         .map(OsString::from)
         .or_else(|| std::env::var_os("PATH"));
     spawn::resolve(&command, path.as_deref(), &cwd)
@@ -636,6 +656,12 @@ impl TerminalHandle {
     #[napi(getter)]
     pub fn pid(&self) -> u32 {
         self.term.pid() as u32
+    }
+
+    /// True when `timeoutMs` expired and the command was killed for it.
+    #[napi(getter)]
+    pub fn timed_out(&self) -> bool {
+        self.term.timed_out()
     }
 
     /// Total bytes the command has written so far (retained or not).

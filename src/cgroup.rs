@@ -44,6 +44,138 @@ pub fn base() -> Option<&'static Path> {
     .as_deref()
 }
 
+/// Where per-terminal process-count cgroups can be created: the v2 base when its `pids`
+/// controller can be enabled, else a cgroup v1 `pids` hierarchy.
+pub fn pids_base() -> Option<&'static Path> {
+    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BASE.get_or_init(|| {
+        if std::env::var_os("ACP_TERMINAL_NO_CGROUP").is_some() {
+            return None;
+        }
+        if let Some(v2) = base() {
+            let enabled = std::fs::OpenOptions::new()
+                .write(true)
+                .open(v2.join("cgroup.subtree_control"))
+                .and_then(|mut f| f.write_all(b"+pids"))
+                .is_ok();
+            if enabled {
+                return Some(v2.to_path_buf());
+            }
+        }
+        let mount = v1_mount("pids")?;
+        let own = own_v1_cgroup("pids")?;
+        let dir = mount
+            .join(own.trim_start_matches('/'))
+            .join(format!("acp-terminal-{}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
+        }
+        Some(dir)
+    })
+    .as_deref()
+}
+
+fn v1_mount(controller: &str) -> Option<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        let mut r = right.split_whitespace();
+        if r.next()? != "cgroup" {
+            return None;
+        }
+        let opts = r.nth(1)?;
+        if !opts.split(',').any(|o| o == controller) {
+            return None;
+        }
+        left.split_whitespace().nth(4).map(PathBuf::from)
+    })
+}
+
+fn own_v1_cgroup(controller: &str) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (_, ctrls, path) = (f.next()?, f.next()?, f.next()?);
+        ctrls
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| path.to_string())
+    })
+}
+
+/// A per-terminal cgroup whose `pids.max` caps how many processes the command may have at
+/// once (unlike `RLIMIT_NPROC`, per terminal, and enforced for root too).
+#[derive(Debug)]
+pub struct PidsCgroup {
+    dir: PathBuf,
+}
+
+impl PidsCgroup {
+    /// Creates one capped at `max` processes, where a pids controller is available. Where the
+    /// v2 cgroup of the terminal has the controller, `v2` is used instead of a new directory.
+    pub fn create(max: u64, v2: Option<&Cgroup>) -> Option<PidsCgroup> {
+        let base = pids_base()?;
+        let own_dir = match v2 {
+            Some(cg) if cg.dir().starts_with(base) => None,
+            _ => {
+                static NEXT: AtomicU64 = AtomicU64::new(1);
+                let dir = base.join(format!("p{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+                std::fs::create_dir(&dir).ok()?;
+                Some(dir)
+            }
+        };
+        let dir = own_dir
+            .clone()
+            .or_else(|| v2.map(|c| c.dir().to_path_buf()))?;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("pids.max"))
+            .and_then(|mut f| f.write_all(max.to_string().as_bytes()))
+            .is_ok();
+        if !written {
+            if let Some(d) = own_dir {
+                let _ = std::fs::remove_dir(d);
+            }
+            return None;
+        }
+        Some(PidsCgroup { dir })
+    }
+
+    /// `cgroup.procs`, for the child to join before exec.
+    pub fn procs_path(&self) -> Option<CString> {
+        crate::launch::cpath(&self.dir.join("cgroup.procs")).ok()
+    }
+
+    /// Pids of the processes in it.
+    pub fn pids(&self) -> Vec<i32> {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        // A v2 terminal cgroup goes back to the pool uncapped; a v1 directory is removed.
+        if self.dir.join("cgroup.kill").exists() {
+            let _ = std::fs::write(self.dir.join("pids.max"), b"max");
+            return;
+        }
+        for pid in self.pids() {
+            // SAFETY: plain kill(2) of what is left in a terminal's own cgroup.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
 fn cgroup2_mount() -> Option<PathBuf> {
     let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     info.lines().find_map(|l| {

@@ -19,7 +19,7 @@ use crate::launch::{cstring, launch, LaunchSpec, SessionMode};
 /// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
 /// quadratic and burned a core under 1,000 terminals). Ignored signals survive the exec.
 const SCRIPT: &str = r#"trap '' INT TERM HUP QUIT PIPE
-exec awk -v base="$1" '
+exec awk -v base="$1" -v pbase="$2" '
   /^[+]/ { live[substr($0, 2)] = 1; next }
   /^-/ { delete live[substr($0, 2)]; next }
   END {
@@ -29,10 +29,13 @@ exec awk -v base="$1" '
       cmd = cmd "kill -9 -" pg " 2>/dev/null; "
       if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
     }
-    if (base != "") {
-      cmd = cmd "i=0; while [ -d \"" base "\" ] && [ $i -lt 50 ]; do "
-      cmd = cmd "for d in \"" base "\"/*/; do [ -d \"$d\" ] && rmdir \"$d\" 2>/dev/null; done; "
-      cmd = cmd "rmdir \"" base "\" 2>/dev/null || sleep 0.1; i=$((i+1)); done"
+    for (k = 1; k <= 2; k++) {
+      b = (k == 1) ? base : pbase
+      if (b == "") continue
+      if (k == 2) cmd = cmd "for d in \"" b "\"/*/; do [ -d \"$d\" ] && for p in $(cat \"$d/cgroup.procs\"); do kill -9 $p; done 2>/dev/null; done; "
+      cmd = cmd "i=0; while [ -d \"" b "\" ] && [ $i -lt 50 ]; do "
+      cmd = cmd "for d in \"" b "\"/*/; do [ -d \"$d\" ] && rmdir \"$d\" 2>/dev/null; done; "
+      cmd = cmd "rmdir \"" b "\" 2>/dev/null || sleep 0.1; i=$((i+1)); done; "
     }
     if (cmd != "") system(cmd)
   }'
@@ -54,6 +57,10 @@ fn start() -> Option<Guardian> {
     let base = crate::cgroup::base()
         .map(|p| p.as_os_str().to_owned())
         .unwrap_or_default();
+    let pids_base = crate::cgroup::pids_base()
+        .filter(|p| Some(*p) != crate::cgroup::base())
+        .map(|p| p.as_os_str().to_owned())
+        .unwrap_or_default();
     let spec = LaunchSpec {
         program: cstring("/bin/sh".as_ref()).ok()?,
         argv: vec![
@@ -63,6 +70,7 @@ fn start() -> Option<Guardian> {
             cstring("eval \"$ACP_TERMINAL_GUARDIAN\"".as_ref()).ok()?,
             cstring("acp-terminal-guardian".as_ref()).ok()?,
             cstring(&base).ok()?,
+            cstring(&pids_base).ok()?,
         ],
         envp: vec![
             cstring("PATH=/usr/bin:/bin".as_ref()).ok()?,
@@ -73,7 +81,7 @@ fn start() -> Option<Guardian> {
         session: SessionMode::NewSession(None),
         rlimits: Vec::new(),
         parent_death_signal: None,
-        cgroup_procs: None,
+        cgroup_procs: Vec::new(),
     };
     let pid = launch(spec).ok()?;
     drop(read);

@@ -55,8 +55,8 @@ pub struct LaunchSpec {
     pub rlimits: Vec<Rlimit>,
     /// Signal sent to the child when the launching thread dies (`None`: none).
     pub parent_death_signal: Option<i32>,
-    /// A `cgroup.procs` file the child moves itself into (best effort).
-    pub cgroup_procs: Option<CString>,
+    /// `cgroup.procs` files the child moves itself into (best effort).
+    pub cgroup_procs: Vec<CString>,
 }
 
 /// Converts an OS string to a C string (callers have already rejected NUL bytes).
@@ -101,7 +101,8 @@ struct ChildArgs {
     n_rlimits: usize,
     pdeathsig: i32,
     parent_pid: libc::pid_t,
-    cgroup_procs: *const libc::c_char,
+    cgroup_procs: *const *const libc::c_char,
+    n_cgroups: usize,
     /// Written by the child on failure.
     errno: i32,
     stage: i32,
@@ -168,9 +169,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(a, STAGE_RLIMIT);
             }
         }
-        if !a.cgroup_procs.is_null() {
+        for i in 0..a.n_cgroups {
             // Best effort: without the cgroup, the process group still contains the command.
-            let fd = libc::open(a.cgroup_procs, libc::O_WRONLY | libc::O_CLOEXEC);
+            let fd = libc::open(*a.cgroup_procs.add(i), libc::O_WRONLY | libc::O_CLOEXEC);
             if fd >= 0 {
                 libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
                 libc::close(fd);
@@ -205,6 +206,7 @@ fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
     argv.push(std::ptr::null());
     let mut envp: Vec<*const libc::c_char> = spec.envp.iter().map(|s| s.as_ptr()).collect();
     envp.push(std::ptr::null());
+    let cgroups: Vec<*const libc::c_char> = spec.cgroup_procs.iter().map(|s| s.as_ptr()).collect();
     let mut args = ChildArgs {
         program: spec.program.as_ptr(),
         argv: argv.as_ptr(),
@@ -217,10 +219,8 @@ fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
         pdeathsig: spec.parent_death_signal.unwrap_or(0),
         // SAFETY: getpid has no preconditions.
         parent_pid: unsafe { libc::getpid() },
-        cgroup_procs: spec
-            .cgroup_procs
-            .as_ref()
-            .map_or(std::ptr::null(), |c| c.as_ptr()),
+        cgroup_procs: cgroups.as_ptr(),
+        n_cgroups: cgroups.len(),
         errno: 0,
         stage: 0,
     };
@@ -348,7 +348,7 @@ mod tests {
             session: SessionMode::NewGroup,
             rlimits: vec![],
             parent_death_signal: None,
-            cgroup_procs: None,
+            cgroup_procs: Vec::new(),
         }
     }
 

@@ -20,7 +20,6 @@ use std::sync::OnceLock;
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
-use crate::cgroup::Cgroup;
 use crate::error::TermError;
 use crate::launch::{self, LaunchSpec, Rlimit, SessionMode};
 
@@ -281,7 +280,8 @@ fn resolve_program(
 ) -> Result<PathBuf, TermError> {
     let not_found = |what: String| TermError::new("ENOENT", what);
     if name.contains('/') {
-        let p = cwd.join(name);
+        // `cwd/./x` → `cwd/x` (components() drops `.`; `..` is left to the kernel).
+        let p: PathBuf = cwd.join(name).components().collect();
         return match is_executable_file(&p) {
             Some(true) => Ok(p),
             Some(false) => Err(TermError::new(
@@ -328,8 +328,9 @@ fn dev_null() -> Result<&'static OwnedFd, TermError> {
 }
 
 /// Starts the planned child with stdin on /dev/null and stdout+stderr on one pipe, as leader
-/// of a new process group, in `cgroup` if given, with SIGKILL as its parent-death signal.
-pub fn spawn(plan: &SpawnPlan, cgroup: Option<&Cgroup>) -> Result<Spawned, TermError> {
+/// of a new process group, in the given cgroups (their `cgroup.procs` files), with SIGKILL as
+/// its parent-death signal.
+pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawned, TermError> {
     let argv0 = plan.argv[0].as_bytes().escape_ascii().to_string();
     let ctx = || format!("spawning `{argv0}`");
     let io = |e: std::io::Error| TermError::from_io(&e, &ctx());
@@ -350,7 +351,7 @@ pub fn spawn(plan: &SpawnPlan, cgroup: Option<&Cgroup>) -> Result<Spawned, TermE
         session: SessionMode::NewGroup,
         rlimits: plan.limits.rlimits(),
         parent_death_signal: Some(libc::SIGKILL),
-        cgroup_procs: cgroup.and_then(|c| c.procs_path()),
+        cgroup_procs: cgroups,
     };
     let pid = launch::launch(spec).map_err(io)?;
     // Close our write end now, so EOF arrives when the child's copies are gone.
@@ -497,7 +498,7 @@ mod tests {
             Path::new("/"),
         )
         .unwrap();
-        let s = spawn(&p, None).unwrap();
+        let s = spawn(&p, Vec::new()).unwrap();
         let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(s.pid), None).unwrap();
         assert_eq!(
             status,

@@ -24,7 +24,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
-use crate::cgroup::Cgroup;
+use crate::cgroup::{Cgroup, PidsCgroup};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::guard;
@@ -99,6 +99,10 @@ pub struct Terminal {
     bytes_read: AtomicU64,
     /// The terminal's cgroup, where cgroups are available: holds even escaped descendants.
     cgroup: Option<Cgroup>,
+    /// The cgroup capping its number of processes (`limits.processes`), where available.
+    pids_cgroup: Option<PidsCgroup>,
+    /// The timeout fired (the kill that followed was ours).
+    timed_out: AtomicBool,
     /// The guardian still lists this terminal.
     tracked: AtomicBool,
     /// Set once the reader task ended and closed the pipe and the pidfd.
@@ -112,6 +116,7 @@ impl Terminal {
         spawned: Spawned,
         config: TerminalConfig,
         cgroup: Option<Cgroup>,
+        pids_cgroup: Option<PidsCgroup>,
     ) -> Result<Arc<Self>, TermError> {
         let Spawned { pid, output } = spawned;
         let io_err = |e: std::io::Error| {
@@ -143,6 +148,8 @@ impl Terminal {
             kill_lock: tokio::sync::Mutex::new(()),
             bytes_read: AtomicU64::new(0),
             cgroup,
+            pids_cgroup,
+            timed_out: AtomicBool::new(false),
             tracked: AtomicBool::new(true),
             closed_tx: watch::channel(false).0,
         });
@@ -260,13 +267,29 @@ impl Terminal {
         self.wait_for_exit().await;
     }
 
-    /// True while any process of the terminal runs: in its cgroup, or in its process group.
+    /// True while any process of the terminal runs: in its cgroups, or in its process group.
     fn anything_alive(&self) -> bool {
-        self.cgroup.as_ref().is_some_and(|c| c.populated()) || group_has_live_members(self.pid)
+        self.cgroup.as_ref().is_some_and(|c| c.populated())
+            || self
+                .pids_cgroup
+                .as_ref()
+                .is_some_and(|c| !c.pids().is_empty())
+            || group_has_live_members(self.pid)
+    }
+
+    /// Whether `timeoutMs` expired and the terminal was killed for it.
+    pub fn timed_out(&self) -> bool {
+        self.timed_out.load(Ordering::Acquire)
     }
 
     /// Signals the process group and, where there is one, every process of the cgroup.
     fn signal_all(&self, sig: Signal) {
+        if let Some(pc) = &self.pids_cgroup {
+            for pid in pc.pids() {
+                // SAFETY: plain kill(2) of a process in this terminal's own cgroup.
+                unsafe { libc::kill(pid, sig as i32) };
+            }
+        }
         if let Some(cg) = &self.cgroup {
             if sig == Signal::SIGKILL {
                 cg.kill_all();
@@ -531,6 +554,7 @@ async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatc
                 if timeout_at.is_some() && !timed_out && exit.is_none() => {
                 // The command ran too long: kill it as kill() does, without blocking this loop.
                 timed_out = true;
+                term.timed_out.store(true, Ordering::Release);
                 let t = term.clone();
                 tokio::spawn(async move { t.kill().await });
             },

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import { spawn } from 'node:child_process';
 
-import { containmentInfo, createTerminal } from '../../index';
+import { containmentInfo, createTerminal, resolveProgram } from '../../index';
 import { eventually, fdCount, isGone, ROOT, run, zombieChildren } from './helpers';
 
 const info = containmentInfo();
@@ -121,6 +121,38 @@ describe('timeoutMs and resource limits', () => {
       { limits: { fileSizeBytes: 4096 } },
     );
     expect(r.status).toEqual({ exitCode: null, signal: 'SIGXFSZ' });
+  });
+
+  test('limits.processes caps the processes alive at once, even for root (pids cgroup)', async () => {
+    // Without a cap this would hold 64 sleeping processes; with it, forks fail beyond 10.
+    const r = await run(
+      { command: 'n=0; for i in $(seq 64); do sleep 5 & n=$((n+1)); done 2>/dev/null; ps -o pid= -g $$ | wc -l' },
+      { limits: { processes: 10 } },
+    );
+    expect(Number(r.output.trim().split('\n').pop())).toBeLessThanOrEqual(10);
+  });
+
+  test('timedOut tells a timeout kill from other ends', async () => {
+    const t = await createTerminal({ command: 'sleep 100' }, { timeoutMs: 100 });
+    expect(t.timedOut).toBe(false);
+    await t.waitForExit();
+    expect(t.timedOut).toBe(true);
+    await t.release();
+    const u = await createTerminal({ command: 'true' }, { timeoutMs: 60000 });
+    await u.waitForExit();
+    expect(u.timedOut).toBe(false);
+    await u.release();
+  });
+
+  test('resolveProgram resolves like spawn, accepts nulls, normalizes ./', () => {
+    expect(resolveProgram('sh', { cwd: null, path: '/usr/bin:/bin' })).toMatch(/^\/(usr\/)?bin\/sh$/);
+    expect(resolveProgram('./hostname', { cwd: '/bin', path: null })).toBe('/bin/hostname');
+    expect(() => resolveProgram('no-such-prog-xyz', { path: '/bin' })).toThrow(/no-such-prog-xyz/);
+    try {
+      resolveProgram('no-such-prog-xyz');
+    } catch (e) {
+      expect((e as { code: string }).code).toBe('ENOENT');
+    }
   });
 
   test('bad limits name the field', async () => {
