@@ -100,6 +100,10 @@ test.each([
   ['ERR_INVALID_CWD', INVALID_PARAMS],
   ['ERR_INVALID_ARG', INVALID_PARAMS],
   ['ENOENT', INVALID_PARAMS],
+  ['E2BIG', INVALID_PARAMS],
+  ['ERR_POLICY_DENIED', INVALID_PARAMS],
+  ['ERR_CWD_OUTSIDE_ROOTS', INVALID_PARAMS],
+  ['ERR_NOT_APPROVED', INVALID_PARAMS],
   ['ERR_TERMINAL_RELEASED', RESOURCE_NOT_FOUND],
   ['EMFILE', INTERNAL_ERROR],
 ])('a backend error %s answers %i with its message', async (code, rpcCode) => {
@@ -134,4 +138,44 @@ test('toRequestError keeps RequestErrors and maps codes', async () => {
   expect(mapped).toMatchObject({ code: INTERNAL_ERROR, message: 'closed', data: { code: 'ERR_HOST_CLOSED' } });
   await expect(toRequestError('plain string')).resolves.toMatchObject({ code: INTERNAL_ERROR, message: 'plain string' });
   expect(jsonRpcCodeFor(undefined)).toBe(INTERNAL_ERROR);
+});
+
+test('policy refusals answer -32602 with the reason in the message and data, and an audit event', async () => {
+  conn.close();
+  await host.close();
+  const audit: unknown[] = [];
+  host = new TerminalHost({
+    createTerminal: backend.createTerminal,
+    allowedRoots: ['/tmp'],
+    commandPolicy: { deny: ['rm'] },
+    approve: (r) => r.command !== 'git push',
+    onEvent: (e) => {
+      audit.push(e);
+    },
+  });
+  conn = agent({ name: 'test-agent' }).connect(registerTerminalHandlers(client({ name: 'test-client' }), host));
+
+  const outside = await rpcError(conn.client.createTerminal({ sessionId, command: 'ls', cwd: '/' }));
+  expect(outside.code).toBe(INVALID_PARAMS);
+  expect(outside.message).toMatch(/^cwd: "\/" is outside the directories this client allows/);
+  expect(outside.data).toMatchObject({ code: 'ERR_CWD_OUTSIDE_ROOTS', resolved: '/' });
+
+  const denied = await rpcError(conn.client.createTerminal({ sessionId, command: 'cd x && rm -rf y', cwd: '/tmp' }));
+  expect(denied.code).toBe(INVALID_PARAMS);
+  expect(denied.message).toMatch(/`rm` .*is denied by this client's command policy/);
+  expect(denied.data).toMatchObject({ code: 'ERR_POLICY_DENIED', reason: 'deny-rule', word: 'rm' });
+
+  const declined = await rpcError(conn.client.createTerminal({ sessionId, command: 'git push', cwd: '/tmp' }));
+  expect(declined.code).toBe(INVALID_PARAMS);
+  expect(declined.message).toMatch(/not approved by the user/);
+  expect(declined.data).toMatchObject({ code: 'ERR_NOT_APPROVED' });
+
+  expect(backend.terminals).toHaveLength(0);
+  expect(audit).toEqual([
+    expect.objectContaining({ type: 'denied', code: 'ERR_CWD_OUTSIDE_ROOTS' }),
+    expect.objectContaining({ type: 'denied', code: 'ERR_POLICY_DENIED' }),
+    expect.objectContaining({ type: 'denied', code: 'ERR_NOT_APPROVED' }),
+  ]);
+  const handle = await conn.client.createTerminal({ sessionId, command: 'git status', cwd: '/tmp' });
+  await handle.release();
 });

@@ -1,24 +1,42 @@
-/// Errors raised by the JS layer. Each carries a stable string `code` (like Node's system errors) and a
-/// message that names the offending field.
+/**
+ * Errors raised by the JS layer. Each carries a stable string `code` (like Node's system errors) and a
+ * message that names the offending field.
+ */
 
-/// Error codes raised by this layer (the native core adds `ENOENT`, `ERR_INVALID_CWD`, `ERR_INVALID_ARG`
-/// and `ERR_TERMINAL_RELEASED`).
+/**
+ * Error codes raised by this layer (the native core adds `ENOENT`, `EACCES`, `E2BIG`, `ERR_INVALID_CWD`,
+ * `ERR_INVALID_ARG` and `ERR_TERMINAL_RELEASED`).
+ *
+ * Host policy refusals (each also emits a `denied` audit event):
+ * - `ERR_POLICY_DENIED`: the command policy refused a program (a deny rule matched, or it is not on
+ *   the allow list, or a shell line could not be verified against the allow list).
+ * - `ERR_CWD_OUTSIDE_ROOTS`: the working directory, symlinks and `..` resolved, is outside `allowedRoots`.
+ * - `ERR_NOT_APPROVED`: the host's `approve` callback declined (or failed).
+ * - `ERR_TOO_MANY_TERMINALS`: `maxTerminals` live terminals already exist.
+ */
 export type AcpTerminalErrorCode =
   | 'ERR_INVALID_ARG'
+  | 'ERR_INVALID_CWD'
   | 'ERR_TERMINAL_NOT_FOUND'
   | 'ERR_TOO_MANY_TERMINALS'
   | 'ERR_HOST_CLOSED'
   | 'ERR_TERMINAL_EXITED'
-  | 'ERR_SDK_NOT_FOUND';
+  | 'ERR_SDK_NOT_FOUND'
+  | 'ERR_POLICY_DENIED'
+  | 'ERR_CWD_OUTSIDE_ROOTS'
+  | 'ERR_NOT_APPROVED';
 
-/// An error of the JS layer with a machine-readable `code`.
+/** The codes of host policy refusals (the ones reported as `denied` audit events). */
+export type PolicyErrorCode = 'ERR_POLICY_DENIED' | 'ERR_CWD_OUTSIDE_ROOTS' | 'ERR_NOT_APPROVED' | 'ERR_TOO_MANY_TERMINALS';
+
+/** An error of the JS layer with a machine-readable `code`. */
 export class AcpTerminalError extends Error {
-  /// Machine-readable error code.
+  /** Machine-readable error code. */
   readonly code: AcpTerminalErrorCode;
-  /// Extra structured details (the field name, the terminal id, the limit that was hit).
+  /** Extra structured details (the field name, the terminal id, the limit that was hit). */
   readonly details: Readonly<Record<string, unknown>>;
 
-  /// Creates an error with `code`, `message` and optional structured `details`.
+  /** Creates an error with `code`, `message` and optional structured `details`. */
   constructor(code: AcpTerminalErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(message);
     this.name = 'AcpTerminalError';
@@ -27,12 +45,12 @@ export class AcpTerminalError extends Error {
   }
 }
 
-/// Builds an `ERR_INVALID_ARG` error whose message starts with the field name.
+/** Builds an `ERR_INVALID_ARG` error whose message starts with the field name. */
 export function invalidArg(field: string, problem: string): AcpTerminalError {
   return new AcpTerminalError('ERR_INVALID_ARG', `${field}: ${problem}`, { field });
 }
 
-/// Reads the string `code` of an error-like value (native errors come from another realm, so no instanceof).
+/** Reads the string `code` of an error-like value (native errors come from another realm, so no instanceof). */
 export function errorCode(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {
     const code = (error as { code: unknown }).code;
@@ -41,7 +59,7 @@ export function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/// Reads the message of an error-like value.
+/** Reads the message of an error-like value. */
 export function errorMessage(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'message' in error) {
     const message = (error as { message: unknown }).message;

@@ -1,30 +1,48 @@
-/// SDK adapter: serves the five ACP v1 `terminal/*` requests of an `@agentclientprotocol/sdk` 2.x
-/// `ClientApp` from a TerminalHost, turning failures into JSON-RPC errors an agent can act on.
+/**
+ * SDK adapter: serves the five ACP v1 `terminal/*` requests of an `@agentclientprotocol/sdk` 2.x
+ * `ClientApp` from a TerminalHost, turning failures into JSON-RPC errors an agent can act on.
+ */
 
 import type { ClientApp, RequestError } from '@agentclientprotocol/sdk';
 import { errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
 import { loadSdk } from './sdk';
 
-/// JSON-RPC code for an unknown or released terminal id ("resource not found").
+/** JSON-RPC code for an unknown or released terminal id ("resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
-/// JSON-RPC code for a bad request (relative or missing cwd, NUL bytes, bad limit, unknown command).
+/**
+ * JSON-RPC code for a request the client will not run as sent: invalid (relative or missing cwd, NUL
+ * bytes, bad limit, unknown program, arguments too long) or refused by the client's policy (cwd outside
+ * the allowed roots, a denied program, the user declined). `data.code` says which; the message says why.
+ */
 export const INVALID_PARAMS = -32602;
-/// JSON-RPC code for anything else (too many terminals, host closed, backend failure).
+/** JSON-RPC code for anything else (too many terminals, host closed, backend failure). */
 export const INTERNAL_ERROR = -32603;
 
 const NOT_FOUND_CODES = new Set(['ERR_TERMINAL_NOT_FOUND', 'ERR_TERMINAL_RELEASED']);
-const INVALID_PARAMS_CODES = new Set(['ERR_INVALID_ARG', 'ERR_INVALID_CWD', 'ENOENT', 'EACCES', 'ENOTDIR']);
+const INVALID_PARAMS_CODES = new Set([
+  'ERR_INVALID_ARG',
+  'ERR_INVALID_CWD',
+  'ENOENT',
+  'EACCES',
+  'ENOTDIR',
+  'E2BIG',
+  'ERR_POLICY_DENIED',
+  'ERR_CWD_OUTSIDE_ROOTS',
+  'ERR_NOT_APPROVED',
+]);
 
-/// Maps an error code of the host or the native core to the JSON-RPC code sent to the agent.
+/** Maps an error code of the host or the native core to the JSON-RPC code sent to the agent. */
 export function jsonRpcCodeFor(code: string | undefined): number {
   if (code !== undefined && NOT_FOUND_CODES.has(code)) return RESOURCE_NOT_FOUND;
   if (code !== undefined && INVALID_PARAMS_CODES.has(code)) return INVALID_PARAMS;
   return INTERNAL_ERROR;
 }
 
-/// Converts any error into the SDK's `RequestError` (kept as is when it already is one), with the original
-/// message and `data: { code, ...details }`.
+/**
+ * Converts any error into the SDK's `RequestError` (kept as is when it already is one), with the original
+ * message and `data: { code, ...details }`.
+ */
 export async function toRequestError(error: unknown): Promise<RequestError> {
   const { RequestError } = await loadSdk();
   if (error instanceof RequestError) return error;
@@ -44,10 +62,12 @@ async function serve<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/// Registers `terminal/create`, `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and
-/// `terminal/release` on `app`, served by `host`. Returns `app` for chaining.
-///
-/// Remember to advertise `clientCapabilities: { terminal: true }` in your `initialize` request.
+/**
+ * Registers `terminal/create`, `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and
+ * `terminal/release` on `app`, served by `host`. Returns `app` for chaining.
+ *
+ * Remember to advertise `clientCapabilities: { terminal: true }` in your `initialize` request.
+ */
 export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): ClientApp {
   // Start loading the SDK now so the first error does not wait for it (a failure surfaces per request).
   loadSdk().catch(() => undefined);

@@ -1,105 +1,212 @@
-/// TerminalHost: the client side of ACP v1 `terminal/*`, with method names matching the SDK's legacy
-/// `Client` interface so a client can delegate to it one to one.
+/**
+ * TerminalHost: the client side of ACP v1 `terminal/*`, with method names matching the SDK's legacy
+ * `Client` interface so a client can delegate to it one to one. It also enforces the client's policy
+ * (allowed roots, command rules, approval, environment filter, limits) and reports an audit stream.
+ */
 
 import { randomBytes } from 'node:crypto';
-import { AcpTerminalError, invalidArg } from './errors';
-import { loadNativeCreateTerminal } from './native';
-import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, ExitStatus, OutputSnapshot, TerminalLike } from './types';
-import { mergeEnv, normalizeEnv, optionalAbsolutePath, optionalCount, requireString } from './validate';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { AcpTerminalError, errorCode, errorMessage, invalidArg, type PolicyErrorCode } from './errors';
+import type { ReleaseReason, TerminalAuditEvent, TerminalAuditListener } from './events';
+import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
+import {
+  checkCommand,
+  compileCommandPolicy,
+  compileEnvPatterns,
+  compileRoots,
+  filteredInheritedEnv,
+  resolveCwdInRoots,
+  type CommandPolicy,
+  type CompiledCommandPolicy,
+  type EnvNamePattern,
+  type PolicyCommand,
+} from './policy';
+import type {
+  CreateTerminalFn,
+  CreateTerminalOptions,
+  EnvVariable,
+  ExitStatus,
+  OutputSnapshot,
+  ResolveProgramFn,
+  ResourceLimits,
+  TerminalLike,
+} from './types';
+import { mergeEnv, normalizeEnv, optionalAbsolutePath, optionalCount, rejectNul, requireString } from './validate';
 
-/// Default `defaultOutputByteLimit`: 1 MiB, so an agent that omits the limit cannot exhaust memory.
+/** Default `defaultOutputByteLimit`: 1 MiB, so an agent that omits the limit cannot exhaust memory. */
 export const DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024;
-/// Default `maxTerminals`.
+/** Default `maxTerminals`. */
 export const DEFAULT_MAX_TERMINALS = 64;
-/// Default `maxReleasedSnapshots`.
+/** Default `maxReleasedSnapshots`. */
 export const DEFAULT_MAX_RELEASED_SNAPSHOTS = 32;
 
-/// `terminal/create` params (ACP v1 `CreateTerminalRequest`).
+/** `terminal/create` params (ACP v1 `CreateTerminalRequest`). */
 export interface HostCreateTerminalRequest {
-  /// Session that will own the terminal.
+  /** Session that will own the terminal. */
   sessionId: string;
-  /// A shell line (no args) or an executable (with args).
+  /** A shell line (no args) or an executable (with args). */
   command: string;
-  /// Arguments; when non-empty, `command` is executed directly.
+  /** Arguments; when non-empty, `command` is executed directly. */
   args?: string[] | null;
-  /// Variables set for the command (they win over the host's overlay and the inherited environment).
+  /** Variables set for the command (they win over the host's overlay and the inherited environment). */
   env?: EnvVariable[] | null;
-  /// Absolute working directory; the host's `cwd` option when absent.
+  /** Absolute working directory; the host's `cwd` option when absent. */
   cwd?: string | null;
-  /// Output limit in bytes; the host's default when absent, clamped to `maxOutputByteLimit`.
+  /** Output limit in bytes; the host's default when absent, clamped to `maxOutputByteLimit`. */
   outputByteLimit?: number | null;
-  /// Opaque metadata (ignored).
+  /** Opaque metadata (ignored). */
   _meta?: { [key: string]: unknown } | null;
 }
 
-/// Params of `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and `terminal/release`.
+/** Params of `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and `terminal/release`. */
 export interface HostTerminalRequest {
-  /// Session that owns the terminal.
+  /** Session that owns the terminal. */
   sessionId: string;
-  /// Terminal id returned by `createTerminal`.
+  /** Terminal id returned by `createTerminal`. */
   terminalId: string;
-  /// Opaque metadata (ignored).
+  /** Opaque metadata (ignored). */
   _meta?: { [key: string]: unknown } | null;
 }
 
-/// `terminal/create` result.
+/** `terminal/create` result. */
 export interface HostCreateTerminalResponse {
-  /// Id to use in later requests.
+  /** Id to use in later requests. */
   terminalId: string;
 }
 
-/// Emitted by `onCreate` for every terminal the host creates.
+/** Emitted by `onCreate` for every terminal the host creates. */
 export interface TerminalCreatedEvent {
-  /// Host-issued terminal id (what the agent sees).
+  /** Host-issued terminal id (what the agent sees). */
   terminalId: string;
-  /// Owning session.
+  /** Owning session. */
   sessionId: string;
-  /// The live terminal (subscribe to `onOutput` to stream it into a UI).
+  /** The live terminal (subscribe to `onOutput` to stream it into a UI). */
   terminal: TerminalLike;
-  /// The request as the host applied it (default cwd, effective limit, merged env).
+  /** The request as the host applied it (default cwd, effective limit, merged env). */
   request: Readonly<HostCreateTerminalRequest & { outputByteLimit: number }>;
 }
 
-/// Options of `new TerminalHost()`.
+/** What `approve` is asked about: the request as the host will run it. */
+export interface ApprovalRequest {
+  /** Session asking. */
+  sessionId: string;
+  /** The request's `command` (a shell line when `args` is empty). */
+  command: string;
+  /** The request's `args`. */
+  args: string[];
+  /** The directory the command will start in (resolved when `allowedRoots` is set; undefined: this process's cwd). */
+  cwd: string | undefined;
+  /** Variables the request and the host's `env` overlay set (inherited variables are not listed). */
+  env: EnvVariable[];
+  /** Output limit applied. */
+  outputByteLimit: number;
+  /** For a direct (argv) request: the absolute path that will be executed. */
+  program?: string;
+  /** The programs found in the request (best effort for shell lines; see `shellCommandWords`). */
+  commands: PolicyCommand[];
+}
+
+/** Options of `new TerminalHost()`. */
 export interface TerminalHostOptions {
-  /// Absolute working directory for requests without `cwd` (default: this process's cwd).
+  /** Absolute working directory for requests without `cwd` (default: this process's cwd). */
   cwd?: string;
-  /// Output limit for requests without `outputByteLimit` (default 1 MiB).
+  /** Output limit for requests without `outputByteLimit` (default 1 MiB). */
   defaultOutputByteLimit?: number;
-  /// Ceiling for every terminal's output limit; larger requests are clamped (default: no ceiling).
+  /** Ceiling for every terminal's output limit; larger requests are clamped (default: no ceiling). */
   maxOutputByteLimit?: number;
-  /// Live terminals allowed at once; creating more fails with `ERR_TOO_MANY_TERMINALS` (default 64).
+  /** Live terminals allowed at once; creating more fails with `ERR_TOO_MANY_TERMINALS` (default 64). */
   maxTerminals?: number;
-  /// Grace period between SIGTERM and SIGKILL (backend default when absent).
+  /** Grace period between SIGTERM and SIGKILL (backend default when absent). */
   killGraceMs?: number;
-  /// Variables added to every command: inherited environment < this overlay < the request's `env`.
+  /** Variables added to every command: inherited environment < this overlay < the request's `env`. */
   env?: Readonly<Record<string, string>> | readonly EnvVariable[];
-  /// Whether commands inherit this process's environment (default true).
+  /** Whether commands inherit this process's environment (default true). */
   inheritEnv?: boolean;
-  /// `false` never uses a shell; a path selects the shell for arg-less commands.
+  /** `false` never uses a shell; a path selects the shell for arg-less commands. */
   shell?: false | string;
-  /// How many released terminals keep their final snapshot for `finalOutput()` (default 32).
+  /** How many released terminals keep their final snapshot for `finalOutput()` (default 32). */
   maxReleasedSnapshots?: number;
-  /// Terminal backend (default: the native `createTerminal`); substitute it to sandbox or fake commands.
+  /** Terminal backend (default: the native `createTerminal`); substitute it to sandbox or fake commands. */
   createTerminal?: CreateTerminalFn;
+  /**
+   * Directories a command may start in. The cwd (the request's, else the host's `cwd`, else this
+   * process's), with symlinks and `..` resolved by realpath, must be one of them or lie below one;
+   * otherwise `ERR_CWD_OUTSIDE_ROOTS`. The roots are resolved once, when the host is created. The command
+   * is started in the resolved directory.
+   */
+  allowedRoots?: readonly string[];
+  /** Allow/deny rules on the programs a request would run; a refusal is `ERR_POLICY_DENIED`. */
+  commandPolicy?: CommandPolicy;
+  /**
+   * Asked before anything runs, after every other check passed (so the user is only asked about
+   * requests the policy would allow). Only `true` approves; `false`, another value, a throw or a
+   * rejection refuse with `ERR_NOT_APPROVED`. Pending approvals count against `maxTerminals`.
+   */
+  approve?: (request: ApprovalRequest) => boolean | Promise<boolean>;
+  /**
+   * Inherited variables to drop, by name pattern (case-insensitive globs such as `*_TOKEN`, or RegExps),
+   * before the host's `env` overlay and the request's `env` are applied (those are never filtered).
+   * `SECRET_ENV_PATTERNS` is a ready-made list. Ignored when `inheritEnv` is false.
+   */
+  dropInheritedEnv?: readonly EnvNamePattern[];
+  /** Kill a command still running after this many milliseconds (SIGTERM, SIGKILL after the grace). */
+  timeoutMs?: number;
+  /** Resource limits for every command (see `ResourceLimits` for what Linux enforces, and for whom). */
+  limits?: ResourceLimits;
+  /** Audit listener, same as calling `onEvent(listener)` right after construction. */
+  onEvent?: TerminalAuditListener;
+  /** Program resolution for the command policy (default: the core's `resolveProgram`). */
+  resolveProgram?: ResolveProgramFn;
 }
 
 interface LiveEntry {
   readonly sessionId: string;
   readonly terminal: TerminalLike;
+  /** Settles once the host saw the exit and emitted `exited` (or the wait failed). */
+  exited: Promise<void>;
+  hasExited: boolean;
 }
 
-/// Runs ACP v1 terminals for a client: one host per client (or per connection), shared by its sessions.
-///
-/// ```ts
-/// const host = new TerminalHost({ cwd: workspace });
-/// const { terminalId } = await host.createTerminal({ sessionId, command: 'npm test' });
-/// ```
+const POLICY_CODES: ReadonlySet<string> = new Set<PolicyErrorCode>([
+  'ERR_POLICY_DENIED',
+  'ERR_CWD_OUTSIDE_ROOTS',
+  'ERR_NOT_APPROVED',
+  'ERR_TOO_MANY_TERMINALS',
+]);
+
+const LIMIT_FIELDS = ['cpuSeconds', 'addressSpaceBytes', 'openFiles', 'fileSizeBytes', 'processes'] as const;
+
+function validateLimits(value: unknown, field: string): ResourceLimits | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object') throw invalidArg(field, 'must be an object');
+  const limits: ResourceLimits = {};
+  for (const key of Object.keys(value)) {
+    if (!(LIMIT_FIELDS as readonly string[]).includes(key)) {
+      throw invalidArg(`${field}.${key}`, `unknown limit (known: ${LIMIT_FIELDS.join(', ')})`);
+    }
+  }
+  for (const key of LIMIT_FIELDS) {
+    const n = optionalCount((value as Record<string, unknown>)[key], `${field}.${key}`);
+    if (n !== undefined) limits[key] = n;
+  }
+  return limits;
+}
+
+/**
+ * Runs ACP v1 terminals for a client: one host per client (or per connection), shared by its sessions.
+ *
+ * ```ts
+ * const host = new TerminalHost({ cwd: workspace, allowedRoots: [workspace], onEvent: (e) => log(e) });
+ * const { terminalId } = await host.createTerminal({ sessionId, command: 'npm test' });
+ * ```
+ */
 export class TerminalHost implements AsyncDisposable {
   private readonly live = new Map<string, LiveEntry>();
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly snapshots = new Map<string, OutputSnapshot>();
   private readonly createListeners = new Set<(event: TerminalCreatedEvent) => void>();
+  private readonly eventListeners = new Set<TerminalAuditListener>();
   private readonly idPrefix = `term-${randomBytes(4).toString('hex')}-`;
   private nextId = 1;
   private pendingCreates = 0;
@@ -112,8 +219,13 @@ export class TerminalHost implements AsyncDisposable {
   private readonly envOverlay: EnvVariable[];
   private readonly backendOptions: CreateTerminalOptions;
   private readonly backend: CreateTerminalFn | undefined;
+  private readonly roots: string[] | undefined;
+  private readonly commandPolicy: CompiledCommandPolicy | undefined;
+  private readonly approve: ((request: ApprovalRequest) => boolean | Promise<boolean>) | undefined;
+  private readonly dropEnv: ((name: string) => boolean) | undefined;
+  private readonly resolveProgram: ResolveProgramFn | undefined;
 
-  /// Creates a host; invalid options throw `ERR_INVALID_ARG` naming the option.
+  /** Creates a host; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: TerminalHostOptions = {}) {
     if (typeof options !== 'object' || options === null) throw invalidArg('options', 'must be an object');
     this.cwd = optionalAbsolutePath(options.cwd, 'options.cwd');
@@ -127,36 +239,61 @@ export class TerminalHost implements AsyncDisposable {
       optionalCount(options.maxReleasedSnapshots, 'options.maxReleasedSnapshots') ?? DEFAULT_MAX_RELEASED_SNAPSHOTS;
     this.envOverlay = normalizeEnv(options.env, 'options.env');
     const killGraceMs = optionalCount(options.killGraceMs, 'options.killGraceMs');
+    const timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs', 1);
+    const limits = validateLimits(options.limits, 'options.limits');
     if (options.shell !== undefined && options.shell !== false && typeof options.shell !== 'string') {
       throw invalidArg('options.shell', 'must be false or a path');
     }
     if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
       throw invalidArg('options.inheritEnv', 'must be a boolean');
     }
-    if (options.createTerminal !== undefined && typeof options.createTerminal !== 'function') {
-      throw invalidArg('options.createTerminal', 'must be a function');
+    for (const fn of ['createTerminal', 'approve', 'onEvent', 'resolveProgram'] as const) {
+      if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
     }
+    this.roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
+    this.commandPolicy = compileCommandPolicy(options.commandPolicy, 'options.commandPolicy');
+    this.dropEnv = options.inheritEnv === false ? undefined : compileEnvPatterns(options.dropInheritedEnv, 'options.dropInheritedEnv');
+    this.approve = options.approve;
+    this.resolveProgram = options.resolveProgram;
     this.backendOptions = {
       ...(killGraceMs !== undefined ? { killGraceMs } : {}),
       ...(options.shell !== undefined ? { shell: options.shell } : {}),
       ...(options.inheritEnv !== undefined ? { inheritEnv: options.inheritEnv } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(limits !== undefined ? { limits } : {}),
     };
     this.backend = options.createTerminal;
+    if (options.onEvent) this.eventListeners.add(options.onEvent);
   }
 
-  /// Number of live (created, not yet released) terminals.
+  /** Number of live (created, not yet released) terminals. */
   get liveTerminals(): number {
     return this.live.size;
   }
 
-  /// True after `close()`.
+  /** True after `close()`. */
   get isClosed(): boolean {
     return this.closed;
   }
 
-  /// `terminal/create`: starts the command and answers with its id once it was spawned.
+  /**
+   * `terminal/create`: checks the request against the host's policy, starts the command and answers
+   * with its id once it was spawned. Refusals reject with `ERR_CWD_OUTSIDE_ROOTS`, `ERR_POLICY_DENIED`,
+   * `ERR_NOT_APPROVED` or `ERR_TOO_MANY_TERMINALS` (and emit `denied`); other failures emit `failed`.
+   */
   async createTerminal(request: HostCreateTerminalRequest): Promise<HostCreateTerminalResponse> {
+    const seen: { cwd: string | undefined } = { cwd: undefined };
+    try {
+      return await this.create(request, seen);
+    } catch (error) {
+      this.auditRefusal(request, seen.cwd, error);
+      throw error;
+    }
+  }
+
+  private async create(request: HostCreateTerminalRequest, seen: { cwd: string | undefined }): Promise<HostCreateTerminalResponse> {
     const req = this.validateCreate(request);
+    seen.cwd = req.cwd ?? undefined;
     if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
     if (this.live.size + this.pendingCreates >= this.maxTerminals) {
       throw new AcpTerminalError(
@@ -167,9 +304,82 @@ export class TerminalHost implements AsyncDisposable {
     }
     this.pendingCreates++;
     let terminal: TerminalLike;
+    let program: string | undefined;
     try {
+      // 1. Working directory inside the allowed roots (resolved, and the command starts in the resolved one).
+      let cwd = req.cwd ?? undefined;
+      if (this.roots) {
+        const target = cwd ?? process.cwd();
+        if (!path.isAbsolute(target)) {
+          throw new AcpTerminalError('ERR_INVALID_CWD', `cwd: must be an absolute path, got ${JSON.stringify(target)}`, { field: 'cwd' });
+        }
+        cwd = await resolveCwdInRoots(target, this.roots);
+        seen.cwd = cwd;
+      }
+      // 2. Environment: inherited variables filtered by name, then the overlay and the request's env.
+      const options: CreateTerminalOptions = { ...this.backendOptions };
+      let env = req.env ?? [];
+      if (this.dropEnv) {
+        env = mergeEnv(filteredInheritedEnv(this.dropEnv), env);
+        options.inheritEnv = false;
+      }
+      // 3. Command policy (and the program list the approver sees).
+      const args = req.args ?? [];
+      let commands: PolicyCommand[] = [];
+      if (this.commandPolicy || this.approve) {
+        const policy: CompiledCommandPolicy = this.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
+        const result = checkCommand(policy, {
+          command: req.command,
+          args,
+          shellLine: args.length === 0 && this.backendOptions.shell !== false,
+          cwd,
+          path: childPath(env),
+          resolve: this.resolveProgram ?? loadNativeResolveProgram(),
+        });
+        program = result.program;
+        commands = result.commands;
+      }
+      // 4. The user's approval.
+      if (this.approve) {
+        const approval: ApprovalRequest = {
+          sessionId: req.sessionId,
+          command: req.command,
+          args: [...args],
+          cwd,
+          env: (req.env ?? []).map((e) => ({ ...e })),
+          outputByteLimit: req.outputByteLimit,
+          ...(program !== undefined ? { program } : {}),
+          commands,
+        };
+        let approved: unknown;
+        try {
+          approved = await this.approve(approval);
+        } catch (error) {
+          throw new AcpTerminalError('ERR_NOT_APPROVED', `terminal/create was not approved: the approval failed (${errorMessage(error)})`, {
+            reason: 'approval-failed',
+          });
+        }
+        if (approved !== true) {
+          throw new AcpTerminalError('ERR_NOT_APPROVED', 'terminal/create was not approved by the user; do not retry the same command', {
+            reason: 'declined',
+          });
+        }
+        if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed while the command awaited approval');
+      }
+      // 5. Spawn exactly what was checked: the resolved program for a direct request.
       const backend = this.backend ?? loadNativeCreateTerminal();
-      terminal = await backend(req, this.backendOptions);
+      terminal = await backend(
+        {
+          sessionId: req.sessionId,
+          command: program ?? req.command,
+          ...(req.args ? { args: [...req.args] } : {}),
+          ...(env.length > 0 ? { env } : {}),
+          ...(cwd !== undefined ? { cwd } : {}),
+          outputByteLimit: req.outputByteLimit,
+        },
+        options,
+      );
+      if (cwd !== undefined) req.cwd = cwd; // what onCreate reports: the directory actually used
     } finally {
       this.pendingCreates--;
     }
@@ -178,7 +388,36 @@ export class TerminalHost implements AsyncDisposable {
       throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed while the terminal was created');
     }
     const terminalId = `${this.idPrefix}${this.nextId++}`;
-    this.live.set(terminalId, { sessionId: req.sessionId, terminal });
+    const startedAt = performance.now();
+    const entry: LiveEntry = { sessionId: req.sessionId, terminal, exited: Promise.resolve(), hasExited: false };
+    this.live.set(terminalId, entry);
+    this.emit({
+      type: 'created',
+      time: Date.now(),
+      sessionId: req.sessionId,
+      terminalId,
+      command: req.command,
+      args: [...(req.args ?? [])],
+      cwd: req.cwd ?? undefined,
+      pid: terminal.pid,
+      ...(program !== undefined ? { program } : {}),
+      outputByteLimit: req.outputByteLimit,
+    });
+    entry.exited = terminal.waitForExit().then(
+      (status) => {
+        entry.hasExited = true;
+        this.emit({
+          type: 'exited',
+          time: Date.now(),
+          sessionId: req.sessionId,
+          terminalId,
+          exitStatus: { exitCode: status.exitCode, signal: status.signal },
+          durationMs: Math.round(performance.now() - startedAt),
+          outputBytes: readOutputBytes(terminal),
+        });
+      },
+      () => undefined,
+    );
     const event: TerminalCreatedEvent = { terminalId, sessionId: req.sessionId, terminal, request: req };
     for (const listener of this.createListeners) {
       try {
@@ -190,25 +429,30 @@ export class TerminalHost implements AsyncDisposable {
     return { terminalId };
   }
 
-  /// `terminal/output`: the retained output, with `exitStatus` once the command exited.
+  /** `terminal/output`: the retained output, with `exitStatus` once the command exited. */
   async terminalOutput(request: HostTerminalRequest): Promise<OutputSnapshot> {
-    return normalizeSnapshot(await this.lookup(request).currentOutput());
+    return normalizeSnapshot(await this.lookup(request).terminal.currentOutput());
   }
 
-  /// `terminal/wait_for_exit`: resolves when the command exited.
+  /** `terminal/wait_for_exit`: resolves when the command exited. */
   async waitForTerminalExit(request: HostTerminalRequest): Promise<ExitStatus> {
-    const { exitCode, signal } = await this.lookup(request).waitForExit();
+    const { exitCode, signal } = await this.lookup(request).terminal.waitForExit();
     return { exitCode, signal };
   }
 
-  /// `terminal/kill`: stops the command; the id stays valid.
+  /** `terminal/kill`: stops the command; the id stays valid. Emits `killed`. */
   async killTerminal(request: HostTerminalRequest): Promise<Record<string, never>> {
-    await this.lookup(request).kill();
+    const { terminalId } = request;
+    const entry = this.lookup(request);
+    this.emit({ type: 'killed', time: Date.now(), sessionId: entry.sessionId, terminalId, wasRunning: !entry.hasExited });
+    await entry.terminal.kill();
     return {};
   }
 
-  /// `terminal/release`: kills if running, keeps a final snapshot, frees the terminal. Idempotent for ids
-  /// this host issued.
+  /**
+   * `terminal/release`: kills if running, keeps a final snapshot, frees the terminal. Idempotent for ids
+   * this host issued. Emits `released` (after `exited`).
+   */
   async releaseTerminal(request: HostTerminalRequest): Promise<Record<string, never>> {
     const { sessionId, terminalId } = validateTerminalRequest(request);
     const pending = this.releasing.get(terminalId);
@@ -218,24 +462,24 @@ export class TerminalHost implements AsyncDisposable {
     }
     const entry = this.live.get(terminalId);
     if (entry && entry.sessionId === sessionId) {
-      await this.releaseEntry(terminalId, entry);
+      await this.releaseEntry(terminalId, entry, 'request');
       return {};
     }
     if (!entry && this.issued(terminalId)) return {};
     throw notFound(terminalId);
   }
 
-  /// The live terminal behind `terminalId` (to embed in a tool-call UI), or undefined once released.
+  /** The live terminal behind `terminalId` (to embed in a tool-call UI), or undefined once released. */
   terminal(terminalId: string): TerminalLike | undefined {
     return this.live.get(terminalId)?.terminal;
   }
 
-  /// The last snapshot of a released terminal (the newest `maxReleasedSnapshots` are kept), or undefined.
+  /** The last snapshot of a released terminal (the newest `maxReleasedSnapshots` are kept), or undefined. */
   finalOutput(terminalId: string): OutputSnapshot | undefined {
     return this.snapshots.get(terminalId);
   }
 
-  /// Calls `listener` for every terminal created from now on; returns an unsubscribe function.
+  /** Calls `listener` for every terminal created from now on; returns an unsubscribe function. */
   onCreate(listener: (event: TerminalCreatedEvent) => void): () => void {
     this.createListeners.add(listener);
     return () => {
@@ -243,39 +487,87 @@ export class TerminalHost implements AsyncDisposable {
     };
   }
 
-  /// Releases every terminal of `sessionId` (e.g. on `session/close` or when the agent disconnects).
+  /**
+   * Calls `listener` with every audit event from now on (`created`, `exited`, `killed`, `released`,
+   * `denied`, `failed`); returns an unsubscribe function. A listener that throws or rejects does not
+   * affect the host or the other listeners.
+   */
+  onEvent(listener: TerminalAuditListener): () => void {
+    if (typeof listener !== 'function') throw invalidArg('listener', 'must be a function');
+    this.eventListeners.add(listener);
+    return () => {
+      this.eventListeners.delete(listener);
+    };
+  }
+
+  /** Releases every terminal of `sessionId` (e.g. on `session/close` or when the agent disconnects). */
   async releaseSession(sessionId: string): Promise<void> {
     requireString(sessionId, 'sessionId');
-    await this.releaseWhere((entry) => entry.sessionId === sessionId);
+    await this.releaseWhere((entry) => entry.sessionId === sessionId, 'session');
   }
 
-  /// Releases every terminal and refuses new ones.
+  /** Releases every terminal and refuses new ones. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.releaseWhere(() => true);
+    await this.releaseWhere(() => true, 'close');
   }
 
-  /// Same as `close()`, for `await using host = new TerminalHost()`.
+  /** Same as `close()`, for `await using host = new TerminalHost()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  private async releaseWhere(predicate: (entry: LiveEntry) => boolean): Promise<void> {
+  private emit(event: TerminalAuditEvent): void {
+    if (this.eventListeners.size === 0) return;
+    Object.freeze(event);
+    for (const listener of [...this.eventListeners]) {
+      try {
+        const result = listener(event) as unknown;
+        if (typeof result === 'object' && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
+          (result as PromiseLike<void>).then(undefined, () => undefined);
+        }
+      } catch {
+        // An audit sink that fails must not fail the agent's request or the host.
+      }
+    }
+  }
+
+  private auditRefusal(request: HostCreateTerminalRequest, cwd: string | undefined, error: unknown): void {
+    if (this.eventListeners.size === 0) return;
+    const r = (typeof request === 'object' && request !== null ? request : {}) as Partial<HostCreateTerminalRequest>;
+    const base = {
+      time: Date.now(),
+      sessionId: typeof r.sessionId === 'string' ? r.sessionId : '',
+      command: typeof r.command === 'string' ? r.command : '',
+      args: Array.isArray(r.args) ? r.args.filter((a): a is string => typeof a === 'string') : [],
+      cwd: resolvedCwdOf(error) ?? cwd ?? (typeof r.cwd === 'string' ? r.cwd : undefined),
+    };
+    const code = errorCode(error);
+    if (code !== undefined && POLICY_CODES.has(code)) {
+      this.emit({ type: 'denied', ...base, code: code as PolicyErrorCode, reason: errorMessage(error) });
+    } else {
+      this.emit({ type: 'failed', ...base, code, message: errorMessage(error) });
+    }
+  }
+
+  private async releaseWhere(predicate: (entry: LiveEntry) => boolean, reason: ReleaseReason): Promise<void> {
     const work: Promise<void>[] = [...this.releasing.values()];
     for (const [terminalId, entry] of this.live) {
-      if (predicate(entry)) work.push(this.releaseEntry(terminalId, entry));
+      if (predicate(entry)) work.push(this.releaseEntry(terminalId, entry, reason));
     }
     await Promise.all(work);
   }
 
-  private releaseEntry(terminalId: string, entry: LiveEntry): Promise<void> {
+  private releaseEntry(terminalId: string, entry: LiveEntry, reason: ReleaseReason): Promise<void> {
     this.live.delete(terminalId);
-    const done = this.finish(terminalId, entry.terminal).finally(() => this.releasing.delete(terminalId));
+    const done = this.finish(terminalId, entry, reason).finally(() => this.releasing.delete(terminalId));
     this.releasing.set(terminalId, done);
     return done;
   }
 
-  private async finish(terminalId: string, terminal: TerminalLike): Promise<void> {
+  private async finish(terminalId: string, entry: LiveEntry, reason: ReleaseReason): Promise<void> {
+    const { terminal } = entry;
+    const wasRunning = !entry.hasExited;
     try {
       // Stop first so the kept snapshot holds all output and the exit status.
       await terminal.kill();
@@ -286,6 +578,8 @@ export class TerminalHost implements AsyncDisposable {
     } finally {
       await terminal.release().catch(() => undefined);
     }
+    await entry.exited; // `exited` comes before `released`
+    this.emit({ type: 'released', time: Date.now(), sessionId: entry.sessionId, terminalId, reason, wasRunning });
   }
 
   private keepSnapshot(terminalId: string, snapshot: OutputSnapshot): void {
@@ -303,23 +597,29 @@ export class TerminalHost implements AsyncDisposable {
     return Number.isSafeInteger(n) && n >= 1 && n < this.nextId && String(n) === terminalId.slice(this.idPrefix.length);
   }
 
-  private lookup(request: HostTerminalRequest): TerminalLike {
+  private lookup(request: HostTerminalRequest): LiveEntry {
     const { sessionId, terminalId } = validateTerminalRequest(request);
     const entry = this.live.get(terminalId);
     if (!entry || entry.sessionId !== sessionId) throw notFound(terminalId, this.issued(terminalId) && !entry);
-    return entry.terminal;
+    return entry;
   }
 
   private validateCreate(request: HostCreateTerminalRequest): HostCreateTerminalRequest & { outputByteLimit: number } {
     if (typeof request !== 'object' || request === null) throw invalidArg('params', 'must be an object');
     const sessionId = requireString(request.sessionId, 'sessionId');
     const command = requireString(request.command, 'command');
+    rejectNul(command, 'command');
     if (request.args !== undefined && request.args !== null) {
       if (!Array.isArray(request.args)) throw invalidArg('args', 'must be an array of strings');
       request.args.forEach((arg, i) => {
         if (typeof arg !== 'string') throw invalidArg(`args[${i}]`, 'must be a string');
+        rejectNul(arg, `args[${i}]`);
       });
     }
+    if (request.cwd !== undefined && request.cwd !== null && typeof request.cwd !== 'string') {
+      throw invalidArg('cwd', `must be an absolute path string, got ${JSON.stringify(request.cwd)}`);
+    }
+    if (typeof request.cwd === 'string' && request.cwd.includes('\0')) throw invalidArg('cwd', 'contains a NUL byte');
     const requested = optionalCount(request.outputByteLimit, 'outputByteLimit');
     const outputByteLimit = Math.min(requested ?? this.defaultLimit, this.maxLimit);
     const env = mergeEnv(this.envOverlay, request.env == null ? [] : normalizeEnv(request.env, 'env'));
@@ -332,6 +632,28 @@ export class TerminalHost implements AsyncDisposable {
       ...(cwd !== undefined ? { cwd } : {}),
       outputByteLimit,
     };
+  }
+}
+
+/** The PATH the child will see when the explicit env sets it (undefined: the resolver's default). */
+function childPath(env: readonly EnvVariable[]): string | undefined {
+  let found: string | undefined;
+  for (const e of env) if (e.name === 'PATH') found = e.value;
+  return found;
+}
+
+/** The resolved cwd an `ERR_CWD_OUTSIDE_ROOTS` error carries. */
+function resolvedCwdOf(error: unknown): string | undefined {
+  const details = (error as { details?: { resolved?: unknown } } | null)?.details;
+  return typeof details?.resolved === 'string' ? details.resolved : undefined;
+}
+
+function readOutputBytes(terminal: TerminalLike): number | undefined {
+  try {
+    const n = terminal.outputBytes;
+    return typeof n === 'number' ? n : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -353,7 +675,7 @@ function notFound(terminalId: string, released = false): AcpTerminalError {
   );
 }
 
-/// Copies a backend snapshot into the protocol shape (no `exitStatus` key while running).
+/** Copies a backend snapshot into the protocol shape (no `exitStatus` key while running). */
 export function normalizeSnapshot(snapshot: OutputSnapshot): OutputSnapshot {
   const { output, truncated, exitStatus } = snapshot;
   return exitStatus

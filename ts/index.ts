@@ -1,13 +1,15 @@
-/// acp-terminal: the native core (`createTerminal`, `TerminalHandle`) plus the ACP layer: `TerminalHost`
-/// for clients, `registerTerminalHandlers` for SDK 2.x `ClientApp`s, `createTestClient` for agent tests,
-/// and the ACP v2 bridge. The SDK (`@agentclientprotocol/sdk`) is an optional peer dependency: only the
-/// SDK helpers load it, on first use.
+/**
+ * acp-terminal: the native core (`createTerminal`, `TerminalHandle`) plus the ACP layer: `TerminalHost`
+ * for clients, `registerTerminalHandlers` for SDK 2.x `ClientApp`s, `createTestClient` for agent tests,
+ * and the ACP v2 bridge. The SDK (`@agentclientprotocol/sdk`) is an optional peer dependency: only the
+ * SDK helpers load it, on first use.
+ */
 
 import * as native from '../index.js';
 import type { CreateTerminalFn } from './types';
 
 export * from '../index.js';
-export { AcpTerminalError, type AcpTerminalErrorCode } from './errors';
+export { AcpTerminalError, type AcpTerminalErrorCode, type PolicyErrorCode } from './errors';
 export {
   TerminalHost,
   DEFAULT_MAX_RELEASED_SNAPSHOTS,
@@ -16,9 +18,42 @@ export {
   type HostCreateTerminalRequest,
   type HostCreateTerminalResponse,
   type HostTerminalRequest,
+  type ApprovalRequest,
   type TerminalCreatedEvent,
   type TerminalHostOptions,
 } from './host';
+export type {
+  AuditCommand,
+  AuditEventBase,
+  ReleaseReason,
+  TerminalAuditEvent,
+  TerminalAuditListener,
+  TerminalCreatedAuditEvent,
+  TerminalDeniedAuditEvent,
+  TerminalExitedAuditEvent,
+  TerminalFailedAuditEvent,
+  TerminalKilledAuditEvent,
+  TerminalReleasedAuditEvent,
+} from './events';
+export {
+  checkCommand,
+  globToRegExp,
+  SECRET_ENV_PATTERNS,
+  type CommandCheck,
+  type CommandCheckResult,
+  type CommandPolicy,
+  type CommandRule,
+  type EnvNamePattern,
+  type PolicyCommand,
+} from './policy';
+export {
+  argvCommandWords,
+  SAFE_SHELL_BUILTINS,
+  SHELL_BUILTINS,
+  shellCommandWords,
+  type CommandWord,
+  type ShellAnalysis,
+} from './shellwords';
 export { INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, jsonRpcCodeFor, registerTerminalHandlers, toRequestError } from './handlers';
 export {
   createTestClient,
@@ -38,8 +73,16 @@ export {
   type V2TerminalBridge,
   type V2UpdateSink,
 } from './v2';
-export type { CreateTerminalFn, ExitStatus, OutputSnapshot, TerminalLike } from './types';
+export type {
+  CreateTerminalFn,
+  ExitStatus,
+  OutputSnapshot,
+  ResolveProgramFn,
+  ResolveProgramOptions,
+  ResourceLimits,
+  TerminalLike,
+} from './types';
 
-/// Compile-time proof that the native core satisfies the structural contract the ACP layer relies on.
+/** Compile-time proof that the native core satisfies the structural contract the ACP layer relies on. */
 const nativeSatisfiesContract: CreateTerminalFn = native.createTerminal;
 void nativeSatisfiesContract;

@@ -1,26 +1,34 @@
-/// Input validation shared by the host, the adapters and the v2 bridge. Every failure is an
-/// `ERR_INVALID_ARG` error whose message names the field.
+/**
+ * Input validation shared by the host, the adapters and the v2 bridge. Every failure is an
+ * `ERR_INVALID_ARG` error whose message names the field.
+ */
 
 import * as path from 'node:path';
 import { invalidArg } from './errors';
 import type { EnvVariable } from './types';
 
-/// Returns `value` if it is a non-empty string, else throws naming `field`.
+/** Returns `value` if it is a non-empty string, else throws naming `field`. */
 export function requireString(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.length === 0) throw invalidArg(field, 'must be a non-empty string');
   return value;
 }
 
-/// Returns `value` if it is undefined/null or a non-negative safe integer, else throws naming `field`.
+/** Throws `ERR_INVALID_ARG` naming `field` when `value` contains a NUL byte (no C string can carry it). */
+export function rejectNul(value: string, field: string): void {
+  if (value.includes('\0')) throw invalidArg(field, 'contains a NUL byte');
+}
+
+/** Returns `value` if it is undefined/null or a non-negative safe integer, else throws naming `field`. */
 export function optionalCount(value: unknown, field: string, min = 0): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw invalidArg(field, `must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+    const shown = typeof value === 'number' || typeof value === 'bigint' ? String(value) : JSON.stringify(value) ?? String(value);
+    throw invalidArg(field, `must be an integer >= ${min} and <= 2^53-1, got ${typeof value === 'string' ? 'the string ' : ''}${shown}`);
   }
   return value;
 }
 
-/// Returns `value` if it is undefined/null or an absolute path string, else throws naming `field`.
+/** Returns `value` if it is undefined/null or an absolute path string, else throws naming `field`. */
 export function optionalAbsolutePath(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || !path.isAbsolute(value)) {
@@ -29,7 +37,7 @@ export function optionalAbsolutePath(value: unknown, field: string): string | un
   return value;
 }
 
-/// Normalizes an env overlay given as a record or as ACP `[{name, value}]` entries.
+/** Normalizes an env overlay given as a record or as ACP `[{name, value}]` entries. */
 export function normalizeEnv(
   value: Readonly<Record<string, string>> | readonly EnvVariable[] | undefined,
   field: string,
@@ -43,11 +51,12 @@ export function normalizeEnv(
       throw invalidArg(`${field}[${i}].name`, `invalid variable name ${JSON.stringify(e.name)}`);
     }
     if (typeof e.value !== 'string') throw invalidArg(`${field}[${i}].value`, 'must be a string');
+    if (e.value.includes('\0')) throw invalidArg(`${field}[${i}].value`, 'contains a NUL byte');
   });
   return entries;
 }
 
-/// Merges env lists; later lists win for the same name, keeping first-seen order.
+/** Merges env lists; later lists win for the same name, keeping first-seen order. */
 export function mergeEnv(...lists: readonly EnvVariable[][]): EnvVariable[] {
   const merged = new Map<string, string>();
   for (const list of lists) for (const { name, value } of list) merged.set(name, value);

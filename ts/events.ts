@@ -1,0 +1,110 @@
+/**
+ * The audit stream of a `TerminalHost` (`onEvent`): one event per terminal lifecycle step and per refused
+ * request. Events carry no environment values (they may hold secrets).
+ */
+
+import type { PolicyErrorCode } from './errors';
+import type { ExitStatus } from './types';
+
+/** Fields every audit event has. */
+export interface AuditEventBase {
+  /** Milliseconds since the epoch when the host emitted the event. */
+  time: number;
+  /** Session of the request. */
+  sessionId: string;
+}
+
+/** The command of a request, as the host was asked to run it. */
+export interface AuditCommand {
+  /** The request's `command` (a shell line when `args` is empty). */
+  command: string;
+  /** The request's `args` (empty for a shell line). */
+  args: string[];
+  /** Working directory: resolved (symlinks and `..`) when `allowedRoots` is set; undefined = the process's. */
+  cwd: string | undefined;
+}
+
+/** A terminal was created and its command runs. */
+export interface TerminalCreatedAuditEvent extends AuditEventBase, AuditCommand {
+  /** Discriminant. */
+  type: 'created';
+  /** Host-issued terminal id. */
+  terminalId: string;
+  /** Process id of the command (it leads its own process group). */
+  pid: number;
+  /** Absolute path executed, for a direct (argv) request checked by the command policy. */
+  program?: string;
+  /** Output limit applied. */
+  outputByteLimit: number;
+}
+
+/** A terminal's command exited (seen by the host; emitted before `released` for the same terminal). */
+export interface TerminalExitedAuditEvent extends AuditEventBase {
+  /** Discriminant. */
+  type: 'exited';
+  /** Host-issued terminal id. */
+  terminalId: string;
+  /** How it ended (`exitCode` null and a `signal` when killed, e.g. by `timeoutMs`). */
+  exitStatus: ExitStatus;
+  /** Milliseconds from creation to the exit, as measured by the host. */
+  durationMs: number;
+  /** Bytes the command wrote in total (retained or not); undefined when the backend does not count. */
+  outputBytes: number | undefined;
+}
+
+/** The agent asked to kill a terminal (`terminal/kill`); emitted when the request arrives, before the kill completes. */
+export interface TerminalKilledAuditEvent extends AuditEventBase {
+  /** Discriminant. */
+  type: 'killed';
+  /** Host-issued terminal id. */
+  terminalId: string;
+  /** False when the host had already seen the command exit (the kill was a no-op). */
+  wasRunning: boolean;
+}
+
+/** Why a terminal was released. */
+export type ReleaseReason = 'request' | 'session' | 'close';
+
+/** A terminal was released and freed. */
+export interface TerminalReleasedAuditEvent extends AuditEventBase {
+  /** Discriminant. */
+  type: 'released';
+  /** Host-issued terminal id. */
+  terminalId: string;
+  /** `request`: `terminal/release`; `session`: `releaseSession()`; `close`: `close()`. */
+  reason: ReleaseReason;
+  /** True when the command was still running and the release killed it. */
+  wasRunning: boolean;
+}
+
+/** The host refused a `terminal/create` by policy or limit; nothing was started. */
+export interface TerminalDeniedAuditEvent extends AuditEventBase, AuditCommand {
+  /** Discriminant. */
+  type: 'denied';
+  /** The error code the agent received. */
+  code: PolicyErrorCode;
+  /** Why, in words (the error message the agent received). */
+  reason: string;
+}
+
+/** A `terminal/create` failed for another reason (invalid request, program not found, spawn error). */
+export interface TerminalFailedAuditEvent extends AuditEventBase, AuditCommand {
+  /** Discriminant. */
+  type: 'failed';
+  /** The error code (`ERR_INVALID_ARG`, `ENOENT`, `E2BIG`, ...), when the error had one. */
+  code: string | undefined;
+  /** The error message the agent received. */
+  message: string;
+}
+
+/** Everything `TerminalHost.onEvent` reports; switch on `type`. */
+export type TerminalAuditEvent =
+  | TerminalCreatedAuditEvent
+  | TerminalExitedAuditEvent
+  | TerminalKilledAuditEvent
+  | TerminalReleasedAuditEvent
+  | TerminalDeniedAuditEvent
+  | TerminalFailedAuditEvent;
+
+/** An audit listener. Exceptions and rejected promises it produces are ignored by the host. */
+export type TerminalAuditListener = (event: TerminalAuditEvent) => void | Promise<void>;

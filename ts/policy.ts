@@ -1,0 +1,396 @@
+/**
+ * Host policy building blocks: allowed working-directory roots, the command policy (allow/deny rules on
+ * the programs a request would run) and the inherited-environment filter. `TerminalHost` composes them;
+ * they are exported for clients that build their own host.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
+import { argvCommandWords, SAFE_SHELL_BUILTINS, SHELL_BUILTINS, shellCommandWords, type CommandWord } from './shellwords';
+import type { EnvVariable, ResolveProgramFn } from './types';
+
+// ---------------------------------------------------------------------------------------------------
+// Patterns
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Compiles a glob to an anchored RegExp: `*` matches any run of characters except `/`, `**` any run
+ * including `/`, `?` one character except `/`.
+ */
+export function globToRegExp(glob: string, flags = ''): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      re += '.*';
+      i++;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += escapeRegExp(c);
+  }
+  return new RegExp(`^${re}$`, flags);
+}
+
+function safeTest(re: RegExp, text: string): boolean {
+  re.lastIndex = 0; // a /g or /y RegExp keeps state between calls
+  return re.test(text);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Environment
+
+/**
+ * Name patterns of variables that commonly hold credentials; pass them (or your own) as the host's
+ * `dropInheritedEnv`. String patterns are case-insensitive globs.
+ */
+export const SECRET_ENV_PATTERNS: readonly string[] = Object.freeze([
+  '*_TOKEN',
+  '*_TOKEN_*',
+  '*_SECRET',
+  '*_SECRET_*',
+  '*_PASSWORD',
+  '*_PASSWD',
+  '*_API_KEY',
+  '*_APIKEY',
+  '*_ACCESS_KEY',
+  '*_PRIVATE_KEY',
+  '*_CREDENTIALS',
+  'AWS_*',
+  'AZURE_*',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'GH_*',
+  'GITHUB_*',
+  'NPM_CONFIG__AUTH*',
+  'SSH_AUTH_SOCK',
+]);
+
+/** A variable-name pattern: a case-insensitive glob (`*_TOKEN`, `AWS_*`) or a RegExp tested on the name. */
+export type EnvNamePattern = string | RegExp;
+
+/** Compiles env name patterns into a predicate; invalid entries throw `ERR_INVALID_ARG` naming `field[i]`. */
+export function compileEnvPatterns(patterns: unknown, field: string): ((name: string) => boolean) | undefined {
+  if (patterns === undefined || patterns === null) return undefined;
+  if (!Array.isArray(patterns)) throw invalidArg(field, 'must be an array of glob strings or RegExps');
+  const res = patterns.map((p: unknown, i) => {
+    if (typeof p === 'string' && p.length > 0) return globToRegExp(p, 'i');
+    if (p instanceof RegExp) return p;
+    throw invalidArg(`${field}[${i}]`, `must be a non-empty glob string or a RegExp, got ${JSON.stringify(p)}`);
+  });
+  if (res.length === 0) return undefined;
+  return (name) => res.some((re) => safeTest(re, name));
+}
+
+/** Variables the core sets itself (`PAGER=cat`, `GIT_PAGER=cat`) unless the request's env has them. */
+const CORE_DEFAULTED = new Set(['PAGER', 'GIT_PAGER']);
+
+/**
+ * This process's environment minus the variables `drop` matches, as ACP env entries (used with the
+ * core's `inheritEnv: false`). `PAGER` and `GIT_PAGER` are left out so the core's defaults still apply
+ * as they do to an inherited environment.
+ */
+export function filteredInheritedEnv(drop: (name: string) => boolean, env: NodeJS.ProcessEnv = process.env): EnvVariable[] {
+  const out: EnvVariable[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || CORE_DEFAULTED.has(name) || drop(name)) continue;
+    out.push({ name, value });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Working directory
+
+/** Validates and canonicalizes `allowedRoots` (absolute, existing; symlinks resolved). */
+export function compileRoots(roots: unknown, field: string): string[] | undefined {
+  if (roots === undefined || roots === null) return undefined;
+  if (!Array.isArray(roots)) throw invalidArg(field, 'must be an array of absolute directory paths');
+  return roots.map((root: unknown, i) => {
+    if (typeof root !== 'string' || !path.isAbsolute(root) || root.includes('\0')) {
+      throw invalidArg(`${field}[${i}]`, `must be an absolute path, got ${JSON.stringify(root)}`);
+    }
+    let real: string;
+    try {
+      real = fs.realpathSync(root);
+    } catch (error) {
+      throw invalidArg(`${field}[${i}]`, `${JSON.stringify(root)} cannot be resolved: ${errorMessage(error)}`);
+    }
+    if (!fs.statSync(real).isDirectory()) throw invalidArg(`${field}[${i}]`, `${JSON.stringify(root)} is not a directory`);
+    return real;
+  });
+}
+
+/** True when `dir` (canonical) is `root` or below it. */
+export function isInside(dir: string, root: string): boolean {
+  if (root === '/') return true;
+  return dir === root || dir.startsWith(root + '/');
+}
+
+/**
+ * Resolves `cwd` (absolute) with realpath and checks it lies inside one of `roots` (canonical). Returns
+ * the canonical directory, which is what the command must be started in (so a symlink swapped later
+ * does not matter). Throws `ERR_INVALID_CWD` (missing, not a directory, unresolvable) or
+ * `ERR_CWD_OUTSIDE_ROOTS`.
+ */
+export async function resolveCwdInRoots(cwd: string, roots: readonly string[]): Promise<string> {
+  let real: string;
+  try {
+    real = await fs.promises.realpath(cwd);
+  } catch (error) {
+    const why = errorCode(error) === 'ENOENT' ? 'does not exist' : `cannot be resolved (${errorMessage(error)})`;
+    throw new AcpTerminalError('ERR_INVALID_CWD', `cwd: ${JSON.stringify(cwd)} ${why}`, { field: 'cwd', cwd });
+  }
+  if (!roots.some((root) => isInside(real, root))) {
+    const shown = real === cwd ? JSON.stringify(cwd) : `${JSON.stringify(cwd)} (resolved: ${JSON.stringify(real)})`;
+    throw new AcpTerminalError(
+      'ERR_CWD_OUTSIDE_ROOTS',
+      `cwd: ${shown} is outside the directories this client allows (${roots.map((r) => JSON.stringify(r)).join(', ')})`,
+      { field: 'cwd', cwd, resolved: real, allowedRoots: [...roots] },
+    );
+  }
+  let isDir = false;
+  try {
+    isDir = (await fs.promises.stat(real)).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new AcpTerminalError('ERR_INVALID_CWD', `cwd: ${JSON.stringify(cwd)} is not a directory`, { field: 'cwd', cwd });
+  return real;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Commands
+
+/** A program a request would run, as the command policy sees it. */
+export interface PolicyCommand {
+  /** The word as written (`rm`, `./build.sh`, `/usr/bin/git`, `$CMD`). */
+  word: string;
+  /** Absolute path it resolves to through PATH and the cwd, or undefined (a builtin, not found, dynamic). */
+  path: string | undefined;
+  /** `path` with symlinks resolved, or undefined. */
+  realPath: string | undefined;
+  /** True for a shell builtin name (`cd`, `eval`, `kill`); builtins win over PATH in a shell. */
+  builtin: boolean;
+  /** True when the word is only known at run time (`$CMD`, `$(...)`, a glob); it cannot be matched. */
+  dynamic: boolean;
+}
+
+/**
+ * A command rule. A string without `/` is a glob on the program's name (`rm`, `python*`): it matches the
+ * basename of the word, of its resolved path and of its real path. A string with `/` is a glob on the
+ * absolute path (`/usr/bin/*`, `/opt/**`; `*` stops at `/`, `**` does not): it matches the resolved or
+ * the real path. A RegExp is tested on the word, the path and the real path. A function decides itself
+ * (one that throws counts as a match for `deny` and as no match for `allow`).
+ */
+export type CommandRule = string | RegExp | ((command: PolicyCommand) => boolean);
+
+/** Allow/deny rules on the programs of a `terminal/create`. */
+export interface CommandPolicy {
+  /**
+   * When present, every program found must match one of these (shell builtins in `SAFE_SHELL_BUILTINS`
+   * excepted), and a shell line whose programs cannot all be known (a `$CMD` command word, a glob, a
+   * malformed line) is refused. An empty list refuses everything.
+   */
+  allow?: readonly CommandRule[];
+  /** A program matching any of these is refused (checked before `allow`). */
+  deny?: readonly CommandRule[];
+  /**
+   * Arg-less requests (shell lines): `'check'` (default) checks the command words found in the line
+   * (best effort: see `shellCommandWords`); `'deny'` refuses every shell line, so agents must send argv.
+   */
+  shellLines?: 'check' | 'deny';
+}
+
+interface CompiledRule {
+  readonly label: string;
+  matches(command: PolicyCommand, forDeny: boolean): boolean;
+}
+
+/** A validated command policy. */
+export interface CompiledCommandPolicy {
+  readonly allow: readonly CompiledRule[] | undefined;
+  readonly deny: readonly CompiledRule[];
+  readonly shellLines: 'check' | 'deny';
+}
+
+function compileRule(rule: unknown, field: string): CompiledRule {
+  if (typeof rule === 'function') {
+    const fn = rule as (command: PolicyCommand) => boolean;
+    return {
+      label: fn.name ? `function ${fn.name}` : 'a function rule',
+      matches(command, forDeny) {
+        try {
+          return fn({ ...command }) === true;
+        } catch {
+          return forDeny;
+        }
+      },
+    };
+  }
+  if (rule instanceof RegExp) {
+    return {
+      label: String(rule),
+      matches: (c) => [c.word, c.path, c.realPath].some((f) => f !== undefined && safeTest(rule, f)),
+    };
+  }
+  if (typeof rule === 'string' && rule.length > 0 && !rule.includes('\0')) {
+    const re = globToRegExp(rule);
+    const label = JSON.stringify(rule);
+    if (rule.includes('/')) {
+      return {
+        label,
+        matches: (c) =>
+          [path.isAbsolute(c.word) ? c.word : undefined, c.path, c.realPath].some((f) => f !== undefined && re.test(f)),
+      };
+    }
+    return {
+      label,
+      matches: (c) =>
+        [c.word, c.path, c.realPath].some((f) => f !== undefined && !c.dynamic && re.test(path.basename(f))),
+    };
+  }
+  throw invalidArg(field, `must be a non-empty string, a RegExp or a function, got ${JSON.stringify(rule)}`);
+}
+
+/** Validates a `CommandPolicy`; invalid entries throw `ERR_INVALID_ARG` naming the field. */
+export function compileCommandPolicy(policy: unknown, field: string): CompiledCommandPolicy | undefined {
+  if (policy === undefined || policy === null) return undefined;
+  if (typeof policy !== 'object') throw invalidArg(field, 'must be an object { allow?, deny?, shellLines? }');
+  const p = policy as CommandPolicy;
+  const list = (rules: unknown, name: string): CompiledRule[] | undefined => {
+    if (rules === undefined) return undefined;
+    if (!Array.isArray(rules)) throw invalidArg(`${field}.${name}`, 'must be an array of rules');
+    return rules.map((r: unknown, i) => compileRule(r, `${field}.${name}[${i}]`));
+  };
+  if (p.shellLines !== undefined && p.shellLines !== 'check' && p.shellLines !== 'deny') {
+    throw invalidArg(`${field}.shellLines`, `must be 'check' or 'deny', got ${JSON.stringify(p.shellLines)}`);
+  }
+  return { allow: list(p.allow, 'allow'), deny: list(p.deny, 'deny') ?? [], shellLines: p.shellLines ?? 'check' };
+}
+
+/** What the command policy needs to know about a request. */
+export interface CommandCheck {
+  /** The request's `command`. */
+  command: string;
+  /** The request's `args` (empty: a shell line, unless `shell` is false). */
+  args: readonly string[];
+  /** True when `command` is a shell line (no args and the host uses a shell). */
+  shellLine: boolean;
+  /** The cwd the command will start in (undefined: this process's). */
+  cwd: string | undefined;
+  /** The `PATH` the command will see (undefined: leave it to `resolve`'s default). */
+  path: string | undefined;
+  /** Program resolution (the core's `resolveProgram`). */
+  resolve: ResolveProgramFn;
+}
+
+/** Result of a passed command check. */
+export interface CommandCheckResult {
+  /** For a direct (argv) request: the absolute path that will be executed. */
+  program?: string;
+  /** The programs found (for the approval callback and the audit trail). */
+  commands: PolicyCommand[];
+}
+
+function denied(message: string, details: Record<string, unknown>): AcpTerminalError {
+  return new AcpTerminalError('ERR_POLICY_DENIED', message, details);
+}
+
+function describe(command: PolicyCommand): string {
+  if (command.path === undefined) return `\`${command.word}\``;
+  const real = command.realPath && command.realPath !== command.path ? ` -> ${command.realPath}` : '';
+  return `\`${command.word}\` (${command.path}${real})`;
+}
+
+function realPathOf(file: string): string | undefined {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Finds the programs of a request and checks them against `policy`. For a direct request, resolution
+ * errors of the program itself (`ENOENT`, `EACCES`) are thrown as they are, exactly as spawning would
+ * fail. Throws `ERR_POLICY_DENIED` with a message naming the program and the rule.
+ */
+export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck): CommandCheckResult {
+  if (check.shellLine && policy.shellLines === 'deny') {
+    throw denied(
+      'command: shell lines are not allowed by this client; send the program in `command` and its arguments in `args`',
+      { field: 'command', reason: 'shell-line' },
+    );
+  }
+  const analysis = check.shellLine ? shellCommandWords(check.command) : argvCommandWords([check.command, ...check.args]);
+  if (analysis.incomplete && policy.allow) {
+    throw denied('command: the shell line is malformed or too deeply nested, so its programs cannot be checked', {
+      field: 'command',
+      reason: 'unparsable',
+    });
+  }
+  const commands: PolicyCommand[] = [];
+  let program: string | undefined;
+  analysis.words.forEach((w: CommandWord, index) => {
+    const top = !check.shellLine && index === 0;
+    let resolved: string | undefined;
+    if (!w.dynamic) {
+      try {
+        // Only defined fields: the core's resolveProgram rejects an explicit null although its types allow it.
+        resolved = check.resolve(w.word, {
+          ...(check.cwd !== undefined ? { cwd: check.cwd } : {}),
+          ...(check.path !== undefined ? { path: check.path } : {}),
+        });
+      } catch (error) {
+        if (top) throw error; // the core would fail the same way: ENOENT / EACCES
+        resolved = undefined;
+      }
+    }
+    const command: PolicyCommand = {
+      word: w.word,
+      path: resolved,
+      realPath: resolved === undefined ? undefined : realPathOf(resolved),
+      builtin: !w.word.includes('/') && SHELL_BUILTINS.has(w.word) && !top,
+      dynamic: w.dynamic,
+    };
+    if (top) program = resolved;
+    commands.push(command);
+  });
+
+  for (const command of commands) {
+    if (command.dynamic) continue;
+    const rule = policy.deny.find((r) => r.matches(command, true));
+    if (rule) {
+      throw denied(`command: ${describe(command)} is denied by this client's command policy (rule ${rule.label})`, {
+        field: 'command',
+        reason: 'deny-rule',
+        word: command.word,
+        program: command.path,
+        rule: rule.label,
+      });
+    }
+  }
+  if (policy.allow) {
+    for (const command of commands) {
+      if (command.dynamic) {
+        throw denied(
+          `command: \`${command.word}\` is only known when the line runs, so it cannot be checked against the commands this client allows`,
+          { field: 'command', reason: 'dynamic', word: command.word },
+        );
+      }
+      if (command.builtin && SAFE_SHELL_BUILTINS.has(command.word)) continue;
+      if (policy.allow.some((r) => r.matches(command, false))) continue;
+      const notFound = command.path === undefined && !command.builtin ? ' (not found in PATH)' : '';
+      throw denied(`command: ${describe(command)}${notFound} is not among the commands this client allows`, {
+        field: 'command',
+        reason: 'not-allowed',
+        word: command.word,
+        program: command.path,
+      });
+    }
+  }
+  return { ...(program !== undefined ? { program } : {}), commands };
+}
