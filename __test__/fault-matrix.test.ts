@@ -39,7 +39,7 @@ import { containmentInfo, createTerminal, type TerminalHandle } from '../index';
 import type { TerminalAuditEvent } from '../ts/events';
 import { jsonRpcCodeFor, INVALID_PARAMS, RESOURCE_NOT_FOUND } from '../ts/handlers';
 import { TerminalHost } from '../ts/host';
-import { fdCount, zombieChildren } from './core/helpers';
+import { fdCount, groupMembers, zombieChildren } from './core/helpers';
 
 const S = 'fault-session';
 const GiB = 1024 * 1024 * 1024;
@@ -78,22 +78,6 @@ async function runHost(h: TerminalHost, request: Omit<Parameters<TerminalHost['c
   } finally {
     await h.releaseTerminal({ sessionId: S, terminalId });
   }
-}
-
-/** Processes whose process group is `pgid` (from /proc). */
-function groupMembers(pgid: number): number[] {
-  const out: number[] = [];
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(f[2]) === pgid && f[0] !== 'Z') out.push(Number(e));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return out;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -9,6 +9,18 @@ import { jsResolveProgram } from '../ts/native';
 import { SECRET_ENV_PATTERNS } from '../ts/policy';
 import { fakeBackend, type FakeBackend } from './fixtures/fake-terminal';
 
+/** A TerminalHost built with `options` throws ERR_INVALID_ARG whose message starts with `field:`. */
+function expectConstructorRejects(field: string, options: unknown): void {
+  let err: unknown;
+  try {
+    new TerminalHost(options as never);
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toMatchObject({ code: 'ERR_INVALID_ARG' });
+  expect((err as Error).message.startsWith(`${field}:`)).toBe(true);
+}
+
 const S = 'sess';
 let backend: FakeBackend;
 let host: TerminalHost;
@@ -281,16 +293,7 @@ describe('commandPolicy', () => {
     ['options.commandPolicy.deny[0]', { commandPolicy: { deny: [''] } }],
     ['options.commandPolicy.deny[1]', { commandPolicy: { deny: ['rm', 7] } }],
     ['options.commandPolicy.shellLines', { commandPolicy: { shellLines: 'maybe' } }],
-  ])('the constructor rejects a bad %s', (field, options) => {
-    let err: unknown;
-    try {
-      new TerminalHost(options as never);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toMatchObject({ code: 'ERR_INVALID_ARG' });
-    expect((err as Error).message.startsWith(`${field}:`)).toBe(true);
-  });
+  ])('the constructor rejects a bad %s', expectConstructorRejects);
 });
 
 describe('approve', () => {
@@ -447,16 +450,7 @@ describe('limits and timeoutMs', () => {
     ['options.limits.processes', { limits: { processes: -1 } }],
     ['options.limits.cpuSeconds', { limits: { cpuSeconds: 1.5 } }],
     ['options.limits.files', { limits: { files: 10 } }],
-  ])('the constructor rejects a bad %s', (field, options) => {
-    let err: unknown;
-    try {
-      new TerminalHost(options as never);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toMatchObject({ code: 'ERR_INVALID_ARG' });
-    expect((err as Error).message.startsWith(`${field}:`)).toBe(true);
-  });
+  ])('the constructor rejects a bad %s', expectConstructorRejects);
 });
 
 describe('onEvent', () => {

@@ -145,15 +145,25 @@ impl PidsCgroup {
 
     /// `cgroup.procs`, for the child to join before exec.
     pub fn procs_path(&self) -> Option<CString> {
-        crate::launch::cpath(&self.dir.join("cgroup.procs")).ok()
+        procs_file(&self.dir)
     }
 
     /// Pids of the processes in it.
     pub fn pids(&self) -> Vec<i32> {
-        std::fs::read_to_string(self.dir.join("cgroup.procs"))
-            .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
-            .unwrap_or_default()
+        read_pids(&self.dir)
     }
+}
+
+/// The `cgroup.procs` file of a cgroup directory, as a C string for the launcher.
+fn procs_file(dir: &Path) -> Option<CString> {
+    crate::launch::cpath(&dir.join("cgroup.procs")).ok()
+}
+
+/// Pids listed in a cgroup directory's `cgroup.procs` (exited processes are not listed).
+fn read_pids(dir: &Path) -> Vec<i32> {
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
 }
 
 impl Drop for PidsCgroup {
@@ -222,14 +232,12 @@ impl Cgroup {
 
     /// `cgroup.procs`, for the child to join before exec.
     pub fn procs_path(&self) -> Option<CString> {
-        crate::launch::cpath(&self.dir.join("cgroup.procs")).ok()
+        procs_file(&self.dir)
     }
 
     /// Pids of the processes in the cgroup (exited ones are not listed).
     pub fn pids(&self) -> Vec<i32> {
-        std::fs::read_to_string(self.dir.join("cgroup.procs"))
-            .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
-            .unwrap_or_default()
+        read_pids(&self.dir)
     }
 
     /// True while some process is in the cgroup.

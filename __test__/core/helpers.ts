@@ -48,21 +48,34 @@ export function fdCount(): number {
   return fs.readdirSync('/proc/self/fd').length;
 }
 
-/** Direct children of this process that are zombies. */
-export function zombieChildren(): number[] {
-  const me = process.pid;
-  const out: number[] = [];
+/** Every process from /proc with its state, parent and process group. */
+export function processes(): { pid: number; state: string; ppid: number; pgrp: number }[] {
+  const out = [];
   for (const e of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(f[1]) === me && f[0] === 'Z') out.push(Number(e));
+      out.push({ pid: Number(e), state: f[0], ppid: Number(f[1]), pgrp: Number(f[2]) });
     } catch {
       /* raced with exit */
     }
   }
   return out;
+}
+
+/** Direct children of this process that are zombies. */
+export function zombieChildren(): number[] {
+  return processes()
+    .filter((p) => p.ppid === process.pid && p.state === 'Z')
+    .map((p) => p.pid);
+}
+
+/** Live (non-zombie) processes whose process group is `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  return processes()
+    .filter((p) => p.pgrp === pgid && p.state !== 'Z')
+    .map((p) => p.pid);
 }
 
 export const ROOT = path.resolve(__dirname, '..', '..');
