@@ -1,13 +1,15 @@
-/// Lazy loading of the optional peer dependency `@agentclientprotocol/sdk` (ESM-only).
-///
-/// The package is loaded with a dynamic `import()` (kept as `import()` by the CommonJS build, so it works on
-/// every supported Node version); under jest, ts-jest turns it into `require()` of the transformed SDK.
+/**
+ * Lazy loading of the optional peer dependency `@agentclientprotocol/sdk` (ESM-only).
+ *
+ * The package is loaded with a dynamic `import()` (kept as `import()` by the CommonJS build, so it works on
+ * every supported Node version); under jest, ts-jest turns it into `require()` of the transformed SDK.
+ */
 
 import { AcpTerminalError, errorMessage } from './errors';
 
-/// The SDK's stable (v1) entrypoint module.
+/** The SDK's stable (v1) entrypoint module. */
 export type SdkModule = typeof import('@agentclientprotocol/sdk', { with: { 'resolution-mode': 'import' } });
-/// The SDK's `experimental/v2` entrypoint module.
+/** The SDK's `experimental/v2` entrypoint module. */
 export type SdkV2Module = typeof import('@agentclientprotocol/sdk/experimental/v2', {
   with: { 'resolution-mode': 'import' },
 });
@@ -23,7 +25,7 @@ function missing(specifier: string, error: unknown): AcpTerminalError {
   );
 }
 
-/// Loads `@agentclientprotocol/sdk` once; rejects with `ERR_SDK_NOT_FOUND` when it is not installed.
+/** Loads `@agentclientprotocol/sdk` once; rejects with `ERR_SDK_NOT_FOUND` when it is not installed. */
 export function loadSdk(): Promise<SdkModule> {
   sdk ??= import('@agentclientprotocol/sdk').catch((error: unknown) => {
     sdk = undefined;
@@ -32,7 +34,7 @@ export function loadSdk(): Promise<SdkModule> {
   return sdk;
 }
 
-/// Loads `@agentclientprotocol/sdk/experimental/v2` once; rejects with `ERR_SDK_NOT_FOUND` when missing.
+/** Loads `@agentclientprotocol/sdk/experimental/v2` once; rejects with `ERR_SDK_NOT_FOUND` when missing. */
 export function loadSdkV2(): Promise<SdkV2Module> {
   sdkV2 ??= import('@agentclientprotocol/sdk/experimental/v2').catch((error: unknown) => {
     sdkV2 = undefined;

@@ -1,5 +1,7 @@
-/// A ready-made ACP client for agent authors' test suites: real terminals through a TerminalHost,
-/// `clientCapabilities.terminal: true`, permission requests answered, and every session update recorded.
+/**
+ * A ready-made ACP client for agent authors' test suites: real terminals through a TerminalHost,
+ * `clientCapabilities.terminal: true`, permission requests answered, and every session update recorded.
+ */
 
 import type {
   AgentApp,
@@ -18,63 +20,67 @@ import { normalizeSnapshot, TerminalHost, type TerminalHostOptions } from './hos
 import { loadSdk } from './sdk';
 import type { OutputSnapshot } from './types';
 
-/// How the test client answers `session/request_permission`.
+/** How the test client answers `session/request_permission`. */
 export type PermissionPolicy =
   | 'allow'
   | 'reject'
   | 'cancel'
   | ((request: RequestPermissionRequest) => RequestPermissionResponse | Promise<RequestPermissionResponse>);
 
-/// Options of `createTestClient()`.
+/** Options of `createTestClient()`. */
 export interface TestClientOptions {
-  /// Client name (sent as `clientInfo.name`), default `"acp-terminal-test-client"`.
+  /** Client name (sent as `clientInfo.name`), default `"acp-terminal-test-client"`. */
   name?: string;
-  /// The host that runs terminals, or options for a new one (default: `new TerminalHost()`).
+  /** The host that runs terminals, or options for a new one (default: `new TerminalHost()`). */
   host?: TerminalHost | TerminalHostOptions;
-  /// Answer to permission requests: the first allow option (default), the first reject option,
-  /// `cancelled`, or a custom function.
+  /**
+   * Answer to permission requests: the first allow option (default), the first reject option,
+   * `cancelled`, or a custom function.
+   */
   permission?: PermissionPolicy;
 }
 
-/// A connection opened by `TestClient.connect()`, already initialized.
+/** A connection opened by `TestClient.connect()`, already initialized. */
 export interface TestClientConnection {
-  /// Context for calling the agent (`agent.buildSession(cwd)`, `agent.request(...)`).
+  /** Context for calling the agent (`agent.buildSession(cwd)`, `agent.request(...)`). */
   readonly agent: ClientContext;
-  /// The agent's `initialize` response.
+  /** The agent's `initialize` response. */
   readonly initializeResponse: InitializeResponse;
-  /// The underlying SDK connection.
+  /** The underlying SDK connection. */
   readonly connection: ClientConnection;
 }
 
-/// Options of `TestClient.waitForUpdate()`.
+/** Options of `TestClient.waitForUpdate()`. */
 export interface WaitForUpdateOptions {
-  /// Rejects the wait when aborted.
+  /** Rejects the wait when aborted. */
   signal?: AbortSignal;
 }
 
-/// The object returned by `createTestClient()`.
+/** The object returned by `createTestClient()`. */
 export interface TestClient extends AsyncDisposable {
-  /// The SDK `ClientApp` (terminal, permission and session-update handlers registered).
+  /** The SDK `ClientApp` (terminal, permission and session-update handlers registered). */
   readonly app: ClientApp;
-  /// The host running this client's terminals.
+  /** The host running this client's terminals. */
   readonly host: TerminalHost;
-  /// Every `session/update` received, in arrival order.
+  /** Every `session/update` received, in arrival order. */
   readonly updates: readonly SessionNotification[];
-  /// Every `session/request_permission` received, in arrival order.
+  /** Every `session/request_permission` received, in arrival order. */
   readonly permissionRequests: readonly RequestPermissionRequest[];
-  /// Connects to an agent (in-process `AgentApp` or a `Stream`) and sends `initialize` with
-  /// `clientCapabilities.terminal: true`.
+  /**
+   * Connects to an agent (in-process `AgentApp` or a `Stream`) and sends `initialize` with
+   * `clientCapabilities.terminal: true`.
+   */
   connect(agent: AgentApp | Stream): Promise<TestClientConnection>;
-  /// Resolves with the first recorded or future update matching `predicate`.
+  /** Resolves with the first recorded or future update matching `predicate`. */
   waitForUpdate(
     predicate: (update: SessionNotification) => boolean,
     options?: WaitForUpdateOptions,
   ): Promise<SessionNotification>;
-  /// Ids of the terminals embedded in tool calls (`content: [{ type: "terminal", terminalId }]`), in order.
+  /** Ids of the terminals embedded in tool calls (`content: [{ type: "terminal", terminalId }]`), in order. */
   terminalIds(): string[];
-  /// Output of a terminal: live snapshot, or the final snapshot after release; undefined if unknown.
+  /** Output of a terminal: live snapshot, or the final snapshot after release; undefined if unknown. */
   output(terminalId: string): Promise<OutputSnapshot | undefined>;
-  /// Closes every connection and releases every terminal.
+  /** Closes every connection and releases every terminal. */
   close(): Promise<void>;
 }
 
@@ -84,15 +90,17 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
-/// Creates a test client. Typical agent test:
-///
-/// ```ts
-/// await using tc = await createTestClient();
-/// const { agent } = await tc.connect(myAgentApp);
-/// const session = await agent.buildSession('/tmp').start();
-/// await session.prompt('run ls');
-/// expect(tc.terminalIds()).toHaveLength(1);
-/// ```
+/**
+ * Creates a test client. Typical agent test:
+ *
+ * ```ts
+ * await using tc = await createTestClient();
+ * const { agent } = await tc.connect(myAgentApp);
+ * const session = await agent.buildSession('/tmp').start();
+ * await session.prompt('run ls');
+ * expect(tc.terminalIds()).toHaveLength(1);
+ * ```
+ */
 export async function createTestClient(options: TestClientOptions = {}): Promise<TestClient> {
   const sdk = await loadSdk();
   const name = options.name ?? 'acp-terminal-test-client';

@@ -1,6 +1,8 @@
-/// ACP v2 (draft) bridge: in v2 the agent owns terminals. It runs the command itself and reports it to the
-/// client with `terminal_update` / `terminal_output_chunk` session updates; the client may send
-/// `terminal/cancel`. This module turns a TerminalHandle into exactly those updates.
+/**
+ * ACP v2 (draft) bridge: in v2 the agent owns terminals. It runs the command itself and reports it to the
+ * client with `terminal_update` / `terminal_output_chunk` session updates; the client may send
+ * `terminal/cancel`. This module turns a TerminalHandle into exactly those updates.
+ */
 
 import type {
   AgentApp as V2AgentApp,
@@ -13,47 +15,47 @@ import { loadSdkV2 } from './sdk';
 import type { CreateTerminalFn, CreateTerminalOptions, CreateTerminalParams, ExitStatus, TerminalLike } from './types';
 import { optionalAbsolutePath, requireString } from './validate';
 
-/// Receives each v2 `session/update` notification, in order; e.g. `(n) => ctx.client.notify('session/update', n)`.
+/** Receives each v2 `session/update` notification, in order; e.g. `(n) => ctx.client.notify('session/update', n)`. */
 export type V2UpdateSink = (notification: UpdateSessionNotification) => Promise<void> | void;
 
-/// Options of `bridgeTerminalToV2()`.
+/** Options of `bridgeTerminalToV2()`. */
 export interface V2BridgeOptions {
-  /// Session the terminal is reported to.
+  /** Session the terminal is reported to. */
   sessionId: string;
-  /// Sends one notification to the client.
+  /** Sends one notification to the client. */
   send: V2UpdateSink;
-  /// Command shown to the user (with `args`, quoted like a shell line).
+  /** Command shown to the user (with `args`, quoted like a shell line). */
   command: string;
-  /// Arguments shown after the command.
+  /** Arguments shown after the command. */
   args?: readonly string[] | null;
-  /// Absolute working directory shown to the user (default: this process's cwd).
+  /** Absolute working directory shown to the user (default: this process's cwd). */
   cwd?: string | null;
-  /// Terminal id announced to the client (default: the handle's `id`).
+  /** Terminal id announced to the client (default: the handle's `id`). */
   terminalId?: string;
-  /// Advertise `capabilities.cancel` until the command exits (default true).
+  /** Advertise `capabilities.cancel` until the command exits (default true). */
   cancellable?: boolean;
 }
 
-/// A running bridge from one terminal to v2 session updates.
+/** A running bridge from one terminal to v2 session updates. */
 export interface V2TerminalBridge {
-  /// Terminal id announced to the client.
+  /** Terminal id announced to the client. */
   readonly terminalId: string;
-  /// Session the updates go to.
+  /** Session the updates go to. */
   readonly sessionId: string;
-  /// The bridged terminal.
+  /** The bridged terminal. */
   readonly terminal: TerminalLike;
-  /// True once the command exited.
+  /** True once the command exited. */
   readonly exited: boolean;
-  /// Resolves with the exit status after the final `terminal_update` was sent; rejects if a send failed.
+  /** Resolves with the exit status after the final `terminal_update` was sent; rejects if a send failed. */
   readonly done: Promise<ExitStatus>;
-  /// Kills the command (what `terminal/cancel` does); rejects with `ERR_TERMINAL_EXITED` once it exited.
+  /** Kills the command (what `terminal/cancel` does); rejects with `ERR_TERMINAL_EXITED` once it exited. */
   cancel(): Promise<void>;
 }
 
-/// Bytes of streamed output kept to check the streamed chunks against the final snapshot.
+/** Bytes of streamed output kept to check the streamed chunks against the final snapshot. */
 const VERIFY_TAIL_BYTES = 1024 * 1024;
 
-/// Quotes `words` as a POSIX shell line (for display).
+/** Quotes `words` as a POSIX shell line (for display). */
 export function shellLine(command: string, args?: readonly string[] | null): string {
   if (!args || args.length === 0) return command;
   return [command, ...args].map(shellQuote).join(' ');
@@ -63,11 +65,11 @@ function shellQuote(word: string): string {
   return /^[A-Za-z0-9_/.,:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/// Keeps the last `limit` bytes (at least) of a byte stream and the total count.
+/** Keeps the last `limit` bytes (at least) of a byte stream and the total count. */
 class Tail {
   private chunks: Buffer[] = [];
   private keptBytes = 0;
-  /// Bytes pushed so far.
+  /** Bytes pushed so far. */
   total = 0;
   constructor(private readonly limit: number) {}
   push(chunk: Buffer): void {
@@ -78,20 +80,22 @@ class Tail {
       this.keptBytes -= this.chunks.shift()!.length;
     }
   }
-  /// The kept (newest) bytes.
+  /** The kept (newest) bytes. */
   kept(): Buffer {
     return Buffer.concat(this.chunks);
   }
-  /// True while nothing was dropped.
+  /** True while nothing was dropped. */
   get complete(): boolean {
     return this.keptBytes === this.total;
   }
 }
 
-/// Starts reporting `terminal` as a v2 agent-owned terminal: a first `terminal_update` (command, cwd,
-/// cancel capability), a `terminal_output_chunk` per output chunk (base64, bytes as produced), and a final
-/// `terminal_update` with `exitStatus`. Call it right after the terminal was created, in the same tick, so
-/// no output chunk is missed (a missed chunk is repaired with an output snapshot in the final update).
+/**
+ * Starts reporting `terminal` as a v2 agent-owned terminal: a first `terminal_update` (command, cwd,
+ * cancel capability), a `terminal_output_chunk` per output chunk (base64, bytes as produced), and a final
+ * `terminal_update` with `exitStatus`. Call it right after the terminal was created, in the same tick, so
+ * no output chunk is missed (a missed chunk is repaired with an output snapshot in the final update).
+ */
 export function bridgeTerminalToV2(terminal: TerminalLike, options: V2BridgeOptions): V2TerminalBridge {
   const sessionId = requireString(options?.sessionId, 'sessionId');
   const command = requireString(options.command, 'command');
@@ -182,8 +186,10 @@ export function bridgeTerminalToV2(terminal: TerminalLike, options: V2BridgeOpti
 
 type Repair = { kind: 'none' } | { kind: 'append'; bytes: Buffer } | { kind: 'replace'; bytes: Buffer };
 
-/// Compares the streamed bytes with the final snapshot: nothing to do, a missing tail to append, or a
-/// replacement snapshot when the stream missed bytes elsewhere.
+/**
+ * Compares the streamed bytes with the final snapshot: nothing to do, a missing tail to append, or a
+ * replacement snapshot when the stream missed bytes elsewhere.
+ */
 function reconcile(streamed: Tail, snapshot: Buffer, truncated: boolean): Repair {
   const kept = streamed.kept();
   // The snapshot is decoded text: also compare like with like when the output is not valid UTF-8.
@@ -204,15 +210,15 @@ function reconcile(streamed: Tail, snapshot: Buffer, truncated: boolean): Repair
   return { kind: 'replace', bytes: snapshot };
 }
 
-/// Options of `startV2Terminal()`: the bridge options minus what the request already says.
+/** Options of `startV2Terminal()`: the bridge options minus what the request already says. */
 export interface StartV2TerminalOptions extends Pick<V2BridgeOptions, 'send' | 'terminalId' | 'cancellable'> {
-  /// Backend (default: the native `createTerminal`).
+  /** Backend (default: the native `createTerminal`). */
   createTerminal?: CreateTerminalFn;
-  /// Backend options (shell, inheritEnv, killGraceMs).
+  /** Backend options (shell, inheritEnv, killGraceMs). */
   terminalOptions?: CreateTerminalOptions;
 }
 
-/// Creates a terminal and bridges it at once (no output can be missed): the usual v2 agent entry point.
+/** Creates a terminal and bridges it at once (no output can be missed): the usual v2 agent entry point. */
 export async function startV2Terminal(
   params: CreateTerminalParams & { sessionId: string },
   options: StartV2TerminalOptions,
@@ -230,11 +236,11 @@ export async function startV2Terminal(
   });
 }
 
-/// Tracks an agent's running v2 terminals and serves `terminal/cancel` for them.
+/** Tracks an agent's running v2 terminals and serves `terminal/cancel` for them. */
 export class V2TerminalRegistry {
   private readonly bridges = new Map<string, V2TerminalBridge>();
 
-  /// Tracks `bridge` until its command exited.
+  /** Tracks `bridge` until its command exited. */
   add(bridge: V2TerminalBridge): V2TerminalBridge {
     const key = keyOf(bridge.sessionId, bridge.terminalId);
     this.bridges.set(key, bridge);
@@ -245,13 +251,15 @@ export class V2TerminalRegistry {
     return bridge;
   }
 
-  /// The running bridge for a terminal, if any.
+  /** The running bridge for a terminal, if any. */
   get(sessionId: string, terminalId: string): V2TerminalBridge | undefined {
     return this.bridges.get(keyOf(sessionId, terminalId));
   }
 
-  /// Cancels a running terminal; unknown or exited terminals reject with `ERR_TERMINAL_NOT_FOUND` /
-  /// `ERR_TERMINAL_EXITED`.
+  /**
+   * Cancels a running terminal; unknown or exited terminals reject with `ERR_TERMINAL_NOT_FOUND` /
+   * `ERR_TERMINAL_EXITED`.
+   */
   async cancel(params: { sessionId: string; terminalId: string }): Promise<Record<string, never>> {
     const sessionId = requireString(params?.sessionId, 'sessionId');
     const terminalId = requireString(params.terminalId, 'terminalId');
@@ -265,8 +273,10 @@ export class V2TerminalRegistry {
     return {};
   }
 
-  /// Registers the `terminal/cancel` handler on a v2 `AgentApp`; every failure answers -32602 as the
-  /// draft requires (unknown, already exited or not cancellable). Returns `app`.
+  /**
+   * Registers the `terminal/cancel` handler on a v2 `AgentApp`; every failure answers -32602 as the
+   * draft requires (unknown, already exited or not cancellable). Returns `app`.
+   */
   register(app: V2AgentApp): V2AgentApp {
     return app.onRequest('terminal/cancel', async (ctx) => {
       try {
