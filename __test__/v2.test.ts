@@ -66,8 +66,25 @@ test('defaults: terminal id from the handle, cwd of this process, cancellable ca
   expectValid(sent);
 });
 
-test('output produced before the bridge subscribed is repaired with a replacement snapshot', async () => {
+test('output produced before the bridge subscribed is streamed first (replay), no repair needed', async () => {
   const t = fake();
+  t.emit('early ', { silent: true });
+  const { sent, send } = recorder();
+  const bridge = bridgeTerminalToV2(t, { sessionId, send, command: 'x' });
+  t.emit('late');
+  t.exit({ exitCode: 0, signal: null });
+  await bridge.done;
+  const chunks = sent.filter((n) => n.update.sessionUpdate === 'terminal_output_chunk');
+  expect(chunks.map((n) => Buffer.from((n.update as { data: string }).data, 'base64').toString())).toEqual(['early ', 'late']);
+  expect(sent.at(-1)!.update).not.toHaveProperty('output');
+  expect(replayV2(sent).get('t-1')!.bytes.toString()).toBe('early late');
+  expectValid(sent);
+});
+
+test('a backend without replay: early output is repaired with a replacement snapshot', async () => {
+  const t = fake();
+  const plain = t.onOutput.bind(t);
+  t.onOutput = (listener) => plain(listener);
   t.emit('early ', { silent: true });
   const { sent, send } = recorder();
   const bridge = bridgeTerminalToV2(t, { sessionId, send, command: 'x' });

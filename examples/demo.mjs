@@ -16,7 +16,7 @@ const runs = [];
 host.onCreate(({ terminalId, terminal, request }) => {
   runs.push({ terminalId, command: request.command });
   console.log(color('1;36', `\n$ ${request.command}`));
-  terminal.onOutput((chunk) => process.stdout.write(color('2', chunk.toString('utf8'))));
+  terminal.onOutput((chunk) => process.stdout.write(color('2', chunk.toString('utf8'))), { replay: true });
 });
 
 const titles = new Map();

@@ -116,8 +116,11 @@ export interface TerminalLike {
   kill(): Promise<unknown>;
   /** Kills the command if needed and frees the terminal; later calls reject. */
   release(): Promise<unknown>;
-  /** Subscribes to raw output bytes as they arrive; returns an unsubscribe function. */
-  onOutput(listener: (chunk: Buffer) => void): () => void;
+  /**
+   * Subscribes to raw output bytes as they arrive; with `{ replay: true }` the output retained so
+   * far is delivered first (no gap, no overlap). Returns an unsubscribe function.
+   */
+  onOutput(listener: (chunk: Buffer) => void, options?: { replay?: boolean | null } | null): () => void;
 }
 
 /** The backend entry point: the native `createTerminal` or a substitute with the same contract. */

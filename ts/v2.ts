@@ -127,11 +127,16 @@ export function bridgeTerminalToV2(terminal: TerminalLike, options: V2BridgeOpti
     ...(cancellable ? { capabilities: { cancel: {} } } : {}),
   });
   const streamed = new Tail(VERIFY_TAIL_BYTES);
-  const unsubscribe = terminal.onOutput((bytes) => {
-    if (bytes.length === 0) return;
-    streamed.push(bytes);
-    chunk(bytes);
-  });
+  // replay: what the terminal wrote before the bridge existed is streamed first, so the client
+  // sees the whole output (within the terminal's limit), not only what came after.
+  const unsubscribe = terminal.onOutput(
+    (bytes) => {
+      if (bytes.length === 0) return;
+      streamed.push(bytes);
+      chunk(bytes);
+    },
+    { replay: true },
+  );
 
   let exited = false;
   const done = (async (): Promise<ExitStatus> => {
