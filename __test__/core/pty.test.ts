@@ -1,0 +1,149 @@
+// PTY terminals: input with write/sendKeys, resize, closeStdin, the controlling tty, errors.
+import { createTerminal, run, type TerminalHandle } from './helpers';
+
+/** Resolves once the output matches `re` (polls currentOutput; no timing assertion). */
+export async function waitForOutput(t: TerminalHandle, re: RegExp, timeoutMs = 20000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { output } = await t.currentOutput();
+    if (re.test(output)) return output;
+    if (Date.now() > deadline) throw new Error(`output never matched ${re}: ${JSON.stringify(output)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('pty terminals', () => {
+  test('a prompt is answered with write()', async () => {
+    await using t = await createTerminal({ command: `python3 -c "print(input('name? '))"` }, { pty: {} });
+    expect(t.isPty).toBe(true);
+    await waitForOutput(t, /name\? $/);
+    await t.write('Ada Lovelace\n');
+    expect(await t.waitForExit()).toEqual({ exitCode: 0, signal: null });
+    // The echo of the answer, then what the program printed (the tty turns \n into \r\n).
+    expect((await t.currentOutput()).output).toBe('name? Ada Lovelace\r\nAda Lovelace\r\n');
+  });
+
+  test('sendKeys C-c interrupts sleep 100 through the line discipline', async () => {
+    await using t = await createTerminal({ command: 'echo ready; exec sleep 100' }, { pty: {} });
+    await waitForOutput(t, /ready/);
+    await t.sendKeys(['C-c']);
+    expect(await t.waitForExit()).toEqual({ exitCode: null, signal: 'SIGINT' });
+  });
+
+  test('the command leads a session with the pty as controlling terminal and TERM set', async () => {
+    const r = await run(
+      { command: 'test -t 0 && test -t 1 && test -t 2 && echo "tty $TERM $(ps -o sid= -p $$) $$"' },
+      { pty: { cols: 100, rows: 30 } },
+    );
+    const m = /tty xterm-256color\s+(\d+) (\d+)/.exec(r.output);
+    expect(m).not.toBeNull();
+    expect(m![1]).toBe(m![2]);
+    const own = await run({ command: 'echo $TERM', env: [{ name: 'TERM', value: 'dumb' }] }, { pty: {} });
+    expect(own.output).toBe('dumb\r\n');
+  });
+
+  test('the initial size and resize() are seen by stty size', async () => {
+    await using t = await createTerminal(
+      { command: 'stty size; read x; stty size; tput cols' },
+      { pty: { cols: 100, rows: 30 } },
+    );
+    await waitForOutput(t, /30 100\r\n/);
+    await t.resize(132, 50);
+    await t.write('go\n');
+    await t.waitForExit();
+    expect((await t.currentOutput()).output).toBe('30 100\r\ngo\r\n50 132\r\n132\r\n');
+  });
+
+  test('default size is 80x24', async () => {
+    const r = await run({ command: 'stty size' }, { pty: {} });
+    expect(r.output).toBe('24 80\r\n');
+  });
+
+  test('closeStdin() sends VEOF: cat ends', async () => {
+    await using t = await createTerminal({ command: 'cat' }, { pty: {} });
+    await t.write('line\n');
+    await t.closeStdin();
+    expect(await t.waitForExit()).toEqual({ exitCode: 0, signal: null });
+    expect((await t.currentOutput()).output).toBe('line\r\nline\r\n');
+  });
+
+  test('sendKeys: editing keys reach a line editor in order', async () => {
+    // bash's readline: type, move left twice, insert, delete at end, submit.
+    await using t = await createTerminal(
+      { command: 'bash', args: ['--norc', '--noprofile', '-i'] },
+      { pty: {}, output: 'text' },
+    );
+    await t.write("PS1='$ '\n");
+    // Text mode trims trailing blanks: the prompt line reads "$".
+    await waitForOutput(t, /\n\$$/);
+    await t.write('echo abd');
+    await t.sendKeys(['Left', 'c', 'End', 'BSpace', 'Home', 'Right', 'Right', 'Right', 'Right', 'Right', 'X', 'Enter']);
+    await waitForOutput(t, /^Xabc$/m);
+    await t.sendKeys(['C-d']);
+    await t.waitForExit();
+  });
+
+  test('errors: no input, not a pty, unknown keys, bad sizes, after exit, bad options', async () => {
+    const pipe = await createTerminal({ command: 'sleep 5' });
+    try {
+      expect(pipe.isPty).toBe(false);
+      await expect(pipe.write('x')).rejects.toMatchObject({ code: 'ERR_NO_STDIN' });
+      await expect(pipe.sendKeys(['Enter'])).rejects.toMatchObject({ code: 'ERR_NO_STDIN' });
+      await expect(pipe.closeStdin()).rejects.toMatchObject({ code: 'ERR_NO_STDIN' });
+      await expect(pipe.resize(10, 10)).rejects.toMatchObject({ code: 'ERR_NOT_A_PTY' });
+    } finally {
+      await pipe.release();
+    }
+    const t = await createTerminal({ command: 'read x' }, { pty: {} });
+    await expect(t.sendKeys(['Enter', 'hello'])).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+      message: expect.stringContaining('keys[1]'),
+    });
+    await expect(t.sendKeys(['F13'])).rejects.toMatchObject({ message: expect.stringContaining('F13') });
+    await expect(t.sendKeys('Enter' as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG' });
+    await expect(t.write(42 as never)).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+      message: expect.stringContaining('data'),
+    });
+    await expect(t.resize(0, 10)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('cols') });
+    await expect(t.resize(80, 1.5)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('rows') });
+    await t.write(Buffer.from('\n'));
+    await t.waitForExit();
+    await expect(t.write('late')).rejects.toMatchObject({ code: 'ERR_TERMINAL_EXITED' });
+    await t.closeStdin(); // a no-op once exited
+    await t.release();
+    await expect(t.write('x')).rejects.toMatchObject({ code: 'ERR_TERMINAL_RELEASED' });
+    await expect(t.resize(5, 5)).rejects.toMatchObject({ code: 'ERR_TERMINAL_RELEASED' });
+
+    const bad: Array<[object, string]> = [
+      [{ pty: { cols: 0 } }, 'options.pty.cols'],
+      [{ pty: { rows: 70000 } }, 'options.pty.rows'],
+      [{ pty: 'yes' }, 'options.pty'],
+      [{ stdin: 'tty' }, 'options.stdin'],
+      [{ output: 'html' }, 'options.output'],
+      [{ output: 'text' }, 'options.pty'],
+      [{ pty: {}, stdin: 'pipe' }, 'options.stdin'],
+      [{ pty: {}, output: 'text', scrollback: -1 }, 'options.scrollback'],
+      [{ pty: {}, output: 'text', scrollback: 1e9 }, 'options.scrollback'],
+    ];
+    for (const [options, field] of bad) {
+      await expect(createTerminal({ command: 'true' }, options as never)).rejects.toMatchObject({
+        code: 'ERR_INVALID_ARG',
+        message: expect.stringContaining(field),
+      });
+    }
+  });
+
+  test('a write blocked on a command that never reads rejects once it exits', async () => {
+    // raw mode so the tty does not discard; the command never reads and exits on a signal.
+    await using t = await createTerminal({ command: 'stty raw -echo; echo ready; exec sleep 100' }, { pty: {} });
+    await waitForOutput(t, /ready/);
+    const big = t.write(Buffer.alloc(4 << 20, 0x61));
+    const settled = big.then(
+      () => 'resolved',
+      (e) => e.code,
+    );
+    await t.kill();
+    expect(await settled).toBe('ERR_TERMINAL_EXITED');
+  });
+});
