@@ -473,6 +473,24 @@ mod tests {
     }
 
     #[test]
+    fn pty_sets_term_unless_the_request_does() {
+        let mut r = req("true", &[]);
+        r.io = Io::Pty(PtySize::default());
+        let inherited = || {
+            let mut v = super::tests::inherited();
+            v.push(("TERM".into(), "dumb".into()));
+            v
+        };
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        assert_eq!(env_of(&p, "TERM").as_deref(), Some(PTY_TERM));
+        r.env.push(("TERM".into(), "vt100".into()));
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        assert_eq!(env_of(&p, "TERM").as_deref(), Some("vt100"));
+        let p = plan(&req("true", &[]), inherited(), Path::new("/")).unwrap();
+        assert_eq!(env_of(&p, "TERM").as_deref(), Some("dumb"));
+    }
+
+    #[test]
     fn shell_rule() {
         let p = plan(&req("echo a && echo b", &[]), inherited(), Path::new("/")).unwrap();
         assert_eq!(p.program, PathBuf::from("/bin/sh"));

@@ -1,16 +1,6 @@
 // PTY terminals: input with write/sendKeys, resize, closeStdin, the controlling tty, errors.
-import { createTerminal, run, type TerminalHandle } from './helpers';
-
-/** Resolves once the output matches `re` (polls currentOutput; no timing assertion). */
-export async function waitForOutput(t: TerminalHandle, re: RegExp, timeoutMs = 20000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { output } = await t.currentOutput();
-    if (re.test(output)) return output;
-    if (Date.now() > deadline) throw new Error(`output never matched ${re}: ${JSON.stringify(output)}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { createTerminal, run } from './helpers';
+import { waitForOutput } from './pty-helpers';
 
 describe('pty terminals', () => {
   test('a prompt is answered with write()', async () => {
