@@ -9,7 +9,10 @@ export type AcpTerminalErrorCode =
   | 'ERR_TOO_MANY_TERMINALS'
   | 'ERR_HOST_CLOSED'
   | 'ERR_TERMINAL_EXITED'
-  | 'ERR_SDK_NOT_FOUND';
+  | 'ERR_SDK_NOT_FOUND'
+  | 'ERR_COMMAND_RUNNING'
+  | 'ERR_NO_RUNNING_COMMAND'
+  | 'ERR_SESSION_START';
 
 /// An error of the JS layer with a machine-readable `code`.
 export class AcpTerminalError extends Error {

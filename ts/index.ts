@@ -39,6 +39,24 @@ export {
   type V2UpdateSink,
 } from './v2';
 export type { CreateTerminalFn, ExitStatus, OutputSnapshot, TerminalLike } from './types';
+export {
+  DEFAULT_INPUT_SETTLE_MS,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_ID,
+  DEFAULT_SESSION_OUTPUT_BYTES,
+  DEFAULT_SESSION_TIMEOUT_MS,
+  isKeyName,
+  parseKeys,
+  sessionTreePids,
+  ShellSessions,
+  type ExecuteRequest,
+  type ExecuteResult,
+  type PtyCreateTerminalFn,
+  type PtyCreateTerminalOptions,
+  type PtyTerminalLike,
+  type ShellSessionsOptions,
+} from './sessions';
+export { renderTerminalText, type RenderTextOptions } from './screen-text';
 
 /// Compile-time proof that the native core satisfies the structural contract the ACP layer relies on.
 const nativeSatisfiesContract: CreateTerminalFn = native.createTerminal;
