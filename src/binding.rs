@@ -961,7 +961,8 @@ impl TerminalHandle {
 
     /// Ends the input: on a `stdin: 'pipe'` terminal, closes the pipe once the queued writes
     /// are done (the command reads EOF; later writes reject with `ERR_STDIN_CLOSED`); on a
-    /// pty, sends VEOF (^D), which a program reading a line in canonical mode takes as EOF.
+    /// pty, sends VEOF (^D), which a program reading in canonical mode takes as EOF at the
+    /// start of a line (after a partial line, a first ^D only submits that line).
     /// Resolves as a no-op when already closed or exited. Rejects with `ERR_NO_STDIN` or
     /// `ERR_TERMINAL_RELEASED`.
     #[napi(ts_return_type = "Promise<void>")]

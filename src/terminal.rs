@@ -57,6 +57,9 @@ pub const ERR_NOT_A_PTY: &str = "ERR_NOT_A_PTY";
 const WRITE_CHUNK: usize = 64 * 1024;
 /// Raw bytes kept for `onOutput` replay in text mode (the text is what is retained there).
 const TEXT_RAW_RETAIN: usize = 1 << 20;
+/// How long a write that found its reader gone waits for the exit, to report
+/// `ERR_TERMINAL_EXITED` rather than the bare errno when the command has exited.
+const EXIT_AFTER_EPIPE: Duration = Duration::from_millis(250);
 /// The byte a pty's line discipline takes as end-of-file by default (VEOF, ^D).
 const VEOF: u8 = 0x04;
 
@@ -340,11 +343,6 @@ impl Terminal {
         self.is_pty
     }
 
-    /// Whether output is rendered as text.
-    pub fn is_text(&self) -> bool {
-        self.lock().screen.is_some()
-    }
-
     fn input_lock(&self) -> MutexGuard<'_, InputState> {
         self.input.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -370,7 +368,8 @@ impl Terminal {
 
     /// End of input: on a pipe, closes it after the queued writes (the command reads EOF;
     /// later writes fail with `ERR_STDIN_CLOSED`); on a pty, queues VEOF (^D), which ends
-    /// input for a program reading a line in canonical mode. A no-op once closed or exited.
+    /// input for a program reading in canonical mode at the start of a line (after a partial
+    /// line, the first ^D only submits that line). A no-op once closed or exited.
     pub fn close_stdin(
         &self,
     ) -> Result<impl std::future::Future<Output = Result<(), TermError>> + Send + 'static, TermError>
@@ -739,7 +738,11 @@ async fn write_all(
                 }
             }
             Err(e @ (Errno::EPIPE | Errno::EIO)) => {
-                if exit_rx.borrow().is_some() {
+                // Usually the command just exited (the pty's slave or the pipe's read end
+                // closed with it): report that, as a write after the exit would be.
+                let exited =
+                    tokio::time::timeout(EXIT_AFTER_EPIPE, exit_rx.wait_for(|s| s.is_some())).await;
+                if matches!(exited, Ok(Ok(_))) {
                     return Err(exited_error(id));
                 }
                 return Err(TermError::new(

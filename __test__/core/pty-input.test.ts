@@ -112,4 +112,18 @@ describe('no lost tail', () => {
     console.log(`1,000 pty runs (concurrency ${concurrency}): lost tails ${lost.length}, ${ms} ms`);
     expect(lost).toEqual([]);
   }, 120000);
+
+  test('100 pty runs that write 64 KiB and exit at once: nothing lost', async () => {
+    let lost = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < 100) {
+        next++;
+        const r = await run({ command: "head -c 65536 /dev/zero | tr '\\0' x; echo END" }, { pty: {} });
+        if (r.output !== 'x'.repeat(65536) + 'END\r\n') lost++;
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+    expect(lost).toBe(0);
+  }, 120000);
 });
