@@ -163,6 +163,8 @@ pub struct Terminal {
     input: Mutex<InputState>,
     /// On a pty: a duplicate of the master, for the window size.
     pty: Mutex<Option<OwnedFd>>,
+    /// Completes (its sender is dropped) once the input task closed its descriptor.
+    input_done: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
     is_pty: bool,
 }
 
@@ -214,10 +216,18 @@ impl Terminal {
         } else {
             config.output_byte_limit
         };
+        let mut input_done = None;
         let input_state = match input {
             Some(fd) => {
                 let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                tokio::spawn(write_input(fd, rx, exit_tx.subscribe(), config.id.clone()));
+                let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+                input_done = Some(done_rx);
+                let exit_rx = exit_tx.subscribe();
+                let id = config.id.clone();
+                tokio::spawn(async move {
+                    write_input(fd, rx, exit_rx, id).await;
+                    drop(done_tx);
+                });
                 InputState::Open(tx)
             }
             None => InputState::None,
@@ -234,6 +244,7 @@ impl Terminal {
                 resizes: 0,
             }),
             input: Mutex::new(input_state),
+            input_done: Mutex::new(input_done),
             pty: Mutex::new(pty_fd),
             is_pty,
             config,
@@ -562,9 +573,18 @@ impl Terminal {
         self.wait_for_exit().await;
         self.untrack();
         self.shutdown.notify_one();
-        // Close the input (its task ends once the queue is empty) and the pty control fd.
+        // Close the input (its task ends once the queue is empty; the exit is published, so
+        // nothing in it can block) and the pty control fd.
         *self.input_lock() = InputState::Closed;
         self.pty.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let done = self
+            .input_done
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(done) = done {
+            let _ = done.await;
+        }
         // Resolve only once the descriptors are really closed.
         let _ = self.closed_tx.subscribe().wait_for(|closed| *closed).await;
         let sinks = {

@@ -1,5 +1,5 @@
 // PTY terminals: input with write/sendKeys, resize, closeStdin, the controlling tty, errors.
-import { createTerminal, run } from './helpers';
+import { createTerminal, fdCount, run, zombieChildren } from './helpers';
 import { waitForOutput } from './pty-helpers';
 
 describe('pty terminals', () => {
@@ -136,4 +136,21 @@ describe('pty terminals', () => {
     await t.kill();
     expect(await settled).toBe('ERR_TERMINAL_EXITED');
   });
+
+  test('no leaked fds, no zombies after 100 pty terminals (input pending, text mode, kill)', async () => {
+    const before = fdCount();
+    for (let i = 0; i < 100; i++) {
+      const t = await createTerminal(
+        { command: i % 2 ? 'cat' : 'stty raw -echo; exec sleep 10' },
+        i % 3 ? { pty: { cols: 40, rows: 10 } } : { pty: {}, output: 'text' },
+      );
+      await t.resize(50, 12);
+      // A write that may still be blocked at release (sleep never reads): it must settle.
+      const w = t.write(Buffer.alloc(200_000, 0x41)).catch((e) => e.code);
+      await t.release();
+      expect([undefined, 'ERR_TERMINAL_EXITED', 'EIO']).toContain(await w);
+    }
+    expect(fdCount()).toBeLessThanOrEqual(before);
+    expect(zombieChildren()).toEqual([]);
+  }, 120000);
 });
