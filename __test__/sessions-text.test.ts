@@ -1,6 +1,6 @@
 // Pure helpers of ShellSessions: key-name parsing and the text rendering of raw terminal output.
 import { isKeyName, parseKeys } from '../ts/sessions';
-import { renderTerminalText } from '../ts/screen-text';
+import { endsOnAlternateScreen, renderTerminalText } from '../ts/screen-text';
 
 describe('parseKeys', () => {
   test('key names and sequences of key names are keys', () => {
@@ -38,6 +38,15 @@ describe('renderTerminalText', () => {
 
   test('keeps multi-byte characters whole and trims trailing spaces', () => {
     expect(renderTerminalText('héllo 😀   \r\nx\tY')).toBe('héllo 😀\nx       Y');
+  });
+
+  test('what a full-screen program drew on the alternate screen is gone once it returns', () => {
+    const raw = 'before\r\n\x1b[?1049h\x1b[H\x1b[2Jscreen stuff\x1b[5;1Hmore\x1b[?1049lafter\r\n';
+    expect(renderTerminalText(raw)).toBe('before\nafter\n');
+    expect(renderTerminalText('drawing\x1b[?1049lback', { alternateScreen: true })).toBe('back');
+    expect(endsOnAlternateScreen('x\x1b[?1049h')).toBe(true);
+    expect(endsOnAlternateScreen('\x1b[?1049h..\x1b[?1049l')).toBe(false);
+    expect(endsOnAlternateScreen('no switch', true)).toBe(true);
   });
 
   test('an unterminated escape at the end is dropped, not shown', () => {

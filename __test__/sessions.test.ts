@@ -187,7 +187,8 @@ describe('completion markers and exit codes', () => {
 describe('timeouts, input and keys', () => {
   test('a timeout returns running with the output so far; an empty call collects the rest', async () => {
     const gate = path.join(work, 'gate');
-    const first = await shells.execute({ command: `echo first; ${gateCommand(gate)}; echo second; exit_code_7() { return 7; }; exit_code_7`, timeoutMs: 200 });
+    const command = `echo first; ${gateCommand(gate)}; echo second; seven() { return 7; }; seven`;
+    const first = await shells.execute({ command, timeoutMs: 200 });
     expect(first).toMatchObject({ status: 'running', exitCode: null });
     const before = first.content + (await collectUntil((all) => (first.content + all).includes('first')));
     expect(before).toBe('first');
@@ -253,7 +254,9 @@ describe('timeouts, input and keys', () => {
 describe('content', () => {
   test('colours are removed and a progress bar collapses to its final state', async () => {
     const r = await shells.execute({
-      command: `for i in 10 50 100; do printf '\\r\\033[32mprogress %3d%%\\033[0m' $i; sleep 0.01; done; printf '\\n'; printf 'a\\tb\\n'`,
+      command:
+        `for i in 10 50 100; do printf '\\r\\033[32mprogress %3d%%\\033[0m' $i; sleep 0.01; done; ` +
+        `printf '\\n'; printf 'a\\tb\\n'`,
     });
     expect(r).toMatchObject({ exitCode: 0, content: 'progress 100%\na       b' });
   });
@@ -265,6 +268,38 @@ describe('content', () => {
     const next = await shells.execute({ command: 'echo again' });
     expect(next.content).toMatch(/^\++ echo again\nagain$/);
     await shells.execute({ command: 'set +x' });
+  });
+
+  test('a full-screen program shows its screen while it runs and nothing of it after it quits', async () => {
+    await shells.closeAll();
+    shells = new ShellSessions({ cwd: work, cols: 80, rows: 10 });
+    fs.writeFileSync(path.join(work, 'f.txt'), Array.from({ length: 50 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
+    let r = await shells.execute({ command: 'echo before; less f.txt', timeoutMs: 200 });
+    const seen: string[] = [r.content];
+    const deadline = Date.now() + 50_000;
+    while (!r.content.includes('line 9')) {
+      expect(r.status).toBe('running');
+      if (Date.now() > deadline) throw new Error(`less never showed: ${JSON.stringify(seen)}`);
+      r = await shells.execute({ command: '', timeoutMs: 200 });
+      seen.push(r.content);
+    }
+    // The screen as a person sees it: the first 9 lines and less's prompt line, not the whole file.
+    expect(r.content).toMatch(/line 1\nline 2\n[\s\S]*line 9\n/);
+    expect(r.content).not.toMatch(/line 10\b/);
+    expect(seen.join('\n')).toMatch(/^before/);
+    const { content, last } = await drain(await shells.execute({ command: 'q', isInput: true, noEnter: true }));
+    expect(last).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect(content).not.toMatch(/line/);
+  });
+
+  test("the emulator answers terminal queries; a late answer nobody read does not break the next command", async () => {
+    const r = await shells.execute({ command: `printf '\\033[6n'; IFS= read -rs -d R -t 20 answer; echo "got \${#answer}"` });
+    expect(r).toMatchObject({ exitCode: 0 });
+    expect(r.content).toMatch(/^got [1-9]\d*$/);
+    // Queries whose answers arrive after the program exited: they sit in the shell's input.
+    await shells.execute({ command: `printf '\\033[6n\\033]11;?\\007\\033[c'` });
+    expect(await shells.execute({ command: 'echo next' })).toMatchObject({ exitCode: 0, content: 'next' });
+    expect(await shells.execute({ command: 'echo again' })).toMatchObject({ exitCode: 0, content: 'again' });
   });
 
   test('output is bounded by maxOutputBytes, keeping the newest lines', async () => {
@@ -305,7 +340,10 @@ describe('errors', () => {
       [{ command: 'ls', noEnter: 1 }, /^noEnter:/],
     ];
     for (const [req, message] of cases) {
-      await expect(shells.execute(req as ExecuteRequest)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(message) });
+      await expect(shells.execute(req as ExecuteRequest)).rejects.toMatchObject({
+        code: 'ERR_INVALID_ARG',
+        message: expect.stringMatching(message),
+      });
     }
     expect(() => new ShellSessions({ maxSessions: 0 })).toThrow(/^options\.maxSessions:/);
     expect(() => new ShellSessions({ cwd: 'relative' })).toThrow(/^options\.cwd:/);

@@ -4,6 +4,7 @@
 /// SDK helpers load it, on first use.
 
 import * as native from '../index.js';
+import type { PtyCreateTerminalFn } from './sessions';
 import type { CreateTerminalFn } from './types';
 
 export * from '../index.js';
@@ -61,3 +62,6 @@ export { renderTerminalText, type RenderTextOptions } from './screen-text';
 /// Compile-time proof that the native core satisfies the structural contract the ACP layer relies on.
 const nativeSatisfiesContract: CreateTerminalFn = native.createTerminal;
 void nativeSatisfiesContract;
+/// Same for the pty contract `ShellSessions` drives (write, sendKeys, resize, outputBytes).
+const nativeSatisfiesPtyContract: PtyCreateTerminalFn = native.createTerminal;
+void nativeSatisfiesPtyContract;

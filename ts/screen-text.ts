@@ -2,14 +2,17 @@
 /// `ShellSessions` for the output of one command. It applies what matters for command-line output
 /// (carriage-return overwrites of progress bars, backspaces, erase-in-line, horizontal and vertical
 /// cursor moves within the lines rendered so far, tabs) and drops every other control: CSI, OSC,
-/// DCS/SOS/PM/APC strings, two-byte escapes, C0/C1 controls. It is not a screen emulator: full-screen
-/// programs (alternate screen, absolute cursor addressing) should be run in a terminal created with
-/// `{ pty, output: 'text' }`, whose native emulator renders the screen.
+/// DCS/SOS/PM/APC strings, two-byte escapes, C0/C1 controls. What a full-screen program draws on the
+/// alternate screen is skipped, as a person no longer sees it once the program restored the main
+/// screen. It is not a screen emulator: the screen of a full-screen program that is still running
+/// comes from the native emulator (`{ pty, output: 'text' }`).
 
 /** Options of {@link renderTerminalText}. */
 export interface RenderTextOptions {
   /** Tab stop interval in columns (default 8). */
   tabWidth?: number;
+  /** The terminal is on the alternate screen when `input` starts (default false). */
+  alternateScreen?: boolean;
 }
 
 /**
@@ -22,11 +25,14 @@ export function renderTerminalText(input: string, options: RenderTextOptions = {
   const lines: string[][] = [[]];
   let row = 0;
   let col = 0;
+  let alternate = options.alternateScreen === true; // drawing on the alternate screen: not part of the main screen's text
+  let saved = { row: 0, col: 0 };
   const line = (): string[] => {
     while (lines.length <= row) lines.push([]);
     return lines[row]!;
   };
   const put = (ch: string): void => {
+    if (alternate) return;
     const l = line();
     while (l.length < col) l.push(' ');
     l[col] = ch;
@@ -57,7 +63,18 @@ export function renderTerminalText(input: string, options: RenderTextOptions = {
         if (j >= n) break; // incomplete sequence at the end
         const final = input[j]!;
         i = j + 1;
-        if (params.startsWith('?') || params.startsWith('>') || params.startsWith('<') || params.startsWith('=')) continue;
+        if (params.startsWith('?')) {
+          // Private modes: 1049/1047/47 switch to the alternate screen (h) and back (l).
+          if ((final === 'h' || final === 'l') && /(^|;)(1049|1047|47)(;|$)/.test(params.slice(1))) {
+            const enter = final === 'h';
+            if (enter && !alternate) saved = { row, col };
+            if (!enter && alternate) ({ row, col } = saved);
+            alternate = enter;
+          }
+          continue;
+        }
+        if (params.startsWith('>') || params.startsWith('<') || params.startsWith('=')) continue;
+        if (alternate) continue;
         const nums = params.split(';').map((p) => (p === '' ? NaN : Number(p)));
         const count = Number.isFinite(nums[0]) && nums[0]! > 0 ? nums[0]! : 1;
         switch (final) {
@@ -133,7 +150,9 @@ export function renderTerminalText(input: string, options: RenderTextOptions = {
       }
       // Two-byte (or intermediate + final) escapes: ESC 7, ESC =, ESC ( B, ESC M ...
       while (j - 1 < n && input.charCodeAt(j - 1) >= 0x20 && input.charCodeAt(j - 1) <= 0x2f) j++;
-      if (kind === 'M') row = Math.max(0, row - 1); // reverse index
+      if (alternate) {
+        // nothing the alternate screen does moves the main screen's cursor
+      } else if (kind === 'M') row = Math.max(0, row - 1); // reverse index
       else if (kind === 'D') row++; // index
       else if (kind === 'E') {
         row++;
@@ -143,6 +162,7 @@ export function renderTerminalText(input: string, options: RenderTextOptions = {
       continue;
     }
     i++;
+    if (alternate) continue;
     if (c === 0x0a || c === 0x0b || c === 0x0c) {
       row++;
       line();
@@ -162,4 +182,17 @@ export function renderTerminalText(input: string, options: RenderTextOptions = {
     }
   }
   return lines.map((l) => l.join('').replace(/[ \t]+$/, '')).join('\n');
+}
+
+/**
+ * Whether raw output leaves the terminal on the alternate screen (a full-screen program such as
+ * `less`, `vim` or `top` still showing), given whether it was there before `input`.
+ */
+export function endsOnAlternateScreen(input: string, before = false): boolean {
+  let alternate = before;
+  const re = /(?:\x1b\[|\x9b)\?([\d;]*)([hl])/g;
+  for (let m = re.exec(input); m; m = re.exec(input)) {
+    if (m[1]!.split(';').some((p) => p === '1049' || p === '1047' || p === '47')) alternate = m[2] === 'h';
+  }
+  return alternate;
 }

@@ -24,10 +24,17 @@
 /// - `exitCode` is `$?` from that marker, the shell's exit code when the shell itself ended (e.g. after
 ///   `set -e`), otherwise null: never invented. `workingDir` is read from `/proc/<shell pid>/cwd`.
 ///
-/// Content is rendered from the raw bytes by `renderTerminalText` (escape sequences removed, `\r` and
-/// backspace overwrites applied) rather than the native text mode, because a command's output must be
-/// delimited exactly by the markers' byte positions, read incrementally ("the output since the last
-/// call"), and never lost to a screen's scrollback size; the raw stream gives all three.
+/// Content is rendered from the raw bytes (`onOutput`) by `renderTerminalText`: escape sequences
+/// removed, `\r` and backspace overwrites applied, alternate-screen drawing skipped. Not from the
+/// native text rendering, because a command's output must be delimited exactly by the markers' byte
+/// positions, read incrementally ("the output since the last call") and never lost to a scrollback
+/// size; the raw stream gives all three. The terminal is still created in text mode (option `screen`)
+/// for its emulator: it answers terminal queries (a program asking for the cursor position or the
+/// colours does not hang), and while a full-screen program (`less`, `vim`, `top`) shows, its screen,
+/// as the emulator renders it, is appended to the content.
+///
+/// Each command is sent as C-u, an empty line, then the line that sources it: C-u discards anything
+/// unread left in the line (a terminal's late answer to a query of a program that already exited).
 
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -35,7 +42,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { AcpTerminalError, invalidArg } from './errors';
-import { renderTerminalText } from './screen-text';
+import { endsOnAlternateScreen, renderTerminalText } from './screen-text';
 import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
 import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
@@ -82,6 +89,10 @@ export interface PtyCreateTerminalOptions {
   inheritEnv?: boolean;
   /** Milliseconds between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** `'text'`: the backend emulates the screen (and answers terminal queries); `onOutput` stays raw. */
+  output?: 'raw' | 'text';
+  /** Text mode: lines kept above the screen. */
+  scrollback?: number;
 }
 
 /** The backend entry point: the native `createTerminal` (with `pty` support) or a substitute. */
@@ -114,6 +125,12 @@ export interface ShellSessionsOptions {
   maxOutputBytes?: number;
   /** How long a new shell may take to show its first prompt (default 30 000). */
   startTimeoutMs?: number;
+  /**
+   * Run sessions in the native text mode (default true): its terminal emulator answers terminal
+   * queries (cursor position, device attributes, colours), so programs that ask do not hang, and the
+   * screen of a full-screen program that is still running (`less`, `vim`, `top`) is the content.
+   */
+  screen?: boolean;
   /** Terminal backend (default: the native `createTerminal`). */
   createTerminal?: PtyCreateTerminalFn;
 }
@@ -209,12 +226,10 @@ class Session {
   private readonly markerPrefix: string;
   private readonly markerRe: RegExp;
   private unparsed = Buffer.alloc(0);
-  private out: Buffer[] = [];
-  private outBytes = 0;
-  private after: Buffer[] = [];
-  private afterBytes = 0;
-  private truncatedOut = false;
-  private truncatedAfter = false;
+  /** Unreported output: of the running command, or of the completed one not collected yet. */
+  private out: TailBuffer;
+  /** Output that arrived after an uncollected completion (background jobs): reported next time. */
+  private after: TailBuffer;
   private receivedBytes = 0;
   private lastActivity = Date.now();
   private readonly decoder = new StringDecoder('utf8');
@@ -229,6 +244,8 @@ class Session {
     cwd: string,
   ) {
     this.lastCwd = cwd;
+    this.out = new TailBuffer(maxBytes);
+    this.after = new TailBuffer(maxBytes);
     this.markerPrefix = `\x1b]${MARKER_OSC};${this.token};`;
     this.markerRe = new RegExp(`\\x1b\\]${MARKER_OSC};${this.token};E;(\\d{0,15});(\\d{1,3})\\x07`, 'g');
   }
@@ -308,15 +325,7 @@ class Session {
 
   private data(bytes: Buffer): void {
     if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
-    if (this.completion) {
-      this.after.push(Buffer.from(bytes));
-      this.afterBytes += bytes.length;
-      if (this.afterBytes > 2 * this.maxBytes) [this.after, this.afterBytes] = trimTail(this.after, this.maxBytes, () => (this.truncatedAfter = true));
-    } else {
-      this.out.push(Buffer.from(bytes));
-      this.outBytes += bytes.length;
-      if (this.outBytes > 2 * this.maxBytes) [this.out, this.outBytes] = trimTail(this.out, this.maxBytes, () => (this.truncatedOut = true));
-    }
+    (this.completion ? this.after : this.out).push(bytes);
   }
 
   private marker(seq: number, status: number): void {
@@ -390,48 +399,52 @@ class Session {
    */
   absorbCompletion(): void {
     if (!this.completion) return;
-    this.out.push(...this.after);
-    this.outBytes += this.afterBytes;
-    this.truncatedOut ||= this.truncatedAfter;
-    this.after = [];
-    this.afterBytes = 0;
-    this.truncatedAfter = false;
+    this.out.append(this.after);
+    this.after = new TailBuffer(this.maxBytes);
     this.completion = null;
+  }
+
+  /** The terminal is on the alternate screen as of the output taken so far. */
+  private alternate = false;
+
+  /** Whether the output so far (taken or not) leaves a full-screen program's screen showing. */
+  onAlternateScreen(): boolean {
+    return endsOnAlternateScreen(this.out.peek().toString('latin1'), this.alternate);
   }
 
   /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
   typedLine: string | undefined;
 
   /** Takes the unreported output (up to the completion, if any) as rendered text. */
-  take(): { content: string; truncated: boolean; completion: Completion | null } {
-    // Chunks are trimmed lazily (at twice the limit, so a flood is not copied per chunk); cut to the limit now.
-    if (this.outBytes > this.maxBytes) [this.out, this.outBytes] = trimTail(this.out, this.maxBytes, () => (this.truncatedOut = true));
-    const bytes = Buffer.concat(this.out);
-    const truncated = this.truncatedOut;
+  take(screen?: string): { content: string; truncated: boolean; completion: Completion | null } {
+    const { bytes, truncated } = this.out.take();
     const completion = this.completion;
-    this.out = [];
-    this.outBytes = 0;
-    this.truncatedOut = false;
     if (completion) {
       this.out = this.after;
-      this.outBytes = this.afterBytes;
-      this.truncatedOut = this.truncatedAfter;
-      this.after = [];
-      this.afterBytes = 0;
-      this.truncatedAfter = false;
+      this.after = new TailBuffer(this.maxBytes);
       this.completion = null;
     }
     let text = this.decoder.write(bytes);
     if (completion?.ended) text += this.decoder.end();
+    const alternateBefore = this.alternate;
+    this.alternate = endsOnAlternateScreen(text, alternateBefore);
+    const render = (t: string): string => renderTerminalText(t, { alternateScreen: alternateBefore });
     let rendered: string;
     if (this.typedLine !== undefined) {
-      const echo = text.indexOf(`${this.typedLine}\r\n`);
-      if (echo !== -1) text = text.slice(0, echo) + text.slice(echo + this.typedLine.length + 2);
-      rendered = renderTerminalText(text);
+      // (with the echo of the empty line typed before it)
+      for (const typed of [`\r\n${this.typedLine}\r\n`, `${this.typedLine}\r\n`]) {
+        const echo = text.indexOf(typed);
+        if (echo === -1) continue;
+        text = text.slice(0, echo) + text.slice(echo + typed.length);
+        break;
+      }
+      rendered = render(text);
       // Under `set -x` the shell traces the line that runs the command: drop exactly those two lines.
       const file = this.commandFile;
       const traced = (l: string): boolean =>
-        /^\S*\+ __acp_n=\d+$/.test(l) || l.endsWith(`+ builtin source ${file}`) || l.endsWith(`+ builtin source ${shellQuote(file)}`);
+        /^\S*\+ __acp_n=\d+$/.test(l) ||
+        l.endsWith(`+ builtin source ${file}`) ||
+        l.endsWith(`+ builtin source ${shellQuote(file)}`);
       if (rendered.includes('__acp_n=') || rendered.includes(file)) {
         rendered = rendered
           .split('\n')
@@ -440,9 +453,15 @@ class Session {
       }
       if (completion) this.typedLine = undefined;
     } else {
-      rendered = renderTerminalText(text);
+      rendered = render(text);
     }
-    return { content: rendered.replace(/\s+$/, ''), truncated, completion };
+    rendered = rendered.replace(/\s+$/, '');
+    // A full-screen program still showing: what a person sees is its screen (from the emulator).
+    if (this.alternate && screen !== undefined) {
+      const shown = screen.replace(/\s+$/, '');
+      rendered = rendered && shown ? `${rendered}\n${shown}` : rendered || shown;
+    }
+    return { content: rendered, truncated, completion };
   }
 
   cwd(): string {
@@ -491,6 +510,7 @@ export class ShellSessions implements AsyncDisposable {
   private readonly settleMs: number;
   private readonly maxOutputBytes: number;
   private readonly startTimeoutMs: number;
+  private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
 
   /** Creates a session manager; invalid options throw `ERR_INVALID_ARG` naming the option. */
@@ -513,6 +533,10 @@ export class ShellSessions implements AsyncDisposable {
     this.settleMs = optionalCount(options.inputSettleMs, 'options.inputSettleMs') ?? DEFAULT_INPUT_SETTLE_MS;
     this.maxOutputBytes = optionalCount(options.maxOutputBytes, 'options.maxOutputBytes', 1) ?? DEFAULT_SESSION_OUTPUT_BYTES;
     this.startTimeoutMs = optionalCount(options.startTimeoutMs, 'options.startTimeoutMs', 1) ?? 30_000;
+    if (options.screen !== undefined && typeof options.screen !== 'boolean') {
+      throw invalidArg('options.screen', 'must be a boolean');
+    }
+    this.screen = options.screen ?? true;
     if (options.createTerminal !== undefined && typeof options.createTerminal !== 'function') {
       throw invalidArg('options.createTerminal', 'must be a function');
     }
@@ -570,7 +594,10 @@ export class ShellSessions implements AsyncDisposable {
     return true;
   }
 
-  /** Closes a session: kills its shell and every process of its tree, then frees the terminal. Resolves false for an unknown id. */
+  /**
+   * Closes a session: kills its shell and every process of its tree, then frees the terminal.
+   * Resolves false for an unknown id.
+   */
   async close(terminalId: string): Promise<boolean> {
     if (typeof terminalId !== 'string' || terminalId === '') throw invalidArg('terminalId', 'must be a non-empty string');
     const pending = this.opening.get(terminalId);
@@ -680,12 +707,22 @@ export class ShellSessions implements AsyncDisposable {
       fs.writeFileSync(session.commandFile, command.endsWith('\n') ? command : `${command}\n`, { mode: 0o600 });
       session.waiting = { seq: session.seq };
       session.typedLine = ` __acp_n=${session.seq}; \\builtin source ${shellQuote(session.commandFile)}`;
-      // `\n` (not `\r`): a line ends with it even if a program left the terminal without ICRNL.
-      await send(() => terminal.write(`${s.typedLine}\n`));
+      // First C-u and an empty line: C-u discards whatever sits unread in the line (typically a
+      // terminal's late answer to a query of a program that already exited, which may end with a
+      // backslash), the empty line makes anything left (raw mode) a line of its own, and its prompt
+      // is stale (older sequence number). `\n`, not `\r`: a line ends with it even without ICRNL.
+      await send(() => terminal.write(`\x15\n${s.typedLine}\n`));
       mode = 'command';
     }
     await this.waitForResult(session, mode, timeoutMs);
-    const { content, truncated, completion } = session.take();
+    let screen: string | undefined;
+    if (this.screen && session.onAlternateScreen()) {
+      screen = await terminal.currentOutput().then(
+        (o) => o.output,
+        () => undefined,
+      );
+    }
+    const { content, truncated, completion } = session.take(screen);
     const ended = completion?.ended === true;
     const result: ExecuteResult = {
       content,
@@ -747,6 +784,8 @@ export class ShellSessions implements AsyncDisposable {
         },
         {
           pty: { cols: this.cols, rows: this.rows },
+          // Text mode for its emulator (query answers, full-screen programs); the scrollback is not used.
+          ...(this.screen ? { output: 'text' as const, scrollback: 0 } : {}),
           ...(this.inheritEnv !== undefined ? { inheritEnv: this.inheritEnv } : {}),
         },
       );
@@ -759,9 +798,11 @@ export class ShellSessions implements AsyncDisposable {
       if (!session.ready) {
         const why = session.exit ? `it exited (${JSON.stringify(session.exit)})` : `no prompt within ${this.startTimeoutMs} ms`;
         await this.kill(session);
-        throw new AcpTerminalError('ERR_SESSION_START', `terminalId: the shell of session ${JSON.stringify(id)} did not start: ${why}`, {
-          terminalId: id,
-        });
+        throw new AcpTerminalError(
+          'ERR_SESSION_START',
+          `terminalId: the shell of session ${JSON.stringify(id)} did not start: ${why}`,
+          { terminalId: id },
+        );
       }
     } catch (error) {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -827,15 +868,50 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-function trimTail(chunks: Buffer[], max: number, onDrop: () => void): [Buffer[], number] {
-  const all = Buffer.concat(chunks);
-  let start = all.length - max;
-  // Start on a line boundary when one is near, so no escape sequence or character is cut in half.
-  const nl = all.indexOf(0x0a, start);
-  if (nl !== -1 && nl - start < 4096) start = nl + 1;
-  onDrop();
-  const kept = Buffer.from(all.subarray(start));
-  return [[kept], kept.length];
+/** The newest `max` bytes of a stream, trimmed lazily (at twice the limit, so a flood is not copied per chunk). */
+class TailBuffer {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  private truncated = false;
+
+  constructor(private readonly max: number) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(Buffer.from(chunk));
+    this.bytes += chunk.length;
+    if (this.bytes > 2 * this.max) this.trim();
+  }
+
+  append(other: TailBuffer): void {
+    for (const c of other.chunks) this.push(c);
+    this.truncated ||= other.truncated;
+  }
+
+  peek(): Buffer {
+    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks)];
+    return this.chunks[0] ?? Buffer.alloc(0);
+  }
+
+  take(): { bytes: Buffer; truncated: boolean } {
+    if (this.bytes > this.max) this.trim();
+    const result = { bytes: Buffer.concat(this.chunks), truncated: this.truncated };
+    this.chunks = [];
+    this.bytes = 0;
+    this.truncated = false;
+    return result;
+  }
+
+  private trim(): void {
+    const all = Buffer.concat(this.chunks);
+    let start = all.length - this.max;
+    // Start on a line boundary when one is near, so no escape sequence or character is cut in half.
+    const nl = all.indexOf(0x0a, start);
+    if (nl !== -1 && nl - start < 4096) start = nl + 1;
+    const kept = Buffer.from(all.subarray(start));
+    this.chunks = [kept];
+    this.bytes = kept.length;
+    this.truncated = true;
+  }
 }
 
 interface ProcInfo {
