@@ -35,7 +35,7 @@ use crate::cgroup::Cgroup;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::guard;
-use crate::kill::{group_has_live_members, signal_group};
+use crate::kill::{group_has_live_members, session_members, signal_group, signal_session};
 use crate::output::{OutputBuffer, RawSnapshot, Snapshot};
 use crate::pty::{self, PtySize};
 use crate::render::TextScreen;
@@ -537,12 +537,16 @@ impl Terminal {
         self.wait_for_exit().await;
     }
 
-    /// True while any process of the terminal runs: in its cgroup, or in its process group.
+    /// True while any process of the terminal runs: in its cgroup, in its process group, or
+    /// (pty) in its session.
     fn anything_alive(&self) -> bool {
-        self.cgroup.as_ref().is_some_and(|c| c.populated()) || group_has_live_members(self.pid)
+        self.cgroup.as_ref().is_some_and(|c| c.populated())
+            || group_has_live_members(self.pid)
+            || (self.is_pty && session_members(self.pid).next().is_some())
     }
 
-    /// Signals the process group and, where there is one, every process of the cgroup.
+    /// Signals the process group, every process of the cgroup where there is one, and (pty)
+    /// every process of the session.
     fn signal_all(&self, sig: Signal) {
         if let Some(cg) = &self.cgroup {
             if sig == Signal::SIGKILL {
@@ -552,6 +556,10 @@ impl Terminal {
             }
         }
         signal_group(self.pid, sig);
+        if self.is_pty {
+            // Jobs of a shell with job control have groups of their own in the session.
+            signal_session(self.pid, sig);
+        }
     }
 
     /// Tells the guardian the terminal's processes are gone (only once).

@@ -1,5 +1,7 @@
 // PTY terminals: input with write/sendKeys, resize, closeStdin, the controlling tty, errors.
-import { createTerminal, fdCount, run, zombieChildren } from './helpers';
+import * as fs from 'node:fs';
+
+import { createTerminal, eventually, fdCount, isGone, run, zombieChildren } from './helpers';
 import { waitForOutput } from './pty-helpers';
 
 describe('pty terminals', () => {
@@ -153,4 +155,31 @@ describe('pty terminals', () => {
     expect(fdCount()).toBeLessThanOrEqual(before);
     expect(zombieChildren()).toEqual([]);
   }, 120000);
+
+  test('a background process holding the pty does not delay the exit; release kills it', async () => {
+    const t = await createTerminal({ command: "(trap '' HUP; exec sleep 30) & echo bg $!" }, { pty: {} });
+    expect(await t.waitForExit()).toEqual({ exitCode: 0, signal: null });
+    const bg = Number(/bg (\d+)/.exec((await t.currentOutput()).output)![1]);
+    expect(isGone(bg)).toBe(false);
+    await t.release();
+    await eventually(() => isGone(bg), 'background process gone');
+  });
+
+  test("kill() reaches the jobs of an interactive shell (their own groups in the pty's session)", async () => {
+    // Interactive bash ignores SIGTERM: a short grace before SIGKILL.
+    await using t = await createTerminal(
+      { command: 'bash', args: ['--norc', '--noprofile', '-i'] },
+      { pty: {}, killGraceMs: 300 },
+    );
+    await t.write('sleep 100 & echo "job $!"\n');
+    const job = Number(/job (\d+)/.exec(await waitForOutput(t, /job \d+/))![1]);
+    expect(procPgrp(job)).toBe(job); // job control: a group of its own
+    await t.kill();
+    await eventually(() => isGone(job), 'job gone');
+  });
 });
+
+function procPgrp(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
