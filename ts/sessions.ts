@@ -805,6 +805,7 @@ export class ShellSessions implements AsyncDisposable {
         );
       }
     } catch (error) {
+      await this.kill(session).catch(() => undefined);
       fs.rmSync(dir, { recursive: true, force: true });
       throw error;
     }
