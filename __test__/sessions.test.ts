@@ -101,6 +101,42 @@ describe('state persists between calls', () => {
   });
 });
 
+describe('more of what a terminal user expects', () => {
+  test('calls on one session wait for each other; sessions run side by side', async () => {
+    const gate = path.join(work, 'gate');
+    const [a, b, other] = await Promise.all([
+      shells.execute({ command: `${gateCommand(gate)}; echo first` }),
+      shells.execute({ command: 'echo second' }),
+      shells.execute({ terminalId: 'other', command: `touch '${gate}'; echo other` }),
+    ]);
+    expect([a.content, b.content, other.content]).toEqual(['first', 'second', 'other']);
+    expect([a.status, b.status, other.status]).toEqual(['completed', 'completed', 'completed']);
+  });
+
+  test('a command longer than a terminal line (4095 bytes) runs whole', async () => {
+    const long = 'x'.repeat(10_000);
+    const r = await shells.execute({ command: `echo ${long} | wc -c` });
+    expect(r).toMatchObject({ exitCode: 0, content: '10001' });
+  });
+
+  test('output of a background job after its command completed comes with the next call', async () => {
+    const gate = path.join(work, 'gate');
+    const r = await shells.execute({ command: `(${gateCommand(gate)}; echo late) &` });
+    expect(r).toMatchObject({ status: 'completed', exitCode: 0, content: '' });
+    fs.writeFileSync(gate, '');
+    expect(await collectUntil((all) => all.includes('late'))).toMatch(/late/);
+  });
+
+  test('options: env for every session, pty size and resize', async () => {
+    await shells.closeAll();
+    shells = new ShellSessions({ cwd: work, env: { GREETING: 'hello there' }, cols: 91, rows: 17 });
+    expect((await shells.execute({ command: 'echo "$GREETING"; tput cols; tput lines' })).content).toBe('hello there\n91\n17');
+    expect(await shells.resize('default', 120, 33)).toBe(true);
+    expect((await shells.execute({ command: 'tput cols; tput lines' })).content).toBe('120\n33');
+    expect(await shells.resize('nope', 10, 10)).toBe(false);
+  });
+});
+
 describe('completion markers and exit codes', () => {
   test('a heredoc, multi-line commands and quotes spanning lines run as one command', async () => {
     const r = await shells.execute({ command: "X=42\ncat <<EOF\nvalue $X\n  > indented\nEOF\necho 'two\nlines'\nfalse" });
@@ -196,7 +232,7 @@ describe('timeouts, input and keys', () => {
     const { content, last } = await drain(await shells.execute({ command: '' }));
     expect(last).toMatchObject({ status: 'completed', exitCode: 7 });
     expect(content).toBe('second');
-    // Nothing left: an empty call on an idle session completes at once with no output.
+    // Nothing left: an empty call on an idle session completes with no output.
     expect(await shells.execute({ command: '' })).toMatchObject({ status: 'completed', content: '', exitCode: null });
   });
 

@@ -119,7 +119,10 @@ export interface ShellSessionsOptions {
   rows?: number;
   /** Default `timeoutMs` of `execute` (default 30 000). */
   timeoutMs?: number;
-  /** After input or keys, return once no output arrived for this long, if the command did not finish (default 500). */
+  /**
+   * After input or keys (and for `""` on an idle session), return once no output arrived for this
+   * long, if the command did not finish first (default 500).
+   */
   inputSettleMs?: number;
   /** Unreported output kept per session; older bytes are dropped and the result says `truncated` (default 1 MiB). */
   maxOutputBytes?: number;
@@ -140,8 +143,10 @@ export interface ExecuteRequest {
   /** Session id (default `"default"`); a new id opens a new session. */
   terminalId?: string;
   /**
-   * A bash command (may span lines, heredocs included); `""` collects more output of the running
-   * command; a key name or space-separated key names (`C-c`, `Up Enter`) send those keys.
+   * A bash command (may span lines, heredocs included); `""` collects more output: of the running
+   * command (waiting up to `timeoutMs` for it to finish), or on an idle session what background jobs
+   * printed (once output was quiet for `inputSettleMs`); a key name or space-separated key names
+   * (`C-c`, `Up Enter`) send those keys.
    */
   command: string;
   /** Send `command` as text to the running program (followed by Enter unless `noEnter`). */
@@ -661,7 +666,8 @@ export class ShellSessions implements AsyncDisposable {
     let mode: 'command' | 'input';
     if (command !== '' && !s.busy) s.absorbCompletion();
     if (command === '') {
-      mode = 'command';
+      // Running: wait for it as for a command. Idle: collect what background jobs print, until quiet.
+      mode = s.busy ? 'command' : 'input';
     } else if (keys) {
       if (!session.busy) {
         // Nothing runs and nothing was typed: the shell has no line editor (no history or cursor
@@ -741,8 +747,11 @@ export class ShellSessions implements AsyncDisposable {
   private async waitForResult(session: Session, mode: 'command' | 'input', timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const start = Date.now();
+    // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
+    await new Promise((resolve) => setImmediate(resolve));
     for (;;) {
-      if (session.completion || !session.busy) return;
+      if (session.completion) return;
+      if (!session.busy && mode === 'command') return;
       const now = Date.now();
       if (now >= deadline) return;
       let wait = deadline - now;
