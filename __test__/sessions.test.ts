@@ -153,7 +153,7 @@ describe('completion markers and exit codes', () => {
     expect((await shells.execute({ command: 'true | false | true; echo "${PIPESTATUS[*]}"' })).content).toBe('0 1 0');
     const syntax = await shells.execute({ command: 'if then fi )' });
     expect(syntax.exitCode).toBe(2);
-    expect(syntax.content).toMatch(/syntax error/);
+    expect(syntax.content).toMatch(/^bash: line 1: syntax error near unexpected token/);
     expect(await shells.execute({ command: 'echo still here' })).toMatchObject({ exitCode: 0, content: 'still here' });
   });
 

@@ -460,7 +460,8 @@ class Session {
     } else {
       rendered = render(text);
     }
-    rendered = rendered.replace(/\s+$/, '');
+    // Parse errors name the file the command was sourced from: say `bash: line 1: ...` as `bash -c` does.
+    rendered = rendered.split(`bash: ${this.commandFile}: line `).join('bash: line ').replace(/\s+$/, '');
     // A full-screen program still showing: what a person sees is its screen (from the emulator).
     if (this.alternate && screen !== undefined) {
       const shown = screen.replace(/\s+$/, '');
