@@ -35,6 +35,13 @@
 ///
 /// Each command is sent as C-u, an empty line, then the line that sources it: C-u discards anything
 /// unread left in the line (a terminal's late answer to a query of a program that already exited).
+///
+/// Limits, by design: the prompt has no line editor, so cursor and history keys with nothing running
+/// are refused (`ERR_NO_RUNNING_COMMAND`) and commands are not in `history`; `set -x` traces carry one
+/// `+` more (the command is sourced); `PROMPT_COMMAND` is read-only; a command that replaces the shell
+/// (`exec bash`, `exec zsh`) loses the markers, so its later commands stay `running` until C-c/close;
+/// after a program leaves the terminal in raw mode, the next result starts with one
+/// `bash: $'\025': command not found` line until `stty sane`. Linux only (/proc).
 
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
