@@ -7,7 +7,8 @@
 //!   While a full-screen program uses the alternate screen, the output is that screen alone.
 //! - Terminal queries (DSR, DA, OSC 10/11 colour queries) are consumed, never in the output;
 //!   the emulator answers them as xterm would ([`TextScreen::take_replies`]) so that programs
-//!   waiting for an answer do not hang.
+//!   waiting for an answer do not hang (the terminal sends the answers only while the pty is in
+//!   raw mode, see `Terminal::awaits_replies`).
 //! - Memory is bounded: at most `scrollback` lines above the screen; older lines are dropped
 //!   and [`TextScreen::lines_dropped`] says so.
 

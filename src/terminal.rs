@@ -15,7 +15,8 @@
 //!   still blocked when the exit is published fails with `ERR_TERMINAL_EXITED`.
 //! - On a pty, EIO on the master is the end of the output (every process closed the slave).
 //!   In text mode the output also feeds a terminal emulator ([`crate::render`]), whose answers
-//!   to terminal queries are written back as input.
+//!   to terminal queries are written back as input while the pty is in raw mode (no
+//!   ICANON, no ECHO: a program waiting for the answer), never echoed into the output.
 
 use std::cell::RefCell;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -467,6 +468,26 @@ impl Terminal {
         Ok(rx)
     }
 
+    /// Whether an answer to a terminal query should be sent now: only while the pty is in
+    /// non-canonical mode without echo, as a program that reads the answer sets it. Otherwise
+    /// (a program that queried and exited, a shell back in cooked mode) the answer would be
+    /// echoed into the output or left as input for whatever reads next.
+    fn awaits_replies(&self) -> bool {
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(fd) = fd.as_ref() else {
+            return false;
+        };
+        // On a pty master, the termios calls act on the slave's settings.
+        match nix::sys::termios::tcgetattr(fd) {
+            Ok(t) => {
+                use nix::sys::termios::LocalFlags;
+                !t.local_flags
+                    .intersects(LocalFlags::ICANON | LocalFlags::ECHO)
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Resizes the pty (the kernel sends SIGWINCH to its foreground process group) and, in
     /// text mode, the emulated screen. `ERR_NOT_A_PTY` on a pipe terminal.
     pub fn resize(&self, size: PtySize) -> Result<(), TermError> {
@@ -666,7 +687,7 @@ impl Terminal {
             s.push(chunk);
         }
         drop(inner);
-        if !replies.is_empty() {
+        if !replies.is_empty() && self.awaits_replies() {
             // Answers to terminal queries go back as input; nobody waits for them.
             let _ = self.enqueue(InputKind::Data(replies), false);
         }

@@ -33,6 +33,7 @@ describe('text mode', () => {
       { command: "printf 'a\\033[6n\\033[c\\033[>c\\033]10;?\\007\\033]11;?\\033\\\\\\033]0;title\\007b\\n'" },
       text,
     );
+    // sh never reads them and the tty is in cooked mode: no answer is sent, so none is echoed.
     expect(r.output).toBe('ab');
     // A program that asks for the cursor position gets the answer on its input.
     const py = await run(
