@@ -151,8 +151,10 @@ export interface CreateTerminalOptions {
    * `'raw'` (default): `currentOutput()` is the bytes the command wrote. `'text'` (needs
    * `pty`): what a person would see on the terminal: escape sequences consumed, `\r`
    * overwrites and backspaces applied, full-screen programs as their screen, terminal
-   * queries answered and never shown; scrollback plus screen, still tail-limited by
-   * `outputByteLimit` on a character boundary.
+   * queries answered (while the program waits for the answer in raw mode) and never shown;
+   * scrollback plus screen (the alternate screen alone while a full-screen program uses
+   * it), trailing blanks trimmed, still tail-limited by `outputByteLimit` on a character
+   * boundary. `onOutput` still delivers the raw bytes (a replay: at most the last MiB).
    */
   output?: 'raw' | 'text'
   /**
