@@ -196,10 +196,10 @@ test('a shell killed by a signal reports exitCode null, never a made-up code', a
   expect(await result).toMatchObject({ status: 'completed', exitCode: null, sessionEnded: true });
 });
 
-test('the command runs from a private file and is typed as one short line after C-u and an empty line', async () => {
+test('the command runs from a private file and is typed as one short line after C-u and two line ends', async () => {
   const { result, pty } = await start('cat <<EOF\nx\nEOF');
   const typed = pty.writes[pty.writes.length - 1]!;
-  expect(typed).toMatch(/^\x15\n __acp_n=\d+; \\builtin source '[^']+\/command\.sh'\n$/);
+  expect(typed).toMatch(/^\x15\n\n __acp_n=\d+; \\builtin source '[^']+\/command\.sh'\n$/);
   const file = /'([^']+)'/.exec(typed)![1]!;
   expect(fs.readFileSync(file, 'utf8')).toBe('cat <<EOF\nx\nEOF\n');
   expect(fs.statSync(file).mode & 0o777).toBe(0o600);

@@ -329,12 +329,24 @@ describe('content', () => {
   });
 
   test("the emulator answers terminal queries; a late answer nobody read does not break the next command", async () => {
-    const r = await shells.execute({ command: `printf '\\033[6n'; IFS= read -rs -d R -t 20 answer; echo "got \${#answer}"` });
+    // A program that waits for an answer switches to non-canonical mode first (the emulator answers then).
+    const r = await shells.execute({
+      command:
+        `old=$(stty -g); stty -icanon -echo; printf '\\033[6n'; IFS= read -rs -d R -t 20 answer; ` +
+        `stty "$old"; echo "got \${#answer}"`,
+    });
     expect(r).toMatchObject({ exitCode: 0 });
     expect(r.content).toMatch(/^got [1-9]\d*$/);
-    // Queries whose answers arrive after the program exited: they sit in the shell's input.
+    // Queries whose answers may arrive unread (after the program stopped waiting): at worst they sit
+    // in the shell's input; the next commands must run as sent either way.
     await shells.execute({ command: `printf '\\033[6n\\033]11;?\\007\\033[c'` });
-    expect(await shells.execute({ command: 'echo next' })).toMatchObject({ exitCode: 0, content: 'next' });
+    await shells.execute({
+      command: `old=$(stty -g); stty -icanon -echo; printf '\\033[6n\\033[c\\033]11;?\\033\\\\'; sleep 0.2; stty "$old"`,
+    });
+    // (if they arrived, the shell reads them as a line of their own: "command not found" lines first)
+    const next = await shells.execute({ command: 'echo next' });
+    expect(next).toMatchObject({ exitCode: 0, status: 'completed' });
+    expect(next.content).toMatch(/(^|\n)next$/);
     expect(await shells.execute({ command: 'echo again' })).toMatchObject({ exitCode: 0, content: 'again' });
   });
 

@@ -33,8 +33,9 @@
 /// colours does not hang), and while a full-screen program (`less`, `vim`, `top`) shows, its screen,
 /// as the emulator renders it, is appended to the content.
 ///
-/// Each command is sent as C-u, an empty line, then the line that sources it: C-u discards anything
-/// unread left in the line (a terminal's late answer to a query of a program that already exited).
+/// Each command is sent as C-u, two empty lines, then the line that sources it, so that input left
+/// unread (a terminal's late answers to queries of a program that already exited, possibly ending
+/// with a backslash) is discarded or run as a line of its own, never glued to the command line.
 ///
 /// Limits, by design: the prompt has no line editor, so cursor and history keys with nothing running
 /// are refused (`ERR_NO_RUNNING_COMMAND`) and commands are not in `history`; `set -x` traces carry one
@@ -721,11 +722,13 @@ export class ShellSessions implements AsyncDisposable {
       fs.writeFileSync(session.commandFile, command.endsWith('\n') ? command : `${command}\n`, { mode: 0o600 });
       session.waiting = { seq: session.seq };
       session.typedLine = ` __acp_n=${session.seq}; \\builtin source ${shellQuote(session.commandFile)}`;
-      // First C-u and an empty line: C-u discards whatever sits unread in the line (typically a
-      // terminal's late answer to a query of a program that already exited, which may end with a
-      // backslash), the empty line makes anything left (raw mode) a line of its own, and its prompt
-      // is stale (older sequence number). `\n`, not `\r`: a line ends with it even without ICRNL.
-      await send(() => terminal.write(`\x15\n${s.typedLine}\n`));
+      // First C-u and two line ends. Unread input may sit before our line: typically the emulator's
+      // answers to queries of a program that exited without reading them (an OSC answer ends with
+      // ESC \, a backslash). C-u discards it while it is an unfinished canonical line; otherwise (it
+      // arrived in raw mode) the first line end finishes it as a line of its own (or is eaten as a
+      // backslash continuation, then the second does). Their prompts are stale (older sequence
+      // number). `\n`, not `\r`: a line ends with it even without ICRNL.
+      await send(() => terminal.write(`\x15\n\n${s.typedLine}\n`));
       mode = 'command';
     }
     await this.waitForResult(session, mode, timeoutMs);
