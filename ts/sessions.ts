@@ -789,6 +789,7 @@ export class ShellSessions implements AsyncDisposable {
   private async start(id: string): Promise<Session> {
     await this.evictFor();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-shell-'));
+    trackDir(dir);
     const session = new Session(id, dir, this.maxOutputBytes, this.cwd);
     const rcPath = path.join(dir, 'rc');
     try {
@@ -826,12 +827,12 @@ export class ShellSessions implements AsyncDisposable {
       }
     } catch (error) {
       await this.kill(session).catch(() => undefined);
-      fs.rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
       throw error;
     }
     if (this.closed) {
       await this.kill(session);
-      fs.rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
       throw new AcpTerminalError('ERR_HOST_CLOSED', 'the shell sessions were closed while a session was starting');
     }
     session.lastUsed = performanceNow();
@@ -854,7 +855,7 @@ export class ShellSessions implements AsyncDisposable {
     if (session.closed) return;
     session.closed = true;
     await this.kill(session);
-    fs.rmSync(session.dir, { recursive: true, force: true });
+    removeDir(session.dir);
   }
 
   private async kill(session: Session): Promise<void> {
@@ -868,6 +869,25 @@ export class ShellSessions implements AsyncDisposable {
     session.detach();
     await terminal.release().catch(() => undefined);
   }
+}
+
+/** Private directories of live sessions, removed at exit even if `closeAll()` was never called. */
+const liveDirs = new Set<string>();
+let exitHookInstalled = false;
+
+function trackDir(dir: string): void {
+  liveDirs.add(dir);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const d of liveDirs) fs.rmSync(d, { recursive: true, force: true });
+    });
+  }
+}
+
+function removeDir(dir: string): void {
+  liveDirs.delete(dir);
+  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 let nativeCreate: PtyCreateTerminalFn | undefined;
