@@ -2,7 +2,9 @@
 //! tracked when Node goes away in a way that runs no code of ours (SIGKILL, SIGINT or SIGTERM
 //! with default handling, a crash). It reads `+<pgid>@<cgroup dir>` / `-<pgid>@<cgroup dir>`
 //! lines from a pipe whose write end only Node holds; end-of-file means Node is gone, and it
-//! SIGKILLs every process group and cgroup still listed, then removes the cgroup directories.
+//! SIGKILLs every process group and cgroup still listed, and every process whose session is
+//! one of those groups' ids (a pty terminal leads its own session; a shell's jobs live there in
+//! groups of their own), then removes the cgroup directories.
 //!
 //! It runs in its own session (a Ctrl-C to Node's terminal does not reach it) and ignores the
 //! usual termination signals, so it outlives Node long enough to do its job.
@@ -24,16 +26,24 @@ while IFS= read -r line; do
     -*) e=${line#-}; case $live in *" $e "*) live="${live%% $e *} ${live#* $e }" ;; esac ;;
   esac
 done
+base=$1
 for e in $live; do
   pg=${e%%@*}; cg=${e#*@}
   kill -9 -"$pg" 2>/dev/null
   [ "$cg" = - ] || echo 1 > "$cg/cgroup.kill" 2>/dev/null
 done
-if [ -n "$1" ]; then
+if [ "$live" != ' ' ]; then
+  for f in /proc/[0-9]*/stat; do
+    read -r s < "$f" 2>/dev/null || continue
+    set -- ${s##*) }
+    case $live in *" $4@"*) p=${f#/proc/}; kill -9 "${p%/stat}" 2>/dev/null ;; esac
+  done
+fi
+if [ -n "$base" ]; then
   i=0
-  while [ -d "$1" ] && [ $i -lt 50 ]; do
-    for d in "$1"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
-    rmdir "$1" 2>/dev/null || sleep 0.1
+  while [ -d "$base" ] && [ $i -lt 50 ]; do
+    for d in "$base"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
+    rmdir "$base" 2>/dev/null || sleep 0.1
     i=$((i+1))
   done
 fi

@@ -1,7 +1,7 @@
 // PTY terminals: input with write/sendKeys, resize, closeStdin, the controlling tty, errors.
 import * as fs from 'node:fs';
 
-import { createTerminal, eventually, fdCount, isGone, run, zombieChildren } from './helpers';
+import { createTerminal, eventually, fdCount, isGone, run, runNode, zombieChildren } from './helpers';
 import { waitForOutput } from './pty-helpers';
 
 describe('pty terminals', () => {
@@ -179,6 +179,27 @@ describe('pty terminals', () => {
     await t.kill();
     await eventually(() => isGone(job), 'job gone');
   });
+});
+
+test('when Node dies by SIGKILL, the guardian also kills the jobs of a pty shell (no cgroups)', async () => {
+  const script = `
+    process.env.ACP_TERMINAL_NO_CGROUP = '1';
+    const { createTerminal, containmentInfo } = require('.');
+    (async () => {
+      const t = await createTerminal({ command: 'bash', args: ['--norc', '--noprofile', '-i'] }, { pty: {} });
+      // The job ignores SIGHUP, so the pty's hangup at Node's death does not end it.
+      await t.write('trap "" HUP; sleep 100 & echo "job $!"\\n');
+      let m;
+      while (!(m = /job (\\d+)/.exec((await t.currentOutput()).output))) await new Promise((r) => setTimeout(r, 10));
+      console.log(JSON.stringify({ job: Number(m[1]), cgroups: containmentInfo().cgroups }));
+      process.kill(process.pid, 'SIGKILL');
+    })();
+  `;
+  const r = runNode(script);
+  expect(r.signal).toBe('SIGKILL');
+  const { job, cgroups } = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  expect(cgroups).toBe(false);
+  await eventually(() => isGone(job), 'the job killed by the guardian');
 });
 
 function procPgrp(pid: number): number {
