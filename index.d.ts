@@ -55,6 +55,42 @@ export declare class TerminalHandle {
    * Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
    */
   onOutput(listener: (chunk: Buffer) => void, options?: OnOutputOptions | null): () => void
+  /** True when the command runs on a pseudo-terminal (`options.pty`). */
+  get isPty(): boolean
+  /**
+   * Sends `data` (a string, as UTF-8, or bytes) to the command's input: the pty, or the
+   * stdin pipe of `stdin: 'pipe'`. Writes are queued in call order and never lost or
+   * reordered; a large write is paced (it waits while the command does not read). Resolves
+   * once every byte was handed to the kernel. Rejects with `ERR_NO_STDIN` (no input),
+   * `ERR_STDIN_CLOSED` (after `closeStdin()` on a pipe), `ERR_TERMINAL_EXITED` (the command
+   * exited, also for a write still waiting then), `EPIPE`/`EIO` (nothing reads the input
+   * any more), `ERR_INVALID_ARG` (not a string or bytes), `ERR_TERMINAL_RELEASED`.
+   * On a pty in canonical (line) mode the kernel keeps at most 4095 bytes of one
+   * unfinished line; longer lines need the program to use raw mode.
+   */
+  write(data: string | Uint8Array): Promise<void>
+  /**
+   * Sends keys by their tmux names (`'C-c'`, `'Enter'`, `'Up'`, `'M-x'`, `'S-F6'`,
+   * `'PageUp'`, a single character such as `'q'`), as the bytes an xterm sends for them,
+   * in one write queued like `write()`. A name that is not a key (a word of text, `'F13'`)
+   * rejects with `ERR_INVALID_ARG` naming it, and nothing is sent: use `write()` for text.
+   */
+  sendKeys(keys: string[]): Promise<void>
+  /**
+   * Ends the input: on a `stdin: 'pipe'` terminal, closes the pipe once the queued writes
+   * are done (the command reads EOF; later writes reject with `ERR_STDIN_CLOSED`); on a
+   * pty, sends VEOF (^D), which a program reading in canonical mode takes as EOF at the
+   * start of a line (after a partial line, a first ^D only submits that line).
+   * Resolves as a no-op when already closed or exited. Rejects with `ERR_NO_STDIN` or
+   * `ERR_TERMINAL_RELEASED`.
+   */
+  closeStdin(): Promise<void>
+  /**
+   * Changes the pty's size (the command gets SIGWINCH; text mode re-renders at the new
+   * size). `cols` and `rows` are integers from 1 to 65535. Rejects with `ERR_NOT_A_PTY` on
+   * a pipe terminal, `ERR_INVALID_ARG` naming `cols` or `rows`, `ERR_TERMINAL_RELEASED`.
+   */
+  resize(cols: number, rows: number): Promise<void>
 }
 
 /** Reports how terminals are contained in this process (starts the guardian if needed). */
@@ -78,7 +114,9 @@ export interface ContainmentInfo {
  * Starts a command and resolves with its handle once it runs (spawn failures reject).
  *
  * With no `args`, `command` is a shell line run by `/bin/sh -c`; with `args`, `command` is
- * executed directly. stdin is /dev/null; stdout and stderr form one stream in write order.
+ * executed directly. By default stdin is /dev/null and stdout and stderr form one stream in
+ * write order; `options.stdin: 'pipe'` gives it an input pipe, `options.pty` a pseudo-terminal
+ * (and `options.output: 'text'` the rendered screen as output).
  * Rejects with `code` `ENOENT`, `EACCES`, `ERR_INVALID_CWD` or `ERR_INVALID_ARG` and a
  * message naming the field; nothing is spawned for a rejected request.
  */
@@ -99,6 +137,33 @@ export interface CreateTerminalOptions {
   timeoutMs?: number
   /** Resource limits applied to the command before it starts (soft = hard). */
   limits?: ResourceLimits
+  /**
+   * Run the command on a pseudo-terminal of this size (default 80x24 when given): it leads
+   * a new session with the pty as its controlling terminal, stdin, stdout and stderr, and
+   * gets `TERM=xterm-256color` unless the request sets `TERM`. Enables `write()`,
+   * `sendKeys()`, `closeStdin()` and `resize()`.
+   */
+  pty?: PtyOptions | null
+  /**
+   * Pipe terminals only: `'null'` (default) gives the command /dev/null as stdin; `'pipe'`
+   * a pipe that `write()` feeds and `closeStdin()` closes.
+   */
+  stdin?: 'null' | 'pipe'
+  /**
+   * `'raw'` (default): `currentOutput()` is the bytes the command wrote. `'text'` (needs
+   * `pty`): what a person would see on the terminal: escape sequences consumed, `\r`
+   * overwrites and backspaces applied, full-screen programs as their screen, terminal
+   * queries answered (while the program waits for the answer in raw mode) and never shown;
+   * scrollback plus screen (the alternate screen alone while a full-screen program uses
+   * it), trailing blanks trimmed, still tail-limited by `outputByteLimit` on a character
+   * boundary. `onOutput` still delivers the raw bytes (a replay: at most the last MiB).
+   */
+  output?: 'raw' | 'text'
+  /**
+   * Text mode: lines kept above the screen (default 1000, at most 100000); older lines are
+   * dropped and `truncated` becomes true.
+   */
+  scrollback?: number
 }
 
 /** The request to run a command: ACP's `CreateTerminalRequest` (`sessionId` optional here). */
@@ -137,6 +202,14 @@ export interface EnvVariable {
 export interface OnOutputOptions {
   /** Deliver the output retained so far first (default `false`: only what arrives from now). */
   replay?: boolean
+}
+
+/** Size of a pseudo-terminal, in character cells. */
+export interface PtyOptions {
+  /** Columns, 1 to 65535 (default 80). */
+  cols?: number
+  /** Rows, 1 to 65535 (default 24). */
+  rows?: number
 }
 
 /**

@@ -16,8 +16,11 @@ use napi_derive::napi;
 use crate::cgroup::{Cgroup, PidsCgroup};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
+use crate::keys;
+use crate::pty::PtySize;
 use crate::registry::{next_id, Registry};
-use crate::spawn::{self, Limits, Shell, SpawnRequest};
+use crate::render::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
+use crate::spawn::{self, Io, Limits, Shell, SpawnRequest};
 use crate::terminal::{OutputSink, OutputVersion, Terminal, TerminalConfig, DEFAULT_KILL_GRACE};
 
 /// An environment variable for the command (ACP `EnvVariable`).
@@ -70,6 +73,37 @@ pub struct CreateTerminalOptions {
     pub timeout_ms: Option<f64>,
     /// Resource limits applied to the command before it starts (soft = hard).
     pub limits: Option<ResourceLimits>,
+    /// Run the command on a pseudo-terminal of this size (default 80x24 when given): it leads
+    /// a new session with the pty as its controlling terminal, stdin, stdout and stderr, and
+    /// gets `TERM=xterm-256color` unless the request sets `TERM`. Enables `write()`,
+    /// `sendKeys()`, `closeStdin()` and `resize()`.
+    #[napi(ts_type = "PtyOptions | null")]
+    pub pty: Option<PtyOptions>,
+    /// Pipe terminals only: `'null'` (default) gives the command /dev/null as stdin; `'pipe'`
+    /// a pipe that `write()` feeds and `closeStdin()` closes.
+    #[napi(ts_type = "'null' | 'pipe'")]
+    pub stdin: Option<String>,
+    /// `'raw'` (default): `currentOutput()` is the bytes the command wrote. `'text'` (needs
+    /// `pty`): what a person would see on the terminal: escape sequences consumed, `\r`
+    /// overwrites and backspaces applied, full-screen programs as their screen, terminal
+    /// queries answered (while the program waits for the answer in raw mode) and never shown;
+    /// scrollback plus screen (the alternate screen alone while a full-screen program uses
+    /// it), trailing blanks trimmed, still tail-limited by `outputByteLimit` on a character
+    /// boundary. `onOutput` still delivers the raw bytes (a replay: at most the last MiB).
+    #[napi(ts_type = "'raw' | 'text'")]
+    pub output: Option<String>,
+    /// Text mode: lines kept above the screen (default 1000, at most 100000); older lines are
+    /// dropped and `truncated` becomes true.
+    pub scrollback: Option<f64>,
+}
+
+/// Size of a pseudo-terminal, in character cells.
+#[napi(object)]
+pub struct PtyOptions {
+    /// Columns, 1 to 65535 (default 80).
+    pub cols: Option<f64>,
+    /// Rows, 1 to 65535 (default 24).
+    pub rows: Option<f64>,
 }
 
 /// Resource limits of the command (`setrlimit`, inherited by its children).
@@ -285,6 +319,51 @@ struct ParsedCreate {
     output_byte_limit: Option<usize>,
     kill_grace: Duration,
     timeout: Option<Duration>,
+    text_scrollback: Option<usize>,
+}
+
+/// A terminal dimension: an integer from 1 to 65535.
+fn dimension(v: &Unknown, field: &str) -> Parsed<u16> {
+    let bad = || {
+        TermError::invalid_arg(format!(
+            "{field} must be an integer from 1 to 65535, got {}",
+            describe(v)
+        ))
+    };
+    if v.get_type().map_err(internal)? != ValueType::Number {
+        return Err(bad());
+    }
+    // SAFETY: checked to be a number.
+    let n = unsafe { v.cast::<f64>() }.map_err(internal)?;
+    if !(1.0..=65535.0).contains(&n) || n.fract() != 0.0 {
+        return Err(TermError::invalid_arg(format!(
+            "{field} must be an integer from 1 to 65535, got {n}"
+        )));
+    }
+    Ok(n as u16)
+}
+
+fn opt_dimension(obj: &Object, key: &str, field: &str) -> Parsed<Option<u16>> {
+    let v = get(obj, key)?;
+    if is_nullish(&v).map_err(internal)? {
+        return Ok(None);
+    }
+    dimension(&v, field).map(Some)
+}
+
+/// One of the allowed strings, or None for null/undefined.
+fn opt_choice(obj: &Object, key: &str, field: &str, allowed: &[&str]) -> Parsed<Option<String>> {
+    let Some(s) = opt_string(obj, key, field)? else {
+        return Ok(None);
+    };
+    if !allowed.contains(&s.as_str()) {
+        let list: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
+        return Err(TermError::invalid_arg(format!(
+            "{field} must be {}, got '{s}'",
+            list.join(" or ")
+        )));
+    }
+    Ok(Some(s))
 }
 
 fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCreate> {
@@ -322,6 +401,8 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
     let mut kill_grace = DEFAULT_KILL_GRACE;
     let mut timeout = None;
     let mut limits = Limits::default();
+    let mut io = Io::Pipe;
+    let mut text_scrollback = None;
     if let Some(o) = options {
         if !is_nullish(o).map_err(internal)? {
             let o = as_object(o, "options")?;
@@ -379,6 +460,45 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
                     processes: field("processes")?,
                 };
             }
+            let pty = get(&o, "pty")?;
+            let pty = if is_nullish(&pty).map_err(internal)? {
+                None
+            } else {
+                let p = as_object(&pty, "options.pty")?;
+                let d = PtySize::default();
+                Some(PtySize {
+                    cols: opt_dimension(&p, "cols", "options.pty.cols")?.unwrap_or(d.cols),
+                    rows: opt_dimension(&p, "rows", "options.pty.rows")?.unwrap_or(d.rows),
+                })
+            };
+            let stdin = opt_choice(&o, "stdin", "options.stdin", &["null", "pipe"])?;
+            let output = opt_choice(&o, "output", "options.output", &["raw", "text"])?;
+            let scrollback = opt_count(&o, "scrollback", "options.scrollback")?;
+            if let Some(sb) = scrollback {
+                if sb > MAX_SCROLLBACK as f64 {
+                    return Err(TermError::invalid_arg(format!(
+                        "options.scrollback must be at most {MAX_SCROLLBACK} lines, got {sb}"
+                    )));
+                }
+            }
+            io = match (pty, stdin.as_deref()) {
+                (Some(_), Some("pipe")) => {
+                    return Err(TermError::invalid_arg(
+                        "options.stdin 'pipe' is for pipe terminals: a pty terminal's input is the pty (omit options.stdin)",
+                    ))
+                }
+                (Some(size), _) => Io::Pty(size),
+                (None, Some("pipe")) => Io::PipeWithStdin,
+                (None, _) => Io::Pipe,
+            };
+            if output.as_deref() == Some("text") {
+                if pty.is_none() {
+                    return Err(TermError::invalid_arg(
+                        "options.output 'text' needs options.pty (text is rendered by a terminal emulator)",
+                    ));
+                }
+                text_scrollback = Some(scrollback.map_or(DEFAULT_SCROLLBACK, |n| n as usize));
+            }
         }
     }
     Ok(ParsedCreate {
@@ -390,11 +510,13 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
             inherit_env,
             shell,
             limits,
+            io,
         },
         session_id,
         output_byte_limit,
         kill_grace,
         timeout,
+        text_scrollback,
     })
 }
 
@@ -475,7 +597,9 @@ fn env_state(env: &Env) -> Result<&'static EnvState> {
 /// Starts a command and resolves with its handle once it runs (spawn failures reject).
 ///
 /// With no `args`, `command` is a shell line run by `/bin/sh -c`; with `args`, `command` is
-/// executed directly. stdin is /dev/null; stdout and stderr form one stream in write order.
+/// executed directly. By default stdin is /dev/null and stdout and stderr form one stream in
+/// write order; `options.stdin: 'pipe'` gives it an input pipe, `options.pty` a pseudo-terminal
+/// (and `options.output: 'text'` the rendered screen as output).
 /// Rejects with `code` `ENOENT`, `EACCES`, `ERR_INVALID_CWD` or `ERR_INVALID_ARG` and a
 /// message naming the field; nothing is spawned for a rejected request.
 #[napi(
@@ -517,6 +641,7 @@ pub fn create_terminal<'env>(
         output_byte_limit: parsed.output_byte_limit,
         kill_grace: parsed.kill_grace,
         timeout: parsed.timeout,
+        text_scrollback: parsed.text_scrollback,
     };
     let req = parsed.req;
     let reg = registry.clone();
@@ -799,6 +924,133 @@ impl TerminalHandle {
             term.unsubscribe(key);
             Ok(())
         })
+    }
+
+    /// True when the command runs on a pseudo-terminal (`options.pty`).
+    #[napi(getter)]
+    pub fn is_pty(&self) -> bool {
+        self.term.is_pty()
+    }
+
+    /// Sends `data` (a string, as UTF-8, or bytes) to the command's input: the pty, or the
+    /// stdin pipe of `stdin: 'pipe'`. Writes are queued in call order and never lost or
+    /// reordered; a large write is paced (it waits while the command does not read). Resolves
+    /// once every byte was handed to the kernel. Rejects with `ERR_NO_STDIN` (no input),
+    /// `ERR_STDIN_CLOSED` (after `closeStdin()` on a pipe), `ERR_TERMINAL_EXITED` (the command
+    /// exited, also for a write still waiting then), `EPIPE`/`EIO` (nothing reads the input
+    /// any more), `ERR_INVALID_ARG` (not a string or bytes), `ERR_TERMINAL_RELEASED`.
+    /// On a pty in canonical (line) mode the kernel keeps at most 4095 bytes of one
+    /// unfinished line; longer lines need the program to use raw mode.
+    #[napi(
+        ts_args_type = "data: string | Uint8Array",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn write<'env>(&self, env: &'env Env, data: Unknown<'env>) -> Result<PromiseRaw<'env, ()>> {
+        let bytes = match input_bytes(&data) {
+            Ok(b) => b,
+            Err(e) => return rejected(env, e),
+        };
+        match self.term.write(bytes) {
+            Ok(fut) => settle(env, fut, |_env, ()| Ok(())),
+            Err(e) => rejected(env, e),
+        }
+    }
+
+    /// Sends keys by their tmux names (`'C-c'`, `'Enter'`, `'Up'`, `'M-x'`, `'S-F6'`,
+    /// `'PageUp'`, a single character such as `'q'`), as the bytes an xterm sends for them,
+    /// in one write queued like `write()`. A name that is not a key (a word of text, `'F13'`)
+    /// rejects with `ERR_INVALID_ARG` naming it, and nothing is sent: use `write()` for text.
+    #[napi(ts_args_type = "keys: string[]", ts_return_type = "Promise<void>")]
+    pub fn send_keys<'env>(
+        &self,
+        env: &'env Env,
+        keys: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, ()>> {
+        let parsed = (|| -> Parsed<Vec<u8>> {
+            if !keys.is_array().map_err(internal)? {
+                return Err(TermError::invalid_arg(format!(
+                    "keys must be an array of key names, got {}",
+                    describe(&keys)
+                )));
+            }
+            // SAFETY: checked to be an array.
+            let items = unsafe { keys.cast::<Vec<Unknown>>() }.map_err(internal)?;
+            let mut names = Vec::with_capacity(items.len());
+            for (i, k) in items.iter().enumerate() {
+                names.push(as_string(k, &format!("keys[{i}]"))?);
+            }
+            keys::encode_all(&names)
+        })();
+        let bytes = match parsed {
+            Ok(b) => b,
+            Err(e) => return rejected(env, e),
+        };
+        match self.term.write(bytes) {
+            Ok(fut) => settle(env, fut, |_env, ()| Ok(())),
+            Err(e) => rejected(env, e),
+        }
+    }
+
+    /// Ends the input: on a `stdin: 'pipe'` terminal, closes the pipe once the queued writes
+    /// are done (the command reads EOF; later writes reject with `ERR_STDIN_CLOSED`); on a
+    /// pty, sends VEOF (^D), which a program reading in canonical mode takes as EOF at the
+    /// start of a line (after a partial line, a first ^D only submits that line).
+    /// Resolves as a no-op when already closed or exited. Rejects with `ERR_NO_STDIN` or
+    /// `ERR_TERMINAL_RELEASED`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close_stdin<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        match self.term.close_stdin() {
+            Ok(fut) => settle(env, fut, |_env, ()| Ok(())),
+            Err(e) => rejected(env, e),
+        }
+    }
+
+    /// Changes the pty's size (the command gets SIGWINCH; text mode re-renders at the new
+    /// size). `cols` and `rows` are integers from 1 to 65535. Rejects with `ERR_NOT_A_PTY` on
+    /// a pipe terminal, `ERR_INVALID_ARG` naming `cols` or `rows`, `ERR_TERMINAL_RELEASED`.
+    #[napi(
+        ts_args_type = "cols: number, rows: number",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn resize<'env>(
+        &self,
+        env: &'env Env,
+        cols: Unknown<'env>,
+        rows: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, ()>> {
+        let size = dimension(&cols, "cols").and_then(|cols| {
+            Ok(PtySize {
+                cols,
+                rows: dimension(&rows, "rows")?,
+            })
+        });
+        match size.and_then(|s| self.term.resize(s)) {
+            Ok(()) => settle(env, async { Ok(()) }, |_env, ()| Ok(())),
+            Err(e) => rejected(env, e),
+        }
+    }
+}
+
+/// The bytes of a `write()` argument: a string as UTF-8, or a Buffer / Uint8Array.
+fn input_bytes(data: &Unknown) -> Parsed<Vec<u8>> {
+    match data.get_type().map_err(internal)? {
+        ValueType::String => Ok(as_string(data, "data")?.into_bytes()),
+        ValueType::Object if data.is_buffer().map_err(internal)? => {
+            // SAFETY: checked to be a Buffer.
+            let b = unsafe { data.cast::<BufferSlice>() }.map_err(internal)?;
+            Ok(b.to_vec())
+        }
+        ValueType::Object if data.is_typedarray().map_err(internal)? => {
+            // SAFETY: checked to be a typed array; only Uint8Array is accepted below.
+            let a = unsafe { data.cast::<Uint8ArraySlice>() }.map_err(|_| {
+                TermError::invalid_arg("data must be a string, a Buffer or a Uint8Array")
+            })?;
+            Ok(a.to_vec())
+        }
+        _ => Err(TermError::invalid_arg(format!(
+            "data must be a string, a Buffer or a Uint8Array, got {}",
+            describe(data)
+        ))),
     }
 }
 

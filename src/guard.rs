@@ -2,7 +2,9 @@
 //! tracked when Node goes away in a way that runs no code of ours (SIGKILL, SIGINT or SIGTERM
 //! with default handling, a crash). It reads `+<pgid>@<cgroup dir>` / `-<pgid>@<cgroup dir>`
 //! lines from a pipe whose write end only Node holds; end-of-file means Node is gone, and it
-//! SIGKILLs every process group and cgroup still listed, then removes the cgroup directories.
+//! SIGKILLs every process group and cgroup still listed, and every process whose session is
+//! one of those groups' ids (a pty terminal leads its own session; a shell's jobs live there in
+//! groups of their own), then removes the cgroup directories.
 //!
 //! It runs in its own session (a Ctrl-C to Node's terminal does not reach it) and ignores the
 //! usual termination signals, so it outlives Node long enough to do its job.
@@ -23,11 +25,19 @@ exec awk -v base="$1" -v pbase="$2" '
   /^[+]/ { live[substr($0, 2)] = 1; next }
   /^-/ { delete live[substr($0, 2)]; next }
   END {
-    cmd = ""
+    cmd = ""; sids = ""
     for (e in live) {
       at = index(e, "@"); pg = substr(e, 1, at - 1); cg = substr(e, at + 1)
       cmd = cmd "kill -9 -" pg " 2>/dev/null; "
       if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
+      sids = sids " " pg
+    }
+    # A pty terminal leads its own session, whose jobs sit in other process groups:
+    # kill every process whose session id is a listed terminal.
+    if (sids != "") {
+      cmd = cmd "live=\"" sids " \"; for f in /proc/[0-9]*/stat; do "
+      cmd = cmd "read -r s < \"$f\" 2>/dev/null || continue; set -- ${s##*) }; "
+      cmd = cmd "case $live in *\" $4 \"*) p=${f#/proc/}; kill -9 \"${p%/stat}\" 2>/dev/null ;; esac; done; "
     }
     for (k = 1; k <= 2; k++) {
       b = (k == 1) ? base : pbase

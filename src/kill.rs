@@ -3,6 +3,10 @@
 //! A terminal's child leads its own process group (pgid = its pid), so one `killpg` reaches the
 //! child and every descendant that stayed in the group. Zombies count as gone: they hold no
 //! resources but a pid, and reaping orphans is their new parent's job.
+//!
+//! A pty terminal's child leads its own *session* (sid = its pid); a shell with job control
+//! puts each job in a group of its own inside that session, so such terminals are also
+//! signalled process by process across the session.
 
 use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
@@ -43,14 +47,40 @@ pub fn live_members(pgid: i32) -> impl Iterator<Item = i32> {
 
 /// `(state, pgrp)` of a process from /proc/<pid>/stat.
 pub fn proc_stat(pid: i32) -> Option<(char, i32)> {
+    proc_ids(pid).map(|(state, pgrp, _)| (state, pgrp))
+}
+
+/// `(state, pgrp, session)` of a process from /proc/<pid>/stat.
+fn proc_ids(pid: i32) -> Option<(char, i32, i32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+    // "pid (comm) state ppid pgrp session ...": comm may contain spaces and parentheses.
     let rest = &stat[stat.rfind(')')? + 2..];
     let mut fields = rest.split_ascii_whitespace();
     let state = fields.next()?.chars().next()?;
     let _ppid = fields.next()?;
     let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
+    let session = fields.next()?.parse().ok()?;
+    Some((state, pgrp, session))
+}
+
+/// Pids of the live (non-zombie) processes of session `sid`, read from /proc.
+pub fn session_members(sid: i32) -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(move |&pid| {
+            sid > 1
+                && matches!(proc_ids(pid), Some((state, _, s)) if s == sid && state != 'Z' && state != 'X')
+        })
+}
+
+/// Sends `sig` to every live process of session `sid` (whatever its group).
+pub fn signal_session(sid: i32, sig: Signal) {
+    for pid in session_members(sid) {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), sig);
+    }
 }
 
 #[cfg(test)]
@@ -89,5 +119,8 @@ mod tests {
         assert!(state == 'R' || state == 'S');
         assert_eq!(pgrp, nix::unistd::getpgrp().as_raw());
         assert!(!signal_group(1, Signal::SIGTERM), "never signals pgid 1");
+        let sid = nix::unistd::getsid(None).unwrap().as_raw();
+        assert!(session_members(sid).any(|p| p == me));
+        assert_eq!(session_members(1).count(), 0, "never lists session 1");
     }
 }

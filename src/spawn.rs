@@ -2,9 +2,14 @@
 //!
 //! Rules: with no `args` the command is a shell line run by `/bin/sh -c` (or the chosen
 //! shell); with `args` it is executed directly, each argument passed literally. The child gets
-//! stdin from /dev/null, stdout and stderr on ONE pipe (so the order of writes is kept), its own
-//! process group, the inherited environment (unless disabled) with the request's entries applied
-//! in order and `PAGER`/`GIT_PAGER` set to `cat` unless the request sets them.
+//! stdin from /dev/null (or a pipe we write to), stdout and stderr on ONE pipe (so the order of
+//! writes is kept), its own process group, the inherited environment (unless disabled) with the
+//! request's entries applied in order and `PAGER`/`GIT_PAGER` set to `cat` unless the request
+//! sets them.
+//!
+//! On a pty, the child instead leads a new session with the pty's slave as its controlling
+//! terminal and as stdin, stdout and stderr, and `TERM=xterm-256color` unless the request sets
+//! `TERM`.
 //!
 //! The program is resolved against the child's `PATH` here (as execvp would), then started by
 //! [`crate::launch`] without forking Node, with resource limits, a parent-death signal and the
@@ -22,6 +27,7 @@ use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
 use crate::error::TermError;
 use crate::launch::{self, LaunchSpec, Rlimit, SessionMode};
+use crate::pty::{self, PtySize};
 
 /// Default shell for command lines.
 pub const DEFAULT_SHELL: &str = "/bin/sh";
@@ -76,6 +82,21 @@ impl Limits {
     }
 }
 
+/// Where the command's input and output go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Io {
+    /// stdin from /dev/null; stdout and stderr on one pipe.
+    #[default]
+    Pipe,
+    /// stdin on a pipe the caller writes to; stdout and stderr on one pipe.
+    PipeWithStdin,
+    /// All three on a new pseudo-terminal of this size; the command leads a new session.
+    Pty(PtySize),
+}
+
+/// `TERM` given to commands on a pty unless the request sets it.
+pub const PTY_TERM: &str = "xterm-256color";
+
 /// A terminal request, as given by the caller (not yet validated).
 #[derive(Debug, Clone, Default)]
 pub struct SpawnRequest {
@@ -93,6 +114,8 @@ pub struct SpawnRequest {
     pub shell: Shell,
     /// Resource limits.
     pub limits: Limits,
+    /// Pipes or a pty.
+    pub io: Io,
 }
 
 /// A validated, fully resolved spawn: what will be executed, exactly.
@@ -108,15 +131,22 @@ pub struct SpawnPlan {
     pub cwd: PathBuf,
     /// Resource limits.
     pub limits: Limits,
+    /// Pipes or a pty.
+    pub io: Io,
 }
 
-/// A started child: its pid (also its process group id) and the read end of its output pipe.
+/// A started child: its pid (also its process group id) and its descriptors.
 #[derive(Debug)]
 pub struct Spawned {
-    /// Child pid; the child leads its own process group with the same id.
+    /// Child pid; the child leads its own process group (on a pty: session) with the same id.
     pub pid: i32,
-    /// Non-blocking read end of the merged stdout/stderr pipe.
+    /// Non-blocking read end of the merged stdout/stderr pipe, or the pty master.
     pub output: OwnedFd,
+    /// Non-blocking descriptor we write the command's input to (the stdin pipe's write end,
+    /// or a duplicate of the pty master); `None` when stdin is /dev/null.
+    pub input: Option<OwnedFd>,
+    /// On a pty: a duplicate of the master for window-size control, and the initial size.
+    pub pty: Option<(OwnedFd, PtySize)>,
 }
 
 fn reject_nul(value: &str, field: &str) -> Result<(), TermError> {
@@ -195,6 +225,7 @@ pub fn plan(
         env,
         cwd,
         limits: req.limits,
+        io: req.io,
     })
 }
 
@@ -243,6 +274,9 @@ fn build_env(
         if !req.env.iter().any(|(k, _)| k == pager) {
             set(&mut env, pager.into(), "cat".into());
         }
+    }
+    if matches!(req.io, Io::Pty(_)) && !req.env.iter().any(|(k, _)| k == "TERM") {
+        set(&mut env, "TERM".into(), PTY_TERM.into());
     }
     for (k, v) in &req.env {
         set(&mut env, k.into(), v.into());
@@ -327,16 +361,61 @@ fn dev_null() -> Result<&'static OwnedFd, TermError> {
     Ok(NULL.get_or_init(|| f.into()))
 }
 
-/// Starts the planned child with stdin on /dev/null and stdout+stderr on one pipe, as leader
-/// of a new process group, in the given cgroups (their `cgroup.procs` files), with SIGKILL as
-/// its parent-death signal.
+/// The descriptors of a launch: (our output end, the child's stdin, the child's
+/// stdout/stderr, our input end, the pty control fd and size).
+type Ends = (
+    OwnedFd,
+    Option<OwnedFd>,
+    OwnedFd,
+    Option<OwnedFd>,
+    Option<(OwnedFd, PtySize)>,
+);
+
+/// Starts the planned child as leader of a new process group (a new session on a pty), in
+/// the given cgroups (their `cgroup.procs` files), with SIGKILL as its parent-death signal. Pipes: stdin on /dev/null (or a
+/// pipe), stdout+stderr on one pipe. Pty: the slave is its controlling terminal and 0, 1, 2.
+/// Our copies of the child's ends are closed before returning, so EOF (EIO on a pty) arrives
+/// when the child's copies are gone.
 pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawned, TermError> {
     let argv0 = plan.argv[0].as_bytes().escape_ascii().to_string();
     let ctx = || format!("spawning `{argv0}`");
     let io = |e: std::io::Error| TermError::from_io(&e, &ctx());
-    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| io(e.into()))?;
-    fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(|e| io(e.into()))?;
+    let nonblock = |fd: &OwnedFd| -> Result<(), TermError> {
+        fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(|e| io(e.into()))?;
+        Ok(())
+    };
+    // (read end for us, the child's stdin, the child's stdout/stderr, our input, pty control)
+    let (output, child_in, child_out, input, pty): Ends = match plan.io {
+        Io::Pipe | Io::PipeWithStdin => {
+            let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| io(e.into()))?;
+            nonblock(&read)?;
+            let (child_in, input) = if plan.io == Io::PipeWithStdin {
+                let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| io(e.into()))?;
+                nonblock(&w)?;
+                (Some(r), Some(w))
+            } else {
+                (None, None)
+            };
+            (read, child_in, write, input, None)
+        }
+        Io::Pty(size) => {
+            let p = pty::open(size).map_err(io)?;
+            let input = pty::dup(&p.master).map_err(io)?;
+            let control = pty::dup(&p.master).map_err(io)?;
+            (p.master, None, p.slave, Some(input), Some((control, size)))
+        }
+    };
     let null = dev_null()?;
+    let stdin_fd = match (&child_in, &pty) {
+        (Some(r), _) => r.as_raw_fd(),
+        (None, Some(_)) => child_out.as_raw_fd(),
+        (None, None) => null.as_raw_fd(),
+    };
+    let session = if pty.is_some() {
+        SessionMode::NewSession(Some(child_out.as_raw_fd()))
+    } else {
+        SessionMode::NewGroup
+    };
     let spec = LaunchSpec {
         program: launch::cpath(&plan.program).map_err(io)?,
         argv: plan
@@ -347,16 +426,22 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
             .map_err(io)?,
         envp: launch::envp(&plan.env).map_err(io)?,
         cwd: launch::cpath(&plan.cwd).map_err(io)?,
-        stdio: [null.as_raw_fd(), write.as_raw_fd(), write.as_raw_fd()],
-        session: SessionMode::NewGroup,
+        stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
+        session,
         rlimits: plan.limits.rlimits(),
         parent_death_signal: Some(libc::SIGKILL),
         cgroup_procs: cgroups,
     };
     let pid = launch::launch(spec).map_err(io)?;
-    // Close our write end now, so EOF arrives when the child's copies are gone.
-    drop(write);
-    Ok(Spawned { pid, output: read })
+    // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
+    drop(child_out);
+    drop(child_in);
+    Ok(Spawned {
+        pid,
+        output,
+        input,
+        pty,
+    })
 }
 
 #[cfg(test)]
@@ -385,6 +470,24 @@ mod tests {
             .iter()
             .find(|(n, _)| n == k)
             .map(|(_, v)| v.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn pty_sets_term_unless_the_request_does() {
+        let mut r = req("true", &[]);
+        r.io = Io::Pty(PtySize::default());
+        let inherited = || {
+            let mut v = super::tests::inherited();
+            v.push(("TERM".into(), "dumb".into()));
+            v
+        };
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        assert_eq!(env_of(&p, "TERM").as_deref(), Some(PTY_TERM));
+        r.env.push(("TERM".into(), "vt100".into()));
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        assert_eq!(env_of(&p, "TERM").as_deref(), Some("vt100"));
+        let p = plan(&req("true", &[]), inherited(), Path::new("/")).unwrap();
+        assert_eq!(env_of(&p, "TERM").as_deref(), Some("dumb"));
     }
 
     #[test]

@@ -9,6 +9,14 @@
 //!   that keeps the pipe open delays publication by at most [`DRAIN_AFTER_EXIT`].
 //! - The child is always reaped (no zombie of ours), and the pipe and pidfd are closed when the
 //!   terminal is released or dropped.
+//! - Input (a stdin pipe or a pty) is written by a second task, in the order of the calls: each
+//!   write is queued when it is made, written in paced chunks (waiting for writability on
+//!   EAGAIN, never dropping bytes), and resolves once all its bytes are in the kernel. A write
+//!   still blocked when the exit is published fails with `ERR_TERMINAL_EXITED`.
+//! - On a pty, EIO on the master is the end of the output (every process closed the slave).
+//!   In text mode the output also feeds a terminal emulator ([`crate::render`]), whose answers
+//!   to terminal queries are written back as input while the pty is in raw mode (no
+//!   ICANON, no ECHO: a program waiting for the answer), never echoed into the output.
 
 use std::cell::RefCell;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -28,12 +36,33 @@ use crate::cgroup::{Cgroup, PidsCgroup};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::guard;
-use crate::kill::{group_has_live_members, signal_group};
+use crate::kill::{group_has_live_members, session_members, signal_group, signal_session};
 use crate::output::{OutputBuffer, RawSnapshot, Snapshot};
-
-/// Identifies the content of a snapshot: bytes written so far, exit published.
-pub type OutputVersion = (u64, bool);
+use crate::pty::{self, PtySize};
+use crate::render::TextScreen;
 use crate::spawn::Spawned;
+
+/// Identifies the content of a snapshot: bytes written so far, resizes, exit published.
+pub type OutputVersion = (u64, u64, bool);
+
+/// Code of a write to a terminal without input (neither a pty nor `stdin: 'pipe'`).
+pub const ERR_NO_STDIN: &str = "ERR_NO_STDIN";
+/// Code of a write to a terminal whose command exited.
+pub const ERR_TERMINAL_EXITED: &str = "ERR_TERMINAL_EXITED";
+/// Code of a write after `closeStdin()` on a pipe.
+pub const ERR_STDIN_CLOSED: &str = "ERR_STDIN_CLOSED";
+/// Code of a pty-only call (`resize`) on a pipe terminal.
+pub const ERR_NOT_A_PTY: &str = "ERR_NOT_A_PTY";
+/// Largest chunk handed to one `write` system call, so that one huge write does not hog the
+/// runtime and other terminals' input interleaves fairly.
+const WRITE_CHUNK: usize = 64 * 1024;
+/// Raw bytes kept for `onOutput` replay in text mode (the text is what is retained there).
+const TEXT_RAW_RETAIN: usize = 1 << 20;
+/// How long a write that found its reader gone waits for the exit, to report
+/// `ERR_TERMINAL_EXITED` rather than the bare errno when the command has exited.
+const EXIT_AFTER_EPIPE: Duration = Duration::from_millis(250);
+/// The byte a pty's line discipline takes as end-of-file by default (VEOF, ^D).
+const VEOF: u8 = 0x04;
 
 /// How long to keep waiting for EOF after the child exited (a background descendant may hold
 /// the pipe open); what was written before the exit is read at once regardless.
@@ -74,6 +103,8 @@ pub struct TerminalConfig {
     pub kill_grace: Duration,
     /// Kill the command when it still runs after this long.
     pub timeout: Option<Duration>,
+    /// Text mode (pty only): lines of scrollback kept above the screen. `None`: raw output.
+    pub text_scrollback: Option<usize>,
 }
 
 struct Inner {
@@ -83,6 +114,32 @@ struct Inner {
     next_sink: u64,
     /// The reader task ended: no more output will arrive.
     closed: bool,
+    /// Text mode: the emulated screen.
+    screen: Option<TextScreen>,
+    /// Text mode: the text was ever cut (by the limit or the scrollback).
+    text_truncated: bool,
+    /// Number of resizes (a resize changes the text).
+    resizes: u64,
+}
+
+/// One queued input operation and who waits for it.
+struct InputOp {
+    kind: InputKind,
+    reply: Option<tokio::sync::oneshot::Sender<Result<(), TermError>>>,
+}
+
+enum InputKind {
+    Data(Vec<u8>),
+    /// Close the stdin pipe (EOF for the command).
+    Close,
+}
+
+enum InputState {
+    /// stdin is /dev/null.
+    None,
+    Open(tokio::sync::mpsc::UnboundedSender<InputOp>),
+    /// `closeStdin()` was called on a pipe, or the terminal was released.
+    Closed,
 }
 
 /// A running (or finished) command. Shared by the handle and its reader task.
@@ -107,6 +164,13 @@ pub struct Terminal {
     tracked: AtomicBool,
     /// Set once the reader task ended and closed the pipe and the pidfd.
     closed_tx: watch::Sender<bool>,
+    /// Where input goes.
+    input: Mutex<InputState>,
+    /// On a pty: a duplicate of the master, for the window size.
+    pty: Mutex<Option<OwnedFd>>,
+    /// Completes (its sender is dropped) once the input task closed its descriptor.
+    input_done: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+    is_pty: bool,
 }
 
 impl Terminal {
@@ -118,7 +182,12 @@ impl Terminal {
         cgroup: Option<Cgroup>,
         pids_cgroup: Option<PidsCgroup>,
     ) -> Result<Arc<Self>, TermError> {
-        let Spawned { pid, output } = spawned;
+        let Spawned {
+            pid,
+            output,
+            input,
+            pty,
+        } = spawned;
         let io_err = |e: std::io::Error| {
             // The child runs but cannot be watched: do not leave it behind.
             if let Some(cg) = &cgroup {
@@ -130,15 +199,60 @@ impl Terminal {
         };
         let pipe = register_readable(output).map_err(io_err)?;
         let child = ChildWatch::new(pid).map_err(io_err)?;
+        let input = match input {
+            Some(fd) => Some(register_writable(fd).map_err(io_err)?),
+            None => None,
+        };
         let (exit_tx, _) = watch::channel(None);
+        let is_pty = pty.is_some();
+        let (pty_fd, size) = match pty {
+            Some((fd, size)) => (Some(fd), size),
+            None => (None, PtySize::default()),
+        };
+        let screen = match (config.text_scrollback, is_pty) {
+            (Some(sb), true) => Some(TextScreen::new(size, sb)),
+            _ => None,
+        };
+        let raw_limit = if screen.is_some() {
+            Some(
+                config
+                    .output_byte_limit
+                    .map_or(TEXT_RAW_RETAIN, |l| l.min(TEXT_RAW_RETAIN)),
+            )
+        } else {
+            config.output_byte_limit
+        };
+        let mut input_done = None;
+        let input_state = match input {
+            Some(fd) => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+                input_done = Some(done_rx);
+                let exit_rx = exit_tx.subscribe();
+                let id = config.id.clone();
+                tokio::spawn(async move {
+                    write_input(fd, rx, exit_rx, id).await;
+                    drop(done_tx);
+                });
+                InputState::Open(tx)
+            }
+            None => InputState::None,
+        };
         let term = Arc::new(Terminal {
             inner: Mutex::new(Inner {
-                output: OutputBuffer::new(config.output_byte_limit),
+                output: OutputBuffer::new(raw_limit),
                 exit: None,
                 sinks: Vec::new(),
                 next_sink: 0,
                 closed: false,
+                screen,
+                text_truncated: false,
+                resizes: 0,
             }),
+            input: Mutex::new(input_state),
+            input_done: Mutex::new(input_done),
+            pty: Mutex::new(pty_fd),
+            is_pty,
             config,
             pid,
             exit_tx,
@@ -211,18 +325,202 @@ impl Terminal {
     }
 
     /// The raw material of a snapshot, with the [`Terminal::output_version`] it belongs to.
+    /// In text mode, the rendered text (the limit is applied when decoding, on a character
+    /// boundary, as for raw output).
     pub fn raw_output(&self) -> (RawSnapshot, Option<ExitStatus>, OutputVersion) {
         let mut inner = self.lock();
         let exit = inner.exit.clone();
-        let version = (inner.output.total_bytes(), exit.is_some());
+        let version = (inner.output.total_bytes(), inner.resizes, exit.is_some());
+        let limit = self.config.output_byte_limit;
+        if let Some(screen) = inner.screen.as_mut() {
+            let text = screen.text();
+            let cut = screen.lines_dropped() || limit.is_some_and(|l| text.len() > l);
+            inner.text_truncated |= cut;
+            let raw = RawSnapshot {
+                bytes: text.into_bytes(),
+                limit,
+                truncated: inner.text_truncated,
+            };
+            return (raw, exit, version);
+        }
         (inner.output.raw_snapshot(exit.is_some()), exit, version)
     }
 
-    /// Changes whenever `current_output()` could return something else (bytes written, and
-    /// whether the exit was published), so a caller can reuse its last snapshot.
+    /// Changes whenever `current_output()` could return something else (bytes written,
+    /// resizes, and whether the exit was published), so a caller can reuse its last snapshot.
     pub fn output_version(&self) -> OutputVersion {
         let inner = self.lock();
-        (inner.output.total_bytes(), inner.exit.is_some())
+        (
+            inner.output.total_bytes(),
+            inner.resizes,
+            inner.exit.is_some(),
+        )
+    }
+
+    /// Whether the command runs on a pty.
+    pub fn is_pty(&self) -> bool {
+        self.is_pty
+    }
+
+    fn input_lock(&self) -> MutexGuard<'_, InputState> {
+        self.input.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `data` as the command's input, in call order, and returns a future that resolves
+    /// once every byte was written (or fails: the command exited or closed its input). Fails
+    /// at once (nothing queued) after release, without input, after the exit, or after
+    /// `close_stdin` on a pipe.
+    pub fn write(
+        &self,
+        data: Vec<u8>,
+    ) -> Result<impl std::future::Future<Output = Result<(), TermError>> + Send + 'static, TermError>
+    {
+        self.check_live()?;
+        let rx = self.enqueue(InputKind::Data(data), true)?;
+        Ok(async move {
+            match rx {
+                Some(rx) => rx.await.unwrap_or(Ok(())),
+                None => Ok(()),
+            }
+        })
+    }
+
+    /// End of input: on a pipe, closes it after the queued writes (the command reads EOF;
+    /// later writes fail with `ERR_STDIN_CLOSED`); on a pty, queues VEOF (^D), which ends
+    /// input for a program reading in canonical mode at the start of a line (after a partial
+    /// line, the first ^D only submits that line). A no-op once closed or exited.
+    pub fn close_stdin(
+        &self,
+    ) -> Result<impl std::future::Future<Output = Result<(), TermError>> + Send + 'static, TermError>
+    {
+        self.check_live()?;
+        let mut rx = None;
+        {
+            let mut st = self.input_lock();
+            match &*st {
+                InputState::None => return Err(self.no_stdin()),
+                InputState::Closed => {}
+                InputState::Open(tx) => {
+                    if self.exit_status().is_none() || !self.is_pty {
+                        let (rtx, rrx) = tokio::sync::oneshot::channel();
+                        let kind = if self.is_pty {
+                            InputKind::Data(vec![VEOF])
+                        } else {
+                            InputKind::Close
+                        };
+                        let _ = tx.send(InputOp {
+                            kind,
+                            reply: Some(rtx),
+                        });
+                        rx = Some(rrx);
+                    }
+                    if !self.is_pty {
+                        *st = InputState::Closed;
+                    }
+                }
+            }
+        }
+        Ok(async move {
+            match rx {
+                // Closing never fails; a ^D to a command that just exited does not matter.
+                Some(rx) => {
+                    let _ = rx.await;
+                    Ok(())
+                }
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn no_stdin(&self) -> TermError {
+        TermError::new(
+            ERR_NO_STDIN,
+            format!(
+                "terminal {} has no input: create it with options.pty or options.stdin 'pipe'",
+                self.id()
+            ),
+        )
+    }
+
+    fn enqueue(
+        &self,
+        kind: InputKind,
+        want_reply: bool,
+    ) -> Result<Option<tokio::sync::oneshot::Receiver<Result<(), TermError>>>, TermError> {
+        let st = self.input_lock();
+        let tx = match &*st {
+            InputState::None => return Err(self.no_stdin()),
+            InputState::Closed => {
+                return Err(TermError::new(
+                    ERR_STDIN_CLOSED,
+                    format!("terminal {}: stdin was closed by closeStdin()", self.id()),
+                ))
+            }
+            InputState::Open(tx) => tx,
+        };
+        if self.exit_status().is_some() {
+            return Err(exited_error(self.id()));
+        }
+        if matches!(&kind, InputKind::Data(d) if d.is_empty()) {
+            return Ok(None);
+        }
+        let (reply, rx) = if want_reply {
+            let (t, r) = tokio::sync::oneshot::channel();
+            (Some(t), Some(r))
+        } else {
+            (None, None)
+        };
+        tx.send(InputOp { kind, reply })
+            .map_err(|_| exited_error(self.id()))?;
+        Ok(rx)
+    }
+
+    /// Whether an answer to a terminal query should be sent now: only while the pty is in
+    /// non-canonical mode without echo, as a program that reads the answer sets it. Otherwise
+    /// (a program that queried and exited, a shell back in cooked mode) the answer would be
+    /// echoed into the output or left as input for whatever reads next.
+    fn awaits_replies(&self) -> bool {
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(fd) = fd.as_ref() else {
+            return false;
+        };
+        // On a pty master, the termios calls act on the slave's settings.
+        match nix::sys::termios::tcgetattr(fd) {
+            Ok(t) => {
+                use nix::sys::termios::LocalFlags;
+                !t.local_flags
+                    .intersects(LocalFlags::ICANON | LocalFlags::ECHO)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Resizes the pty (the kernel sends SIGWINCH to its foreground process group) and, in
+    /// text mode, the emulated screen. `ERR_NOT_A_PTY` on a pipe terminal.
+    pub fn resize(&self, size: PtySize) -> Result<(), TermError> {
+        self.check_live()?;
+        if !self.is_pty {
+            return Err(TermError::new(
+                ERR_NOT_A_PTY,
+                format!(
+                    "terminal {} is not a pty: resize needs options.pty at creation",
+                    self.id()
+                ),
+            ));
+        }
+        // The screen first: what the program draws after its SIGWINCH uses the new size.
+        {
+            let mut inner = self.lock();
+            if let Some(s) = inner.screen.as_mut() {
+                s.resize(size);
+            }
+            inner.resizes += 1;
+        }
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(fd) = fd.as_ref() {
+            pty::set_size(fd, size).map_err(|e| TermError::from_io(&e, "resize"))?;
+        }
+        Ok(())
     }
 
     /// Resolves with the exit status once the command exited and its output was collected.
@@ -267,7 +565,8 @@ impl Terminal {
         self.wait_for_exit().await;
     }
 
-    /// True while any process of the terminal runs: in its cgroups, or in its process group.
+    /// True while any process of the terminal runs: in its cgroups, in its process group, or
+    /// (pty) in its session.
     fn anything_alive(&self) -> bool {
         self.cgroup.as_ref().is_some_and(|c| c.populated())
             || self
@@ -275,6 +574,7 @@ impl Terminal {
                 .as_ref()
                 .is_some_and(|c| !c.pids().is_empty())
             || group_has_live_members(self.pid)
+            || (self.is_pty && session_members(self.pid).next().is_some())
     }
 
     /// Whether `timeoutMs` expired and the terminal was killed for it.
@@ -282,7 +582,8 @@ impl Terminal {
         self.timed_out.load(Ordering::Acquire)
     }
 
-    /// Signals the process group and, where there is one, every process of the cgroup.
+    /// Signals the process group, every process of the cgroup where there is one, and (pty)
+    /// every process of the session.
     fn signal_all(&self, sig: Signal) {
         if let Some(pc) = &self.pids_cgroup {
             for pid in pc.pids() {
@@ -298,6 +599,10 @@ impl Terminal {
             }
         }
         signal_group(self.pid, sig);
+        if self.is_pty {
+            // Jobs of a shell with job control have groups of their own in the session.
+            signal_session(self.pid, sig);
+        }
     }
 
     /// Tells the guardian the terminal's processes are gone (only once).
@@ -319,6 +624,18 @@ impl Terminal {
         self.wait_for_exit().await;
         self.untrack();
         self.shutdown.notify_one();
+        // Close the input (its task ends once the queue is empty; the exit is published, so
+        // nothing in it can block) and the pty control fd.
+        *self.input_lock() = InputState::Closed;
+        self.pty.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let done = self
+            .input_done
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(done) = done {
+            let _ = done.await;
+        }
         // Resolve only once the descriptors are really closed.
         let _ = self.closed_tx.subscribe().wait_for(|closed| *closed).await;
         let sinks = {
@@ -381,8 +698,20 @@ impl Terminal {
             .fetch_add(chunk.len() as u64, Ordering::Relaxed);
         let mut inner = self.lock();
         inner.output.write(chunk);
+        let replies = match inner.screen.as_mut() {
+            Some(s) => {
+                s.feed(chunk);
+                s.take_replies()
+            }
+            None => Vec::new(),
+        };
         for (_, s) in &inner.sinks {
             s.push(chunk);
+        }
+        drop(inner);
+        if !replies.is_empty() && self.awaits_replies() {
+            // Answers to terminal queries go back as input; nobody waits for them.
+            let _ = self.enqueue(InputKind::Data(replies), false);
         }
     }
 
@@ -407,6 +736,103 @@ fn register_readable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
     // refers to the same file description for the `AsyncFd`'s whole lifetime.
     unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
         .map_err(std::io::Error::from)
+}
+
+/// Registers an owned fd with the runtime's reactor for writability.
+fn register_writable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: as in `register_readable`.
+    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }
+        .map_err(std::io::Error::from)
+}
+
+fn exited_error(id: &str) -> TermError {
+    TermError::new(
+        ERR_TERMINAL_EXITED,
+        format!("terminal {id}: the command exited, its input is gone"),
+    )
+}
+
+/// The input task: performs queued operations in order until the queue's sender is gone.
+async fn write_input(
+    fd: AsyncFd<OwnedFd>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<InputOp>,
+    mut exit_rx: watch::Receiver<Option<ExitStatus>>,
+    id: String,
+) {
+    let mut fd = Some(fd);
+    while let Some(op) = rx.recv().await {
+        let result = match (op.kind, fd.as_ref()) {
+            (InputKind::Close, _) => {
+                fd = None;
+                Ok(())
+            }
+            (InputKind::Data(_), None) => Err(TermError::new(
+                ERR_STDIN_CLOSED,
+                format!("terminal {id}: stdin was closed by closeStdin()"),
+            )),
+            (InputKind::Data(data), Some(f)) => write_all(f, &data, &mut exit_rx, &id).await,
+        };
+        if let Some(reply) = op.reply {
+            let _ = reply.send(result);
+        }
+    }
+}
+
+/// Writes all of `data` in chunks, waiting for writability on EAGAIN; gives up when the exit
+/// is published while blocked, or when the other side is gone (EPIPE, EIO).
+async fn write_all(
+    fd: &AsyncFd<OwnedFd>,
+    data: &[u8],
+    exit_rx: &mut watch::Receiver<Option<ExitStatus>>,
+    id: &str,
+) -> Result<(), TermError> {
+    let mut off = 0;
+    while off < data.len() {
+        let end = (off + WRITE_CHUNK).min(data.len());
+        match nix::unistd::write(fd.get_ref(), &data[off..end]) {
+            Ok(n) => {
+                off += n;
+                if off < data.len() {
+                    // Pace a large write: let other tasks (this terminal's reader first of
+                    // all, which drains the echo) run between chunks.
+                    tokio::task::yield_now().await;
+                }
+            }
+            Err(Errno::EINTR) => {}
+            Err(Errno::EAGAIN) => {
+                tokio::select! {
+                    ready = fd.writable() => match ready {
+                        Ok(mut guard) => guard.clear_ready(),
+                        Err(e) => return Err(TermError::from_io(&e, &format!("write to terminal {id}"))),
+                    },
+                    _ = exit_rx.wait_for(|s| s.is_some()) => return Err(exited_error(id)),
+                }
+            }
+            Err(e @ (Errno::EPIPE | Errno::EIO)) => {
+                // Usually the command just exited (the pty's slave or the pipe's read end
+                // closed with it): report that, as a write after the exit would be.
+                let exited =
+                    tokio::time::timeout(EXIT_AFTER_EPIPE, exit_rx.wait_for(|s| s.is_some())).await;
+                if matches!(exited, Ok(Ok(_))) {
+                    return Err(exited_error(id));
+                }
+                return Err(TermError::new(
+                    format!("{e:?}"),
+                    format!(
+                        "write to terminal {id}: nothing reads the command's input any more ({})",
+                        e.desc()
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Err(TermError::from_io(
+                    &std::io::Error::from(e),
+                    &format!("write to terminal {id}"),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Watches the child for exit without signals or threads: a pidfd in the runtime's epoll.

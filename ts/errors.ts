@@ -24,7 +24,10 @@ export type AcpTerminalErrorCode =
   | 'ERR_SDK_NOT_FOUND'
   | 'ERR_POLICY_DENIED'
   | 'ERR_CWD_OUTSIDE_ROOTS'
-  | 'ERR_NOT_APPROVED';
+  | 'ERR_NOT_APPROVED'
+  | 'ERR_COMMAND_RUNNING'
+  | 'ERR_NO_RUNNING_COMMAND'
+  | 'ERR_SESSION_START';
 
 /** The codes of host policy refusals (the ones reported as `denied` audit events). */
 export type PolicyErrorCode = 'ERR_POLICY_DENIED' | 'ERR_CWD_OUTSIDE_ROOTS' | 'ERR_NOT_APPROVED' | 'ERR_TOO_MANY_TERMINALS';

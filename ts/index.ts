@@ -6,6 +6,7 @@
  */
 
 import * as native from '../index.js';
+import type { PtyCreateTerminalFn } from './sessions';
 import type { CreateTerminalFn } from './types';
 
 export * from '../index.js';
@@ -82,7 +83,28 @@ export type {
   ResourceLimits,
   TerminalLike,
 } from './types';
+export {
+  DEFAULT_INPUT_SETTLE_MS,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_ID,
+  DEFAULT_SESSION_OUTPUT_BYTES,
+  DEFAULT_SESSION_TIMEOUT_MS,
+  isKeyName,
+  parseKeys,
+  sessionTreePids,
+  ShellSessions,
+  type ExecuteRequest,
+  type ExecuteResult,
+  type PtyCreateTerminalFn,
+  type PtyCreateTerminalOptions,
+  type PtyTerminalLike,
+  type ShellSessionsOptions,
+} from './sessions';
+export { renderTerminalText, type RenderTextOptions } from './screen-text';
 
 /** Compile-time proof that the native core satisfies the structural contract the ACP layer relies on. */
 const nativeSatisfiesContract: CreateTerminalFn = native.createTerminal;
 void nativeSatisfiesContract;
+/// Same for the pty contract `ShellSessions` drives (write, sendKeys, resize, outputBytes).
+const nativeSatisfiesPtyContract: PtyCreateTerminalFn = native.createTerminal;
+void nativeSatisfiesPtyContract;

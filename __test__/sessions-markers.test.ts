@@ -1,0 +1,208 @@
+// The marker protocol of ShellSessions on a scripted pty backend: the test decides exactly how the
+// bytes are chunked (markers split byte by byte, glued to output, followed by background output,
+// stale or forged), which a real shell cannot be made to do deterministically.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+
+import {
+  ShellSessions,
+  type PtyCreateTerminalOptions,
+  type PtyTerminalLike,
+} from '../ts/sessions';
+import type { CreateTerminalParams, ExitStatus, OutputSnapshot } from '../ts/types';
+
+/** A pty terminal whose output the test emits; its pid is a real, harmless `sleep` (for /proc). */
+class ScriptedPty implements PtyTerminalLike {
+  readonly writes: string[] = [];
+  token = '';
+  private readonly listeners = new Set<(chunk: Buffer) => void>();
+  private exitResolve!: (s: ExitStatus) => void;
+  private readonly exited = new Promise<ExitStatus>((r) => (this.exitResolve = r));
+  private sent = 0;
+
+  constructor(private readonly child: ChildProcess) {}
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get outputBytes(): number {
+    return this.sent;
+  }
+
+  async write(data: string | Buffer): Promise<void> {
+    const text = data.toString();
+    this.writes.push(text);
+    const rc = /builtin source '([^']*\/rc)'/.exec(text);
+    if (rc) {
+      // Learn the token the way bash would: from the octal escapes of the rc's printf format.
+      const rcText = fs.readFileSync(rc[1]!, 'utf8');
+      const octal = /\\033\]6973;((?:\\\d{3})+)E;/.exec(rcText)![1]!;
+      this.token = octal
+        .split('\\')
+        .filter(Boolean)
+        .map((o) => String.fromCharCode(parseInt(o, 8)))
+        .join('')
+        .replace(/;$/, '');
+      setImmediate(() => this.emit(this.marker(0, 0)));
+    }
+  }
+
+  async sendKeys(keys: string[]): Promise<void> {
+    this.writes.push(`<keys ${keys.join(' ')}>`);
+  }
+
+  onOutput(listener: (chunk: Buffer) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(data: string | Buffer): void {
+    const chunk = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
+    this.sent += chunk.length;
+    for (const l of this.listeners) l(chunk);
+  }
+
+  marker(seq: number, status: number, token = this.token): string {
+    return `\x1b]6973;${token};E;${seq};${status}\x07`;
+  }
+
+  /** The sequence number of the last command line typed. */
+  get lastSeq(): number {
+    const typed = [...this.writes].reverse().find((w) => w.includes('__acp_n='));
+    return Number(/__acp_n=(\d+)/.exec(typed ?? '')?.[1] ?? NaN);
+  }
+
+  waitForExit(): Promise<ExitStatus> {
+    return this.exited;
+  }
+
+  async currentOutput(): Promise<OutputSnapshot> {
+    return { output: '', truncated: false };
+  }
+
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    this.exitResolve({ exitCode: null, signal: 'SIGKILL' });
+  }
+
+  async release(): Promise<void> {
+    await this.kill();
+  }
+
+  exit(code: number): void {
+    this.exitResolve({ exitCode: code, signal: null });
+  }
+}
+
+let ptys: ScriptedPty[];
+let shells: ShellSessions;
+const created: Array<{ params: CreateTerminalParams; options: PtyCreateTerminalOptions }> = [];
+
+beforeEach(() => {
+  ptys = [];
+  shells = new ShellSessions({
+    cwd: os.tmpdir(),
+    screen: false,
+    createTerminal: async (params, options) => {
+      created.push({ params, options });
+      const child = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', cwd: os.tmpdir() });
+      const pty = new ScriptedPty(child);
+      ptys.push(pty);
+      return pty;
+    },
+  });
+});
+
+afterEach(async () => {
+  await shells.closeAll();
+});
+
+/** Starts a command and resolves once the session typed its line (so the test can answer). */
+async function start(command: string, timeoutMs = 20_000) {
+  const result = shells.execute({ command, timeoutMs });
+  const deadline = Date.now() + 20_000;
+  while (!(ptys[0]?.writes.some((w) => w.includes('__acp_n=')) && ptys[0].lastSeq === expectSeq)) {
+    if (Date.now() > deadline) throw new Error('the command line was never typed');
+    await new Promise((r) => setImmediate(r));
+  }
+  expectSeq++;
+  return { result, pty: ptys[0]! };
+}
+let expectSeq = 1;
+beforeEach(() => {
+  expectSeq = 1;
+});
+
+test('the shell is started without rc files and without a line editor, on a pty', async () => {
+  await shells.execute({ command: '' });
+  expect(created[created.length - 1]!.params).toMatchObject({ args: ['--noprofile', '--norc', '--noediting', '-i'] });
+  expect(created[created.length - 1]!.options.pty).toEqual({ cols: 160, rows: 40 });
+});
+
+test('a marker split byte by byte across chunks completes the command and is removed', async () => {
+  const { result, pty } = await start('make');
+  pty.emit('hello\r\n');
+  for (const ch of pty.marker(pty.lastSeq, 3)) pty.emit(ch);
+  expect(await result).toMatchObject({ status: 'completed', exitCode: 3, content: 'hello' });
+});
+
+test('output glued to the marker on both sides: the part after it is reported next time', async () => {
+  const { result, pty } = await start('printf x');
+  pty.emit(`no newline${pty.marker(pty.lastSeq, 0)}background line\r\n`);
+  expect(await result).toMatchObject({ status: 'completed', exitCode: 0, content: 'no newline' });
+  expect(await shells.execute({ command: '' })).toMatchObject({ content: 'background line', exitCode: null });
+});
+
+test('forged, stale and malformed markers do not complete the command; they stay out of the content', async () => {
+  const { result, pty } = await start('run', 300);
+  const seq = pty.lastSeq;
+  pty.emit(pty.marker(seq, 0, 'f'.repeat(32))); // another token
+  pty.emit(pty.marker(seq - 1, 0)); // a stale prompt (the empty line typed before the command)
+  pty.emit(`\x1b]6973;${pty.token};E;${seq};9999\x07`); // not a status
+  pty.emit('still running\r\n');
+  const r = await result;
+  expect(r).toMatchObject({ status: 'running', exitCode: null, content: 'still running' });
+  const done = shells.execute({ command: '' });
+  pty.emit(pty.marker(seq, 0));
+  expect(await done).toMatchObject({ status: 'completed', exitCode: 0, content: '' });
+});
+
+test('a UTF-8 character split across chunks and across results stays whole', async () => {
+  const { result, pty } = await start('x', 300);
+  const bytes = Buffer.from('héllo 😀', 'utf8');
+  pty.emit(bytes.subarray(0, 2)); // 'h' + first byte of 'é'
+  const first = await result;
+  pty.emit(bytes.subarray(2, 9)); // rest of 'é', 'llo ', first bytes of the emoji
+  const done = shells.execute({ command: '' });
+  pty.emit(Buffer.concat([bytes.subarray(9), Buffer.from(pty.marker(pty.lastSeq, 0), 'latin1')]));
+  const second = await done;
+  expect(first.content + second.content).toBe('héllo 😀');
+  expect(second).toMatchObject({ status: 'completed', exitCode: 0 });
+});
+
+test('the shell exiting while a command runs reports its exit code and ends the session', async () => {
+  const { result, pty } = await start('exit 5');
+  pty.emit('bye\r\n');
+  pty.exit(5);
+  expect(await result).toMatchObject({ status: 'completed', exitCode: 5, content: 'bye', sessionEnded: true });
+  expect(shells.ids).toEqual([]);
+});
+
+test('a shell killed by a signal reports exitCode null, never a made-up code', async () => {
+  const { result, pty } = await start('sleep 1');
+  await pty.kill();
+  expect(await result).toMatchObject({ status: 'completed', exitCode: null, sessionEnded: true });
+});
+
+test('the command runs from a private file and is typed as one short line after C-u and two line ends', async () => {
+  const { result, pty } = await start('cat <<EOF\nx\nEOF');
+  const typed = pty.writes[pty.writes.length - 1]!;
+  expect(typed).toMatch(/^\x15\n\n __acp_n=\d+; \\builtin source '[^']+\/command\.sh'\n$/);
+  const file = /'([^']+)'/.exec(typed)![1]!;
+  expect(fs.readFileSync(file, 'utf8')).toBe('cat <<EOF\nx\nEOF\n');
+  expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+  pty.emit(pty.marker(pty.lastSeq, 0));
+  await result;
+});

@@ -1,0 +1,184 @@
+//! Pseudo-terminals: opening a pair, the window size, and resizing.
+//!
+//! Invariants:
+//! - Both ends are opened close-on-exec atomically (`O_CLOEXEC` at open, `TIOCGPTPEER` for the
+//!   slave), so a child launched concurrently for another terminal never inherits them: the
+//!   master sees EIO exactly when this terminal's processes have closed the slave.
+//! - The master is non-blocking (it lives in the runtime's epoll); the slave is blocking, as
+//!   programs expect of their terminal.
+//! - The caller closes its slave right after the launch; from then on, EIO on a master read
+//!   means "every process of the terminal closed it", i.e. the end of the output.
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// Default size of a pty terminal: columns.
+pub const DEFAULT_COLS: u16 = 80;
+/// Default size of a pty terminal: rows.
+pub const DEFAULT_ROWS: u16 = 24;
+
+/// A terminal size in character cells (both at least 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PtySize {
+    /// Columns.
+    pub cols: u16,
+    /// Rows.
+    pub rows: u16,
+}
+
+impl Default for PtySize {
+    fn default() -> Self {
+        Self {
+            cols: DEFAULT_COLS,
+            rows: DEFAULT_ROWS,
+        }
+    }
+}
+
+/// An open pseudo-terminal pair.
+#[derive(Debug)]
+pub struct Pty {
+    /// Master side (ours): non-blocking, close-on-exec.
+    pub master: OwnedFd,
+    /// Slave side (the command's terminal): close-on-exec; `dup2`'d to the child's 0, 1, 2.
+    pub slave: OwnedFd,
+}
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// Opens a pty pair of the given size.
+pub fn open(size: PtySize) -> io::Result<Pty> {
+    // SAFETY: plain system calls on descriptors we own; results are checked.
+    unsafe {
+        let m = cvt(libc::posix_openpt(
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK,
+        ))?;
+        let master = OwnedFd::from_raw_fd(m);
+        cvt(libc::grantpt(m))?;
+        cvt(libc::unlockpt(m))?;
+        let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
+        // Linux >= 4.13: open the peer through the master, no path lookup (and no race with
+        // a concurrent /dev/pts change).
+        let s = libc::ioctl(m, libc::TIOCGPTPEER as _, flags);
+        let s = if s >= 0 {
+            s
+        } else {
+            let mut name = [0 as libc::c_char; 128];
+            if libc::ptsname_r(m, name.as_mut_ptr(), name.len()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let path = CStr::from_ptr(name.as_ptr());
+            cvt(libc::open(path.as_ptr(), flags))?
+        };
+        let slave = OwnedFd::from_raw_fd(s);
+        set_size(&master, size)?;
+        Ok(Pty { master, slave })
+    }
+}
+
+/// Sets the window size (`TIOCSWINSZ`); the kernel sends SIGWINCH to the terminal's
+/// foreground process group when it changes.
+pub fn set_size(fd: &impl AsRawFd, size: PtySize) -> io::Result<()> {
+    let ws = libc::winsize {
+        ws_row: size.rows,
+        ws_col: size.cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads a `winsize` we own.
+    cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCSWINSZ as _, &ws) }).map(|_| ())
+}
+
+/// Reads the window size (`TIOCGWINSZ`).
+pub fn get_size(fd: &impl AsRawFd) -> io::Result<PtySize> {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes a `winsize` we own.
+    cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ as _, &mut ws) })?;
+    Ok(PtySize {
+        cols: ws.ws_col,
+        rows: ws.ws_row,
+    })
+}
+
+/// Duplicates `fd` (close-on-exec).
+pub fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own.
+    let d = cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) })?;
+    Ok(unsafe { OwnedFd::from_raw_fd(d) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(fd: &impl AsRawFd) -> (i32, i32) {
+        unsafe {
+            (
+                libc::fcntl(fd.as_raw_fd(), libc::F_GETFL),
+                libc::fcntl(fd.as_raw_fd(), libc::F_GETFD),
+            )
+        }
+    }
+
+    #[test]
+    fn opens_cloexec_nonblocking_master_with_size() {
+        let p = open(PtySize {
+            cols: 100,
+            rows: 30,
+        })
+        .unwrap();
+        let (fl, fd) = flags(&p.master);
+        assert_ne!(fl & libc::O_NONBLOCK, 0);
+        assert_ne!(fd & libc::FD_CLOEXEC, 0);
+        let (fl, fd) = flags(&p.slave);
+        assert_eq!(fl & libc::O_NONBLOCK, 0);
+        assert_ne!(fd & libc::FD_CLOEXEC, 0);
+        assert_eq!(
+            get_size(&p.slave).unwrap(),
+            PtySize {
+                cols: 100,
+                rows: 30
+            }
+        );
+        set_size(&p.master, PtySize { cols: 7, rows: 3 }).unwrap();
+        assert_eq!(get_size(&p.slave).unwrap(), PtySize { cols: 7, rows: 3 });
+    }
+
+    #[test]
+    fn master_reads_eio_once_the_slave_is_closed_after_the_data() {
+        let p = open(PtySize::default()).unwrap();
+        let n = unsafe { libc::write(p.slave.as_raw_fd(), b"tail\n".as_ptr().cast(), 5) };
+        assert_eq!(n, 5);
+        drop(p.slave);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        loop {
+            let n = unsafe { libc::read(p.master.as_raw_fd(), buf.as_mut_ptr().cast(), 64) };
+            if n > 0 {
+                got.extend_from_slice(&buf[..n as usize]);
+                continue;
+            }
+            let e = io::Error::last_os_error().raw_os_error();
+            if e == Some(libc::EAGAIN) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            }
+            assert_eq!(e, Some(libc::EIO));
+            break;
+        }
+        // The line discipline turns \n into \r\n (ONLCR).
+        assert_eq!(got, b"tail\r\n");
+    }
+}
