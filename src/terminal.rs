@@ -71,6 +71,8 @@ pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(50);
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(2000);
 /// Pipe capacity a terminal switches to once it floods (a read found the pipe full).
 const FLOOD_PIPE_SIZE: i32 = 1 << 20;
+/// A read smaller than this (the default pipe capacity) is taken to have drained the pipe.
+const SMALL_READ: usize = 64 * 1024;
 /// Size of the per-thread read buffer.
 const READ_BUF_SIZE: usize = 1 << 20;
 /// Reads per wake-up before yielding to other tasks.
@@ -929,7 +931,20 @@ enum ReadOutcome {
 }
 
 /// Reads up to `max_reads` times into the thread's buffer, appending to the terminal.
-fn read_some(term: &Terminal, fd: &OwnedFd, max_reads: usize, grown: &mut bool) -> ReadOutcome {
+///
+/// With `short_read_drains`, a small read (under [`SMALL_READ`]) is taken to have emptied the
+/// pipe, which saves the extra read that would only answer EAGAIN: on a flood of small writes
+/// (`head` writes 4 KiB at a time) a third of all read calls. After a large read, reading again
+/// at once often finds the next large write already there, so the loop goes on. That is safe with tokio's readiness ticks (readiness that arrives after the
+/// guard was taken is not cleared), but not once the writers hung up: the caller passes false
+/// then, so EOF is read rather than assumed.
+fn read_some(
+    term: &Terminal,
+    fd: &OwnedFd,
+    max_reads: usize,
+    grown: &mut bool,
+    short_read_drains: bool,
+) -> ReadOutcome {
     READ_BUF.with(|buf| {
         let mut buf = buf.borrow_mut();
         for _ in 0..max_reads {
@@ -937,6 +952,9 @@ fn read_some(term: &Terminal, fd: &OwnedFd, max_reads: usize, grown: &mut bool) 
                 Ok(0) => return ReadOutcome::Eof,
                 Ok(n) => {
                     term.append(&buf[..n]);
+                    if short_read_drains && n < SMALL_READ {
+                        return ReadOutcome::Drained;
+                    }
                     if !*grown && n >= 65536 {
                         // The pipe was full: this command floods. A larger pipe means fewer
                         // wake-ups for both sides (best effort; limits may refuse it).
@@ -985,7 +1003,13 @@ async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatc
                 tokio::spawn(async move { t.kill().await });
             },
             ready = pipe.readable(), if !eof => match ready {
-                Ok(mut guard) => match read_some(&term, guard.get_inner(), READS_PER_WAKE, &mut grown) {
+                Ok(mut guard) => match read_some(
+                    &term,
+                    guard.get_inner(),
+                    READS_PER_WAKE,
+                    &mut grown,
+                    !guard.ready().is_read_closed(),
+                ) {
                     ReadOutcome::Drained => guard.clear_ready(),
                     ReadOutcome::More => tokio::task::yield_now().await,
                     ReadOutcome::Eof => eof = true,
@@ -994,7 +1018,7 @@ async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatc
             },
             status = child.wait(term.pid), if exit.is_none() => {
                 // Everything written before the exit is in the pipe now: take it at once.
-                if !eof && matches!(read_some(&term, pipe.get_ref(), 64, &mut grown), ReadOutcome::Eof) {
+                if !eof && matches!(read_some(&term, pipe.get_ref(), 64, &mut grown, false), ReadOutcome::Eof) {
                     eof = true;
                 }
                 exit = Some(status);
@@ -1002,7 +1026,7 @@ async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatc
             },
             _ = tokio::time::sleep_until(drain_deadline), if exit.is_some() && !published => {
                 // A descendant holds the pipe open: publish what the child wrote, keep reading.
-                if !eof && matches!(read_some(&term, pipe.get_ref(), 64, &mut grown), ReadOutcome::Eof) {
+                if !eof && matches!(read_some(&term, pipe.get_ref(), 64, &mut grown, false), ReadOutcome::Eof) {
                     eof = true;
                 }
                 if let Some(st) = exit.clone() {
