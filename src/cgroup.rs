@@ -25,16 +25,7 @@ pub fn base() -> Option<&'static Path> {
         if std::env::var_os("ACP_TERMINAL_NO_CGROUP").is_some() {
             return None;
         }
-        let mount = cgroup2_mount()?;
-        let own = own_cgroup()?;
-        let dir = mount
-            .join(own.trim_start_matches('/'))
-            .join(format!("acp-terminal-{}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        }
+        let dir = per_process_dir(&cgroup2_mount()?, &own_cgroup()?)?;
         // Moving a process in needs write access to cgroup.procs of both ends; check ours.
         let probe = dir.join("probe");
         let ok = std::fs::create_dir(&probe).is_ok() && probe.join("cgroup.procs").exists();
@@ -62,17 +53,7 @@ pub fn pids_base() -> Option<&'static Path> {
                 return Some(v2.to_path_buf());
             }
         }
-        let mount = v1_mount("pids")?;
-        let own = own_v1_cgroup("pids")?;
-        let dir = mount
-            .join(own.trim_start_matches('/'))
-            .join(format!("acp-terminal-{}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        }
-        Some(dir)
+        per_process_dir(&v1_mount("pids")?, &own_v1_cgroup("pids")?)
     })
     .as_deref()
 }
@@ -183,6 +164,18 @@ impl Drop for PidsCgroup {
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
+    }
+}
+
+/// Creates (or finds) `<mount>/<own cgroup>/acp-terminal-<pid>`; None where not writable.
+fn per_process_dir(mount: &Path, own: &str) -> Option<PathBuf> {
+    let dir = mount
+        .join(own.trim_start_matches('/'))
+        .join(format!("acp-terminal-{}", std::process::id()));
+    match std::fs::create_dir(&dir) {
+        Ok(()) => Some(dir),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Some(dir),
+        Err(_) => None,
     }
 }
 

@@ -35,13 +35,19 @@ pub fn group_has_live_members(pgid: i32) -> bool {
 
 /// Pids of the live (non-zombie) processes of group `pgid`, read from /proc.
 pub fn live_members(pgid: i32) -> impl Iterator<Item = i32> {
+    live_processes(move |pgrp, _| pgrp == pgid)
+}
+
+/// Pids of the live (non-zombie) processes whose `(pgrp, session)` match `keep`.
+fn live_processes(keep: impl Fn(i32, i32) -> bool) -> impl Iterator<Item = i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(move |&pid| {
-            matches!(proc_stat(pid), Some((state, pg)) if pg == pgid && state != 'Z' && state != 'X')
+            matches!(proc_ids(pid), Some((state, pgrp, sid))
+                if state != 'Z' && state != 'X' && keep(pgrp, sid))
         })
 }
 
@@ -65,15 +71,7 @@ fn proc_ids(pid: i32) -> Option<(char, i32, i32)> {
 
 /// Pids of the live (non-zombie) processes of session `sid`, read from /proc.
 pub fn session_members(sid: i32) -> impl Iterator<Item = i32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(move |&pid| {
-            sid > 1
-                && matches!(proc_ids(pid), Some((state, _, s)) if s == sid && state != 'Z' && state != 'X')
-        })
+    live_processes(move |_, s| sid > 1 && s == sid)
 }
 
 /// Sends `sig` to every live process of session `sid` (whatever its group).
