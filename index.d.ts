@@ -212,6 +212,51 @@ export interface PtyOptions {
   rows?: number
 }
 
+/** What `renderTerminalOutput()` returns. */
+export interface RenderedTerminalOutput {
+  /**
+   * The main screen's text: every line the output wrote, including the lines that scrolled
+   * off the screen, without escape sequences, trailing blanks removed.
+   */
+  text: string
+  /**
+   * The output leaves the terminal on the alternate screen: a full-screen program (`less`,
+   * `vim`, `top`) is still showing. What it drew is not in `text`.
+   */
+  alternateScreen: boolean
+}
+
+/**
+ * Renders raw terminal output (a string, as UTF-8, or bytes) through the terminal emulator
+ * of text mode, as the text a person would read: escape sequences consumed, `\r` and
+ * backspace overwrites, erases and cursor movements applied, rows the terminal wrapped joined
+ * back into one line, trailing blanks of each line removed. Every line is kept (no scrollback
+ * limit; the emulator keeps only the screen, lines scrolled off it are kept as text). The text
+ * ends with the cursor's line or the last non-blank line, whichever is lower, so output ending
+ * with a line break ends with `
+`. What a full-screen program draws on the alternate screen is
+ * never in the text (a person no longer sees it once the program restores the main screen).
+ * Synchronous. Throws with `code` `ERR_INVALID_ARG` naming the field.
+ */
+export declare function renderTerminalOutput(data: string | Uint8Array, options?: RenderTerminalOutputOptions | null): RenderedTerminalOutput
+
+/** Options of `renderTerminalOutput()`. */
+export interface RenderTerminalOutputOptions {
+  /**
+   * Width of the terminal the output was written to, in columns, 1 to 65535 (default 80):
+   * where the terminal wraps lines (wrapped rows come back as one line) and how far a `\r`
+   * goes back.
+   */
+  cols?: number | null
+  /**
+   * Height of its screen, in rows, 1 to 65535 (default 24): how far up cursor movements can
+   * redraw and what a screen erase clears.
+   */
+  rows?: number | null
+  /** The terminal is on the alternate screen when `data` starts (default false). */
+  alternateScreen?: boolean | null
+}
+
 /**
  * The absolute path `createTerminal` would execute for a direct (argv) request of `command`,
  * resolved exactly as it resolves it. Throws with `code` `ENOENT`, `EACCES` or

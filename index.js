@@ -838,4 +838,5 @@ module.exports = nativeBinding
 module.exports.TerminalHandle = nativeBinding.TerminalHandle
 module.exports.containmentInfo = nativeBinding.containmentInfo
 module.exports.createTerminal = nativeBinding.createTerminal
+module.exports.renderTerminalOutput = nativeBinding.renderTerminalOutput
 module.exports.resolveProgram = nativeBinding.resolveProgram

@@ -1,6 +1,6 @@
 // Pure helpers of ShellSessions: key-name parsing and the text rendering of raw terminal output.
 import { isKeyName, parseKeys } from '../ts/sessions';
-import { endsOnAlternateScreen, renderTerminalText } from '../ts/screen-text';
+import { endsOnAlternateScreen, renderTerminalOutput, renderTerminalText } from '../ts/screen-text';
 
 describe('parseKeys', () => {
   test('key names and sequences of key names are keys', () => {
@@ -52,5 +52,28 @@ describe('renderTerminalText', () => {
   test('an unterminated escape at the end is dropped, not shown', () => {
     expect(renderTerminalText('ok\x1b[3')).toBe('ok');
     expect(renderTerminalText('ok\x1b]0;ti')).toBe('ok');
+  });
+  test('the native emulator: wrapped rows joined, every line kept, bytes accepted, bad options refused', () => {
+    const long = 'y'.repeat(130);
+    expect(renderTerminalText(`${long}\r\nend`, { cols: 40 })).toBe(`${long}\nend`);
+    // Far more lines than a screen or a scrollback: none is lost.
+    let raw = '';
+    for (let i = 0; i < 20_000; i++) raw += `line ${i}\r\n`;
+    const lines = renderTerminalText(raw, { cols: 20, rows: 5 }).split('\n');
+    expect(lines).toHaveLength(20_001);
+    expect(lines[0]).toBe('line 0');
+    expect(lines[19_999]).toBe('line 19999');
+    expect(renderTerminalText(Buffer.from('h\xc3\xa9\r\n', 'latin1'))).toBe('hé\n');
+    expect(renderTerminalOutput('x\x1b[?1049hscreen', { alternateScreen: false })).toEqual({ text: 'x', alternateScreen: true });
+    expect(endsOnAlternateScreen(Buffer.from('\x1b[?1049h'))).toBe(true);
+    for (const [options, field] of [
+      [{ cols: 0 }, 'options.cols'],
+      [{ rows: 1.5 }, 'options.rows'],
+      [{ alternateScreen: 1 }, 'options.alternateScreen'],
+      [{ tabWidth: 4 }, 'options.tabWidth'],
+    ] as const) {
+      expect(() => renderTerminalText('x', options as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringContaining(field) }));
+    }
+    expect(() => renderTerminalText(5 as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('data') }));
   });
 });

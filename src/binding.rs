@@ -742,6 +742,84 @@ pub fn resolve_program(env: &Env, command: Unknown, options: Option<Unknown>) ->
         .map_err(|e| js_error(env, e))
 }
 
+/// Options of `renderTerminalOutput()`.
+#[napi(object)]
+pub struct RenderTerminalOutputOptions {
+    /// Width of the terminal the output was written to, in columns, 1 to 65535 (default 80):
+    /// where the terminal wraps lines (wrapped rows come back as one line) and how far a `\r`
+    /// goes back.
+    #[napi(ts_type = "number | null")]
+    pub cols: Option<u32>,
+    /// Height of its screen, in rows, 1 to 65535 (default 24): how far up cursor movements can
+    /// redraw and what a screen erase clears.
+    #[napi(ts_type = "number | null")]
+    pub rows: Option<u32>,
+    /// The terminal is on the alternate screen when `data` starts (default false).
+    #[napi(ts_type = "boolean | null")]
+    pub alternate_screen: Option<bool>,
+}
+
+/// What `renderTerminalOutput()` returns.
+#[napi(object)]
+pub struct RenderedTerminalOutput {
+    /// The main screen's text: every line the output wrote, including the lines that scrolled
+    /// off the screen, without escape sequences, trailing blanks removed.
+    pub text: String,
+    /// The output leaves the terminal on the alternate screen: a full-screen program (`less`,
+    /// `vim`, `top`) is still showing. What it drew is not in `text`.
+    pub alternate_screen: bool,
+}
+
+/// Renders raw terminal output (a string, as UTF-8, or bytes) through the terminal emulator
+/// of text mode, as the text a person would read: escape sequences consumed, `\r` and
+/// backspace overwrites, erases and cursor movements applied, rows the terminal wrapped joined
+/// back into one line, trailing blanks of each line removed. Every line is kept (no scrollback
+/// limit; the emulator keeps only the screen, lines scrolled off it are kept as text). The text
+/// ends with the cursor's line or the last non-blank line, whichever is lower, so output ending
+/// with a line break ends with `\n`. What a full-screen program draws on the alternate screen is
+/// never in the text (a person no longer sees it once the program restores the main screen).
+/// Synchronous. Throws with `code` `ERR_INVALID_ARG` naming the field.
+#[napi(ts_args_type = "data: string | Uint8Array, options?: RenderTerminalOutputOptions | null")]
+pub fn render_terminal_output(
+    env: &Env,
+    data: Unknown,
+    options: Option<Unknown>,
+) -> Result<RenderedTerminalOutput> {
+    let parsed = (|| -> Parsed<(Vec<u8>, PtySize, bool)> {
+        let bytes = input_bytes(&data)?;
+        let mut size = PtySize { cols: 80, rows: 24 };
+        let Some(o) = options.filter(|o| !is_nullish(o).unwrap_or(true)) else {
+            return Ok((bytes, size, false));
+        };
+        let o = as_object(&o, "options")?;
+        if let Some(cols) = opt_dimension(&o, "cols", "options.cols")? {
+            size.cols = cols;
+        }
+        if let Some(rows) = opt_dimension(&o, "rows", "options.rows")? {
+            size.rows = rows;
+        }
+        let alt = get(&o, "alternateScreen")?;
+        let alternate = if is_nullish(&alt).map_err(internal)? {
+            false
+        } else if alt.get_type().map_err(internal)? == ValueType::Boolean {
+            // SAFETY: checked to be a boolean.
+            unsafe { alt.cast::<bool>() }.map_err(internal)?
+        } else {
+            return Err(TermError::invalid_arg(format!(
+                "options.alternateScreen must be a boolean, got {}",
+                describe(&alt)
+            )));
+        };
+        Ok((bytes, size, alternate))
+    })();
+    let (bytes, size, alternate) = parsed.map_err(|e| js_error(env, e))?;
+    let r = crate::render::render_output(&bytes, size, alternate);
+    Ok(RenderedTerminalOutput {
+        text: r.text,
+        alternate_screen: r.alternate_screen,
+    })
+}
+
 /// A running command: its retained output, exit status, kill and release. Same promise shape
 /// as the ACP SDK's `TerminalHandle`, usable with `await using`.
 #[napi]

@@ -24,9 +24,10 @@
 /// - `exitCode` is `$?` from that marker, the shell's exit code when the shell itself ended (e.g. after
 ///   `set -e`), otherwise null: never invented. `workingDir` is read from `/proc/<shell pid>/cwd`.
 ///
-/// Content is rendered from the raw bytes (`onOutput`) by `renderTerminalText`: escape sequences
-/// removed, `\r` and backspace overwrites applied, alternate-screen drawing skipped. Not from the
-/// native text rendering, because a command's output must be delimited exactly by the markers' byte
+/// Content is rendered from the raw bytes (`onOutput`) by `renderTerminalOutput`, the native terminal
+/// emulator run over the command's output alone, at the pty's size: escape sequences consumed, `\r`
+/// and backspace overwrites and cursor moves applied, alternate-screen drawing skipped. Not from the
+/// terminal's own text rendering, because a command's output must be delimited exactly by the markers' byte
 /// positions, read incrementally ("the output since the last call") and never lost to a scrollback
 /// size; the raw stream gives all three. The terminal is still created in text mode (option `screen`)
 /// for its emulator: it answers terminal queries (a program asking for the cursor position or the
@@ -50,7 +51,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { AcpTerminalError, invalidArg } from './errors';
-import { endsOnAlternateScreen, renderTerminalText } from './screen-text';
+import { endsOnAlternateScreen, renderTerminalOutput } from './screen-text';
 import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
 import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
@@ -422,8 +423,11 @@ class Session {
 
   /** Whether the output so far (taken or not) leaves a full-screen program's screen showing. */
   onAlternateScreen(): boolean {
-    return endsOnAlternateScreen(this.out.peek().toString('latin1'), this.alternate);
+    return endsOnAlternateScreen(this.out.peek(), this.alternate);
   }
+
+  /** The pty's size, which the output is rendered for (where lines wrap, how far cursor moves redraw). */
+  size = { cols: 80, rows: 24 };
 
   /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
   typedLine: string | undefined;
@@ -440,8 +444,11 @@ class Session {
     let text = this.decoder.write(bytes);
     if (completion?.ended) text += this.decoder.end();
     const alternateBefore = this.alternate;
-    this.alternate = endsOnAlternateScreen(text, alternateBefore);
-    const render = (t: string): string => renderTerminalText(t, { alternateScreen: alternateBefore });
+    const render = (t: string): string => {
+      const r = renderTerminalOutput(t, { ...this.size, alternateScreen: alternateBefore });
+      this.alternate = r.alternateScreen;
+      return r.text;
+    };
     let rendered: string;
     if (this.typedLine !== undefined) {
       // (with the echo of the empty line typed before it)
@@ -602,9 +609,11 @@ export class ShellSessions implements AsyncDisposable {
     const c = optionalCount(cols, 'cols', 1);
     const r = optionalCount(rows, 'rows', 1);
     if (c === undefined || r === undefined) throw invalidArg(c === undefined ? 'cols' : 'rows', 'must be an integer >= 1');
-    const terminal = this.sessions.get(terminalId)?.terminal;
-    if (!terminal?.resize) return false;
+    const session = this.sessions.get(terminalId);
+    const terminal = session?.terminal;
+    if (!session || !terminal?.resize) return false;
     await terminal.resize(c, r);
+    session.size = { cols: c, rows: r };
     return true;
   }
 
@@ -791,6 +800,7 @@ export class ShellSessions implements AsyncDisposable {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-shell-'));
     trackDir(dir);
     const session = new Session(id, dir, this.maxOutputBytes, this.cwd);
+    session.size = { cols: this.cols, rows: this.rows };
     const rcPath = path.join(dir, 'rc');
     try {
       fs.writeFileSync(rcPath, session.rcText(rcPath), { mode: 0o600 });
