@@ -8,18 +8,7 @@ import { TerminalHost, type ApprovalRequest, type TerminalHostOptions } from '..
 import { jsResolveProgram } from '../ts/native';
 import { SECRET_ENV_PATTERNS } from '../ts/policy';
 import { fakeBackend, type FakeBackend } from './fixtures/fake-terminal';
-
-/** A TerminalHost built with `options` throws ERR_INVALID_ARG whose message starts with `field:`. */
-function expectConstructorRejects(field: string, options: unknown): void {
-  let err: unknown;
-  try {
-    new TerminalHost(options as never);
-  } catch (e) {
-    err = e;
-  }
-  expect(err).toMatchObject({ code: 'ERR_INVALID_ARG' });
-  expect((err as Error).message.startsWith(`${field}:`)).toBe(true);
-}
+import { expectConstructorRejects } from './fixtures/host-assert';
 
 const S = 'sess';
 let backend: FakeBackend;

@@ -1,6 +1,7 @@
 // TerminalHost behaviour on a scripted fake backend (exact control over output and exit).
 import { DEFAULT_OUTPUT_BYTE_LIMIT, TerminalHost, type TerminalCreatedEvent, type TerminalHostOptions } from '../ts/host';
 import { fakeBackend, type FakeBackend } from './fixtures/fake-terminal';
+import { expectConstructorRejects } from './fixtures/host-assert';
 
 const S1 = 'session-1';
 const S2 = 'session-2';
@@ -346,16 +347,7 @@ describe('validation', () => {
     ['options.shell', { shell: true }],
     ['options.inheritEnv', { inheritEnv: 'yes' }],
     ['options.createTerminal', { createTerminal: 'native' }],
-  ])('the constructor rejects a bad %s', (field, options) => {
-    let err: unknown;
-    try {
-      new TerminalHost(options as never);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toMatchObject({ code: 'ERR_INVALID_ARG' });
-    expect((err as Error).message.startsWith(`${field}:`)).toBe(true);
-  });
+  ])('the constructor rejects a bad %s', expectConstructorRejects);
 
   test('releaseSession rejects a non-string session id', async () => {
     await expect(host.releaseSession(undefined as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG' });

@@ -432,11 +432,11 @@ class Lexer {
         continue;
       }
       if (c === '$' || c === '`') {
-        const end = this.expansion(i);
-        if (end > i + 1 || c === '`') {
-          value += s.slice(i, end);
+        const x = this.expansionAt(i);
+        if (x) {
+          value += x.text;
           dynamic = true;
-          i = end;
+          i = x.end;
           continue;
         }
         value += c; // a lone `$`
@@ -452,6 +452,12 @@ class Lexer {
     if (unquotedGlob) dynamic = true;
     if (unquotedBrace && /\{[^{}]*(,|\.\.)[^{}]*\}/.test(value)) dynamic = true;
     return { value, raw: s.slice(start, i), dynamic, end: i };
+  }
+
+  /** The expansion (`$...`, a backquoted command) starting at `i`, or null for a lone `$`. */
+  private expansionAt(i: number): { text: string; end: number } | null {
+    const end = this.expansion(i);
+    return end > i + 1 || this.s[i] === '`' ? { text: this.s.slice(i, end), end } : null;
   }
 
   /** Reads a double-quoted string body from `start` (after the quote); returns the index after the closing quote. */
@@ -476,11 +482,11 @@ class Lexer {
         continue;
       }
       if (c === '$' || c === '`') {
-        const end = this.expansion(i);
-        if (end > i + 1 || c === '`') {
-          value += s.slice(i, end);
+        const x = this.expansionAt(i);
+        if (x) {
+          value += x.text;
           dynamic = true;
-          i = end;
+          i = x.end;
           continue;
         }
       }
