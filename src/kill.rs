@@ -51,11 +51,6 @@ fn live_processes(keep: impl Fn(i32, i32) -> bool) -> impl Iterator<Item = i32> 
         })
 }
 
-/// `(state, pgrp)` of a process from /proc/<pid>/stat.
-pub fn proc_stat(pid: i32) -> Option<(char, i32)> {
-    proc_ids(pid).map(|(state, pgrp, _)| (state, pgrp))
-}
-
 /// `(state, pgrp, session)` of a process from /proc/<pid>/stat.
 fn proc_ids(pid: i32) -> Option<(char, i32, i32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -113,7 +108,7 @@ mod tests {
     #[test]
     fn reads_state_and_group() {
         let me = std::process::id() as i32;
-        let (state, pgrp) = proc_stat(me).unwrap();
+        let (state, pgrp, _) = proc_ids(me).unwrap();
         assert!(state == 'R' || state == 'S');
         assert_eq!(pgrp, nix::unistd::getpgrp().as_raw());
         assert!(!signal_group(1, Signal::SIGTERM), "never signals pgid 1");

@@ -37,16 +37,6 @@ impl Registry {
             .remove(id);
     }
 
-    /// Number of recorded terminals that are still alive.
-    pub fn live(&self) -> usize {
-        self.terms
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .filter(|w| w.strong_count() > 0)
-            .count()
-    }
-
     /// Kills every terminal of this environment at once (SIGKILL to each group).
     pub fn abandon_all(&self) -> usize {
         let terms: Vec<Arc<Terminal>> = self

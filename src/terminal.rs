@@ -37,7 +37,7 @@ use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::guard;
 use crate::kill::{group_has_live_members, session_members, signal_group, signal_session};
-use crate::output::{OutputBuffer, RawSnapshot, Snapshot};
+use crate::output::{OutputBuffer, RawSnapshot};
 use crate::pty::{self, PtySize};
 use crate::render::TextScreen;
 use crate::spawn::Spawned;
@@ -316,14 +316,6 @@ impl Terminal {
             return Err(TermError::released(self.id()));
         }
         Ok(())
-    }
-
-    /// Snapshot of the retained output plus the exit status once published.
-    pub fn current_output(&self) -> Result<(Snapshot, Option<ExitStatus>), TermError> {
-        self.check_live()?;
-        let (raw, exit, _) = self.raw_output();
-        // Decoding happens outside the lock: the reader never waits for a poll.
-        Ok((raw.decode(), exit))
     }
 
     /// The raw material of a snapshot, with the [`Terminal::output_version`] it belongs to.
