@@ -112,8 +112,49 @@ mod tests {
         assert!(state == 'R' || state == 'S');
         assert_eq!(pgrp, nix::unistd::getpgrp().as_raw());
         assert!(!signal_group(1, Signal::SIGTERM), "never signals pgid 1");
-        let sid = nix::unistd::getsid(None).unwrap().as_raw();
-        assert!(session_members(sid).any(|p| p == me));
         assert_eq!(session_members(1).count(), 0, "never lists session 1");
+        // The test runner's own session may be 0 (started by an init that never called
+        // setsid), which is never listed either: look at a session of our own making.
+        assert_eq!(session_members(0).count(), 0, "never lists session 0");
+    }
+
+    #[test]
+    fn lists_and_signals_a_whole_session_across_groups() {
+        // A session leader whose shell puts a job in a process group of its own.
+        // bash (unlike dash) keeps job control without a tty.
+        let mut child = Command::new("bash");
+        child.args(["-c", "set -m; sleep 30 & sleep 30 & wait"]);
+        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            child.pre_exec(|| {
+                nix::unistd::setsid()
+                    .map(drop)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let mut child = child.spawn().unwrap();
+        let sid = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while session_members(sid).count() < 3 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let members: Vec<i32> = session_members(sid).collect();
+        assert_eq!(members.len(), 3, "{members:?}");
+        assert!(members.contains(&sid));
+        let groups: std::collections::HashSet<i32> = members
+            .iter()
+            .filter_map(|&p| proc_ids(p).map(|i| i.1))
+            .collect();
+        assert!(
+            groups.len() > 1,
+            "the jobs have groups of their own: {groups:?}"
+        );
+        signal_session(sid, Signal::SIGKILL);
+        child.wait().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while session_members(sid).next().is_some() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(session_members(sid).count(), 0);
     }
 }
