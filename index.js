@@ -839,4 +839,5 @@ module.exports.TerminalHandle = nativeBinding.TerminalHandle
 module.exports.containmentInfo = nativeBinding.containmentInfo
 module.exports.createTerminal = nativeBinding.createTerminal
 module.exports.renderTerminalOutput = nativeBinding.renderTerminalOutput
+module.exports.renderTerminalOutputAsync = nativeBinding.renderTerminalOutputAsync
 module.exports.resolveProgram = nativeBinding.resolveProgram

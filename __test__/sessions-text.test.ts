@@ -1,6 +1,6 @@
 // Pure helpers of ShellSessions: key-name parsing and the text rendering of raw terminal output.
 import { isKeyName, parseKeys } from '../ts/sessions';
-import { endsOnAlternateScreen, renderTerminalOutput, renderTerminalText } from '../ts/screen-text';
+import { renderTerminalOutput, renderTerminalOutputAsync, renderTerminalText } from '../ts/screen-text';
 
 describe('parseKeys', () => {
   test('key names and sequences of key names are keys', () => {
@@ -44,9 +44,9 @@ describe('renderTerminalText', () => {
     const raw = 'before\r\n\x1b[?1049h\x1b[H\x1b[2Jscreen stuff\x1b[5;1Hmore\x1b[?1049lafter\r\n';
     expect(renderTerminalText(raw)).toBe('before\nafter\n');
     expect(renderTerminalText('drawing\x1b[?1049lback', { alternateScreen: true })).toBe('back');
-    expect(endsOnAlternateScreen('x\x1b[?1049h')).toBe(true);
-    expect(endsOnAlternateScreen('\x1b[?1049h..\x1b[?1049l')).toBe(false);
-    expect(endsOnAlternateScreen('no switch', true)).toBe(true);
+    expect(renderTerminalOutput('x\x1b[?1049h').alternateScreen).toBe(true);
+    expect(renderTerminalOutput('\x1b[?1049h..\x1b[?1049l').alternateScreen).toBe(false);
+    expect(renderTerminalOutput('no switch', { alternateScreen: true }).alternateScreen).toBe(true);
   });
 
   test('an unterminated escape at the end is dropped, not shown', () => {
@@ -65,7 +65,7 @@ describe('renderTerminalText', () => {
     expect(lines[19_999]).toBe('line 19999');
     expect(renderTerminalText(Buffer.from('h\xc3\xa9\r\n', 'latin1'))).toBe('hé\n');
     expect(renderTerminalOutput('x\x1b[?1049hscreen', { alternateScreen: false })).toEqual({ text: 'x', alternateScreen: true });
-    expect(endsOnAlternateScreen(Buffer.from('\x1b[?1049h'))).toBe(true);
+    expect(renderTerminalOutput(Buffer.from('\x1b[?1049h')).alternateScreen).toBe(true);
     for (const [options, field] of [
       [{ cols: 0 }, 'options.cols'],
       [{ rows: 1.5 }, 'options.rows'],
@@ -75,5 +75,37 @@ describe('renderTerminalText', () => {
       expect(() => renderTerminalText('x', options as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringContaining(field) }));
     }
     expect(() => renderTerminalText(5 as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('data') }));
+  });
+
+  test('renderTerminalOutputAsync: the same result, rendered while the event loop keeps turning; bad input rejects', async () => {
+    let raw = '';
+    for (let i = 0; i < 100_000; i++) raw += `\x1b[32mline\x1b[0m ${i}\r\n`;
+    const expected = renderTerminalOutput(raw, { cols: 40, rows: 10 });
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    const pending = renderTerminalOutputAsync(raw, { cols: 40, rows: 10 });
+    expect(turned).toBe(false);
+    const r = await pending;
+    // A render done on the JS thread would have settled before the next turn of the loop.
+    expect(turned).toBe(true);
+    expect(r).toEqual(expected);
+    expect(r.text.split('\n')).toHaveLength(100_001);
+    // The input is copied at the call: changing the buffer afterwards changes nothing.
+    const bytes = Buffer.from('abc\r\n');
+    const copied = renderTerminalOutputAsync(bytes);
+    bytes.fill(0x7a);
+    expect((await copied).text).toBe('abc\n');
+    await expect(renderTerminalOutputAsync('x\x1b[?1049hscreen')).resolves.toEqual({ text: 'x', alternateScreen: true });
+    for (const [options, field] of [
+      [{ cols: 0 }, 'options.cols'],
+      [{ alternateScreen: 'yes' }, 'options.alternateScreen'],
+    ] as const) {
+      await expect(renderTerminalOutputAsync('x', options as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringContaining(field) });
+    }
+    await expect(renderTerminalOutputAsync(5 as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('data') });
+    // The addon still works after the refusals.
+    expect((await renderTerminalOutputAsync('ok')).text).toBe('ok');
   });
 });

@@ -38,6 +38,10 @@ interface NativeRender {
     data: string | Uint8Array,
     options?: { cols?: number | null; rows?: number | null; alternateScreen?: boolean | null } | null,
   ): RenderedTerminalText;
+  renderTerminalOutputAsync(
+    data: string | Uint8Array,
+    options?: { cols?: number | null; rows?: number | null; alternateScreen?: boolean | null } | null,
+  ): Promise<RenderedTerminalText>;
 }
 
 let native: NativeRender | undefined;
@@ -53,12 +57,28 @@ function load(): NativeRender {
  * on the alternate screen, in one pass of the emulator. Throws `ERR_INVALID_ARG` naming the field.
  */
 export function renderTerminalOutput(input: string | Uint8Array, options: RenderTextOptions = {}): RenderedTerminalText {
+  return load().renderTerminalOutput(input, nativeOptions(options));
+}
+
+/**
+ * {@link renderTerminalOutput} off the JS thread (a libuv worker renders it), for large outputs: the
+ * event loop keeps turning meanwhile. The input is copied when the call is made. Rejects with
+ * `ERR_INVALID_ARG` naming the field.
+ */
+export async function renderTerminalOutputAsync(
+  input: string | Uint8Array,
+  options: RenderTextOptions = {},
+): Promise<RenderedTerminalText> {
+  return load().renderTerminalOutputAsync(input, nativeOptions(options));
+}
+
+function nativeOptions(options: RenderTextOptions): { cols?: number; rows?: number; alternateScreen?: boolean } {
   if (typeof options !== 'object' || options === null) throw invalidArg('options', 'must be an object');
   if (options.tabWidth !== undefined && options.tabWidth !== 8) {
     throw invalidArg('options.tabWidth', 'must be 8 (the terminal emulator has a tab stop every 8 columns)');
   }
   const { cols, rows, alternateScreen } = options;
-  return load().renderTerminalOutput(input, { cols, rows, alternateScreen });
+  return { cols, rows, alternateScreen };
 }
 
 /**
@@ -69,12 +89,4 @@ export function renderTerminalOutput(input: string | Uint8Array, options: Render
  */
 export function renderTerminalText(input: string | Uint8Array, options: RenderTextOptions = {}): string {
   return renderTerminalOutput(input, options).text;
-}
-
-/**
- * Whether raw output leaves the terminal on the alternate screen (a full-screen program such as
- * `less`, `vim` or `top` still showing), given whether it was there before `input`.
- */
-export function endsOnAlternateScreen(input: string | Uint8Array, before = false): boolean {
-  return renderTerminalOutput(input, { alternateScreen: before }).alternateScreen;
 }

@@ -51,7 +51,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { AcpTerminalError, invalidArg } from './errors';
-import { endsOnAlternateScreen, renderTerminalOutput } from './screen-text';
+import { renderTerminalOutputAsync } from './screen-text';
 import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
 import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
@@ -421,19 +421,18 @@ class Session {
   /** The terminal is on the alternate screen as of the output taken so far. */
   private alternate = false;
 
-  /** Whether the output so far (taken or not) leaves a full-screen program's screen showing. */
-  onAlternateScreen(): boolean {
-    return endsOnAlternateScreen(this.out.peek(), this.alternate);
-  }
-
   /** The pty's size, which the output is rendered for (where lines wrap, how far cursor moves redraw). */
   size = { cols: 80, rows: 24 };
 
   /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
   typedLine: string | undefined;
 
-  /** Takes the unreported output (up to the completion, if any) as rendered text. */
-  take(screen?: string): { content: string; truncated: boolean; completion: Completion | null } {
+  /**
+   * Takes the unreported output (up to the completion, if any) as rendered text. The rendering runs
+   * off the JS thread. While a full-screen program is still showing at the end, `screen` (the
+   * terminal's own screen) is asked for and appended: that is what a person sees.
+   */
+  async take(screen?: () => Promise<string | undefined>): Promise<{ content: string; truncated: boolean; completion: Completion | null }> {
     const { bytes, truncated } = this.out.take();
     const completion = this.completion;
     if (completion) {
@@ -444,8 +443,8 @@ class Session {
     let text = this.decoder.write(bytes);
     if (completion?.ended) text += this.decoder.end();
     const alternateBefore = this.alternate;
-    const render = (t: string): string => {
-      const r = renderTerminalOutput(t, { ...this.size, alternateScreen: alternateBefore });
+    const render = async (t: string): Promise<string> => {
+      const r = await renderTerminalOutputAsync(t, { ...this.size, alternateScreen: alternateBefore });
       this.alternate = r.alternateScreen;
       return r.text;
     };
@@ -458,7 +457,7 @@ class Session {
         text = text.slice(0, echo) + text.slice(echo + typed.length);
         break;
       }
-      rendered = render(text);
+      rendered = await render(text);
       // Under `set -x` the shell traces the line that runs the command: drop exactly those two lines.
       const file = this.commandFile;
       const traced = (l: string): boolean =>
@@ -473,13 +472,14 @@ class Session {
       }
       if (completion) this.typedLine = undefined;
     } else {
-      rendered = render(text);
+      rendered = await render(text);
     }
     // Parse errors name the file the command was sourced from: say `bash: line 1: ...` as `bash -c` does.
     rendered = rendered.split(`bash: ${this.commandFile}: line `).join('bash: line ').replace(/\s+$/, '');
     // A full-screen program still showing: what a person sees is its screen (from the emulator).
-    if (this.alternate && screen !== undefined) {
-      const shown = screen.replace(/\s+$/, '');
+    const current = this.alternate && screen ? await screen() : undefined;
+    if (current !== undefined) {
+      const shown = current.replace(/\s+$/, '');
       rendered = rendered && shown ? `${rendered}\n${shown}` : rendered || shown;
     }
     return { content: rendered, truncated, completion };
@@ -741,14 +741,14 @@ export class ShellSessions implements AsyncDisposable {
       mode = 'command';
     }
     await this.waitForResult(session, mode, timeoutMs);
-    let screen: string | undefined;
-    if (this.screen && session.onAlternateScreen()) {
-      screen = await terminal.currentOutput().then(
-        (o) => o.output,
-        () => undefined,
-      );
-    }
-    const { content, truncated, completion } = session.take(screen);
+    const screen = this.screen
+      ? () =>
+          terminal.currentOutput().then(
+            (o) => o.output,
+            () => undefined,
+          )
+      : undefined;
+    const { content, truncated, completion } = await session.take(screen);
     const ended = completion?.ended === true;
     const result: ExecuteResult = {
       content,
