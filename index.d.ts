@@ -104,6 +104,12 @@ export interface ContainmentInfo {
    */
   cgroups: boolean
   /**
+   * `limits.processes` is also a per-terminal pids cgroup (`pids.max`): it caps the
+   * processes alive at once and holds for root. Without it, `processes` is only
+   * `RLIMIT_NPROC`, counted per user and not enforced for root.
+   */
+  pidsLimit: boolean
+  /**
    * Pid of the guardian process that kills remaining terminals if Node dies without
    * running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
    */

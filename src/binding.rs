@@ -681,6 +681,10 @@ pub struct ContainmentInfo {
     /// Each terminal gets its own cgroup (v2), so even descendants that leave the process
     /// group (`setsid`, double fork) are killed with it.
     pub cgroups: bool,
+    /// `limits.processes` is also a per-terminal pids cgroup (`pids.max`): it caps the
+    /// processes alive at once and holds for root. Without it, `processes` is only
+    /// `RLIMIT_NPROC`, counted per user and not enforced for root.
+    pub pids_limit: bool,
     /// Pid of the guardian process that kills remaining terminals if Node dies without
     /// running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
     pub guardian_pid: Option<u32>,
@@ -691,6 +695,7 @@ pub struct ContainmentInfo {
 pub fn containment_info() -> ContainmentInfo {
     ContainmentInfo {
         cgroups: crate::cgroup::base().is_some(),
+        pids_limit: crate::cgroup::pids_base().is_some(),
         guardian_pid: crate::guard::guardian_pid().map(|p| p as u32),
     }
 }
