@@ -965,97 +965,67 @@ fn read_some(
     })
 }
 
-/// Reads whatever the pipe holds right now, outside the pump (at the exit and at the drain
-/// deadline), EOF included.
-fn read_now(term: &Terminal, pipe: &AsyncFd<OwnedFd>, grown: &AtomicBool) -> ReadOutcome {
-    let mut g = grown.load(Ordering::Relaxed);
-    let outcome = read_some(term, pipe.get_ref(), 64, &mut g, false);
-    grown.store(g, Ordering::Relaxed);
-    outcome
-}
-
-/// Reads the pipe until EOF: the terminal's output pump. It lives as long as the pipe is open, so
-/// a flood costs one readiness wait per burst, not a rebuilt `select!` per read.
-async fn pump(term: &Terminal, pipe: &AsyncFd<OwnedFd>, grown: &AtomicBool) {
-    loop {
-        let Ok(mut guard) = pipe.readable().await else {
-            return;
-        };
-        let mut g = grown.load(Ordering::Relaxed);
-        let outcome = read_some(
-            term,
-            guard.get_inner(),
-            READS_PER_WAKE,
-            &mut g,
-            !guard.ready().is_read_closed(),
-        );
-        grown.store(g, Ordering::Relaxed);
-        match outcome {
-            ReadOutcome::Drained => guard.clear_ready(),
-            ReadOutcome::More => {
-                drop(guard);
-                tokio::task::yield_now().await
-            }
-            ReadOutcome::Eof => return,
-        }
-    }
-}
-
 /// The terminal's single task: read output, notice the exit, drain, publish, clean up.
 async fn drive(term: Arc<Terminal>, pipe: AsyncFd<OwnedFd>, mut child: ChildWatch) {
     let mut exit: Option<ExitStatus> = None;
     let mut published = false;
     let mut eof = false;
-    let grown = AtomicBool::new(false);
+    let mut grown = false;
+    let mut drain_deadline = Instant::now();
     let timeout_at = term.config.timeout.map(|t| Instant::now() + t);
     let mut timed_out = false;
-    {
-        // Every future the loop waits on is made once and polled in place: rebuilding them on
-        // each turn re-registered the pidfd and the timers for every read of a flood.
-        let reader = pump(&term, &pipe, &grown);
-        let child_exit = child.wait(term.pid);
-        let timeout = tokio::time::sleep_until(timeout_at.unwrap_or_else(Instant::now));
-        let drain = tokio::time::sleep_until(Instant::now());
-        tokio::pin!(reader, child_exit, timeout, drain);
-        loop {
-            if !published && eof {
+    loop {
+        if !published && eof {
+            if let Some(st) = exit.clone() {
+                term.publish(st);
+                published = true;
+            }
+        }
+        if published && (eof || term.detached.load(Ordering::Acquire)) {
+            break;
+        }
+        tokio::select! {
+            _ = term.shutdown.notified(), if published => break,
+            _ = tokio::time::sleep_until(timeout_at.unwrap_or_else(Instant::now)),
+                if timeout_at.is_some() && !timed_out && exit.is_none() => {
+                // The command ran too long: kill it as kill() does, without blocking this loop.
+                timed_out = true;
+                term.timed_out.store(true, Ordering::Release);
+                let t = term.clone();
+                tokio::spawn(async move { t.kill().await });
+            },
+            ready = pipe.readable(), if !eof => match ready {
+                Ok(mut guard) => match read_some(
+                    &term,
+                    guard.get_inner(),
+                    READS_PER_WAKE,
+                    &mut grown,
+                    !guard.ready().is_read_closed(),
+                ) {
+                    ReadOutcome::Drained => guard.clear_ready(),
+                    ReadOutcome::More => tokio::task::yield_now().await,
+                    ReadOutcome::Eof => eof = true,
+                },
+                Err(_) => eof = true,
+            },
+            status = child.wait(term.pid), if exit.is_none() => {
+                // Everything written before the exit is in the pipe now: take it at once.
+                if !eof && matches!(read_some(&term, pipe.get_ref(), 64, &mut grown, false), ReadOutcome::Eof) {
+                    eof = true;
+                }
+                exit = Some(status);
+                drain_deadline = Instant::now() + DRAIN_AFTER_EXIT;
+            },
+            _ = tokio::time::sleep_until(drain_deadline), if exit.is_some() && !published => {
+                // A descendant holds the pipe open: publish what the child wrote, keep reading.
+                if !eof && matches!(read_some(&term, pipe.get_ref(), 64, &mut grown, false), ReadOutcome::Eof) {
+                    eof = true;
+                }
                 if let Some(st) = exit.clone() {
                     term.publish(st);
                     published = true;
                 }
-            }
-            if published && (eof || term.detached.load(Ordering::Acquire)) {
-                break;
-            }
-            tokio::select! {
-                _ = term.shutdown.notified(), if published => break,
-                _ = &mut timeout, if timeout_at.is_some() && !timed_out && exit.is_none() => {
-                    // The command ran too long: kill it as kill() does, without blocking this loop.
-                    timed_out = true;
-                    term.timed_out.store(true, Ordering::Release);
-                    let t = term.clone();
-                    tokio::spawn(async move { t.kill().await });
-                },
-                _ = &mut reader, if !eof => eof = true,
-                status = &mut child_exit, if exit.is_none() => {
-                    // Everything written before the exit is in the pipe now: take it at once.
-                    if !eof && matches!(read_now(&term, &pipe, &grown), ReadOutcome::Eof) {
-                        eof = true;
-                    }
-                    exit = Some(status);
-                    drain.as_mut().reset(Instant::now() + DRAIN_AFTER_EXIT);
-                },
-                _ = &mut drain, if exit.is_some() && !published => {
-                    // A descendant holds the pipe open: publish what the child wrote, keep reading.
-                    if !eof && matches!(read_now(&term, &pipe, &grown), ReadOutcome::Eof) {
-                        eof = true;
-                    }
-                    if let Some(st) = exit.clone() {
-                        term.publish(st);
-                        published = true;
-                    }
-                },
-            }
+            },
         }
     }
     let sinks = {
