@@ -822,11 +822,16 @@ pub fn render_terminal_output(
     options: Option<Unknown>,
 ) -> Result<RenderedTerminalOutput> {
     let (bytes, size, alternate) = render_args(&data, options).map_err(|e| js_error(env, e))?;
-    let r = crate::render::render_output(&bytes, size, alternate);
-    Ok(RenderedTerminalOutput {
-        text: r.text,
-        alternate_screen: r.alternate_screen,
-    })
+    Ok(crate::render::render_output(&bytes, size, alternate).into())
+}
+
+impl From<crate::render::RenderedOutput> for RenderedTerminalOutput {
+    fn from(r: crate::render::RenderedOutput) -> Self {
+        RenderedTerminalOutput {
+            text: r.text,
+            alternate_screen: r.alternate_screen,
+        }
+    }
 }
 
 /// One `renderTerminalOutputAsync()` call: the arguments read on the JS thread (or why they
@@ -849,10 +854,7 @@ impl Task for RenderTask {
     }
 
     fn resolve(&mut self, _env: Env, r: Self::Output) -> Result<Self::JsValue> {
-        Ok(RenderedTerminalOutput {
-            text: r.text,
-            alternate_screen: r.alternate_screen,
-        })
+        Ok(r.into())
     }
 
     fn reject(&mut self, env: Env, err: Error) -> Result<Self::JsValue> {
