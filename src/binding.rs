@@ -322,6 +322,22 @@ struct ParsedCreate {
     text_scrollback: Option<usize>,
 }
 
+/// An optional boolean field (`undefined` and `null` are absent).
+fn opt_bool(obj: &Object, key: &str, field: &str) -> Parsed<Option<bool>> {
+    let v = get(obj, key)?;
+    if is_nullish(&v).map_err(internal)? {
+        return Ok(None);
+    }
+    if v.get_type().map_err(internal)? != ValueType::Boolean {
+        return Err(TermError::invalid_arg(format!(
+            "{field} must be a boolean, got {}",
+            describe(&v)
+        )));
+    }
+    // SAFETY: checked to be a boolean.
+    unsafe { v.cast::<bool>() }.map(Some).map_err(internal)
+}
+
 /// A terminal dimension: an integer from 1 to 65535.
 fn dimension(v: &Unknown, field: &str) -> Parsed<u16> {
     let bad = || {
@@ -426,19 +442,8 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
                     )))
                 }
             }
-            let ie = get(&o, "inheritEnv")?;
-            match ie.get_type().map_err(internal)? {
-                ValueType::Undefined | ValueType::Null => {}
-                // SAFETY: checked to be a boolean.
-                ValueType::Boolean => {
-                    inherit_env = unsafe { ie.cast::<bool>() }.map_err(internal)?
-                }
-                _ => {
-                    return Err(TermError::invalid_arg(format!(
-                        "options.inheritEnv must be a boolean, got {}",
-                        describe(&ie)
-                    )))
-                }
+            if let Some(b) = opt_bool(&o, "inheritEnv", "options.inheritEnv")? {
+                inherit_env = b;
             }
             if let Some(ms) = opt_count(&o, "killGraceMs", "options.killGraceMs")? {
                 kill_grace = Duration::from_millis(ms as u64);
@@ -789,18 +794,7 @@ fn render_args(data: &Unknown, options: Option<Unknown>) -> Parsed<(Vec<u8>, Pty
     if let Some(rows) = opt_dimension(&o, "rows", "options.rows")? {
         size.rows = rows;
     }
-    let alt = get(&o, "alternateScreen")?;
-    let alternate = if is_nullish(&alt).map_err(internal)? {
-        false
-    } else if alt.get_type().map_err(internal)? == ValueType::Boolean {
-        // SAFETY: checked to be a boolean.
-        unsafe { alt.cast::<bool>() }.map_err(internal)?
-    } else {
-        return Err(TermError::invalid_arg(format!(
-            "options.alternateScreen must be a boolean, got {}",
-            describe(&alt)
-        )));
-    };
+    let alternate = opt_bool(&o, "alternateScreen", "options.alternateScreen")?.unwrap_or(false);
     Ok((bytes, size, alternate))
 }
 
