@@ -45,15 +45,25 @@
 /// after a program leaves the terminal in raw mode, the next result starts with one
 /// `bash: $'\025': command not found` line until `stty sane`. Linux only (/proc).
 
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { AcpTerminalError, invalidArg } from './errors';
-import { renderTerminalOutputAsync } from './screen-text';
-import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
+import { nativeCore } from './session-native';
+import { commandInput, commandLine, rcLine } from './session-protocol';
+import { procStartTime, Session } from './session';
+import type { ExecuteRequest, ExecuteResult, PtyCreateTerminalFn, ShellSessionsOptions } from './session-types';
+import type { EnvVariable } from './types';
 import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
+
+export type {
+  ExecuteRequest,
+  ExecuteResult,
+  PtyCreateTerminalFn,
+  PtyCreateTerminalOptions,
+  PtyTerminalLike,
+  ShellSessionsOptions,
+} from './session-types';
 
 /** Default `maxSessions` of {@link ShellSessions}. */
 export const DEFAULT_MAX_SESSIONS = 16;
@@ -66,130 +76,6 @@ export const DEFAULT_SESSION_OUTPUT_BYTES = 1024 * 1024;
 /** Id of the session used when `execute` gets no `terminalId`. */
 export const DEFAULT_SESSION_ID = 'default';
 
-/** A pty terminal as `ShellSessions` drives it: the native `TerminalHandle` of a `{ pty }` terminal. */
-export interface PtyTerminalLike {
-  /** Pid of the shell (the session leader on the pty). */
-  readonly pid: number;
-  /** Total bytes the command wrote so far (used to make sure every byte was delivered at exit). */
-  readonly outputBytes?: number;
-  /** Writes bytes to the pty (what a person types). */
-  write(data: string | Buffer): Promise<unknown>;
-  /** Sends keys by tmux name (`C-c`, `Up`, `Enter`, ...). */
-  sendKeys(keys: string[]): Promise<unknown>;
-  /** Changes the pty size. */
-  resize?(cols: number, rows: number): Promise<unknown>;
-  /** Raw output bytes as they arrive; `replay` delivers what is retained first. */
-  onOutput(listener: (chunk: Buffer) => void, options?: { replay?: boolean }): () => void;
-  /** Resolves once the shell exited and its output was collected. */
-  waitForExit(): Promise<ExitStatus>;
-  /** Retained output (unused here except as part of the handle's contract). */
-  currentOutput(): Promise<OutputSnapshot>;
-  /** Kills the process group; the handle stays valid. */
-  kill(): Promise<unknown>;
-  /** Kills if running and frees the terminal. */
-  release(): Promise<unknown>;
-}
-
-/** Backend options `ShellSessions` passes when it creates a session's terminal. */
-export interface PtyCreateTerminalOptions {
-  /** Terminal size. */
-  pty: { cols: number; rows: number };
-  /** Whether the shell inherits this process's environment. */
-  inheritEnv?: boolean;
-  /** Milliseconds between SIGTERM and SIGKILL. */
-  killGraceMs?: number;
-  /** `'text'`: the backend emulates the screen (and answers terminal queries); `onOutput` stays raw. */
-  output?: 'raw' | 'text';
-  /** Text mode: lines kept above the screen. */
-  scrollback?: number;
-}
-
-/** The backend entry point: the native `createTerminal` (with `pty` support) or a substitute. */
-export type PtyCreateTerminalFn = (
-  params: CreateTerminalParams,
-  options: PtyCreateTerminalOptions,
-) => Promise<PtyTerminalLike>;
-
-/** Options of `new ShellSessions()`. */
-export interface ShellSessionsOptions {
-  /** Live sessions allowed; opening one more closes the least recently used (default 16). */
-  maxSessions?: number;
-  /** Absolute directory new sessions start in (default: this process's cwd). */
-  cwd?: string;
-  /** Variables set in every session, over the inherited environment. */
-  env?: Readonly<Record<string, string>> | readonly EnvVariable[];
-  /** Whether sessions inherit this process's environment (default true). */
-  inheritEnv?: boolean;
-  /** The bash executable (default `bash`, looked up in PATH). */
-  shell?: string;
-  /** Pty width in columns (default 160). */
-  cols?: number;
-  /** Pty height in rows (default 40). */
-  rows?: number;
-  /** Default `timeoutMs` of `execute` (default 30 000). */
-  timeoutMs?: number;
-  /**
-   * After input or keys (and for `""` on an idle session), return once no output arrived for this
-   * long, if the command did not finish first (default 500).
-   */
-  inputSettleMs?: number;
-  /** Unreported output kept per session; older bytes are dropped and the result says `truncated` (default 1 MiB). */
-  maxOutputBytes?: number;
-  /** How long a new shell may take to show its first prompt (default 30 000). */
-  startTimeoutMs?: number;
-  /**
-   * Run sessions in the native text mode (default true): its terminal emulator answers terminal
-   * queries (cursor position, device attributes, colours), so programs that ask do not hang, and the
-   * screen of a full-screen program that is still running (`less`, `vim`, `top`) is the content.
-   */
-  screen?: boolean;
-  /** Terminal backend (default: the native `createTerminal`). */
-  createTerminal?: PtyCreateTerminalFn;
-}
-
-/** Parameters of {@link ShellSessions.execute}. */
-export interface ExecuteRequest {
-  /** Session id (default `"default"`); a new id opens a new session. */
-  terminalId?: string;
-  /**
-   * A bash command (may span lines, heredocs included); `""` collects more output: of the running
-   * command (waiting up to `timeoutMs` for it to finish), or on an idle session what background jobs
-   * printed (once output was quiet for `inputSettleMs`); a key name or space-separated key names
-   * (`C-c`, `Up Enter`) send those keys.
-   */
-  command: string;
-  /** Send `command` as text to the running program (followed by Enter unless `noEnter`). */
-  isInput?: boolean;
-  /** Do not press Enter after the text. */
-  noEnter?: boolean;
-  /** How long to wait for the command to finish before returning `status: 'running'` (default 30 000). */
-  timeoutMs?: number;
-}
-
-/** Result of {@link ShellSessions.execute}. */
-export interface ExecuteResult {
-  /** Output since the previous result of this session, as text (echo, markers and escape sequences removed). */
-  content: string;
-  /** Exit code of the finished command; null while running or when unknown (e.g. the shell died by a signal). */
-  exitCode: number | null;
-  /** `completed`: the shell is back at its prompt (or ended); `running`: the command still runs. */
-  status: 'completed' | 'running';
-  /** The shell's current working directory (from /proc). */
-  workingDir: string;
-  /** The `command` of this call. */
-  command: string;
-  /** The session id. */
-  terminalId: string;
-  /** True when older output was dropped to respect `maxOutputBytes`. */
-  truncated: boolean;
-  /**
-   * True when the shell itself ended during this call (`exit`, `set -e` and a failing command, a
-   * fatal signal): the session is gone and the next call with this id starts a fresh shell.
-   */
-  sessionEnded: boolean;
-}
-
-const MARKER_OSC = '6973';
 const KEY_NAMES = new Set([
   'Up', 'Down', 'Left', 'Right', 'Home', 'End', 'PageUp', 'PgUp', 'PageDown', 'PgDn', 'NPage', 'PPage',
   'Enter', 'Escape', 'Space', 'Tab', 'BTab', 'BSpace', 'DC', 'IC', 'Delete', 'Insert',
@@ -218,288 +104,6 @@ export function parseKeys(command: string): string[] | null {
   return words.every(isKeyName) ? words : null;
 }
 
-interface Completion {
-  exitCode: number | null;
-  ended: boolean;
-}
-
-type Waiting = { seq: number | 'any' } | null;
-
-/** One bash on a pty, with the marker protocol and the unreported output. */
-class Session {
-  readonly token = randomBytes(16).toString('hex');
-  seq = 0;
-  lastUsed = 0;
-  waiting: Waiting = null;
-  /** Set when the awaited marker (or the shell's exit) arrived and was not reported yet. */
-  completion: Completion | null = null;
-  exit: ExitStatus | null = null;
-  ready = false;
-  closed = false;
-  lastCwd: string;
-  private readonly markerPrefix: string;
-  private readonly markerRe: RegExp;
-  private unparsed = Buffer.alloc(0);
-  /** Unreported output: of the running command, or of the completed one not collected yet. */
-  private out: TailBuffer;
-  /** Output that arrived after an uncollected completion (background jobs): reported next time. */
-  private after: TailBuffer;
-  private receivedBytes = 0;
-  private lastActivity = Date.now();
-  private readonly decoder = new StringDecoder('utf8');
-  private readonly waiters = new Set<() => void>();
-  private unsubscribe: (() => void) | undefined;
-  terminal: PtyTerminalLike | undefined;
-
-  constructor(
-    readonly id: string,
-    readonly dir: string,
-    private readonly maxBytes: number,
-    cwd: string,
-  ) {
-    this.lastCwd = cwd;
-    this.out = new TailBuffer(maxBytes);
-    this.after = new TailBuffer(maxBytes);
-    this.markerPrefix = `\x1b]${MARKER_OSC};${this.token};`;
-    this.markerRe = new RegExp(`\\x1b\\]${MARKER_OSC};${this.token};E;(\\d{0,15});(\\d{1,3})\\x07`, 'g');
-  }
-
-  get commandFile(): string {
-    return path.join(this.dir, 'command.sh');
-  }
-
-  /** The rc file: private settings, read-only PROMPT_COMMAND printing the marker, then deletes itself. */
-  rcText(rcPath: string): string {
-    const octal = [...this.markerPrefix.slice(`\x1b]${MARKER_OSC};`.length)]
-      .map((ch) => `\\${ch.charCodeAt(0).toString(8).padStart(3, '0')}`)
-      .join('');
-    const format = `\\033]${MARKER_OSC};${octal}E;%s;%s\\007`;
-    // `$?` is read first thing in the group; the group's stderr (where `set -x` traces go) is discarded.
-    const promptCommand =
-      `{ __acp_rc=$?; \\builtin printf '${format}' "\${__acp_n-}" "$__acp_rc" >/dev/tty; } 2>/dev/null ` +
-      `|| \\builtin printf '${format}' "\${__acp_n-}" "$__acp_rc" >&2`;
-    return [
-      '# acp-terminal ShellSessions rc (deletes itself)',
-      `\\command rm -f -- ${shellQuote(rcPath)}`,
-      'stty -echo 2>/dev/null',
-      'HISTCONTROL=ignorespace',
-      'history -c',
-      'unset HISTFILE',
-      "PS1='' PS2='' PS0=''",
-      'export PAGER=cat GIT_PAGER=cat',
-      '__acp_n=0',
-      `declare -r PROMPT_COMMAND=${shellQuote(promptCommand)}`,
-      '',
-    ].join('\n');
-  }
-
-  /** Start time of the shell (clock ticks since boot, /proc stat field 22), to detect pid reuse. */
-  shellStart: string | undefined;
-
-  attach(terminal: PtyTerminalLike): void {
-    this.terminal = terminal;
-    this.shellStart = procStartTime(terminal.pid);
-    this.unsubscribe = terminal.onOutput((chunk) => this.onChunk(chunk), { replay: true });
-    terminal.waitForExit().then(
-      (status) => void this.onExit(status),
-      () => void this.onExit({ exitCode: null, signal: null }),
-    );
-  }
-
-  private onChunk(chunk: Buffer): void {
-    this.receivedBytes += chunk.length;
-    this.lastActivity = Date.now();
-    let buf = this.unparsed.length > 0 ? Buffer.concat([this.unparsed, chunk]) : chunk;
-    const s = buf.toString('latin1');
-    this.markerRe.lastIndex = 0;
-    let pos = 0;
-    for (let m = this.markerRe.exec(s); m; m = this.markerRe.exec(s)) {
-      this.data(buf.subarray(pos, m.index));
-      pos = m.index + m[0].length;
-      this.marker(m[1] === '' ? NaN : Number(m[1]), Number(m[2]));
-    }
-    // Hold back a tail that may be the start of a marker split across chunks.
-    const hold = this.partialMarkerStart(s, pos);
-    this.data(buf.subarray(pos, hold));
-    this.unparsed = Buffer.from(buf.subarray(hold));
-    buf = Buffer.alloc(0);
-    this.notify();
-  }
-
-  private partialMarkerStart(s: string, from: number): number {
-    const esc = s.lastIndexOf('\x1b', s.length - 1);
-    if (esc < from) return s.length;
-    const tail = s.slice(esc);
-    if (this.markerPrefix.startsWith(tail)) return esc;
-    if (tail.startsWith(this.markerPrefix) && /^E(;\d{0,15}(;\d{0,3})?)?$/.test(tail.slice(this.markerPrefix.length))) {
-      return esc;
-    }
-    return s.length;
-  }
-
-  private data(bytes: Buffer): void {
-    if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
-    (this.completion ? this.after : this.out).push(bytes);
-  }
-
-  private marker(seq: number, status: number): void {
-    if (!this.ready) {
-      if (seq === 0) this.ready = true;
-      return;
-    }
-    const w = this.waiting;
-    if (!w || this.completion) return; // a prompt redrawn while idle
-    if (w.seq !== 'any' && w.seq !== seq) return; // a stale prompt
-    this.completion = { exitCode: status, ended: false };
-    this.waiting = null;
-  }
-
-  private async onExit(status: ExitStatus): Promise<void> {
-    // Make sure every byte the shell wrote was delivered to onChunk before finishing.
-    const deadline = Date.now() + 2000;
-    while (!this.closed && typeof this.terminal?.outputBytes === 'number' && Date.now() < deadline) {
-      let total: number;
-      try {
-        total = this.terminal.outputBytes;
-      } catch {
-        break;
-      }
-      if (this.receivedBytes >= total) break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    if (this.unparsed.length > 0) {
-      const rest = this.unparsed;
-      this.unparsed = Buffer.alloc(0);
-      this.data(rest);
-    }
-    this.exit = status;
-    if (!this.completion) {
-      this.completion = { exitCode: status.exitCode, ended: true };
-      this.waiting = null;
-    } else {
-      this.completion.ended = true;
-    }
-    this.notify();
-  }
-
-  private notify(): void {
-    for (const w of [...this.waiters]) w();
-  }
-
-  /** Resolves on the next output, marker or exit, or after `ms`. */
-  changed(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.min(Math.max(0, ms), 2 ** 31 - 1));
-      this.waiters.add(done);
-    });
-  }
-
-  get idleSinceMs(): number {
-    return Date.now() - this.lastActivity;
-  }
-
-  get busy(): boolean {
-    return this.waiting !== null;
-  }
-
-  /**
-   * Before something new is sent: a completion nobody collected yet is folded into the unreported
-   * output (its output and what followed it stay, in order, for the next result).
-   */
-  absorbCompletion(): void {
-    if (!this.completion) return;
-    this.out.append(this.after);
-    this.after = new TailBuffer(this.maxBytes);
-    this.completion = null;
-  }
-
-  /** The terminal is on the alternate screen as of the output taken so far. */
-  private alternate = false;
-
-  /** The pty's size, which the output is rendered for (where lines wrap, how far cursor moves redraw). */
-  size = { cols: 80, rows: 24 };
-
-  /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
-  typedLine: string | undefined;
-
-  /**
-   * Takes the unreported output (up to the completion, if any) as rendered text. The rendering runs
-   * off the JS thread. While a full-screen program is still showing at the end, `screen` (the
-   * terminal's own screen) is asked for and appended: that is what a person sees.
-   */
-  async take(screen?: () => Promise<string | undefined>): Promise<{ content: string; truncated: boolean; completion: Completion | null }> {
-    const { bytes, truncated } = this.out.take();
-    const completion = this.completion;
-    if (completion) {
-      this.out = this.after;
-      this.after = new TailBuffer(this.maxBytes);
-      this.completion = null;
-    }
-    let text = this.decoder.write(bytes);
-    if (completion?.ended) text += this.decoder.end();
-    const alternateBefore = this.alternate;
-    const render = async (t: string): Promise<string> => {
-      const r = await renderTerminalOutputAsync(t, { ...this.size, alternateScreen: alternateBefore });
-      this.alternate = r.alternateScreen;
-      return r.text;
-    };
-    let rendered: string;
-    if (this.typedLine !== undefined) {
-      // (with the echo of the empty line typed before it)
-      for (const typed of [`\r\n${this.typedLine}\r\n`, `${this.typedLine}\r\n`]) {
-        const echo = text.indexOf(typed);
-        if (echo === -1) continue;
-        text = text.slice(0, echo) + text.slice(echo + typed.length);
-        break;
-      }
-      rendered = await render(text);
-      // Under `set -x` the shell traces the line that runs the command: drop exactly those two lines.
-      const file = this.commandFile;
-      const traced = (l: string): boolean =>
-        /^\S*\+ __acp_n=\d+$/.test(l) ||
-        l.endsWith(`+ builtin source ${file}`) ||
-        l.endsWith(`+ builtin source ${shellQuote(file)}`);
-      if (rendered.includes('__acp_n=') || rendered.includes(file)) {
-        rendered = rendered
-          .split('\n')
-          .filter((l) => !traced(l))
-          .join('\n');
-      }
-      if (completion) this.typedLine = undefined;
-    } else {
-      rendered = await render(text);
-    }
-    // Parse errors name the file the command was sourced from: say `bash: line 1: ...` as `bash -c` does.
-    rendered = rendered.split(`bash: ${this.commandFile}: line `).join('bash: line ').replace(/\s+$/, '');
-    // A full-screen program still showing: what a person sees is its screen (from the emulator).
-    const current = this.alternate && screen ? await screen() : undefined;
-    if (current !== undefined) {
-      const shown = current.replace(/\s+$/, '');
-      rendered = rendered && shown ? `${rendered}\n${shown}` : rendered || shown;
-    }
-    return { content: rendered, truncated, completion };
-  }
-
-  cwd(): string {
-    if (!this.terminal) return this.lastCwd;
-    try {
-      this.lastCwd = fs.readlinkSync(`/proc/${this.terminal.pid}/cwd`);
-    } catch {
-      // the shell is gone: keep the last directory read from it
-    }
-    return this.lastCwd;
-  }
-
-  detach(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-  }
-}
 
 /**
  * Named, persistent bash sessions on pseudo-terminals: the interactive terminal tool of an agent.
@@ -730,14 +334,9 @@ export class ShellSessions implements AsyncDisposable {
       fs.mkdirSync(session.dir, { recursive: true, mode: 0o700 });
       fs.writeFileSync(session.commandFile, command.endsWith('\n') ? command : `${command}\n`, { mode: 0o600 });
       session.waiting = { seq: session.seq };
-      session.typedLine = ` __acp_n=${session.seq}; \\builtin source ${shellQuote(session.commandFile)}`;
-      // First C-u and two line ends. Unread input may sit before our line: typically the emulator's
-      // answers to queries of a program that exited without reading them (an OSC answer ends with
-      // ESC \, a backslash). C-u discards it while it is an unfinished canonical line; otherwise (it
-      // arrived in raw mode) the first line end finishes it as a line of its own (or is eaten as a
-      // backslash continuation, then the second does). Their prompts are stale (older sequence
-      // number). `\n`, not `\r`: a line ends with it even without ICRNL.
-      await send(() => terminal.write(`\x15\n\n${s.typedLine}\n`));
+      const line = commandLine(session.seq, session.commandFile);
+      session.typedLine = line;
+      await send(() => terminal.write(commandInput(line)));
       mode = 'command';
     }
     await this.waitForResult(session, mode, timeoutMs);
@@ -804,7 +403,7 @@ export class ShellSessions implements AsyncDisposable {
     const rcPath = path.join(dir, 'rc');
     try {
       fs.writeFileSync(rcPath, session.rcText(rcPath), { mode: 0o600 });
-      const backend = this.backend ?? loadNativePtyCreateTerminal();
+      const backend: PtyCreateTerminalFn = this.backend ?? nativeCore().createTerminal;
       const terminal = await backend(
         {
           command: this.shell,
@@ -823,7 +422,7 @@ export class ShellSessions implements AsyncDisposable {
       session.attach(terminal);
       // The rc is sourced by a typed line rather than `--rcfile`, which would also read the system
       // bashrc; this echo and the default prompt come before the first marker and are dropped.
-      await terminal.write(` \\builtin source ${shellQuote(rcPath)}\n`);
+      await terminal.write(rcLine(rcPath));
       const deadline = Date.now() + this.startTimeoutMs;
       while (!session.ready && !session.exit && Date.now() < deadline) await session.changed(deadline - Date.now());
       if (!session.ready) {
@@ -900,69 +499,8 @@ function removeDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-let nativeCreate: PtyCreateTerminalFn | undefined;
-
-function loadNativePtyCreateTerminal(): PtyCreateTerminalFn {
-  if (!nativeCreate) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const native = require('../index.js') as { createTerminal: PtyCreateTerminalFn };
-    nativeCreate = native.createTerminal;
-  }
-  return nativeCreate;
-}
-
 function performanceNow(): number {
   return performance.now();
-}
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The newest `max` bytes of a stream, trimmed lazily (at twice the limit, so a flood is not copied per chunk). */
-class TailBuffer {
-  private chunks: Buffer[] = [];
-  private bytes = 0;
-  private truncated = false;
-
-  constructor(private readonly max: number) {}
-
-  push(chunk: Buffer): void {
-    this.chunks.push(Buffer.from(chunk));
-    this.bytes += chunk.length;
-    if (this.bytes > 2 * this.max) this.trim();
-  }
-
-  append(other: TailBuffer): void {
-    for (const c of other.chunks) this.push(c);
-    this.truncated ||= other.truncated;
-  }
-
-  peek(): Buffer {
-    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks)];
-    return this.chunks[0] ?? Buffer.alloc(0);
-  }
-
-  take(): { bytes: Buffer; truncated: boolean } {
-    if (this.bytes > this.max) this.trim();
-    const result = { bytes: Buffer.concat(this.chunks), truncated: this.truncated };
-    this.chunks = [];
-    this.bytes = 0;
-    this.truncated = false;
-    return result;
-  }
-
-  private trim(): void {
-    const all = Buffer.concat(this.chunks);
-    let start = all.length - this.max;
-    // Start on a line boundary when one is near, so no escape sequence or character is cut in half.
-    const nl = all.indexOf(0x0a, start);
-    if (nl !== -1 && nl - start < 4096) start = nl + 1;
-    const kept = Buffer.from(all.subarray(start));
-    this.chunks = [kept];
-    this.bytes = kept.length;
-    this.truncated = true;
-  }
 }
 
 interface ProcInfo {
@@ -1013,15 +551,6 @@ export function sessionTreePids(shellPid: number): number[] {
   }
   members.delete(process.pid);
   return [...members];
-}
-
-function procStartTime(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
 }
 
 function killSessionTree(shellPid: number): void {

@@ -1,0 +1,164 @@
+/**
+ * The marker protocol of `ShellSessions`, as pure functions: what is written to the shell (its rc,
+ * the line that runs a command) and how its output is read back (markers found byte-exactly in the
+ * raw stream and removed, the echo of the typed line and `set -x` traces of the session machinery
+ * dropped). No I/O here: the session (`session.ts`) feeds bytes in and acts on what comes out.
+ *
+ * The marker: `ESC ] 6973 ; <token> ; E ; <seq> ; <status> BEL`, printed by the shell before each
+ * prompt. `<token>` is 128 random bits (hex) known only to the session and, as octal escapes, to the
+ * shell; `<seq>` is the number of the command the prompt follows (0 for the prompt after the rc);
+ * `<status>` is `$?`.
+ */
+
+import { shellQuote } from './shell-quote';
+
+/** The OSC number of the markers (an unassigned one: terminals ignore it). */
+export const MARKER_OSC = '6973';
+
+/** A marker found in the stream. */
+export interface Marker {
+  /** Sequence number of the command the prompt follows; NaN when the shell printed none. */
+  seq: number;
+  /** `$?` as the shell printed it. */
+  status: number;
+}
+
+/** One piece of the stream, in order: output bytes or a marker. */
+export type StreamPart = { data: Buffer } | { marker: Marker };
+
+/** The bytes every marker of a session starts with. */
+export function markerPrefix(token: string): string {
+  return `\x1b]${MARKER_OSC};${token};`;
+}
+
+/** `text` as printf octal escapes (`\061\141...`), so the shell never holds it literally. */
+export function octalEscapes(text: string): string {
+  return [...text].map((ch) => `\\${ch.charCodeAt(0).toString(8).padStart(3, '0')}`).join('');
+}
+
+/**
+ * The session's rc, sourced by the shell right after it started: terminal echo off, empty prompts, history
+ * in memory only, and a read-only `PROMPT_COMMAND` printing the marker. Its first line deletes the file.
+ */
+export function rcText(token: string, rcPath: string): string {
+  const format = `\\033]${MARKER_OSC};${octalEscapes(`${token};`)}E;%s;%s\\007`;
+  // `$?` is read first thing in the group; the group's stderr (where `set -x` traces go) is discarded.
+  const promptCommand =
+    `{ __acp_rc=$?; \\builtin printf '${format}' "\${__acp_n-}" "$__acp_rc" >/dev/tty; } 2>/dev/null ` +
+    `|| \\builtin printf '${format}' "\${__acp_n-}" "$__acp_rc" >&2`;
+  return [
+    '# acp-terminal ShellSessions rc (deletes itself)',
+    `\\command rm -f -- ${shellQuote(rcPath)}`,
+    'stty -echo 2>/dev/null',
+    'HISTCONTROL=ignorespace',
+    'history -c',
+    'unset HISTFILE',
+    "PS1='' PS2='' PS0=''",
+    'export PAGER=cat GIT_PAGER=cat',
+    '__acp_n=0',
+    `declare -r PROMPT_COMMAND=${shellQuote(promptCommand)}`,
+    '',
+  ].join('\n');
+}
+
+/** The line typed to source the rc (with a leading space: not in history). */
+export function rcLine(rcPath: string): string {
+  return ` \\builtin source ${shellQuote(rcPath)}\n`;
+}
+
+/** The line that runs command number `seq` from `file` (a leading space keeps it out of history). */
+export function commandLine(seq: number, file: string): string {
+  return ` __acp_n=${seq}; \\builtin source ${shellQuote(file)}`;
+}
+
+/**
+ * What is written to run a command: C-u, two line ends, then the command line. Unread input may sit
+ * before it: typically a terminal's answers to queries of a program that exited without reading them
+ * (an OSC answer ends with ESC \, a backslash). C-u discards it while it is an unfinished canonical
+ * line; otherwise (it arrived in raw mode) the first line end finishes it as a line of its own (or is
+ * eaten as a backslash continuation, then the second does). Their prompts are stale (older sequence
+ * number). `\n`, not `\r`: a line ends with it even without ICRNL.
+ */
+export function commandInput(line: string): string {
+  return `\x15\n\n${line}\n`;
+}
+
+const MARKER_TAIL = /^E(;\d{0,15}(;\d{0,3})?)?$/;
+
+/**
+ * Finds a session's markers in its raw output, wherever they fall inside a chunk or across chunks, and
+ * splits the stream into output and markers. A tail that may be the start of a marker is held back
+ * until the next chunk (or `flush()`).
+ */
+export class MarkerScanner {
+  private readonly prefix: string;
+  private readonly re: RegExp;
+  private unparsed = Buffer.alloc(0);
+
+  constructor(token: string) {
+    this.prefix = markerPrefix(token);
+    this.re = new RegExp(`\\x1b\\]${MARKER_OSC};${token};E;(\\d{0,15});(\\d{1,3})\\x07`, 'g');
+  }
+
+  /** The parts of `chunk` (after what was held back), in order; empty data parts are left out. */
+  scan(chunk: Buffer): StreamPart[] {
+    const parts: StreamPart[] = [];
+    const data = (bytes: Buffer): void => {
+      if (bytes.length > 0) parts.push({ data: bytes });
+    };
+    const buf = this.unparsed.length > 0 ? Buffer.concat([this.unparsed, chunk]) : chunk;
+    const s = buf.toString('latin1');
+    this.re.lastIndex = 0;
+    let pos = 0;
+    for (let m = this.re.exec(s); m; m = this.re.exec(s)) {
+      data(buf.subarray(pos, m.index));
+      pos = m.index + m[0].length;
+      parts.push({ marker: { seq: m[1] === '' ? NaN : Number(m[1]), status: Number(m[2]) } });
+    }
+    const hold = this.partialMarkerStart(s, pos);
+    data(buf.subarray(pos, hold));
+    this.unparsed = Buffer.from(buf.subarray(hold));
+    return parts;
+  }
+
+  /** What is held back (the stream ended: it was not a marker). */
+  flush(): Buffer {
+    const rest = this.unparsed;
+    this.unparsed = Buffer.alloc(0);
+    return rest;
+  }
+
+  private partialMarkerStart(s: string, from: number): number {
+    const esc = s.lastIndexOf('\x1b', s.length - 1);
+    if (esc < from) return s.length;
+    const tail = s.slice(esc);
+    if (this.prefix.startsWith(tail)) return esc;
+    if (tail.startsWith(this.prefix) && MARKER_TAIL.test(tail.slice(this.prefix.length))) return esc;
+    return s.length;
+  }
+}
+
+/** Removes the echo of the typed command line (with the echo of the empty line typed before it), if any. */
+export function removeEcho(text: string, typedLine: string): string {
+  for (const typed of [`\r\n${typedLine}\r\n`, `${typedLine}\r\n`]) {
+    const echo = text.indexOf(typed);
+    if (echo !== -1) return text.slice(0, echo) + text.slice(echo + typed.length);
+  }
+  return text;
+}
+
+/** Under `set -x` the shell traces the line that runs the command: drops exactly those two lines. */
+export function removeTraces(rendered: string, file: string): string {
+  if (!rendered.includes('__acp_n=') && !rendered.includes(file)) return rendered;
+  const traced = (l: string): boolean =>
+    /^\S*\+ __acp_n=\d+$/.test(l) || l.endsWith(`+ builtin source ${file}`) || l.endsWith(`+ builtin source ${shellQuote(file)}`);
+  return rendered
+    .split('\n')
+    .filter((l) => !traced(l))
+    .join('\n');
+}
+
+/** Parse errors name the file the command was sourced from: says `bash: line 1: ...` as `bash -c` does. */
+export function asBashC(rendered: string, file: string): string {
+  return rendered.split(`bash: ${file}: line `).join('bash: line ');
+}
