@@ -91,7 +91,6 @@ export {
   DEFAULT_SESSION_TIMEOUT_MS,
   isKeyName,
   parseKeys,
-  sessionTreePids,
   ShellSessions,
   type ExecuteRequest,
   type ExecuteResult,

@@ -76,25 +76,13 @@ export const DEFAULT_SESSION_OUTPUT_BYTES = 1024 * 1024;
 /** Id of the session used when `execute` gets no `terminalId`. */
 export const DEFAULT_SESSION_ID = 'default';
 
-const KEY_NAMES = new Set([
-  'Up', 'Down', 'Left', 'Right', 'Home', 'End', 'PageUp', 'PgUp', 'PageDown', 'PgDn', 'NPage', 'PPage',
-  'Enter', 'Escape', 'Space', 'Tab', 'BTab', 'BSpace', 'DC', 'IC', 'Delete', 'Insert',
-  'F1', 'F2', 'F3', 'F4', 'F5', 'F6', 'F7', 'F8', 'F9', 'F10', 'F11', 'F12',
-]);
-
 /**
  * True when `word` is a tmux key name (`C-c`, `M-x`, `S-Tab`, `Up`, `F5`, `Enter`, ...): such
- * commands are sent as keys. A plain character (`q`) is text, not a key.
+ * commands are sent as keys. A plain character (`q`) is text, not a key. The native core's key
+ * table decides (the one `sendKeys()` encodes with).
  */
 export function isKeyName(word: string): boolean {
-  let rest = word;
-  let modified = false;
-  while (/^[CMS]-./.test(rest)) {
-    rest = rest.slice(2);
-    modified = true;
-  }
-  if (KEY_NAMES.has(rest)) return true;
-  return modified && /^[\x21-\x7e]$/.test(rest);
+  return nativeCore().isKeyName(word);
 }
 
 /** Splits `command` into key names when every whitespace-separated word is one, else returns null. */
@@ -474,7 +462,7 @@ export class ShellSessions implements AsyncDisposable {
     // Sweep the session's processes unless the shell's pid now belongs to another process (reused
     // after the shell was reaped); the native release still kills what it contains.
     const start = procStartTime(terminal.pid);
-    if (start === undefined || start === session.shellStart) killSessionTree(terminal.pid);
+    if (start === undefined || start === session.shellStart) nativeCore().killSessionTree(terminal.pid);
     session.detach();
     await terminal.release().catch(() => undefined);
   }
@@ -501,69 +489,4 @@ function removeDir(dir: string): void {
 
 function performanceNow(): number {
   return performance.now();
-}
-
-interface ProcInfo {
-  pid: number;
-  ppid: number;
-  sid: number;
-  state: string;
-}
-
-function listProcesses(): ProcInfo[] {
-  const out: ProcInfo[] = [];
-  let entries: string[];
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${e}/stat`, 'latin1');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(e), state: f[0]!, ppid: Number(f[1]), sid: Number(f[3]) });
-    } catch {
-      // raced with its exit
-    }
-  }
-  return out;
-}
-
-/**
- * The live processes of a shell session: everything in the pty's session (`sid` = the shell's pid, so
- * background jobs in their own process groups too) and every descendant of those (even after `setsid`).
- */
-export function sessionTreePids(shellPid: number): number[] {
-  const procs = listProcesses().filter((p) => p.state !== 'Z' && p.state !== 'X');
-  const members = new Set<number>();
-  for (const p of procs) if (p.sid === shellPid || p.pid === shellPid) members.add(p.pid);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const p of procs) {
-      if (!members.has(p.pid) && members.has(p.ppid)) {
-        members.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  members.delete(process.pid);
-  return [...members];
-}
-
-function killSessionTree(shellPid: number): void {
-  // Repeat: a process may fork while the previous round is being killed.
-  for (let round = 0; round < 10; round++) {
-    const pids = sessionTreePids(shellPid);
-    if (pids.length === 0) return;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone, or not ours
-      }
-    }
-  }
 }
