@@ -1,5 +1,5 @@
 // The one tail buffer of the TS layer (ShellSessions' unreported output, the v2 bridge's stream copy).
-import { TailBuffer } from '../ts/tail-buffer';
+import { cutPoint, TailBuffer } from '../ts/tail-buffer';
 
 function lines(from: number, to: number): string {
   let s = '';
@@ -53,5 +53,36 @@ describe('TailBuffer', () => {
     expect(b.truncated).toBe(true);
     a.append(b);
     expect(a.take()).toEqual({ bytes: Buffer.from('first ghijklmnop'), truncated: true });
+  });
+});
+
+describe('where a trim cuts', () => {
+  test('a long last line under a small limit keeps its tail instead of being dropped whole', () => {
+    const t = new TailBuffer(1000);
+    t.push(Buffer.from(`first\n${'x'.repeat(5000)}END\n`));
+    const kept = t.take().bytes.toString();
+    expect(kept).toMatch(/^x+END\n$/);
+    expect(kept.length).toBe(1000);
+  });
+
+  test('never inside a UTF-8 character', () => {
+    const all = Buffer.from('é'.repeat(100)); // 2 bytes each
+    expect(cutPoint(all, 51, 149)).toBe(52);
+    expect(all.subarray(cutPoint(all, 51, 149)).toString()).toBe('é'.repeat(74));
+  });
+
+  test('never inside an escape sequence (CSI, OSC)', () => {
+    const csi = Buffer.from(`${'a'.repeat(100)}\x1b[38;5;196mred`);
+    expect(csi.subarray(cutPoint(csi, 104, 1000)).toString()).toBe('red');
+    const osc = Buffer.from(`${'a'.repeat(100)}\x1b]0;title\x07rest`);
+    expect(osc.subarray(cutPoint(osc, 103, 1000)).toString()).toBe('rest');
+    const done = Buffer.from(`${'a'.repeat(100)}\x1b[0mbcdef`);
+    expect(done.subarray(cutPoint(done, 105, 1000)).toString()).toBe('cdef');
+  });
+
+  test('a near line boundary wins', () => {
+    const all = Buffer.from(`${'a'.repeat(100)}\nrest`);
+    expect(all.subarray(cutPoint(all, 90, 1000)).toString()).toBe('rest');
+    expect(all.subarray(cutPoint(all, 90, 40)).toString()).toBe('aaaaaaaaaa\nrest');
   });
 });

@@ -6,8 +6,8 @@
  * Invariants: the bytes kept are always a suffix of the bytes pushed (since the last `take()`), in
  * order; once trimmed, at most `max` bytes are kept. Trimming is lazy (when more than twice `max` is
  * held, or when the bytes are read), so a flood of small chunks is not copied once per chunk. A trim
- * starts the kept bytes on a line boundary when one is near, so no escape sequence or character is
- * cut in half.
+ * starts the kept bytes on a line boundary when one is near, else after any character or escape
+ * sequence the cut would split (see `cutPoint`).
  */
 export class TailBuffer {
   private chunks: Buffer[] = [];
@@ -62,13 +62,47 @@ export class TailBuffer {
 
   private trim(): void {
     const all = Buffer.concat(this.chunks);
-    let start = all.length - this.max;
-    // Start on a line boundary when one is near, so no escape sequence or character is cut in half.
-    const nl = all.indexOf(0x0a, start);
-    if (nl !== -1 && nl - start < 4096) start = nl + 1;
-    const kept = Buffer.from(all.subarray(start));
+    const kept = Buffer.from(all.subarray(cutPoint(all, all.length - this.max, this.max)));
     this.chunks = [kept];
     this.held = kept.length;
     this.dropped = true;
   }
+}
+
+/**
+ * Where to start keeping `all` when at most `max` bytes from `start` on fit: at a line boundary when one
+ * is near (within a quarter of `max`, at most 4 KiB, so a long last line keeps its tail instead of
+ * being dropped whole), else at the next character that does not continue a UTF-8 sequence or an
+ * escape sequence cut in half.
+ */
+export function cutPoint(all: Buffer, start: number, max: number): number {
+  const nl = all.indexOf(0x0a, start);
+  if (nl !== -1 && nl - start < Math.min(4096, Math.floor(max / 4))) return nl + 1;
+  let at = start;
+  // An escape sequence begun just before the cut: skip to its end (CSI: final byte; OSC: BEL or ST).
+  const esc = all.lastIndexOf(0x1b, at - 1);
+  if (esc !== -1 && at - esc <= 64) {
+    const end = escapeEnd(all, esc);
+    if (end > at) at = end;
+  }
+  while (at < all.length && (all[at]! & 0xc0) === 0x80) at++;
+  return Math.min(at, all.length);
+}
+
+/** Index just after the escape sequence starting at `esc` (or `esc + 1` when it is not one this knows). */
+function escapeEnd(all: Buffer, esc: number): number {
+  const kind = all[esc + 1];
+  const limit = Math.min(all.length, esc + 4096);
+  if (kind === 0x5b) {
+    for (let i = esc + 2; i < limit; i++) if (all[i]! >= 0x40 && all[i]! <= 0x7e) return i + 1;
+    return limit;
+  }
+  if (kind === 0x5d) {
+    for (let i = esc + 2; i < limit; i++) {
+      if (all[i] === 0x07) return i + 1;
+      if (all[i] === 0x1b && all[i + 1] === 0x5c) return i + 2;
+    }
+    return limit;
+  }
+  return esc + 2;
 }
