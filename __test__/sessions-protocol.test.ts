@@ -7,11 +7,14 @@ import * as path from 'node:path';
 
 import {
   asBashC,
+  COMMAND_PREFIX,
+  commandFileText,
   commandInput,
   commandLine,
   MarkerScanner,
   markerPrefix,
   octalEscapes,
+  openHereDocument,
   rcLine,
   rcText,
   removeEcho,
@@ -44,6 +47,7 @@ describe('MarkerScanner', () => {
   test('splits output and markers, in order, wherever they fall', () => {
     expect(scanAll([`a${marker(1, 0)}b${marker(2, 130)}`])).toEqual(['a', '<1:0>', 'b', '<2:130>']);
     expect(scanAll([marker('', 7)])).toEqual(['<NaN:7>']);
+    expect(scanAll([`x\x1b]6973;${token};F;9\x07y`])).toEqual(['x', '<9:null>', 'y']);
   });
 
   test('a marker split byte by byte across chunks is found once and removed', () => {
@@ -66,35 +70,60 @@ describe('MarkerScanner', () => {
 });
 
 describe('what is written to the shell', () => {
-  test('the rc holds the token only as octal escapes, makes PROMPT_COMMAND read-only and deletes itself', () => {
+  test('the rc holds the token only as octal escapes, makes the prompt and PROMPT_COMMAND read-only, deletes itself', () => {
     const text = rcText(token, '/tmp/x y/rc');
     expect(text).not.toContain(token);
     expect(text).toContain(octalEscapes(`${token};`));
     expect(text.split('\n')[1]).toBe("\\command rm -f -- '/tmp/x y/rc'");
+    expect(text).toMatch(/^declare -r __acp_ps1=/m);
+    expect(text).toMatch(/^PS1=\$__acp_ps1$/m);
     expect(text).toMatch(/^declare -r PROMPT_COMMAND=/m);
-    expect(text).toMatch(/^PS1='' PS2='' PS0=''$/m);
+    expect(text).toMatch(/^PS2='' PS0=''$/m);
   });
 
-  test("bash running the rc's PROMPT_COMMAND prints exactly the marker, with $? and the sequence number", () => {
+  /** Runs `script` in a bash that sourced the rc (no terminal: stdin, stdout and stderr are pipes). */
+  function inBash(script: string): string {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'protocol-test-'));
     try {
       const rc = path.join(dir, 'rc');
       fs.writeFileSync(rc, rcText(token, rc));
-      // Without a terminal, /dev/tty cannot be opened: the marker goes to stderr (the fallback).
+      const out = execFileSync('bash', ['--noprofile', '--norc', '-c', `source ${rc} 2>/dev/null; ${script}`], {
+        encoding: 'latin1',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      expect(fs.existsSync(rc)).toBe(false);
+      return out;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  test('the prompt is exactly the marker, with $? and the sequence number; PROMPT_COMMAND restores it', () => {
+    expect(scanAll([inBash(`__acp_n=5; (exit 42); printf '%s' "\${PS1@P}"`)])).toEqual(['<5:42>']);
+    expect(scanAll([inBash(`__acp_n=6; PS1=x; eval "$PROMPT_COMMAND"; (exit 7); printf '%s' "\${PS1@P}"`)])).toEqual(['<6:7>']);
+    expect(inBash('( __acp_ps1=x ) 2>/dev/null || echo read-only')).toBe('read-only\n');
+  });
+
+  test('a command file sourced by the command line runs in normal mode, with its own line numbers, even with . and source redefined', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'protocol-test-'));
+    try {
+      const file = path.join(dir, 'command.sh');
+      fs.writeFileSync(file, commandFileText('echo "line $LINENO"; shopt -qo posix && echo posix\n(exit 3)'));
       const out = execFileSync(
         'bash',
-        ['--noprofile', '--norc', '-c', `source ${rc} 2>/dev/null; __acp_n=5; (exit 42); eval "$PROMPT_COMMAND" 2>&1`],
-        { encoding: 'latin1', stdio: ['ignore', 'pipe', 'pipe'] },
+        ['--noprofile', '--norc', '-c', `.() { echo fake; }; source() { echo fake; }; builtin() { echo fake; }\n${commandLine(1, file)}\necho "status $?"`],
+        { encoding: 'utf8' },
       );
-      expect(scanAll([out])).toEqual(['<5:42>']);
-      expect(fs.existsSync(rc)).toBe(false);
+      expect(out).toBe('line 1\nstatus 3\n');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
   test('the command line and what is typed to run it', () => {
-    expect(commandLine(3, '/d/command.sh')).toBe(" __acp_n=3; \\builtin source '/d/command.sh'");
+    expect(commandLine(3, '/d/command.sh')).toBe(" POSIXLY_CORRECT=1; __acp_n=3; \\. '/d/command.sh'");
+    expect(commandFileText('ls')).toBe(`${COMMAND_PREFIX}ls\n`);
+    expect(commandFileText('ls\n')).toBe(`${COMMAND_PREFIX}ls\n`);
     expect(commandInput('L')).toBe('\x15\n\nL\n');
     expect(rcLine("/t/it's")).toBe(" \\builtin source '/t/it'\\''s'\n");
     expect(markerPrefix(token)).toBe(`\x1b]6973;${token};`);
@@ -112,13 +141,22 @@ describe('what is read back', () => {
   });
 
   test('set -x traces of the session machinery are dropped, the command traces kept', () => {
-    const traced = ['+ __acp_n=2', `+ builtin source ${file}`, '++ echo hi', 'hi'].join('\n');
+    const traced = ['+ POSIXLY_CORRECT=1', '+ __acp_n=2', `+ . ${file}`, '++ unset POSIXLY_CORRECT', '++ echo hi', 'hi'].join('\n');
     expect(removeTraces(traced, file)).toBe('++ echo hi\nhi');
-    expect(removeTraces(`+ builtin source '${file}'\nx`, file)).toBe('x');
+    expect(removeTraces(`+ . '${file}'\nx`, file)).toBe('x');
     expect(removeTraces('plain', file)).toBe('plain');
   });
 
-  test('errors naming the command file read as bash -c reports them', () => {
+  test('errors naming the command file read as bash -c reports them, without the file prefix', () => {
     expect(asBashC(`bash: ${file}: line 1: syntax error`, file)).toBe('bash: line 1: syntax error');
+    expect(asBashC(`bash: ${file}: line 1: \`${COMMAND_PREFIX}if then fi )'`, file)).toBe("bash: line 1: `if then fi )'");
+  });
+
+  test('an open here-document, as bash -n reports it in the C locale', () => {
+    expect(openHereDocument("f: line 3: warning: here-document at line 2 delimited by end-of-file (wanted `EOF')")).toEqual({
+      line: 2,
+      delimiter: 'EOF',
+    });
+    expect(openHereDocument('f: line 1: syntax error')).toBeNull();
   });
 });

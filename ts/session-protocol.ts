@@ -4,10 +4,18 @@
  * raw stream and removed, the echo of the typed line and `set -x` traces of the session machinery
  * dropped). No I/O here: the session (`session.ts`) feeds bytes in and acts on what comes out.
  *
- * The marker: `ESC ] 6973 ; <token> ; E ; <seq> ; <status> BEL`, printed by the shell before each
- * prompt. `<token>` is 128 random bits (hex) known only to the session and, as octal escapes, to the
- * shell; `<seq>` is the number of the command the prompt follows (0 for the prompt after the rc);
- * `<status>` is `$?`.
+ * The marker: `ESC ] 6973 ; <token> ; E ; <seq> ; <status> BEL`, printed by bash itself as its
+ * prompt (PS1, by prompt expansion: no command runs, so no function can stand in for one).
+ * `<token>` is 128 random bits (hex) known only to the session and, as octal escapes, to the shell;
+ * `<seq>` is the number of the command the prompt follows (0 for the prompt after the rc);
+ * `<status>` is `$?`. While the shell's stderr is not the terminal (after `exec 2>file`) the prompt
+ * is not seen: `PROMPT_COMMAND` then prints `ESC ] 6973 ; <token> ; F ; <seq> BEL` to /dev/tty, a
+ * completion without a status (it comes from commands a function could replace).
+ *
+ * A command is run with ` POSIXLY_CORRECT=1; __acp_n=<seq>; \. <file>`: in POSIX mode `.` is a
+ * special builtin, found before any function named `.`, `source` or `builtin`; the file's first line
+ * starts with `\unset POSIXLY_CORRECT; ` (also a special builtin), so the command itself runs in
+ * bash's normal mode, with its own line numbers.
  */
 
 import { shellQuote } from './shell-quote';
@@ -19,8 +27,8 @@ export const MARKER_OSC = '6973';
 export interface Marker {
   /** Sequence number of the command the prompt follows; NaN when the shell printed none. */
   seq: number;
-  /** `$?` as the shell printed it. */
-  status: number;
+  /** `$?` as the prompt printed it; null for the fallback marker (stderr not the terminal). */
+  status: number | null;
 }
 
 /** One piece of the stream, in order: output bytes or a marker. */
@@ -37,15 +45,20 @@ export function octalEscapes(text: string): string {
 }
 
 /**
- * The session's rc, sourced by the shell right after it started: terminal echo off, empty prompts, history
- * in memory only, and a read-only `PROMPT_COMMAND` printing the marker. Its first line deletes the file.
+ * The session's rc, sourced by the shell right after it started: terminal echo off, no history file,
+ * the marker as the prompt (set again before every prompt from a read-only copy, so a command that
+ * changes PS1 changes nothing), and a read-only `PROMPT_COMMAND` that does that and prints the fallback
+ * marker when stderr is not the terminal. Its first line deletes the file.
  */
 export function rcText(token: string, rcPath: string): string {
-  const format = `\\033]${MARKER_OSC};${octalEscapes(`${token};`)}E;%s;%s\\007`;
-  // `$?` is read first thing in the group; the group's stderr (where `set -x` traces go) is discarded.
+  const head = `\\033]${MARKER_OSC};${octalEscapes(`${token};`)}`;
+  const prompt = `${head}E;\${__acp_n-};$?\\007`;
+  const fallback = `\\builtin printf '${head}F;%s\\007' "\${__acp_n-}" >/dev/tty`;
+  // Run before each prompt; `$?` is kept for the prompt by bash. Its stderr (where `set -x` traces
+  // go) is discarded; fd 3 is the shell's stderr, to tell whether the prompt reaches the terminal.
   const promptCommand =
-    `{ __acp_rc=$?; \\builtin printf '${format}' "\${__acp_n-}" "$__acp_rc" >/dev/tty; } 2>/dev/null ` +
-    `|| \\builtin printf '${format}' "\${__acp_n-}" "$__acp_rc" >&2`;
+    `{ PS1=$__acp_ps1; \\builtin shopt -s promptvars; [[ -t 3 ]] || ${fallback}; } 3>&2 2>/dev/null ` +
+    `|| { PS1=$__acp_ps1; ${fallback}; } 2>/dev/null || [[ 1 ]]`;
   return [
     '# acp-terminal ShellSessions rc (deletes itself)',
     `\\command rm -f -- ${shellQuote(rcPath)}`,
@@ -53,9 +66,11 @@ export function rcText(token: string, rcPath: string): string {
     'HISTCONTROL=ignorespace',
     'history -c',
     'unset HISTFILE',
-    "PS1='' PS2='' PS0=''",
+    "PS2='' PS0=''",
     'export PAGER=cat GIT_PAGER=cat',
     '__acp_n=0',
+    `declare -r __acp_ps1=${shellQuote(prompt)}`,
+    'PS1=$__acp_ps1',
     `declare -r PROMPT_COMMAND=${shellQuote(promptCommand)}`,
     '',
   ].join('\n');
@@ -66,9 +81,17 @@ export function rcLine(rcPath: string): string {
   return ` \\builtin source ${shellQuote(rcPath)}\n`;
 }
 
+/** Prefix of the command file's first line: back to bash's normal mode (see the module doc). */
+export const COMMAND_PREFIX = '\\unset POSIXLY_CORRECT; ';
+
 /** The line that runs command number `seq` from `file` (a leading space keeps it out of history). */
 export function commandLine(seq: number, file: string): string {
-  return ` __acp_n=${seq}; \\builtin source ${shellQuote(file)}`;
+  return ` POSIXLY_CORRECT=1; __acp_n=${seq}; \\. ${shellQuote(file)}`;
+}
+
+/** The text of the command file for `command`: the prefix, the command, a final line end. */
+export function commandFileText(command: string): string {
+  return `${COMMAND_PREFIX}${command}${command.endsWith('\n') ? '' : '\n'}`;
 }
 
 /**
@@ -83,7 +106,7 @@ export function commandInput(line: string): string {
   return `\x15\n\n${line}\n`;
 }
 
-const MARKER_TAIL = /^E(;\d{0,15}(;\d{0,3})?)?$/;
+const MARKER_TAIL = /^(E(;\d{0,15}(;\d{0,3})?)?|F(;\d{0,15})?)$/;
 
 /**
  * Finds a session's markers in its raw output, wherever they fall inside a chunk or across chunks, and
@@ -97,7 +120,7 @@ export class MarkerScanner {
 
   constructor(token: string) {
     this.prefix = markerPrefix(token);
-    this.re = new RegExp(`\\x1b\\]${MARKER_OSC};${token};E;(\\d{0,15});(\\d{1,3})\\x07`, 'g');
+    this.re = new RegExp(`\\x1b\\]${MARKER_OSC};${token};(?:E;(\\d{0,15});(\\d{1,3})|F;(\\d{0,15}))\\x07`, 'g');
   }
 
   /** The parts of `chunk` (after what was held back), in order; empty data parts are left out. */
@@ -113,7 +136,8 @@ export class MarkerScanner {
     for (let m = this.re.exec(s); m; m = this.re.exec(s)) {
       data(buf.subarray(pos, m.index));
       pos = m.index + m[0].length;
-      parts.push({ marker: { seq: m[1] === '' ? NaN : Number(m[1]), status: Number(m[2]) } });
+      const seq = m[2] === undefined ? m[3]! : m[1]!;
+      parts.push({ marker: { seq: seq === '' ? NaN : Number(seq), status: m[2] === undefined ? null : Number(m[2]) } });
     }
     const hold = this.partialMarkerStart(s, pos);
     data(buf.subarray(pos, hold));
@@ -147,18 +171,34 @@ export function removeEcho(text: string, typedLine: string): string {
   return text;
 }
 
-/** Under `set -x` the shell traces the line that runs the command: drops exactly those two lines. */
+/** Lines `set -x` prints for the session machinery (the typed line and the command file's prefix). */
+function isMachineryTrace(line: string, file: string): boolean {
+  return (
+    /^\++ (POSIXLY_CORRECT=1|__acp_n=\d+|unset POSIXLY_CORRECT)$/.test(line) ||
+    line.endsWith(`+ . ${file}`) ||
+    line.endsWith(`+ . ${shellQuote(file)}`)
+  );
+}
+
+/** Under `set -x` the shell traces the line that runs the command: drops exactly those lines. */
 export function removeTraces(rendered: string, file: string): string {
-  if (!rendered.includes('__acp_n=') && !rendered.includes(file)) return rendered;
-  const traced = (l: string): boolean =>
-    /^\S*\+ __acp_n=\d+$/.test(l) || l.endsWith(`+ builtin source ${file}`) || l.endsWith(`+ builtin source ${shellQuote(file)}`);
+  if (!/POSIXLY_CORRECT|__acp_n=/.test(rendered) && !rendered.includes(file)) return rendered;
   return rendered
     .split('\n')
-    .filter((l) => !traced(l))
+    .filter((l) => !isMachineryTrace(l, file))
     .join('\n');
 }
 
-/** Parse errors name the file the command was sourced from: says `bash: line 1: ...` as `bash -c` does. */
+/**
+ * Parse errors name the file the command was sourced from and quote its first line with the prefix:
+ * says `bash: line 1: ...` and quotes the line as `bash -c` does.
+ */
 export function asBashC(rendered: string, file: string): string {
-  return rendered.split(`bash: ${file}: line `).join('bash: line ');
+  return rendered.split(`bash: ${file}: line `).join('bash: line ').split(`\`${COMMAND_PREFIX}`).join('`');
+}
+
+/** What `bash -n` (in the C locale) says about a here-document left open, if it does. */
+export function openHereDocument(diagnostics: string): { line: number; delimiter: string } | null {
+  const m = /here-document at line (\d+) delimited by end-of-file \(wanted `(.*)'\)/.exec(diagnostics);
+  return m ? { line: Number(m[1]), delimiter: m[2]! } : null;
 }

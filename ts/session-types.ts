@@ -5,6 +5,7 @@
  */
 
 import type { CreateTerminalOptions as NativeCreateTerminalOptions, PtyOptions } from '../index.js';
+import type { EnvNamePattern } from './policy';
 import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
 
 /** A pty terminal as `ShellSessions` drives it: the native `TerminalHandle` of a `{ pty }` terminal. */
@@ -19,6 +20,11 @@ export interface PtyTerminalLike {
   sendKeys(keys: string[]): Promise<unknown>;
   /** Changes the pty size. */
   resize?(cols: number, rows: number): Promise<unknown>;
+  /**
+   * The pty's foreground process group (`tcgetpgrp`), null once the shell exited. Without it, markers
+   * are not confirmed from outside the shell and `interrupt()` cannot go past C-c.
+   */
+  foregroundProcessGroup?(): number | null;
   /** Raw output bytes as they arrive; `replay` delivers what is retained first. */
   onOutput(listener: (chunk: Buffer) => void, options?: { replay?: boolean }): () => void;
   /** Resolves once the shell exited and its output was collected. */
@@ -56,6 +62,13 @@ export interface ShellSessionsOptions {
   env?: Readonly<Record<string, string>> | readonly EnvVariable[];
   /** Whether sessions inherit this process's environment (default true). */
   inheritEnv?: boolean;
+  /**
+   * Inherited variables to drop, by name pattern (case-insensitive globs such as `*_TOKEN`, or
+   * RegExps), as `TerminalHost`'s option of that name: the shell starts from this process's
+   * environment minus those, then `env` (never filtered) is applied. `SECRET_ENV_PATTERNS` is a
+   * ready-made list. Ignored when `inheritEnv` is false.
+   */
+  dropInheritedEnv?: readonly EnvNamePattern[];
   /** The bash executable (default `bash`, looked up in PATH). */
   shell?: string;
   /** Pty width in columns (default 160). */
@@ -118,9 +131,33 @@ export interface ExecuteResult {
   terminalId: string;
   /** True when older output was dropped to respect `maxOutputBytes`. */
   truncated: boolean;
+  /** Present on results of `interrupt()`: what it took to get the prompt back. */
+  interrupt?: InterruptReport;
   /**
    * True when the shell itself ended during this call (`exit`, `set -e` and a failing command, a
    * fatal signal): the session is gone and the next call with this id starts a fresh shell.
    */
   sessionEnded: boolean;
+}
+
+/** Options of {@link ShellSessions.interrupt}. */
+export interface InterruptOptions {
+  /**
+   * Milliseconds to wait for the prompt after C-c before the foreground process group gets SIGTERM,
+   * and again before SIGKILL (default 1000; at most 600000).
+   */
+  graceMs?: number;
+}
+
+/** What `interrupt()` did, in its result's `interrupt` field. */
+export interface InterruptReport {
+  /**
+   * The last signal it took: `'SIGINT'` (C-c was sent; the prompt came back, or the shell itself is
+   * what runs and no process group could be terminated without ending the session, then the status is
+   * still `running`), `'SIGTERM'` (the foreground process group ended on SIGTERM), `'SIGKILL'` (it
+   * outlived the grace and was killed); null when nothing was running (nothing was sent).
+   */
+  signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL' | null;
+  /** The foreground process group that was terminated, or null when it did not come to that. */
+  processGroup: number | null;
 }

@@ -6,16 +6,20 @@
  * Invariants: output before the first prompt (seq 0) is startup noise and dropped; output of the
  * running command goes to `out`; once its completion arrived and until it is collected, later
  * output (background jobs) goes to `after`, which becomes `out` when the completion is taken. A
- * completion is set at most once per wait, and only by the awaited marker or the shell's exit.
+ * completion is set at most once per wait, and only by the awaited marker confirmed from outside the
+ * shell (`promptState`: the pty's foreground process group is the shell's and the shell reads its
+ * terminal) or by the shell's exit. After a marker that could not be confirmed, the completion's
+ * exit code is null.
  */
 
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { renderTerminalOutputAsync } from './screen-text';
 import { asBashC, MarkerScanner, type Marker, rcText, removeEcho, removeTraces } from './session-protocol';
-import type { PtyTerminalLike } from './session-types';
+import type { ExecuteResult, InterruptReport, PtyTerminalLike } from './session-types';
 import { TailBuffer } from './tail-buffer';
 import type { ExitStatus } from './types';
 
@@ -29,6 +33,9 @@ export interface Completion {
 
 /** What the session waits for: the marker of command `seq`, or any prompt (`'any'`); null when idle. */
 export type Waiting = { seq: number | 'any' } | null;
+
+/** How long a marker may wait for the shell to be seen at its prompt before it counts as forged. */
+const CONFIRM_MS = 5000;
 
 /** One bash on a pty, with the marker protocol and the unreported output. */
 export class Session {
@@ -61,6 +68,11 @@ export class Session {
   private unsubscribe: (() => void) | undefined;
   /** The terminal is on the alternate screen as of the output taken so far. */
   private alternate = false;
+  /** The awaited marker, while it is being confirmed from outside the shell. */
+  private candidate: { exitCode: number | null } | null = null;
+  private confirming = false;
+  /** A marker of the awaited command could not be confirmed: its exit code cannot be trusted. */
+  private tampered = false;
 
   constructor(
     readonly id: string,
@@ -118,8 +130,57 @@ export class Session {
     const w = this.waiting;
     if (!w || this.completion) return; // a prompt redrawn while idle
     if (w.seq !== 'any' && w.seq !== seq) return; // a stale prompt
-    this.completion = { exitCode: status, ended: false };
+    if (typeof this.terminal?.foregroundProcessGroup !== 'function') {
+      this.complete(status); // a backend that cannot tell: the marker is taken as it is
+      return;
+    }
+    this.candidate = { exitCode: status };
+    if (!this.confirming) void this.confirm();
+  }
+
+  /** Starts waiting for command `seq` (or any prompt). */
+  waitFor(seq: number | 'any'): void {
+    this.waiting = { seq };
+    this.candidate = null;
+    this.tampered = false;
+  }
+
+  private complete(exitCode: number | null): void {
+    this.completion = { exitCode: this.tampered ? null : exitCode, ended: false };
     this.waiting = null;
+    this.candidate = null;
+  }
+
+  /**
+   * Confirms the awaited marker from outside the shell before it completes the command: the pty's
+   * foreground process group must be the shell's own and the shell must be blocked reading its
+   * terminal. A marker printed by a command that goes on running fails that (something else is in the
+   * foreground, or the shell waits for a child): it completes nothing, and the command's completion,
+   * when it comes, reports `exitCode: null`.
+   */
+  private async confirm(): Promise<void> {
+    this.confirming = true;
+    const deadline = Date.now() + CONFIRM_MS;
+    let polls = 0;
+    try {
+      while (this.candidate && !this.completion && !this.closed) {
+        const state = promptState(this.terminal!);
+        if (state === 'prompt') {
+          this.complete(this.candidate.exitCode);
+          break;
+        }
+        if (state === 'busy' || Date.now() > deadline) {
+          this.candidate = null;
+          this.tampered = true;
+          break;
+        }
+        // The shell printed its prompt and is on its way to reading the terminal.
+        await new Promise((r) => (polls++ < 20 ? setImmediate(r) : setTimeout(r, Math.min(polls - 20, 10))));
+      }
+    } finally {
+      this.confirming = false;
+    }
+    this.notify();
   }
 
   private async onExit(status: ExitStatus): Promise<void> {
@@ -137,6 +198,7 @@ export class Session {
     }
     this.data(this.scanner.flush());
     this.exit = status;
+    this.candidate = null;
     if (!this.completion) {
       this.completion = { exitCode: status.exitCode, ended: true };
       this.waiting = null;
@@ -222,6 +284,57 @@ export class Session {
     return { content: rendered, truncated, completion };
   }
 
+  /**
+   * Waits until the awaited command completes (`'command'`), or (`'input'`) until it completes or no
+   * output came for `settleMs`; at most `timeoutMs` either way.
+   */
+  async settle(mode: 'command' | 'input', timeoutMs: number, settleMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const start = Date.now();
+    // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
+    await new Promise((resolve) => setImmediate(resolve));
+    for (;;) {
+      if (this.completion) return;
+      if (!this.busy && mode === 'command') return;
+      const now = Date.now();
+      if (now >= deadline) return;
+      let wait = deadline - now;
+      if (mode === 'input') {
+        const quietFor = Math.min(this.idleSinceMs, now - start);
+        if (quietFor >= settleMs) return;
+        wait = Math.min(wait, settleMs - quietFor);
+      }
+      await this.changed(wait);
+    }
+  }
+
+  /**
+   * The result of a call: the unreported output (with the terminal's screen while a full-screen
+   * program shows, when `screen`), and the completion if it came.
+   */
+  async result(command: string, screen: boolean, interrupt?: InterruptReport): Promise<ExecuteResult> {
+    const terminal = this.terminal!;
+    const current = screen
+      ? () =>
+          terminal.currentOutput().then(
+            (o) => o.output,
+            () => undefined,
+          )
+      : undefined;
+    const { content, truncated, completion } = await this.take(current);
+    return {
+      content,
+      exitCode: completion ? completion.exitCode : null,
+      status: completion || !this.busy ? 'completed' : 'running',
+      workingDir: this.cwd(),
+      command,
+      terminalId: this.id,
+      truncated,
+      sessionEnded: completion?.ended === true,
+      ...(interrupt ? { interrupt } : {}),
+    };
+  }
+
   /** The shell's working directory (from /proc), or the last one read once the shell is gone. */
   cwd(): string {
     if (!this.terminal) return this.lastCwd;
@@ -240,6 +353,29 @@ export class Session {
   }
 }
 
+/** Private directories of live sessions, removed at exit even if `closeAll()` was never called. */
+const liveDirs = new Set<string>();
+let exitHookInstalled = false;
+
+/** Creates a session's private (0700) directory, removed at exit at the latest. */
+export function makeSessionDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-shell-'));
+  liveDirs.add(dir);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const d of liveDirs) fs.rmSync(d, { recursive: true, force: true });
+    });
+  }
+  return dir;
+}
+
+/** Removes a session's private directory. */
+export function removeSessionDir(dir: string): void {
+  liveDirs.delete(dir);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 /** Start time of process `pid` (/proc stat field 22), or undefined when it is gone. */
 export function procStartTime(pid: number): string | undefined {
   try {
@@ -248,4 +384,41 @@ export function procStartTime(pid: number): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The read(2) and wait4(2) system call numbers of this architecture, where known. */
+const SYSCALLS: Partial<Record<string, { read: number; wait4: number }>> = {
+  x64: { read: 0, wait4: 61 },
+  arm64: { read: 63, wait4: 260 },
+  ia32: { read: 3, wait4: 114 },
+  arm: { read: 3, wait4: 114 },
+};
+
+/**
+ * Where a pty's shell is, seen from outside: `'prompt'` (the foreground process group is the shell's
+ * own and the shell is blocked reading fd 0), `'busy'` (another group is in the foreground, or the
+ * shell waits for a child), `'unknown'` (it is running: ask again). Where /proc/<pid>/syscall cannot
+ * be read, the foreground process group alone decides.
+ */
+export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unknown' {
+  let group: number | null;
+  try {
+    group = terminal.foregroundProcessGroup!();
+  } catch {
+    return 'busy'; // released: the shell's exit completes the command
+  }
+  if (group !== terminal.pid) return 'busy';
+  const nr = SYSCALLS[process.arch];
+  let fields: string[];
+  try {
+    fields = fs.readFileSync(`/proc/${terminal.pid}/syscall`, 'latin1').trim().split(' ');
+  } catch {
+    return 'prompt';
+  }
+  if (!nr) return 'prompt';
+  if (fields[0] === 'running') return 'unknown';
+  const call = Number(fields[0]);
+  if (call === nr.read && Number(fields[1]) === 0) return 'prompt';
+  if (call === nr.wait4) return 'busy';
+  return 'unknown';
 }

@@ -1,64 +1,69 @@
 /// ShellSessions: persistent, named bash sessions on pseudo-terminals, the robust version of the
 /// "interactive terminal tool" of agent frameworks (a shell per id, `is_input`, special keys,
-/// `no_enter`, timeouts that return `running` instead of killing).
+/// `no_enter`, timeouts that return `running` instead of killing). This file is the manager (options,
+/// the session cap, per-session call order, what a request sends); `session.ts` is one shell,
+/// `session-protocol.ts` the marker protocol, `session-input.ts` how a request's text is read.
 ///
 /// How a command is run, and why it is robust:
 /// - Each session is `bash --noprofile --norc --noediting -i` on a pty created by the native
-///   `createTerminal(..., { pty })`, which is then told to source a private rc (deleted by itself as it
-///   is read) that turns terminal echo off, empties PS1/PS2/PS0, keeps history in memory only and
-///   installs a read-only `PROMPT_COMMAND` that prints the completion marker. No system or user rc runs.
-///   No line editor (`--noediting`): nothing is redrawn or echoed, so the stream holds only output.
-/// - The command text is never typed into the terminal: it is written to a file in a private (0700)
-///   directory and the shell is sent one short line, ` __acp_n=<seq>; \builtin source <file>`. So
-///   heredocs, multi-line scripts, quotes and continuation lines (PS2) are parsed by bash from the file
-///   as one unit, the canonical-mode line limit (4095 bytes) does not apply, nothing is echoed, and the
-///   command runs in the shell itself (cd, export, functions, `set` options and background jobs persist).
-/// - Completion: `PROMPT_COMMAND` (run by bash before each prompt, also after C-c, under `set -e`,
-///   `set -u`, `pipefail`, and with stdout/stderr redirected, since it writes to `/dev/tty`) prints
-///   `ESC ] 6973 ; <token> ; E ; <seq> ; <$?> BEL`. The 128-bit token comes from `crypto.randomBytes`;
-///   the shell only holds it as octal escapes (`\061\141...`), so neither the rc nor `set`/`declare -p`
-///   output nor anything echoed contains it literally; only printf's output does. A program cannot
-///   complete a command without knowing the token, and a redrawn stale prompt cannot either (the
-///   sequence number must match). The marker is matched byte-exactly in the raw stream, wherever it
-///   falls inside a chunk or across chunks, and removed from the content.
-/// - `exitCode` is `$?` from that marker, the shell's exit code when the shell itself ended (e.g. after
-///   `set -e`), otherwise null: never invented. `workingDir` is read from `/proc/<shell pid>/cwd`.
-///
-/// Content is rendered from the raw bytes (`onOutput`) by `renderTerminalOutput`, the native terminal
-/// emulator run over the command's output alone, at the pty's size: escape sequences consumed, `\r`
-/// and backspace overwrites and cursor moves applied, alternate-screen drawing skipped. Not from the
-/// terminal's own text rendering, because a command's output must be delimited exactly by the markers' byte
-/// positions, read incrementally ("the output since the last call") and never lost to a scrollback
-/// size; the raw stream gives all three. The terminal is still created in text mode (option `screen`)
-/// for its emulator: it answers terminal queries (a program asking for the cursor position or the
-/// colours does not hang), and while a full-screen program (`less`, `vim`, `top`) shows, its screen,
-/// as the emulator renders it, is appended to the content.
-///
-/// Each command is sent as C-u, two empty lines, then the line that sources it, so that input left
-/// unread (a terminal's late answers to queries of a program that already exited, possibly ending
-/// with a backslash) is discarded or run as a line of its own, never glued to the command line.
+///   `createTerminal(..., { pty })`, told to source a private rc (which deletes itself): echo off, the
+///   completion marker as the prompt, history in memory only. No system or user rc runs; no line
+///   editor, so nothing is redrawn or echoed and the stream holds only output.
+/// - The command text is never typed: it is written to a file in a private (0700) directory and the
+///   shell is sent one short line that sources it with `.` in POSIX mode (so no function can stand in
+///   for `.`). Heredocs, multi-line scripts and quotes are parsed by bash from the file as one unit, the
+///   4095-byte line limit does not apply, and the command runs in the shell itself (cd, export,
+///   functions, `set` options and background jobs persist). A here-document left open is refused
+///   before anything runs (`bash -n`), as bash would run it with exit status 0.
+/// - Completion: bash's own prompt prints `ESC ] 6973 ; <token> ; E ; <seq> ; <$?> BEL` (prompt
+///   expansion: no command runs, so redefining `builtin` or `printf` changes nothing; PS1 is reset
+///   from a read-only copy before every prompt). The 128-bit token exists in the shell only as octal
+///   escapes; a stale prompt has an older sequence number. The marker is matched byte-exactly in the
+///   raw stream and removed. Before it completes a command it is confirmed from outside the shell: the
+///   pty's foreground process group is the shell's own and the shell is blocked reading the terminal.
+///   A marker that fails that (printed by a command that goes on running) completes nothing, and
+///   the command's completion then reports `exitCode: null`. While the shell's stderr is not the
+///   terminal, `PROMPT_COMMAND` prints a marker without a status: completions then say `exitCode: null`.
+/// - `exitCode` is `$?` from the prompt, the shell's exit code when the shell itself ended, otherwise
+///   null: never invented. `workingDir` is read from `/proc/<shell pid>/cwd`.
+/// - Content is the raw output of the command alone, rendered by the native terminal emulator at the
+///   pty's size (escapes consumed, `\r` overwrites applied); the terminal runs in text mode for its
+///   emulator, which answers terminal queries and shows a full-screen program's screen while it runs.
 ///
 /// Limits, by design: the prompt has no line editor, so cursor and history keys with nothing running
 /// are refused (`ERR_NO_RUNNING_COMMAND`) and commands are not in `history`; `set -x` traces carry one
-/// `+` more (the command is sourced); `PROMPT_COMMAND` is read-only; a command that replaces the shell
-/// (`exec bash`, `exec zsh`) loses the markers, so its later commands stay `running` until C-c/close;
-/// after a program leaves the terminal in raw mode, the next result starts with one
-/// `bash: $'\025': command not found` line until `stty sane`. Linux only (/proc).
+/// `+` more (the command is sourced); PS1 and `PROMPT_COMMAND` are the session's; a command that
+/// replaces the shell (`exec bash`) loses the markers, so its later commands stay `running` until
+/// C-c/close; a command that deliberately imitates a prompt while it waits for terminal input in the
+/// shell itself can still pass for finished (an OS sandbox is the answer to hostile commands). Linux
+/// only (/proc).
 
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { AcpTerminalError, invalidArg } from './errors';
+import { compileEnvPatterns, filteredInheritedEnv } from './policy';
+import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { nativeCore } from './session-native';
-import { commandInput, commandLine, rcLine } from './session-protocol';
-import { procStartTime, Session } from './session';
-import type { ExecuteRequest, ExecuteResult, PtyCreateTerminalFn, ShellSessionsOptions } from './session-types';
+import { commandFileText, commandInput, commandLine, rcLine } from './session-protocol';
+import { makeSessionDir, procStartTime, removeSessionDir, Session } from './session';
+import type {
+  ExecuteRequest,
+  ExecuteResult,
+  InterruptOptions,
+  InterruptReport,
+  PtyCreateTerminalFn,
+  ShellSessionsOptions,
+} from './session-types';
 import type { EnvVariable } from './types';
-import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
+import { mergeEnv, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
+
+export { isKeyName, parseKeys } from './session-input';
 
 export type {
   ExecuteRequest,
   ExecuteResult,
+  InterruptOptions,
+  InterruptReport,
   PtyCreateTerminalFn,
   PtyCreateTerminalOptions,
   PtyTerminalLike,
@@ -75,23 +80,8 @@ export const DEFAULT_INPUT_SETTLE_MS = 500;
 export const DEFAULT_SESSION_OUTPUT_BYTES = 1024 * 1024;
 /** Id of the session used when `execute` gets no `terminalId`. */
 export const DEFAULT_SESSION_ID = 'default';
-
-/**
- * True when `word` is a tmux key name (`C-c`, `M-x`, `S-Tab`, `Up`, `F5`, `Enter`, ...): such
- * commands are sent as keys. A plain character (`q`) is text, not a key. The native core's key
- * table decides (the one `sendKeys()` encodes with).
- */
-export function isKeyName(word: string): boolean {
-  return nativeCore().isKeyName(word);
-}
-
-/** Splits `command` into key names when every whitespace-separated word is one, else returns null. */
-export function parseKeys(command: string): string[] | null {
-  const words = command.trim().split(/\s+/);
-  if (words.length === 0 || words[0] === '') return null;
-  return words.every(isKeyName) ? words : null;
-}
-
+/** Default `graceMs` of {@link ShellSessions.interrupt}. */
+export const DEFAULT_INTERRUPT_GRACE_MS = 1000;
 
 /**
  * Named, persistent bash sessions on pseudo-terminals: the interactive terminal tool of an agent.
@@ -116,6 +106,7 @@ export class ShellSessions implements AsyncDisposable {
   private readonly cwd: string;
   private readonly env: EnvVariable[];
   private readonly inheritEnv: boolean | undefined;
+  private readonly dropEnv: ((name: string) => boolean) | undefined;
   private readonly shell: string;
   private readonly cols: number;
   private readonly rows: number;
@@ -136,6 +127,8 @@ export class ShellSessions implements AsyncDisposable {
       throw invalidArg('options.inheritEnv', 'must be a boolean');
     }
     this.inheritEnv = options.inheritEnv;
+    const drop = compileEnvPatterns(options.dropInheritedEnv, 'options.dropInheritedEnv');
+    this.dropEnv = options.inheritEnv === false ? undefined : drop;
     if (options.shell !== undefined && (typeof options.shell !== 'string' || options.shell === '')) {
       throw invalidArg('options.shell', 'must be a non-empty string');
     }
@@ -210,6 +203,58 @@ export class ShellSessions implements AsyncDisposable {
   }
 
   /**
+   * Interrupts the command running in a session and always gets the prompt back without losing the
+   * session: C-c first; if the prompt is not back within `graceMs`, the pty's foreground process group
+   * (when it is not the shell's own) is terminated: SIGTERM (and SIGCONT), then SIGKILL if it still
+   * runs `graceMs` later. Resolves with the output since the previous result, like `execute`, plus
+   * `interrupt` saying what it took. With nothing running, nothing is sent (`interrupt.signal` null).
+   * Waits for a call on the same session that is still running, as every call does.
+   * Rejects with `ERR_INVALID_ARG` naming `terminalId` or `graceMs`, or `ERR_HOST_CLOSED`.
+   */
+  async interrupt(terminalId: string = DEFAULT_SESSION_ID, options: InterruptOptions = {}): Promise<ExecuteResult> {
+    if (typeof terminalId !== 'string' || terminalId === '') throw invalidArg('terminalId', 'must be a non-empty string');
+    if (typeof options !== 'object' || options === null) throw invalidArg('options', 'must be an object');
+    const graceMs = optionalCount(options.graceMs, 'graceMs') ?? DEFAULT_INTERRUPT_GRACE_MS;
+    if (graceMs > 600_000) throw invalidArg('graceMs', `must be at most 600000 (10 minutes), got ${graceMs}`);
+    this.assertOpen();
+    return this.withLock(terminalId, () => this.interruptLocked(terminalId, graceMs));
+  }
+
+  private async interruptLocked(id: string, graceMs: number): Promise<ExecuteResult> {
+    const session = this.sessions.get(id);
+    if (!session || session.closed) {
+      return {
+        content: '',
+        exitCode: null,
+        status: 'completed',
+        workingDir: this.cwd,
+        command: 'C-c',
+        terminalId: id,
+        truncated: false,
+        sessionEnded: false,
+        interrupt: { signal: null, processGroup: null },
+      };
+    }
+    const terminal = session.terminal!;
+    const report: InterruptReport = { signal: null, processGroup: null };
+    if (session.busy && !session.completion && !session.exit) {
+      report.signal = 'SIGINT';
+      await terminal.sendKeys(['C-c']).catch(() => undefined);
+      await this.waitForResult(session, 'command', graceMs);
+      const group = session.busy && !session.completion ? terminal.foregroundProcessGroup?.() : null;
+      if (typeof group === 'number' && group !== terminal.pid) {
+        const started = Date.now();
+        await nativeCore().killProcessGroup(group, graceMs);
+        // The group outlived the grace only if SIGTERM was not enough: SIGKILL followed.
+        report.signal = Date.now() - started >= graceMs ? 'SIGKILL' : 'SIGTERM';
+        report.processGroup = group;
+        await this.waitForResult(session, 'command', this.timeoutMs);
+      }
+    }
+    return this.result(session, 'C-c', report);
+  }
+
+  /**
    * Closes a session: kills its shell and every process of its tree, then frees the terminal.
    * Resolves false for an unknown id.
    */
@@ -272,17 +317,17 @@ export class ShellSessions implements AsyncDisposable {
         if (!s.exit) throw error;
       }
     };
-    const keys = isInput ? null : parseKeys(command);
+    const keys = requestKeys(command, isInput);
     let mode: 'command' | 'input';
     if (command !== '' && !s.busy) s.absorbCompletion();
     if (command === '') {
       // Running: wait for it as for a command. Idle: collect what background jobs print, until quiet.
       mode = s.busy ? 'command' : 'input';
     } else if (keys) {
-      if (!session.busy) {
+      if (!s.busy) {
         // Nothing runs and nothing was typed: the shell has no line editor (no history or cursor
-        // keys), so only control keys and Enter mean something to it.
-        const bad = keys.find((k) => k !== 'Enter' && !/^C-[\x21-\x7e]$/.test(k));
+        // keys), so only control keys and Enter mean something to it, and only some make it prompt.
+        const bad = keyRefusedAtPrompt(keys);
         if (bad !== undefined) {
           throw new AcpTerminalError(
             'ERR_NO_RUNNING_COMMAND',
@@ -291,21 +336,21 @@ export class ShellSessions implements AsyncDisposable {
             { field: 'command', terminalId: id },
           );
         }
-        session.waiting = { seq: 'any' };
+        if (keysPrompt(keys)) s.waitFor('any');
       }
       await send(() => terminal.sendKeys(keys));
       mode = 'input';
     } else if (isInput) {
-      if (!session.busy) {
+      if (!s.busy) {
         throw new AcpTerminalError(
           'ERR_NO_RUNNING_COMMAND',
           `isInput: no command is running in session ${JSON.stringify(id)}; send the text as a command instead`,
           { field: 'isInput', terminalId: id },
         );
       }
-      await send(() => terminal.write(noEnter ? command : `${command}\r`));
+      await send(() => terminal.write(inputText(command, noEnter)));
       mode = 'input';
-    } else if (session.busy) {
+    } else if (s.busy) {
       throw new AcpTerminalError(
         'ERR_COMMAND_RUNNING',
         `command: a command is still running in session ${JSON.stringify(id)}; send "" to collect its output, ` +
@@ -314,61 +359,41 @@ export class ShellSessions implements AsyncDisposable {
       );
     } else if (noEnter) {
       // Text typed at the prompt without Enter: it runs when Enter (or more input with Enter) follows.
-      session.waiting = { seq: 'any' };
+      s.waitFor('any');
       await send(() => terminal.write(command));
       mode = 'input';
     } else {
-      session.seq += 1;
-      fs.mkdirSync(session.dir, { recursive: true, mode: 0o700 });
-      fs.writeFileSync(session.commandFile, command.endsWith('\n') ? command : `${command}\n`, { mode: 0o600 });
-      session.waiting = { seq: session.seq };
-      const line = commandLine(session.seq, session.commandFile);
-      session.typedLine = line;
+      fs.mkdirSync(s.dir, { recursive: true, mode: 0o700 });
+      fs.writeFileSync(s.commandFile, commandFileText(command), { mode: 0o600 });
+      const open = await findOpenHereDocument(this.shell, command, s.commandFile);
+      if (open) {
+        throw new AcpTerminalError(
+          'ERR_INVALID_ARG',
+          `command: unterminated here-document (line ${open.line}): bash reached the end of the command looking for ` +
+            `its delimiter \`${open.delimiter}\`; nothing was run: send the whole command, delimiter line included`,
+          { field: 'command', terminalId: id, incomplete: 'here-document', delimiter: open.delimiter },
+        );
+      }
+      s.seq += 1;
+      s.waitFor(s.seq);
+      const line = commandLine(s.seq, s.commandFile);
+      s.typedLine = line;
       await send(() => terminal.write(commandInput(line)));
       mode = 'command';
     }
-    await this.waitForResult(session, mode, timeoutMs);
-    const screen = this.screen
-      ? () =>
-          terminal.currentOutput().then(
-            (o) => o.output,
-            () => undefined,
-          )
-      : undefined;
-    const { content, truncated, completion } = await session.take(screen);
-    const ended = completion?.ended === true;
-    const result: ExecuteResult = {
-      content,
-      exitCode: completion ? completion.exitCode : null,
-      status: completion || !session.busy ? 'completed' : 'running',
-      workingDir: session.cwd(),
-      command,
-      terminalId: id,
-      truncated,
-      sessionEnded: ended,
-    };
-    if (ended || session.exit) await this.destroy(session);
+    await this.waitForResult(s, mode, timeoutMs);
+    return this.result(s, command);
+  }
+
+  /** The session's result (and the session forgotten when its shell ended). */
+  private async result(session: Session, command: string, interrupt?: InterruptReport): Promise<ExecuteResult> {
+    const result = await session.result(command, this.screen, interrupt);
+    if (result.sessionEnded || session.exit) await this.destroy(session);
     return result;
   }
 
-  private async waitForResult(session: Session, mode: 'command' | 'input', timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    const start = Date.now();
-    // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
-    await new Promise((resolve) => setImmediate(resolve));
-    for (;;) {
-      if (session.completion) return;
-      if (!session.busy && mode === 'command') return;
-      const now = Date.now();
-      if (now >= deadline) return;
-      let wait = deadline - now;
-      if (mode === 'input') {
-        const quietFor = Math.min(session.idleSinceMs, now - start);
-        if (quietFor >= this.settleMs) return;
-        wait = Math.min(wait, this.settleMs - quietFor);
-      }
-      await session.changed(wait);
-    }
+  private waitForResult(session: Session, mode: 'command' | 'input', timeoutMs: number): Promise<void> {
+    return session.settle(mode, timeoutMs, this.settleMs);
   }
 
   private async open(id: string): Promise<Session> {
@@ -384,27 +409,29 @@ export class ShellSessions implements AsyncDisposable {
 
   private async start(id: string): Promise<Session> {
     await this.evictFor();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-shell-'));
-    trackDir(dir);
+    const dir = makeSessionDir();
     const session = new Session(id, dir, this.maxOutputBytes, this.cwd);
     session.size = { cols: this.cols, rows: this.rows };
     const rcPath = path.join(dir, 'rc');
     try {
       fs.writeFileSync(rcPath, session.rcText(rcPath), { mode: 0o600 });
       const backend: PtyCreateTerminalFn = this.backend ?? nativeCore().createTerminal;
+      // Inherited variables the host drops are left out here, and the shell starts from the rest.
+      const env = this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv), this.env) : this.env;
+      const inheritEnv = this.dropEnv ? false : this.inheritEnv;
       const terminal = await backend(
         {
           command: this.shell,
           args: ['--noprofile', '--norc', '--noediting', '-i'],
           cwd: this.cwd,
-          ...(this.env.length > 0 ? { env: this.env } : {}),
+          ...(env.length > 0 ? { env } : {}),
           outputByteLimit: 64 * 1024,
         },
         {
           pty: { cols: this.cols, rows: this.rows },
           // Text mode for its emulator (query answers, full-screen programs); the scrollback is not used.
           ...(this.screen ? { output: 'text' as const, scrollback: 0 } : {}),
-          ...(this.inheritEnv !== undefined ? { inheritEnv: this.inheritEnv } : {}),
+          ...(inheritEnv !== undefined ? { inheritEnv } : {}),
         },
       );
       session.attach(terminal);
@@ -424,12 +451,12 @@ export class ShellSessions implements AsyncDisposable {
       }
     } catch (error) {
       await this.kill(session).catch(() => undefined);
-      removeDir(dir);
+      removeSessionDir(dir);
       throw error;
     }
     if (this.closed) {
       await this.kill(session);
-      removeDir(dir);
+      removeSessionDir(dir);
       throw new AcpTerminalError('ERR_HOST_CLOSED', 'the shell sessions were closed while a session was starting');
     }
     session.lastUsed = performanceNow();
@@ -452,7 +479,7 @@ export class ShellSessions implements AsyncDisposable {
     if (session.closed) return;
     session.closed = true;
     await this.kill(session);
-    removeDir(session.dir);
+    removeSessionDir(session.dir);
   }
 
   private async kill(session: Session): Promise<void> {
@@ -466,25 +493,6 @@ export class ShellSessions implements AsyncDisposable {
     session.detach();
     await terminal.release().catch(() => undefined);
   }
-}
-
-/** Private directories of live sessions, removed at exit even if `closeAll()` was never called. */
-const liveDirs = new Set<string>();
-let exitHookInstalled = false;
-
-function trackDir(dir: string): void {
-  liveDirs.add(dir);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const d of liveDirs) fs.rmSync(d, { recursive: true, force: true });
-    });
-  }
-}
-
-function removeDir(dir: string): void {
-  liveDirs.delete(dir);
-  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 function performanceNow(): number {
