@@ -85,6 +85,7 @@ export type {
 } from './types';
 export {
   DEFAULT_INPUT_SETTLE_MS,
+  DEFAULT_INTERRUPT_GRACE_MS,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_ID,
   DEFAULT_SESSION_OUTPUT_BYTES,
@@ -94,6 +95,8 @@ export {
   ShellSessions,
   type ExecuteRequest,
   type ExecuteResult,
+  type InterruptOptions,
+  type InterruptReport,
   type PtyCreateTerminalFn,
   type PtyCreateTerminalOptions,
   type PtyTerminalLike,
