@@ -386,17 +386,17 @@ export function procStartTime(pid: number): string | undefined {
   }
 }
 
-/** The read(2) and wait4(2) system call numbers of this architecture, where known. */
-const SYSCALLS: Partial<Record<string, { read: number; wait4: number }>> = {
-  x64: { read: 0, wait4: 61 },
-  arm64: { read: 63, wait4: 260 },
-  ia32: { read: 3, wait4: 114 },
-  arm: { read: 3, wait4: 114 },
+/** System call numbers of read(2), pselect6(2) (readline waits with it) and wait4(2), where known. */
+const SYSCALLS: Partial<Record<string, { read: number; pselect6: number; wait4: number }>> = {
+  x64: { read: 0, pselect6: 270, wait4: 61 },
+  arm64: { read: 63, pselect6: 72, wait4: 260 },
+  ia32: { read: 3, pselect6: 308, wait4: 114 },
+  arm: { read: 3, pselect6: 335, wait4: 114 },
 };
 
 /**
  * Where a pty's shell is, seen from outside: `'prompt'` (the foreground process group is the shell's
- * own and the shell is blocked reading fd 0), `'busy'` (another group is in the foreground, or the
+ * own and the shell is blocked waiting for input on fd 0), `'busy'` (another group is in the foreground, or the
  * shell waits for a child), `'unknown'` (it is running: ask again). Where /proc/<pid>/syscall cannot
  * be read, the foreground process group alone decides.
  */
@@ -418,7 +418,8 @@ export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unk
   if (!nr) return 'prompt';
   if (fields[0] === 'running') return 'unknown';
   const call = Number(fields[0]);
-  if (call === nr.read && Number(fields[1]) === 0) return 'prompt';
+  // Blocked reading fd 0: read(0, ...), or pselect6 on fd 0 alone (nfds 1) when readline is on.
+  if ((call === nr.read && Number(fields[1]) === 0) || (call === nr.pselect6 && Number(fields[1]) === 1)) return 'prompt';
   if (call === nr.wait4) return 'busy';
   return 'unknown';
 }
