@@ -104,24 +104,41 @@ describe('what is written to the shell', () => {
     expect(inBash('( __acp_ps1=x ) 2>/dev/null || echo read-only')).toBe('read-only\n');
   });
 
-  test('a command file sourced by the command line runs in normal mode, with its own line numbers, even with . and source redefined', () => {
+  /** Runs `lines` in a bash that sourced the rc, with `command` in a command file run as a session runs it. */
+  function runCommand(before: string, command: string, after: string): string {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'protocol-test-'));
     try {
+      const rc = path.join(dir, 'rc');
+      fs.writeFileSync(rc, rcText(token, rc));
       const file = path.join(dir, 'command.sh');
-      fs.writeFileSync(file, commandFileText('echo "line $LINENO"; shopt -qo posix && echo posix\n(exit 3)'));
-      const out = execFileSync(
-        'bash',
-        ['--noprofile', '--norc', '-c', `.() { echo fake; }; source() { echo fake; }; builtin() { echo fake; }\n${commandLine(1, file)}\necho "status $?"`],
-        { encoding: 'utf8' },
-      );
-      expect(out).toBe('line 1\nstatus 3\n');
+      fs.writeFileSync(file, commandFileText(command));
+      return execFileSync('bash', ['--noprofile', '--norc', '-c', `source ${rc} 2>/dev/null\n${before}\n${commandLine(1, file)}\n${after}`], {
+        encoding: 'utf8',
+      });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  test('a command file sourced by the command line runs in normal mode, with its own line numbers, even with . and source redefined', () => {
+    const out = runCommand(
+      '.() { echo fake; }; source() { echo fake; }; builtin() { echo fake; }; unset() { echo fake; }',
+      'echo "line $LINENO"; shopt -qo posix && echo posix\n(exit 3)',
+      'echo "status $?"',
+    );
+    expect(out).toBe('line 1\nstatus 3\n');
+  });
+
+  test("the shell options POSIX mode touches are the command's own, before, during and after it", () => {
+    const show = 'shopt -p inherit_errexit shift_verbose expand_aliases || :';
+    for (const before of ['shopt -u inherit_errexit; shopt -u shift_verbose; shopt -s expand_aliases', 'shopt -s inherit_errexit; shopt -s shift_verbose; shopt -u expand_aliases']) {
+      const expected = execFileSync('bash', ['--noprofile', '--norc', '-c', `${before}; ${show}`], { encoding: 'utf8' });
+      expect(runCommand(before, show, show)).toBe(expected + expected);
     }
   });
 
   test('the command line and what is typed to run it', () => {
-    expect(commandLine(3, '/d/command.sh')).toBe(" POSIXLY_CORRECT=1; __acp_n=3; \\. '/d/command.sh'");
+    expect(commandLine(3, '/d/command.sh')).toBe(" __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=3; \\. '/d/command.sh'");
     expect(commandFileText('ls')).toBe(`${COMMAND_PREFIX}ls\n`);
     expect(commandFileText('ls\n')).toBe(`${COMMAND_PREFIX}ls\n`);
     expect(commandInput('L')).toBe('\x15\n\nL\n');
@@ -141,7 +158,16 @@ describe('what is read back', () => {
   });
 
   test('set -x traces of the session machinery are dropped, the command traces kept', () => {
-    const traced = ['+ POSIXLY_CORRECT=1', '+ __acp_n=2', `+ . ${file}`, '++ unset POSIXLY_CORRECT', '++ echo hi', 'hi'].join('\n');
+    const traced = [
+      '+ __acp_o=checkwinsize:cmdhist',
+      '+ POSIXLY_CORRECT=1',
+      '+ __acp_n=2',
+      `+ . ${file}`,
+      '++ unset POSIXLY_CORRECT',
+      '++ __acp_opts',
+      '++ echo hi',
+      'hi',
+    ].join('\n');
     expect(removeTraces(traced, file)).toBe('++ echo hi\nhi');
     expect(removeTraces(`+ . '${file}'\nx`, file)).toBe('x');
     expect(removeTraces('plain', file)).toBe('plain');

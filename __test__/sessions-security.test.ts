@@ -109,6 +109,17 @@ describe('forged and tampered markers give the real exit code or null, never a m
     expect(await shells.execute({ command: '(exit 42)' })).toMatchObject({ exitCode: 42 });
   });
 
+  test('running commands by . in POSIX mode leaves the shell options as the commands set them', async () => {
+    const show = 'shopt -p inherit_errexit shift_verbose expand_aliases; shopt -po posix; :';
+    expect((await shells.execute({ command: show })).content).toBe(
+      'shopt -u inherit_errexit\nshopt -u shift_verbose\nshopt -s expand_aliases\nset +o posix',
+    );
+    await shells.execute({ command: 'shopt -s inherit_errexit shift_verbose; shopt -u expand_aliases' });
+    expect((await shells.execute({ command: show })).content).toBe(
+      'shopt -s inherit_errexit\nshopt -s shift_verbose\nshopt -u expand_aliases\nset +o posix',
+    );
+  });
+
   test('a command rewriting PS1 (to any text, or the marker with $? replaced) does not change the exit code', async () => {
     expect(await shells.execute({ command: "PS1='$ '; false" })).toMatchObject({ exitCode: 1 });
     expect(await shells.execute({ command: `PS1="\${PS1//'$?'/0}"; false` })).toMatchObject({ exitCode: 1 });

@@ -12,10 +12,12 @@
  * is not seen: `PROMPT_COMMAND` then prints `ESC ] 6973 ; <token> ; F ; <seq> BEL` to /dev/tty, a
  * completion without a status (it comes from commands a function could replace).
  *
- * A command is run with ` POSIXLY_CORRECT=1; __acp_n=<seq>; \. <file>`: in POSIX mode `.` is a
- * special builtin, found before any function named `.`, `source` or `builtin`; the file's first line
- * starts with `\unset POSIXLY_CORRECT; ` (also a special builtin), so the command itself runs in
- * bash's normal mode, with its own line numbers.
+ * A command is run with ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=<seq>; \. <file>`: in POSIX
+ * mode `.` is a special builtin, found before any function named `.`, `source` or `builtin`; the
+ * file's first line starts with `\unset POSIXLY_CORRECT; \__acp_opts; ` (`unset` is a special builtin
+ * too; `__acp_opts`, a read-only function of the rc, puts back the shell options that bash's POSIX
+ * mode changed and did not restore: `inherit_errexit`, `shift_verbose`, `expand_aliases`), so the
+ * command itself runs in bash's normal mode, with its own options and line numbers.
  */
 
 import { shellQuote } from './shell-quote';
@@ -59,6 +61,11 @@ export function rcText(token: string, rcPath: string): string {
   const promptCommand =
     `{ PS1=$__acp_ps1; \\builtin shopt -s promptvars; [[ -t 3 ]] || ${fallback}; } 3>&2 2>/dev/null ` +
     `|| { PS1=$__acp_ps1; ${fallback}; } 2>/dev/null || [[ 1 ]]`;
+  // Leaving POSIX mode (POSIXLY_CORRECT unset) resets these options to bash's defaults and leaves
+  // inherit_errexit on: back to what they were before the command line (`$__acp_o`, from BASHOPTS).
+  const restoreOptions =
+    'for __acp_x in inherit_errexit shift_verbose expand_aliases; do ' +
+    'if [[ :$__acp_o: == *:$__acp_x:* ]]; then \\builtin shopt -s $__acp_x; else \\builtin shopt -u $__acp_x; fi; done';
   return [
     '# acp-terminal ShellSessions rc (deletes itself)',
     `\\command rm -f -- ${shellQuote(rcPath)}`,
@@ -72,6 +79,8 @@ export function rcText(token: string, rcPath: string): string {
     `declare -r __acp_ps1=${shellQuote(prompt)}`,
     'PS1=$__acp_ps1',
     `declare -r PROMPT_COMMAND=${shellQuote(promptCommand)}`,
+    `__acp_opts() { { ${restoreOptions}; } >/dev/null 2>&1; }`,
+    'declare -fr __acp_opts',
     '',
   ].join('\n');
 }
@@ -82,11 +91,11 @@ export function rcLine(rcPath: string): string {
 }
 
 /** Prefix of the command file's first line: back to bash's normal mode (see the module doc). */
-export const COMMAND_PREFIX = '\\unset POSIXLY_CORRECT; ';
+export const COMMAND_PREFIX = '\\unset POSIXLY_CORRECT; \\__acp_opts; ';
 
 /** The line that runs command number `seq` from `file` (a leading space keeps it out of history). */
 export function commandLine(seq: number, file: string): string {
-  return ` POSIXLY_CORRECT=1; __acp_n=${seq}; \\. ${shellQuote(file)}`;
+  return ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=${seq}; \\. ${shellQuote(file)}`;
 }
 
 /** The text of the command file for `command`: the prefix, the command, a final line end. */
@@ -174,7 +183,7 @@ export function removeEcho(text: string, typedLine: string): string {
 /** Lines `set -x` prints for the session machinery (the typed line and the command file's prefix). */
 function isMachineryTrace(line: string, file: string): boolean {
   return (
-    /^\++ (POSIXLY_CORRECT=1|__acp_n=\d+|unset POSIXLY_CORRECT)$/.test(line) ||
+    /^\++ (POSIXLY_CORRECT=1|__acp_n=\d+|__acp_o=\S*|unset POSIXLY_CORRECT|__acp_opts)$/.test(line) ||
     line.endsWith(`+ . ${file}`) ||
     line.endsWith(`+ . ${shellQuote(file)}`)
   );
