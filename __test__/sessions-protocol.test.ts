@@ -130,8 +130,9 @@ describe('what is written to the shell', () => {
   });
 
   test("the shell options POSIX mode touches are the command's own, before, during and after it", () => {
-    const show = 'shopt -p inherit_errexit shift_verbose expand_aliases || :';
-    for (const before of ['shopt -u inherit_errexit; shopt -u shift_verbose; shopt -s expand_aliases', 'shopt -s inherit_errexit; shopt -s shift_verbose; shopt -u expand_aliases']) {
+    const options = 'inherit_errexit shift_verbose expand_aliases interactive_comments sourcepath';
+    const show = `shopt -p ${options} || :`;
+    for (const before of [`shopt -u ${options}`, `shopt -s ${options}`, 'shopt -s inherit_errexit; shopt -u sourcepath']) {
       const expected = execFileSync('bash', ['--noprofile', '--norc', '-c', `${before}; ${show}`], { encoding: 'utf8' });
       expect(runCommand(before, show, show)).toBe(expected + expected);
     }

@@ -16,8 +16,9 @@
  * mode `.` is a special builtin, found before any function named `.`, `source` or `builtin`; the
  * file's first line starts with `\unset POSIXLY_CORRECT; \__acp_opts; ` (`unset` is a special builtin
  * too; `__acp_opts`, a read-only function of the rc, puts back the shell options that bash's POSIX
- * mode changed and did not restore: `inherit_errexit`, `shift_verbose`, `expand_aliases`), so the
- * command itself runs in bash's normal mode, with its own options and line numbers.
+ * mode changed and did not restore: `inherit_errexit`, `shift_verbose`, `expand_aliases`,
+ * `interactive_comments`, `sourcepath`), so the command itself runs in bash's normal mode, with its
+ * own options and line numbers.
  */
 
 import { shellQuote } from './shell-quote';
@@ -64,7 +65,7 @@ export function rcText(token: string, rcPath: string): string {
   // Leaving POSIX mode (POSIXLY_CORRECT unset) resets these options to bash's defaults and leaves
   // inherit_errexit on: back to what they were before the command line (`$__acp_o`, from BASHOPTS).
   const restoreOptions =
-    'for __acp_x in inherit_errexit shift_verbose expand_aliases; do ' +
+    'for __acp_x in inherit_errexit shift_verbose expand_aliases interactive_comments sourcepath; do ' +
     'if [[ :$__acp_o: == *:$__acp_x:* ]]; then \\builtin shopt -s $__acp_x; else \\builtin shopt -u $__acp_x; fi; done';
   return [
     '# acp-terminal ShellSessions rc (deletes itself)',
