@@ -106,7 +106,7 @@ describe('interrupt(): C-c, then the foreground process group (TERM, then KILL)'
     const [lessPid] = findProcess(['less', '-+F', 'long.txt'], shellPid);
     // less shows its screen: C-c alone does not end it.
     await collectUntil(shells, (all) => all.includes('row 0'));
-    const r = await shells.interrupt('default', { graceMs: 500 });
+    const r = await shells.interrupt('default', { graceMs: 3000 });
     expect(r).toMatchObject({ status: 'completed', interrupt: { signal: 'SIGTERM', processGroup: lessPid } });
     // less handles SIGTERM and exits with 15 itself; had it died of the signal, bash would say 143.
     expect([15, 143]).toContain(r.exitCode);
@@ -124,6 +124,15 @@ describe('interrupt(): C-c, then the foreground process group (TERM, then KILL)'
     expect(r).toMatchObject({ status: 'completed', exitCode: 137, interrupt: { signal: 'SIGKILL' } });
     expect(typeof r.interrupt?.processGroup).toBe('number');
     expect(await shells.execute({ command: 'echo back' })).toMatchObject({ content: 'back', exitCode: 0 });
+  });
+
+  test('the shell itself ignoring C-c (a trap and a builtin): nothing can be terminated without ending the session, it says running', async () => {
+    await startUntilReady("trap '' INT; echo ready; read -r x; echo \"got $x\"");
+    const r = await shells.interrupt(undefined, { graceMs: 200 });
+    expect(r).toMatchObject({ status: 'running', exitCode: null, interrupt: { signal: 'SIGINT', processGroup: null } });
+    const { content, last } = await drain(shells, await shells.execute({ command: 'hello', isInput: true }));
+    expect(last).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect(content).toBe('got hello');
   });
 
   test('bad arguments are named', async () => {

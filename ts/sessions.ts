@@ -244,11 +244,14 @@ export class ShellSessions implements AsyncDisposable {
       const group = session.busy && !session.completion ? terminal.foregroundProcessGroup?.() : null;
       if (typeof group === 'number' && group !== terminal.pid) {
         const started = Date.now();
-        await nativeCore().killProcessGroup(group, graceMs);
-        // The group outlived the grace only if SIGTERM was not enough: SIGKILL followed.
-        report.signal = Date.now() - started >= graceMs ? 'SIGKILL' : 'SIGTERM';
-        report.processGroup = group;
-        await this.waitForResult(session, 'command', this.timeoutMs);
+        // False: the group ended by itself meanwhile (C-c took effect late); nothing was signalled.
+        if (await nativeCore().killProcessGroup(group, graceMs)) {
+          // The group outlived the grace only if SIGTERM was not enough: SIGKILL followed.
+          report.signal = Date.now() - started >= graceMs ? 'SIGKILL' : 'SIGTERM';
+          report.processGroup = group;
+        }
+        // The shell prompts once its job is gone (unless the shell itself goes on: still running).
+        await this.waitForResult(session, 'command', Math.max(graceMs, 5000));
       }
     }
     return this.result(session, 'C-c', report);
