@@ -104,10 +104,14 @@ export interface ExecuteRequest {
    * A bash command (may span lines, heredocs included); `""` collects more output: of the running
    * command (waiting up to `timeoutMs` for it to finish), or on an idle session what background jobs
    * printed (once output was quiet for `inputSettleMs`); a key name or space-separated key names
-   * (`C-c`, `Up Enter`) send those keys.
+   * (`C-c`, `Up Enter`) send those keys. A here-document left open is refused (`ERR_INVALID_ARG`,
+   * `details.incomplete: 'here-document'`) before anything runs.
    */
   command: string;
-  /** Send `command` as text to the running program (followed by Enter unless `noEnter`). */
+  /**
+   * Send `command` as text to the running program, followed by Enter unless `noEnter` (one trailing
+   * line end of the text is that Enter, not a second one). A lone key name (`C-c`) is sent as the key.
+   */
   isInput?: boolean;
   /** Do not press Enter after the text. */
   noEnter?: boolean;
@@ -119,7 +123,11 @@ export interface ExecuteRequest {
 export interface ExecuteResult {
   /** Output since the previous result of this session, as text (echo, markers and escape sequences removed). */
   content: string;
-  /** Exit code of the finished command; null while running or when unknown (e.g. the shell died by a signal). */
+  /**
+   * Exit code of the finished command; null while running or when unknown: the shell died by a
+   * signal, its stderr was not the terminal, or a marker of the command could not be confirmed
+   * from outside the shell (forged). Never made up.
+   */
   exitCode: number | null;
   /** `completed`: the shell is back at its prompt (or ended); `running`: the command still runs. */
   status: 'completed' | 'running';
