@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { ShellSessions, type ExecuteRequest, type ExecuteResult } from '../ts/sessions';
 import { AcpTerminalError } from '../ts/errors';
 import { eventually, isGone } from './core/helpers';
+import { collectUntil as collectFromSession, drain as drainSession, findProcess, gateCommand } from './fixtures/shell-sessions';
 
 let shells: ShellSessions;
 let work: string;
@@ -24,50 +25,13 @@ afterEach(async () => {
 });
 
 /** Calls `execute` with an empty command until the command completes; returns all content in order. */
-async function drain(first: ExecuteResult, terminalId?: string): Promise<{ content: string; last: ExecuteResult }> {
-  const parts = [first.content];
-  let last = first;
-  const deadline = Date.now() + 50_000;
-  while (last.status === 'running') {
-    if (Date.now() > deadline) throw new Error(`still running: ${JSON.stringify(parts)}`);
-    last = await shells.execute({ command: '', timeoutMs: 1000, ...(terminalId ? { terminalId } : {}) });
-    parts.push(last.content);
-  }
-  return { content: parts.filter((p) => p !== '').join('\n'), last };
+function drain(first: ExecuteResult, terminalId?: string): Promise<{ content: string; last: ExecuteResult }> {
+  return drainSession(shells, first, terminalId);
 }
 
 /** Collects output of a running command with short empty calls until `pred` holds on all of it. */
 async function collectUntil(pred: (all: string) => boolean, req: Partial<ExecuteRequest> = {}): Promise<string> {
-  let all = '';
-  const deadline = Date.now() + 50_000;
-  while (!pred(all)) {
-    if (Date.now() > deadline) throw new Error(`never matched; got ${JSON.stringify(all)}`);
-    const r = await shells.execute({ command: '', timeoutMs: 200, ...req });
-    if (r.content) all += (all ? '\n' : '') + r.content;
-  }
-  return all;
-}
-
-/** Pids of processes whose argv is exactly `argv`, in the pty session of `shellPid`. */
-function findProcess(argv: string[], shellPid: number): number[] {
-  const want = argv.join('\0') + '\0';
-  const found: number[] = [];
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${e}/cmdline`, 'utf8') !== want) continue;
-      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(f[3]) === shellPid) found.push(Number(e));
-    } catch {
-      /* raced with exit */
-    }
-  }
-  return found;
-}
-
-function gateCommand(gate: string): string {
-  return `while [ ! -e '${gate}' ]; do sleep 0.05; done`;
+  return (await collectFromSession(shells, pred, req)).all;
 }
 
 describe('state persists between calls', () => {

@@ -7,6 +7,7 @@
 #![deny(clippy::all)]
 
 pub mod cgroup;
+pub mod containment;
 pub mod error;
 pub mod exit;
 pub mod guard;
@@ -18,6 +19,7 @@ pub mod pty;
 pub mod registry;
 pub mod render;
 pub mod spawn;
+pub mod sys;
 pub mod terminal;
 
 mod binding;

@@ -112,6 +112,15 @@ pub fn get_size(fd: &impl AsRawFd) -> io::Result<PtySize> {
     })
 }
 
+/// The foreground process group of the terminal whose master (or slave) is `fd`
+/// (`tcgetpgrp`); `None` when the terminal has none or is gone.
+pub fn foreground_group(fd: &impl std::os::fd::AsFd) -> Option<i32> {
+    nix::unistd::tcgetpgrp(fd)
+        .ok()
+        .map(|p| p.as_raw())
+        .filter(|&p| p > 0)
+}
+
 /// Duplicates `fd` (close-on-exec).
 pub fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
     // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own.

@@ -517,6 +517,26 @@ impl Terminal {
         Ok(())
     }
 
+    /// The pty's foreground process group (`tcgetpgrp` on the master): the shell's own group
+    /// while it waits at its prompt, a job's while that runs. `None` once the command exited
+    /// or the terminal was released (its master is closed). `ERR_NOT_A_PTY` on a pipe terminal.
+    pub fn foreground_process_group(&self) -> Result<Option<i32>, TermError> {
+        if !self.is_pty {
+            return Err(TermError::new(
+                ERR_NOT_A_PTY,
+                format!(
+                    "terminal {} is not a pty: foregroundProcessGroup needs options.pty at creation",
+                    self.id()
+                ),
+            ));
+        }
+        if self.exit_status().is_some() || self.is_released() {
+            return Ok(None);
+        }
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(fd.as_ref().and_then(pty::foreground_group))
+    }
+
     /// Resolves with the exit status once the command exited and its output was collected.
     pub async fn wait_for_exit(&self) -> ExitStatus {
         let mut rx = self.exit_tx.subscribe();

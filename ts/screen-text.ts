@@ -8,6 +8,7 @@
 /// `alternateScreen` says so (its screen comes from the terminal's own emulator).
 
 import { invalidArg } from './errors';
+import { nativeCore } from './session-native';
 
 /** Options of {@link renderTerminalText}. */
 export interface RenderTextOptions {
@@ -33,31 +34,12 @@ export interface RenderedTerminalText {
   alternateScreen: boolean;
 }
 
-interface NativeRender {
-  renderTerminalOutput(
-    data: string | Uint8Array,
-    options?: { cols?: number | null; rows?: number | null; alternateScreen?: boolean | null } | null,
-  ): RenderedTerminalText;
-  renderTerminalOutputAsync(
-    data: string | Uint8Array,
-    options?: { cols?: number | null; rows?: number | null; alternateScreen?: boolean | null } | null,
-  ): Promise<RenderedTerminalText>;
-}
-
-let native: NativeRender | undefined;
-
-function load(): NativeRender {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  native ??= require('../index.js') as NativeRender;
-  return native;
-}
-
 /**
  * Renders raw terminal output (a string, as UTF-8, or bytes) and tells whether it leaves the terminal
  * on the alternate screen, in one pass of the emulator. Throws `ERR_INVALID_ARG` naming the field.
  */
 export function renderTerminalOutput(input: string | Uint8Array, options: RenderTextOptions = {}): RenderedTerminalText {
-  return load().renderTerminalOutput(input, nativeOptions(options));
+  return nativeCore().renderTerminalOutput(input, nativeOptions(options));
 }
 
 /**
@@ -69,7 +51,7 @@ export async function renderTerminalOutputAsync(
   input: string | Uint8Array,
   options: RenderTextOptions = {},
 ): Promise<RenderedTerminalText> {
-  return load().renderTerminalOutputAsync(input, nativeOptions(options));
+  return nativeCore().renderTerminalOutputAsync(input, nativeOptions(options));
 }
 
 function nativeOptions(options: RenderTextOptions): { cols?: number; rows?: number; alternateScreen?: boolean } {

@@ -13,6 +13,8 @@ import { AcpTerminalError, errorCode, errorMessage } from './errors';
 import { loadNativeCreateTerminal } from './native';
 import { loadSdkV2 } from './sdk';
 import type { CreateTerminalFn, CreateTerminalOptions, CreateTerminalParams, ExitStatus, TerminalLike } from './types';
+import { shellWord } from './shell-quote';
+import { TailBuffer } from './tail-buffer';
 import { optionalAbsolutePath, requireString } from './validate';
 
 /** Receives each v2 `session/update` notification, in order; e.g. `(n) => ctx.client.notify('session/update', n)`. */
@@ -58,36 +60,7 @@ const VERIFY_TAIL_BYTES = 1024 * 1024;
 /** Quotes `words` as a POSIX shell line (for display). */
 export function shellLine(command: string, args?: readonly string[] | null): string {
   if (!args || args.length === 0) return command;
-  return [command, ...args].map(shellQuote).join(' ');
-}
-
-function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_/.,:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/** Keeps the last `limit` bytes (at least) of a byte stream and the total count. */
-class Tail {
-  private chunks: Buffer[] = [];
-  private keptBytes = 0;
-  /** Bytes pushed so far. */
-  total = 0;
-  constructor(private readonly limit: number) {}
-  push(chunk: Buffer): void {
-    this.total += chunk.length;
-    this.chunks.push(chunk);
-    this.keptBytes += chunk.length;
-    while (this.chunks.length > 1 && this.keptBytes - this.chunks[0]!.length >= this.limit) {
-      this.keptBytes -= this.chunks.shift()!.length;
-    }
-  }
-  /** The kept (newest) bytes. */
-  kept(): Buffer {
-    return Buffer.concat(this.chunks);
-  }
-  /** True while nothing was dropped. */
-  get complete(): boolean {
-    return this.keptBytes === this.total;
-  }
+  return [command, ...args].map(shellWord).join(' ');
 }
 
 /**
@@ -126,7 +99,7 @@ export function bridgeTerminalToV2(terminal: TerminalLike, options: V2BridgeOpti
     cwd,
     ...(cancellable ? { capabilities: { cancel: {} } } : {}),
   });
-  const streamed = new Tail(VERIFY_TAIL_BYTES);
+  const streamed = new TailBuffer(VERIFY_TAIL_BYTES);
   // replay: what the terminal wrote before the bridge existed is streamed first, so the client
   // sees the whole output (within the terminal's limit), not only what came after.
   const unsubscribe = terminal.onOutput(
@@ -195,10 +168,11 @@ type Repair = { kind: 'none' } | { kind: 'append'; bytes: Buffer } | { kind: 're
  * Compares the streamed bytes with the final snapshot: nothing to do, a missing tail to append, or a
  * replacement snapshot when the stream missed bytes elsewhere.
  */
-function reconcile(streamed: Tail, snapshot: Buffer, truncated: boolean): Repair {
-  const kept = streamed.kept();
+function reconcile(streamed: TailBuffer, snapshot: Buffer, truncated: boolean): Repair {
+  const kept = streamed.peek();
+  const complete = !streamed.truncated;
   // The snapshot is decoded text: also compare like with like when the output is not valid UTF-8.
-  const candidates = streamed.complete ? [kept, Buffer.from(kept.toString('utf8'), 'utf8')] : [kept];
+  const candidates = complete ? [kept, Buffer.from(kept.toString('utf8'), 'utf8')] : [kept];
   const endsWith = (a: Buffer, b: Buffer): boolean => a.length >= b.length && a.subarray(a.length - b.length).equals(b);
   for (const bytes of candidates) {
     if (truncated) {
@@ -208,7 +182,7 @@ function reconcile(streamed: Tail, snapshot: Buffer, truncated: boolean): Repair
       }
     } else if (streamed.total === snapshot.length || bytes.length === snapshot.length) {
       if (endsWith(snapshot, bytes)) return { kind: 'none' };
-    } else if (streamed.complete && snapshot.length > bytes.length && snapshot.subarray(0, bytes.length).equals(bytes)) {
+    } else if (complete && snapshot.length > bytes.length && snapshot.subarray(0, bytes.length).equals(bytes)) {
       return { kind: 'append', bytes: snapshot.subarray(bytes.length) };
     }
   }

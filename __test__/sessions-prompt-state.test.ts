@@ -1,0 +1,64 @@
+// promptState: where a shell is, seen from outside (the pty's foreground process group and the
+// shell's blocking system call), on real processes standing in for the shell.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+
+import { promptState } from '../ts/session';
+import type { PtyTerminalLike } from '../ts/session-types';
+import { eventually } from './core/helpers';
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+});
+
+/** A terminal whose "shell" is `child` and whose foreground group is `group` (the child's pid by default). */
+function terminalOf(child: ChildProcess, group: () => number | null = () => child.pid!): PtyTerminalLike {
+  return { pid: child.pid!, foregroundProcessGroup: group } as unknown as PtyTerminalLike;
+}
+
+function start(command: string, args: string[]): ChildProcess {
+  const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'] });
+  children.push(child);
+  return child;
+}
+
+/** Waits until `pid` is blocked in a system call (not running, not between calls). */
+async function blocked(pid: number): Promise<string> {
+  let call = 'running';
+  await eventually(() => {
+    call = fs.readFileSync(`/proc/${pid}/syscall`, 'latin1').split(' ')[0]!;
+    return call !== 'running' && fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]![0] === 'S';
+  }, `${pid} blocks`);
+  return call;
+}
+
+const known = process.arch === 'x64' || process.arch === 'arm64';
+
+(known ? test : test.skip)('blocked reading fd 0 with the foreground group its own: at the prompt', async () => {
+  const cat = start('cat', []);
+  await blocked(cat.pid!);
+  expect(promptState(terminalOf(cat))).toBe('prompt');
+});
+
+(known ? test : test.skip)('waiting for a child (wait4): busy, even with the foreground group its own', async () => {
+  const bash = start('bash', ['--noprofile', '--norc', '-c', 'sleep 1000; :']);
+  await blocked(bash.pid!);
+  expect(promptState(terminalOf(bash))).toBe('busy');
+});
+
+(known ? test : test.skip)('blocked elsewhere (a sleep): unknown, ask again', async () => {
+  const sleep = start('sleep', ['1000']);
+  await blocked(sleep.pid!);
+  expect(promptState(terminalOf(sleep))).toBe('unknown');
+});
+
+test('another process group in the foreground, none (exited), or a released terminal: busy', async () => {
+  const cat = start('cat', []);
+  expect(promptState(terminalOf(cat, () => cat.pid! + 1))).toBe('busy');
+  expect(promptState(terminalOf(cat, () => null))).toBe('busy');
+  const released = terminalOf(cat, () => {
+    throw Object.assign(new Error('released'), { code: 'ERR_TERMINAL_RELEASED' });
+  });
+  expect(promptState(released)).toBe('busy');
+});

@@ -1,0 +1,214 @@
+/**
+ * The marker protocol of `ShellSessions`, as pure functions: what is written to the shell (its rc,
+ * the line that runs a command) and how its output is read back (markers found byte-exactly in the
+ * raw stream and removed, the echo of the typed line and `set -x` traces of the session machinery
+ * dropped). No I/O here: the session (`session.ts`) feeds bytes in and acts on what comes out.
+ *
+ * The marker: `ESC ] 6973 ; <token> ; E ; <seq> ; <status> BEL`, printed by bash itself as its
+ * prompt (PS1, by prompt expansion: no command runs, so no function can stand in for one).
+ * `<token>` is 128 random bits (hex) known only to the session and, as octal escapes, to the shell;
+ * `<seq>` is the number of the command the prompt follows (0 for the prompt after the rc);
+ * `<status>` is `$?`. While the shell's stderr is not the terminal (after `exec 2>file`) the prompt
+ * is not seen: `PROMPT_COMMAND` then prints `ESC ] 6973 ; <token> ; F ; <seq> BEL` to /dev/tty, a
+ * completion without a status (it comes from commands a function could replace).
+ *
+ * A command is run with ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=<seq>; \. <file>`: in POSIX
+ * mode `.` is a special builtin, found before any function named `.`, `source` or `builtin`; the
+ * file's first line starts with `\unset POSIXLY_CORRECT; \__acp_opts; ` (`unset` is a special builtin
+ * too; `__acp_opts`, a read-only function of the rc, puts back the shell options that bash's POSIX
+ * mode changed and did not restore: `inherit_errexit`, `shift_verbose`, `expand_aliases`,
+ * `interactive_comments`, `sourcepath`), so the command itself runs in bash's normal mode, with its
+ * own options and line numbers.
+ */
+
+import { shellQuote } from './shell-quote';
+
+/** The OSC number of the markers (an unassigned one: terminals ignore it). */
+export const MARKER_OSC = '6973';
+
+/** A marker found in the stream. */
+export interface Marker {
+  /** Sequence number of the command the prompt follows; NaN when the shell printed none. */
+  seq: number;
+  /** `$?` as the prompt printed it; null for the fallback marker (stderr not the terminal). */
+  status: number | null;
+}
+
+/** One piece of the stream, in order: output bytes or a marker. */
+export type StreamPart = { data: Buffer } | { marker: Marker };
+
+/** The bytes every marker of a session starts with. */
+export function markerPrefix(token: string): string {
+  return `\x1b]${MARKER_OSC};${token};`;
+}
+
+/** `text` as printf octal escapes (`\061\141...`), so the shell never holds it literally. */
+export function octalEscapes(text: string): string {
+  return [...text].map((ch) => `\\${ch.charCodeAt(0).toString(8).padStart(3, '0')}`).join('');
+}
+
+/**
+ * The session's rc, sourced by the shell right after it started: terminal echo off, no history file,
+ * the marker as the prompt (set again before every prompt from a read-only copy, so a command that
+ * changes PS1 changes nothing), and a read-only `PROMPT_COMMAND` that does that and prints the fallback
+ * marker when stderr is not the terminal. Its first line deletes the file.
+ */
+export function rcText(token: string, rcPath: string): string {
+  const head = `\\033]${MARKER_OSC};${octalEscapes(`${token};`)}`;
+  const prompt = `${head}E;\${__acp_n-};$?\\007`;
+  const fallback = `\\builtin printf '${head}F;%s\\007' "\${__acp_n-}" >/dev/tty`;
+  // Run before each prompt; `$?` is kept for the prompt by bash. Its stderr (where `set -x` traces
+  // go) is discarded; fd 3 is the shell's stderr, to tell whether the prompt reaches the terminal.
+  const promptCommand =
+    `{ PS1=$__acp_ps1; \\builtin shopt -s promptvars; [[ -t 3 ]] || ${fallback}; } 3>&2 2>/dev/null ` +
+    `|| { PS1=$__acp_ps1; ${fallback}; } 2>/dev/null || [[ 1 ]]`;
+  // Leaving POSIX mode (POSIXLY_CORRECT unset) resets these options to bash's defaults and leaves
+  // inherit_errexit on: back to what they were before the command line (`$__acp_o`, from BASHOPTS).
+  const restoreOptions =
+    'for __acp_x in inherit_errexit shift_verbose expand_aliases interactive_comments sourcepath; do ' +
+    'if [[ :$__acp_o: == *:$__acp_x:* ]]; then \\builtin shopt -s $__acp_x; else \\builtin shopt -u $__acp_x; fi; done';
+  return [
+    '# acp-terminal ShellSessions rc (deletes itself)',
+    `\\command rm -f -- ${shellQuote(rcPath)}`,
+    'stty -echo 2>/dev/null',
+    'HISTCONTROL=ignorespace',
+    'history -c',
+    'unset HISTFILE',
+    "PS2='' PS0=''",
+    'export PAGER=cat GIT_PAGER=cat',
+    '__acp_n=0',
+    `declare -r __acp_ps1=${shellQuote(prompt)}`,
+    'PS1=$__acp_ps1',
+    `declare -r PROMPT_COMMAND=${shellQuote(promptCommand)}`,
+    `__acp_opts() { { ${restoreOptions}; } >/dev/null 2>&1; }`,
+    'declare -fr __acp_opts',
+    '',
+  ].join('\n');
+}
+
+/** The line typed to source the rc (with a leading space: not in history). */
+export function rcLine(rcPath: string): string {
+  return ` \\builtin source ${shellQuote(rcPath)}\n`;
+}
+
+/** Prefix of the command file's first line: back to bash's normal mode (see the module doc). */
+export const COMMAND_PREFIX = '\\unset POSIXLY_CORRECT; \\__acp_opts; ';
+
+/** The line that runs command number `seq` from `file` (a leading space keeps it out of history). */
+export function commandLine(seq: number, file: string): string {
+  return ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=${seq}; \\. ${shellQuote(file)}`;
+}
+
+/** The text of the command file for `command`: the prefix, the command, a final line end. */
+export function commandFileText(command: string): string {
+  return `${COMMAND_PREFIX}${command}${command.endsWith('\n') ? '' : '\n'}`;
+}
+
+/**
+ * What is written to run a command: C-u, two line ends, then the command line. Unread input may sit
+ * before it: typically a terminal's answers to queries of a program that exited without reading them
+ * (an OSC answer ends with ESC \, a backslash). C-u discards it while it is an unfinished canonical
+ * line; otherwise (it arrived in raw mode) the first line end finishes it as a line of its own (or is
+ * eaten as a backslash continuation, then the second does). Their prompts are stale (older sequence
+ * number). `\n`, not `\r`: a line ends with it even without ICRNL.
+ */
+export function commandInput(line: string): string {
+  return `\x15\n\n${line}\n`;
+}
+
+const MARKER_TAIL = /^(E(;\d{0,15}(;\d{0,3})?)?|F(;\d{0,15})?)$/;
+
+/**
+ * Finds a session's markers in its raw output, wherever they fall inside a chunk or across chunks, and
+ * splits the stream into output and markers. A tail that may be the start of a marker is held back
+ * until the next chunk (or `flush()`).
+ */
+export class MarkerScanner {
+  private readonly prefix: string;
+  private readonly re: RegExp;
+  private unparsed = Buffer.alloc(0);
+
+  constructor(token: string) {
+    this.prefix = markerPrefix(token);
+    this.re = new RegExp(`\\x1b\\]${MARKER_OSC};${token};(?:E;(\\d{0,15});(\\d{1,3})|F;(\\d{0,15}))\\x07`, 'g');
+  }
+
+  /** The parts of `chunk` (after what was held back), in order; empty data parts are left out. */
+  scan(chunk: Buffer): StreamPart[] {
+    const parts: StreamPart[] = [];
+    const data = (bytes: Buffer): void => {
+      if (bytes.length > 0) parts.push({ data: bytes });
+    };
+    const buf = this.unparsed.length > 0 ? Buffer.concat([this.unparsed, chunk]) : chunk;
+    const s = buf.toString('latin1');
+    this.re.lastIndex = 0;
+    let pos = 0;
+    for (let m = this.re.exec(s); m; m = this.re.exec(s)) {
+      data(buf.subarray(pos, m.index));
+      pos = m.index + m[0].length;
+      const seq = m[2] === undefined ? m[3]! : m[1]!;
+      parts.push({ marker: { seq: seq === '' ? NaN : Number(seq), status: m[2] === undefined ? null : Number(m[2]) } });
+    }
+    const hold = this.partialMarkerStart(s, pos);
+    data(buf.subarray(pos, hold));
+    this.unparsed = Buffer.from(buf.subarray(hold));
+    return parts;
+  }
+
+  /** What is held back (the stream ended: it was not a marker). */
+  flush(): Buffer {
+    const rest = this.unparsed;
+    this.unparsed = Buffer.alloc(0);
+    return rest;
+  }
+
+  private partialMarkerStart(s: string, from: number): number {
+    const esc = s.lastIndexOf('\x1b', s.length - 1);
+    if (esc < from) return s.length;
+    const tail = s.slice(esc);
+    if (this.prefix.startsWith(tail)) return esc;
+    if (tail.startsWith(this.prefix) && MARKER_TAIL.test(tail.slice(this.prefix.length))) return esc;
+    return s.length;
+  }
+}
+
+/** Removes the echo of the typed command line (with the echo of the empty line typed before it), if any. */
+export function removeEcho(text: string, typedLine: string): string {
+  for (const typed of [`\r\n${typedLine}\r\n`, `${typedLine}\r\n`]) {
+    const echo = text.indexOf(typed);
+    if (echo !== -1) return text.slice(0, echo) + text.slice(echo + typed.length);
+  }
+  return text;
+}
+
+/** Lines `set -x` prints for the session machinery (the typed line and the command file's prefix). */
+function isMachineryTrace(line: string, file: string): boolean {
+  return (
+    /^\++ (POSIXLY_CORRECT=1|__acp_n=\d+|__acp_o=\S*|unset POSIXLY_CORRECT|__acp_opts)$/.test(line) ||
+    line.endsWith(`+ . ${file}`) ||
+    line.endsWith(`+ . ${shellQuote(file)}`)
+  );
+}
+
+/** Under `set -x` the shell traces the line that runs the command: drops exactly those lines. */
+export function removeTraces(rendered: string, file: string): string {
+  if (!/POSIXLY_CORRECT|__acp_n=/.test(rendered) && !rendered.includes(file)) return rendered;
+  return rendered
+    .split('\n')
+    .filter((l) => !isMachineryTrace(l, file))
+    .join('\n');
+}
+
+/**
+ * Parse errors name the file the command was sourced from and quote its first line with the prefix:
+ * says `bash: line 1: ...` and quotes the line as `bash -c` does.
+ */
+export function asBashC(rendered: string, file: string): string {
+  return rendered.split(`bash: ${file}: line `).join('bash: line ').split(`\`${COMMAND_PREFIX}`).join('`');
+}
+
+/** What `bash -n` (in the C locale) says about a here-document left open, if it does. */
+export function openHereDocument(diagnostics: string): { line: number; delimiter: string } | null {
+  const m = /here-document at line (\d+) delimited by end-of-file \(wanted `(.*)'\)/.exec(diagnostics);
+  return m ? { line: Number(m[1]), delimiter: m[2]! } : null;
+}

@@ -1,0 +1,171 @@
+/**
+ * The public types of `ShellSessions`: the pty backend it drives (`PtyTerminalLike`, the native
+ * `TerminalHandle` of a `{ pty }` terminal, or a substitute), its options, and `execute`'s request
+ * and result.
+ */
+
+import type { CreateTerminalOptions as NativeCreateTerminalOptions, PtyOptions } from '../index.js';
+import type { EnvNamePattern } from './policy';
+import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
+
+/** A pty terminal as `ShellSessions` drives it: the native `TerminalHandle` of a `{ pty }` terminal. */
+export interface PtyTerminalLike {
+  /** Pid of the shell (the session leader on the pty). */
+  readonly pid: number;
+  /** Total bytes the command wrote so far (used to make sure every byte was delivered at exit). */
+  readonly outputBytes?: number;
+  /** Writes bytes to the pty (what a person types). */
+  write(data: string | Buffer): Promise<unknown>;
+  /** Sends keys by tmux name (`C-c`, `Up`, `Enter`, ...). */
+  sendKeys(keys: string[]): Promise<unknown>;
+  /** Changes the pty size. */
+  resize?(cols: number, rows: number): Promise<unknown>;
+  /**
+   * The pty's foreground process group (`tcgetpgrp`), null once the shell exited. Without it, markers
+   * are not confirmed from outside the shell and `interrupt()` cannot go past C-c.
+   */
+  foregroundProcessGroup?(): number | null;
+  /** Raw output bytes as they arrive; `replay` delivers what is retained first. */
+  onOutput(listener: (chunk: Buffer) => void, options?: { replay?: boolean }): () => void;
+  /** Resolves once the shell exited and its output was collected. */
+  waitForExit(): Promise<ExitStatus>;
+  /** Retained output (unused here except as part of the handle's contract). */
+  currentOutput(): Promise<OutputSnapshot>;
+  /** Kills the process group; the handle stays valid. */
+  kill(): Promise<unknown>;
+  /** Kills if running and frees the terminal. */
+  release(): Promise<unknown>;
+}
+
+/**
+ * Backend options `ShellSessions` passes when it creates a session's terminal: the native
+ * `createTerminal` options it uses (`pty` always set).
+ */
+export type PtyCreateTerminalOptions = Pick<NativeCreateTerminalOptions, 'inheritEnv' | 'killGraceMs' | 'output' | 'scrollback'> & {
+  /** Terminal size. */
+  pty: PtyOptions;
+};
+
+/** The backend entry point: the native `createTerminal` (with `pty` support) or a substitute. */
+export type PtyCreateTerminalFn = (
+  params: CreateTerminalParams,
+  options: PtyCreateTerminalOptions,
+) => Promise<PtyTerminalLike>;
+
+/** Options of `new ShellSessions()`. */
+export interface ShellSessionsOptions {
+  /** Live sessions allowed; opening one more closes the least recently used (default 16). */
+  maxSessions?: number;
+  /** Absolute directory new sessions start in (default: this process's cwd). */
+  cwd?: string;
+  /** Variables set in every session, over the inherited environment. */
+  env?: Readonly<Record<string, string>> | readonly EnvVariable[];
+  /** Whether sessions inherit this process's environment (default true). */
+  inheritEnv?: boolean;
+  /**
+   * Inherited variables to drop, by name pattern (case-insensitive globs such as `*_TOKEN`, or
+   * RegExps), as `TerminalHost`'s option of that name: the shell starts from this process's
+   * environment minus those, then `env` (never filtered) is applied. `SECRET_ENV_PATTERNS` is a
+   * ready-made list. Ignored when `inheritEnv` is false.
+   */
+  dropInheritedEnv?: readonly EnvNamePattern[];
+  /** The bash executable (default `bash`, looked up in PATH). */
+  shell?: string;
+  /** Pty width in columns (default 160). */
+  cols?: number;
+  /** Pty height in rows (default 40). */
+  rows?: number;
+  /** Default `timeoutMs` of `execute` (default 30 000). */
+  timeoutMs?: number;
+  /**
+   * After input or keys (and for `""` on an idle session), return once no output arrived for this
+   * long, if the command did not finish first (default 500).
+   */
+  inputSettleMs?: number;
+  /** Unreported output kept per session; older bytes are dropped and the result says `truncated` (default 1 MiB). */
+  maxOutputBytes?: number;
+  /** How long a new shell may take to show its first prompt (default 30 000). */
+  startTimeoutMs?: number;
+  /**
+   * Run sessions in the native text mode (default true): its terminal emulator answers terminal
+   * queries (cursor position, device attributes, colours), so programs that ask do not hang, and the
+   * screen of a full-screen program that is still running (`less`, `vim`, `top`) is the content.
+   */
+  screen?: boolean;
+  /** Terminal backend (default: the native `createTerminal`). */
+  createTerminal?: PtyCreateTerminalFn;
+}
+
+/** Parameters of {@link ShellSessions.execute}. */
+export interface ExecuteRequest {
+  /** Session id (default `"default"`); a new id opens a new session. */
+  terminalId?: string;
+  /**
+   * A bash command (may span lines, heredocs included); `""` collects more output: of the running
+   * command (waiting up to `timeoutMs` for it to finish), or on an idle session what background jobs
+   * printed (once output was quiet for `inputSettleMs`); a key name or space-separated key names
+   * (`C-c`, `Up Enter`) send those keys. A here-document left open is refused (`ERR_INVALID_ARG`,
+   * `details.incomplete: 'here-document'`) before anything runs.
+   */
+  command: string;
+  /**
+   * Send `command` as text to the running program, followed by Enter unless `noEnter` (one trailing
+   * line end of the text is that Enter, not a second one). A lone key name (`C-c`) is sent as the key.
+   */
+  isInput?: boolean;
+  /** Do not press Enter after the text. */
+  noEnter?: boolean;
+  /** How long to wait for the command to finish before returning `status: 'running'` (default 30 000). */
+  timeoutMs?: number;
+}
+
+/** Result of {@link ShellSessions.execute}. */
+export interface ExecuteResult {
+  /** Output since the previous result of this session, as text (echo, markers and escape sequences removed). */
+  content: string;
+  /**
+   * Exit code of the finished command; null while running or when unknown: the shell died by a
+   * signal, its stderr was not the terminal, or a marker of the command could not be confirmed
+   * from outside the shell (forged). Never made up.
+   */
+  exitCode: number | null;
+  /** `completed`: the shell is back at its prompt (or ended); `running`: the command still runs. */
+  status: 'completed' | 'running';
+  /** The shell's current working directory (from /proc). */
+  workingDir: string;
+  /** The `command` of this call. */
+  command: string;
+  /** The session id. */
+  terminalId: string;
+  /** True when older output was dropped to respect `maxOutputBytes`. */
+  truncated: boolean;
+  /** Present on results of `interrupt()`: what it took to get the prompt back. */
+  interrupt?: InterruptReport;
+  /**
+   * True when the shell itself ended during this call (`exit`, `set -e` and a failing command, a
+   * fatal signal): the session is gone and the next call with this id starts a fresh shell.
+   */
+  sessionEnded: boolean;
+}
+
+/** Options of {@link ShellSessions.interrupt}. */
+export interface InterruptOptions {
+  /**
+   * Milliseconds to wait for the prompt after C-c before the foreground process group gets SIGTERM,
+   * and again before SIGKILL (default 1000; at most 600000).
+   */
+  graceMs?: number;
+}
+
+/** What `interrupt()` did, in its result's `interrupt` field. */
+export interface InterruptReport {
+  /**
+   * The last signal it took: `'SIGINT'` (C-c was sent; the prompt came back, or the shell itself is
+   * what runs and no process group could be terminated without ending the session, then the status is
+   * still `running`), `'SIGTERM'` (the foreground process group ended on SIGTERM), `'SIGKILL'` (it
+   * outlived the grace and was killed); null when nothing was running (nothing was sent).
+   */
+  signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL' | null;
+  /** The foreground process group that was terminated, or null when it did not come to that. */
+  processGroup: number | null;
+}

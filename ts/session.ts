@@ -1,0 +1,425 @@
+/**
+ * One bash of `ShellSessions` on a pty: it feeds the raw output through the marker protocol
+ * (`session-protocol.ts`), keeps the unreported output, knows what it waits for (the marker of
+ * command `seq`, or any prompt) and turns a completion into the text of one result.
+ *
+ * Invariants: output before the first prompt (seq 0) is startup noise and dropped; output of the
+ * running command goes to `out`; once its completion arrived and until it is collected, later
+ * output (background jobs) goes to `after`, which becomes `out` when the completion is taken. A
+ * completion is set at most once per wait, and only by the awaited marker confirmed from outside the
+ * shell (`promptState`: the pty's foreground process group is the shell's and the shell reads its
+ * terminal) or by the shell's exit. After a marker that could not be confirmed, the completion's
+ * exit code is null.
+ */
+
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { renderTerminalOutputAsync } from './screen-text';
+import { asBashC, MarkerScanner, type Marker, rcText, removeEcho, removeTraces } from './session-protocol';
+import type { ExecuteResult, InterruptReport, PtyTerminalLike } from './session-types';
+import { TailBuffer } from './tail-buffer';
+import type { ExitStatus } from './types';
+
+/** How the awaited command ended, not reported yet. */
+export interface Completion {
+  /** `$?` from the marker, or the shell's own exit code when it ended; null when unknown. */
+  exitCode: number | null;
+  /** The shell itself ended. */
+  ended: boolean;
+}
+
+/** What the session waits for: the marker of command `seq`, or any prompt (`'any'`); null when idle. */
+export type Waiting = { seq: number | 'any' } | null;
+
+/** How long a marker may wait for the shell to be seen at its prompt before it counts as forged. */
+const CONFIRM_MS = 5000;
+
+/** One bash on a pty, with the marker protocol and the unreported output. */
+export class Session {
+  readonly token = randomBytes(16).toString('hex');
+  seq = 0;
+  lastUsed = 0;
+  waiting: Waiting = null;
+  /** Set when the awaited marker (or the shell's exit) arrived and was not reported yet. */
+  completion: Completion | null = null;
+  exit: ExitStatus | null = null;
+  ready = false;
+  closed = false;
+  lastCwd: string;
+  /** Start time of the shell (clock ticks since boot, /proc stat field 22), to detect pid reuse. */
+  shellStart: string | undefined;
+  /** The pty's size, which the output is rendered for (where lines wrap, how far cursor moves redraw). */
+  size = { cols: 80, rows: 24 };
+  /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
+  typedLine: string | undefined;
+  terminal: PtyTerminalLike | undefined;
+  private readonly scanner: MarkerScanner;
+  /** Unreported output: of the running command, or of the completed one not collected yet. */
+  private out: TailBuffer;
+  /** Output that arrived after an uncollected completion (background jobs): reported next time. */
+  private after: TailBuffer;
+  private receivedBytes = 0;
+  private lastActivity = Date.now();
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly waiters = new Set<() => void>();
+  private unsubscribe: (() => void) | undefined;
+  /** The terminal is on the alternate screen as of the output taken so far. */
+  private alternate = false;
+  /** The awaited marker, while it is being confirmed from outside the shell. */
+  private candidate: { exitCode: number | null } | null = null;
+  private confirming = false;
+  /** A marker of the awaited command could not be confirmed: its exit code cannot be trusted. */
+  private tampered = false;
+
+  constructor(
+    readonly id: string,
+    readonly dir: string,
+    private readonly maxBytes: number,
+    cwd: string,
+  ) {
+    this.lastCwd = cwd;
+    this.out = new TailBuffer(maxBytes);
+    this.after = new TailBuffer(maxBytes);
+    this.scanner = new MarkerScanner(this.token);
+  }
+
+  /** The private file each command is written to and sourced from. */
+  get commandFile(): string {
+    return path.join(this.dir, 'command.sh');
+  }
+
+  /** The rc file: private settings, read-only PROMPT_COMMAND printing the marker, then deletes itself. */
+  rcText(rcPath: string): string {
+    return rcText(this.token, rcPath);
+  }
+
+  /** Starts reading the terminal's output (retained output first) and watching for the shell's exit. */
+  attach(terminal: PtyTerminalLike): void {
+    this.terminal = terminal;
+    this.shellStart = procStartTime(terminal.pid);
+    this.unsubscribe = terminal.onOutput((chunk) => this.onChunk(chunk), { replay: true });
+    terminal.waitForExit().then(
+      (status) => void this.onExit(status),
+      () => void this.onExit({ exitCode: null, signal: null }),
+    );
+  }
+
+  private onChunk(chunk: Buffer): void {
+    this.receivedBytes += chunk.length;
+    this.lastActivity = Date.now();
+    for (const part of this.scanner.scan(chunk)) {
+      if ('data' in part) this.data(part.data);
+      else this.marker(part.marker);
+    }
+    this.notify();
+  }
+
+  private data(bytes: Buffer): void {
+    if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
+    (this.completion ? this.after : this.out).push(bytes);
+  }
+
+  private marker({ seq, status }: Marker): void {
+    if (!this.ready) {
+      if (seq === 0) this.ready = true;
+      return;
+    }
+    const w = this.waiting;
+    if (!w || this.completion) return; // a prompt redrawn while idle
+    if (w.seq !== 'any' && w.seq !== seq) return; // a stale prompt
+    if (typeof this.terminal?.foregroundProcessGroup !== 'function') {
+      this.complete(status); // a backend that cannot tell: the marker is taken as it is
+      return;
+    }
+    this.candidate = { exitCode: status };
+    if (!this.confirming) void this.confirm();
+  }
+
+  /** Starts waiting for command `seq` (or any prompt). */
+  waitFor(seq: number | 'any'): void {
+    this.waiting = { seq };
+    this.candidate = null;
+    this.tampered = false;
+  }
+
+  private complete(exitCode: number | null): void {
+    this.completion = { exitCode: this.tampered ? null : exitCode, ended: false };
+    this.waiting = null;
+    this.candidate = null;
+  }
+
+  /**
+   * Confirms the awaited marker from outside the shell before it completes the command: the pty's
+   * foreground process group must be the shell's own and the shell must be blocked reading its
+   * terminal. A marker printed by a command that goes on running fails that (something else is in the
+   * foreground, or the shell waits for a child): it completes nothing, and the command's completion,
+   * when it comes, reports `exitCode: null`.
+   */
+  private async confirm(): Promise<void> {
+    this.confirming = true;
+    const deadline = Date.now() + CONFIRM_MS;
+    let polls = 0;
+    try {
+      while (this.candidate && !this.completion && !this.closed) {
+        const state = promptState(this.terminal!);
+        if (state === 'prompt') {
+          this.complete(this.candidate.exitCode);
+          break;
+        }
+        if (state === 'busy' || Date.now() > deadline) {
+          this.candidate = null;
+          this.tampered = true;
+          break;
+        }
+        // The shell printed its prompt and is on its way to reading the terminal.
+        await new Promise((r) => (polls++ < 20 ? setImmediate(r) : setTimeout(r, Math.min(polls - 20, 10))));
+      }
+    } finally {
+      this.confirming = false;
+    }
+    this.notify();
+  }
+
+  private async onExit(status: ExitStatus): Promise<void> {
+    // Make sure every byte the shell wrote was delivered to onChunk before finishing.
+    const deadline = Date.now() + 2000;
+    while (!this.closed && typeof this.terminal?.outputBytes === 'number' && Date.now() < deadline) {
+      let total: number;
+      try {
+        total = this.terminal.outputBytes;
+      } catch {
+        break;
+      }
+      if (this.receivedBytes >= total) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    this.data(this.scanner.flush());
+    this.exit = status;
+    this.candidate = null;
+    if (!this.completion) {
+      this.completion = { exitCode: status.exitCode, ended: true };
+      this.waiting = null;
+    } else {
+      this.completion.ended = true;
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
+  /** Resolves on the next output, marker or exit, or after `ms`. */
+  changed(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(Math.max(0, ms), 2 ** 31 - 1));
+      this.waiters.add(done);
+    });
+  }
+
+  /** Milliseconds since the last output arrived. */
+  get idleSinceMs(): number {
+    return Date.now() - this.lastActivity;
+  }
+
+  /** True while a command (or typed input) is awaited. */
+  get busy(): boolean {
+    return this.waiting !== null;
+  }
+
+  /**
+   * Before something new is sent: a completion nobody collected yet is folded into the unreported
+   * output (its output and what followed it stay, in order, for the next result).
+   */
+  absorbCompletion(): void {
+    if (!this.completion) return;
+    this.out.append(this.after);
+    this.after = new TailBuffer(this.maxBytes);
+    this.completion = null;
+  }
+
+  /**
+   * Takes the unreported output (up to the completion, if any) as rendered text. The rendering runs
+   * off the JS thread. While a full-screen program is still showing at the end, `screen` (the
+   * terminal's own screen) is asked for and appended: that is what a person sees.
+   */
+  async take(screen?: () => Promise<string | undefined>): Promise<{ content: string; truncated: boolean; completion: Completion | null }> {
+    const { bytes, truncated } = this.out.take();
+    const completion = this.completion;
+    if (completion) {
+      this.out = this.after;
+      this.after = new TailBuffer(this.maxBytes);
+      this.completion = null;
+    }
+    let text = this.decoder.write(bytes);
+    if (completion?.ended) text += this.decoder.end();
+    const alternateBefore = this.alternate;
+    const render = async (t: string): Promise<string> => {
+      const r = await renderTerminalOutputAsync(t, { ...this.size, alternateScreen: alternateBefore });
+      this.alternate = r.alternateScreen;
+      return r.text;
+    };
+    let rendered: string;
+    if (this.typedLine !== undefined) {
+      rendered = removeTraces(await render(removeEcho(text, this.typedLine)), this.commandFile);
+      if (completion) this.typedLine = undefined;
+    } else {
+      rendered = await render(text);
+    }
+    rendered = asBashC(rendered, this.commandFile).replace(/\s+$/, '');
+    // A full-screen program still showing: what a person sees is its screen (from the emulator).
+    const current = this.alternate && screen ? await screen() : undefined;
+    if (current !== undefined) {
+      const shown = current.replace(/\s+$/, '');
+      rendered = rendered && shown ? `${rendered}\n${shown}` : rendered || shown;
+    }
+    return { content: rendered, truncated, completion };
+  }
+
+  /**
+   * Waits until the awaited command completes (`'command'`), or (`'input'`) until it completes or no
+   * output came for `settleMs`; at most `timeoutMs` either way.
+   */
+  async settle(mode: 'command' | 'input', timeoutMs: number, settleMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const start = Date.now();
+    // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
+    await new Promise((resolve) => setImmediate(resolve));
+    for (;;) {
+      if (this.completion) return;
+      if (!this.busy && mode === 'command') return;
+      const now = Date.now();
+      if (now >= deadline) return;
+      let wait = deadline - now;
+      if (mode === 'input') {
+        const quietFor = Math.min(this.idleSinceMs, now - start);
+        if (quietFor >= settleMs) return;
+        wait = Math.min(wait, settleMs - quietFor);
+      }
+      await this.changed(wait);
+    }
+  }
+
+  /**
+   * The result of a call: the unreported output (with the terminal's screen while a full-screen
+   * program shows, when `screen`), and the completion if it came.
+   */
+  async result(command: string, screen: boolean, interrupt?: InterruptReport): Promise<ExecuteResult> {
+    const terminal = this.terminal!;
+    const current = screen
+      ? () =>
+          terminal.currentOutput().then(
+            (o) => o.output,
+            () => undefined,
+          )
+      : undefined;
+    const { content, truncated, completion } = await this.take(current);
+    return {
+      content,
+      exitCode: completion ? completion.exitCode : null,
+      status: completion || !this.busy ? 'completed' : 'running',
+      workingDir: this.cwd(),
+      command,
+      terminalId: this.id,
+      truncated,
+      sessionEnded: completion?.ended === true,
+      ...(interrupt ? { interrupt } : {}),
+    };
+  }
+
+  /** The shell's working directory (from /proc), or the last one read once the shell is gone. */
+  cwd(): string {
+    if (!this.terminal) return this.lastCwd;
+    try {
+      this.lastCwd = fs.readlinkSync(`/proc/${this.terminal.pid}/cwd`);
+    } catch {
+      // the shell is gone: keep the last directory read from it
+    }
+    return this.lastCwd;
+  }
+
+  /** Stops reading the terminal's output. */
+  detach(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+}
+
+/** Private directories of live sessions, removed at exit even if `closeAll()` was never called. */
+const liveDirs = new Set<string>();
+let exitHookInstalled = false;
+
+/** Creates a session's private (0700) directory, removed at exit at the latest. */
+export function makeSessionDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-shell-'));
+  liveDirs.add(dir);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const d of liveDirs) fs.rmSync(d, { recursive: true, force: true });
+    });
+  }
+  return dir;
+}
+
+/** Removes a session's private directory. */
+export function removeSessionDir(dir: string): void {
+  liveDirs.delete(dir);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** Start time of process `pid` (/proc stat field 22), or undefined when it is gone. */
+export function procStartTime(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** System call numbers of read(2), pselect6(2) (readline waits with it) and wait4(2), where known. */
+const SYSCALLS: Partial<Record<string, { read: number; pselect6: number; wait4: number }>> = {
+  x64: { read: 0, pselect6: 270, wait4: 61 },
+  arm64: { read: 63, pselect6: 72, wait4: 260 },
+  ia32: { read: 3, pselect6: 308, wait4: 114 },
+  arm: { read: 3, pselect6: 335, wait4: 114 },
+};
+
+/**
+ * Where a pty's shell is, seen from outside: `'prompt'` (the foreground process group is the shell's
+ * own and the shell is blocked waiting for input on fd 0), `'busy'` (another group is in the foreground, or the
+ * shell waits for a child), `'unknown'` (it is running: ask again). Where /proc/<pid>/syscall cannot
+ * be read, the foreground process group alone decides.
+ */
+export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unknown' {
+  let group: number | null;
+  try {
+    group = terminal.foregroundProcessGroup!();
+  } catch {
+    return 'busy'; // released: the shell's exit completes the command
+  }
+  if (group !== terminal.pid) return 'busy';
+  const nr = SYSCALLS[process.arch];
+  let fields: string[];
+  try {
+    fields = fs.readFileSync(`/proc/${terminal.pid}/syscall`, 'latin1').trim().split(' ');
+  } catch {
+    return 'prompt';
+  }
+  if (!nr) return 'prompt';
+  if (fields[0] === 'running') return 'unknown';
+  const call = Number(fields[0]);
+  // Blocked reading fd 0: read(0, ...), or pselect6 on fd 0 alone (nfds 1) when readline is on.
+  if ((call === nr.read && Number(fields[1]) === 0) || (call === nr.pselect6 && Number(fields[1]) === 1)) return 'prompt';
+  if (call === nr.wait4) return 'busy';
+  return 'unknown';
+}
