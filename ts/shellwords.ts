@@ -12,7 +12,12 @@
  * `python -c 'import os; os.system(...)'`, a script file, an alias, a Makefile, an npm script, git
  * aliases). Words whose value is only known at run time are reported with `dynamic: true` so a strict
  * policy can refuse them.
+ *
+ * The lexer is in ts/shell-lexer.ts; this module groups its tokens into commands and holds the wrapper
+ * table. Both are measured against the shared corpus in __test__/fixtures/shell-corpus.ts.
  */
+
+import { Lexer, MAX_DEPTH, RESERVED_CONTINUE, type LexerHost, type Token } from './shell-lexer';
 
 /** One command word found in a line or an argv. */
 export interface CommandWord {
@@ -71,6 +76,8 @@ interface WrapperSpec {
   noRunOptions?: readonly string[];
   /** The remaining words are joined and run by a shell (`watch`, `eval`). */
   joinAsLine?: boolean;
+  /** The first remaining word is a shell line, the rest are not commands (`trap 'line' EXIT`). */
+  firstIsLine?: boolean;
 }
 
 /** Programs that run another program given as their arguments. */
@@ -108,6 +115,7 @@ const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   },
   watch: { valueOptions: ['-n', '--interval', '-d', '--differences', '-q', '--equexit'], joinAsLine: true },
   eval: { joinAsLine: true },
+  trap: { noRunOptions: ['-p', '-l', '-P'], firstIsLine: true },
   unbuffer: {},
   caffeinate: {},
   strace: { valueOptions: ['-e', '-o', '-p', '-s', '-u', '-E', '-a', '-b', '-I', '-O', '-P', '-S', '-X'] },
@@ -140,16 +148,17 @@ export function shellCommandWords(line: string): ShellAnalysis {
   return out;
 }
 
-const MAX_DEPTH = 16;
-
 function analyseLine(line: string, out: ShellAnalysis, depth: number): void {
   if (depth > MAX_DEPTH) {
     out.incomplete = true;
     return;
   }
-  const lexer = new Lexer(line, out, depth);
-  const tokens = lexer.tokens(0, false).tokens;
-  parse(tokens, out, depth);
+  const host: LexerHost = {
+    out,
+    parse: (tokens, d) => parse(tokens, out, d),
+    line: (text, d) => analyseLine(text, out, d),
+  };
+  parse(new Lexer(line, host, depth).tokens(0, false).tokens, out, depth);
 }
 
 function analyseArgv(words: readonly CommandWord[], out: ShellAnalysis, depth: number): void {
@@ -263,6 +272,12 @@ function wrapped(spec: WrapperSpec, args: readonly CommandWord[], out: ShellAnal
   while (spec.assignments && i < args.length && !args[i]!.dynamic && ASSIGNMENT.test(args[i]!.word)) i++;
   const rest = args.slice(i);
   if (rest.length === 0) return;
+  if (spec.firstIsLine) {
+    const line = rest[0]!;
+    if (line.dynamic) out.words.push(line);
+    else if (line.word !== '-') analyseLine(line.word, out, depth + 1);
+    return;
+  }
   if (spec.joinAsLine) {
     const dyn = rest.find((r) => r.dynamic);
     if (dyn) out.words.push(dyn);
@@ -277,448 +292,23 @@ function takesValue(spec: WrapperSpec, opt: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Lexer
+// Parser: groups tokens into simple commands, hands each to the argv analysis, and checks the line's
+// structure (compound commands closed in order, operators between commands) so that a line a shell
+// would refuse is flagged `incomplete`.
 
-type Token =
-  | { kind: 'word'; word: CommandWord; raw: string }
-  | { kind: 'op'; op: string }
-  | { kind: 'redir'; op: string };
-
-interface PendingHeredoc {
-  delimiter: string;
-  quoted: boolean;
-  stripTabs: boolean;
-}
-
-const META = new Set([' ', '\t', '\n', '|', '&', ';', '(', ')', '<', '>']);
-
-class Lexer {
-  private heredocs: PendingHeredoc[] = [];
-
-  constructor(
-    private readonly s: string,
-    private readonly out: ShellAnalysis,
-    private readonly depth: number,
-  ) {}
-
-  /** Tokenizes from `pos`; with `untilParen`, stops after the `)` closing a `$(`/`<(` (returned `end`). */
-  tokens(pos: number, untilParen: boolean): { tokens: Token[]; end: number } {
-    const s = this.s;
-    const tokens: Token[] = [];
-    let parens = 0;
-    let i = pos;
-    while (i < s.length) {
-      const c = s[i]!;
-      if (c === ' ' || c === '\t' || c === '\r') {
-        i++;
-        continue;
-      }
-      if (c === '\\' && s[i + 1] === '\n') {
-        i += 2;
-        continue;
-      }
-      if (c === '\n') {
-        tokens.push({ kind: 'op', op: '\n' });
-        i = this.heredocBodies(i + 1);
-        continue;
-      }
-      if (c === '#') {
-        while (i < s.length && s[i] !== '\n') i++;
-        continue;
-      }
-      if (c === ')') {
-        if (untilParen && parens === 0) return { tokens, end: i + 1 };
-        parens = Math.max(0, parens - 1);
-        tokens.push({ kind: 'op', op: ')' });
-        i++;
-        continue;
-      }
-      if (c === '(') {
-        if (s[i + 1] === '(' && atCommandStart(tokens)) {
-          // (( arithmetic )): no commands, but substitutions inside run.
-          i = this.arithmetic(i + 2);
-          tokens.push({ kind: 'word', word: { word: '((', dynamic: false }, raw: '((' });
-          continue;
-        }
-        parens++;
-        tokens.push({ kind: 'op', op: '(' });
-        i++;
-        continue;
-      }
-      if ((c === '<' || c === '>') && s[i + 1] === '(') {
-        // Process substitution: a word whose commands run.
-        const end = this.nested(i + 2);
-        tokens.push({ kind: 'word', word: { word: s.slice(i, end), dynamic: true }, raw: s.slice(i, end) });
-        i = end;
-        continue;
-      }
-      const op = matchOperator(s, i);
-      if (op) {
-        i += op.length;
-        if (op.startsWith('<') || op.startsWith('>') || op === '&>' || op === '&>>') {
-          tokens.push({ kind: 'redir', op });
-          if (op === '<<' || op === '<<-') i = this.heredocStart(i, op === '<<-', tokens);
-        } else {
-          tokens.push({ kind: 'op', op });
-        }
-        continue;
-      }
-      const w = this.word(i);
-      // A word of digits right before a redirection is a file-descriptor number, not a word.
-      if (/^\d+$/.test(w.raw) && (s[w.end] === '<' || s[w.end] === '>')) {
-        i = w.end;
-        continue;
-      }
-      tokens.push({ kind: 'word', word: { word: w.value, dynamic: w.dynamic }, raw: w.raw });
-      i = w.end;
-    }
-    if (untilParen || this.heredocs.length > 0) this.out.incomplete = true;
-    return { tokens, end: s.length };
-  }
-
-  /** Reads one word starting at `start`. */
-  private word(start: number): { value: string; raw: string; dynamic: boolean; end: number } {
-    const s = this.s;
-    let i = start;
-    let value = '';
-    let dynamic = false;
-    let unquotedGlob = false;
-    let openBracket = false;
-    let unquotedBrace = false;
-    if (s[i] === '~') dynamic = true;
-    while (i < s.length && !META.has(s[i]!)) {
-      const c = s[i]!;
-      if (c === '\\') {
-        if (s[i + 1] === '\n') {
-          i += 2;
-          continue;
-        }
-        if (i + 1 < s.length) value += s[i + 1];
-        i += 2;
-        continue;
-      }
-      if (c === "'") {
-        const close = s.indexOf("'", i + 1);
-        if (close < 0) {
-          this.out.incomplete = true;
-          value += s.slice(i + 1);
-          i = s.length;
-          break;
-        }
-        value += s.slice(i + 1, close);
-        i = close + 1;
-        continue;
-      }
-      if (c === '"') {
-        const r = this.doubleQuoted(i + 1);
-        value += r.value;
-        dynamic ||= r.dynamic;
-        i = r.end;
-        continue;
-      }
-      if (c === '$' && s[i + 1] === "'") {
-        const r = ansiC(s, i + 2);
-        if (r.end > s.length) this.out.incomplete = true;
-        value += r.value;
-        dynamic ||= r.dynamic;
-        i = Math.min(r.end, s.length);
-        continue;
-      }
-      if (c === '$' && s[i + 1] === '"') {
-        const r = this.doubleQuoted(i + 2);
-        value += r.value;
-        dynamic ||= r.dynamic;
-        i = r.end;
-        continue;
-      }
-      if (c === '$' || c === '`') {
-        const x = this.expansionAt(i);
-        if (x) {
-          value += x.text;
-          dynamic = true;
-          i = x.end;
-          continue;
-        }
-        value += c; // a lone `$`
-        i++;
-        continue;
-      }
-      if (c === '*' || c === '?' || (c === ']' && openBracket)) unquotedGlob = true;
-      if (c === '[') openBracket = true;
-      if (c === '{') unquotedBrace = true;
-      value += c;
-      i++;
-    }
-    if (unquotedGlob) dynamic = true;
-    if (unquotedBrace && /\{[^{}]*(,|\.\.)[^{}]*\}/.test(value)) dynamic = true;
-    return { value, raw: s.slice(start, i), dynamic, end: i };
-  }
-
-  /** The expansion (`$...`, a backquoted command) starting at `i`, or null for a lone `$`. */
-  private expansionAt(i: number): { text: string; end: number } | null {
-    const end = this.expansion(i);
-    return end > i + 1 || this.s[i] === '`' ? { text: this.s.slice(i, end), end } : null;
-  }
-
-  /** Reads a double-quoted string body from `start` (after the quote); returns the index after the closing quote. */
-  private doubleQuoted(start: number): { value: string; dynamic: boolean; end: number } {
-    const s = this.s;
-    let i = start;
-    let value = '';
-    let dynamic = false;
-    while (i < s.length) {
-      const c = s[i]!;
-      if (c === '"') return { value, dynamic, end: i + 1 };
-      if (c === '\\') {
-        const n = s[i + 1];
-        if (n === '\n') i += 2;
-        else if (n === '$' || n === '`' || n === '"' || n === '\\') {
-          value += n;
-          i += 2;
-        } else {
-          value += c;
-          i++;
-        }
-        continue;
-      }
-      if (c === '$' || c === '`') {
-        const x = this.expansionAt(i);
-        if (x) {
-          value += x.text;
-          dynamic = true;
-          i = x.end;
-          continue;
-        }
-      }
-      value += c;
-      i++;
-    }
-    this.out.incomplete = true;
-    return { value, dynamic, end: s.length };
-  }
-
-  /**
-   * An expansion starting at `i` (`$` or a backtick); analyses the commands inside; returns its end
-   * (`i + 1` for a `$` that starts nothing).
-   */
-  private expansion(i: number): number {
-    const s = this.s;
-    if (s[i] === '`') return this.backticks(i + 1);
-    const n = s[i + 1];
-    if (n === '(' && s[i + 2] === '(') return this.arithmetic(i + 3);
-    if (n === '(') return this.nested(i + 2);
-    if (n === '{') return this.braced(i + 2);
-    if (n !== undefined && /[A-Za-z_]/.test(n)) {
-      let j = i + 1;
-      while (j < s.length && /[A-Za-z0-9_]/.test(s[j]!)) j++;
-      return j;
-    }
-    if (n !== undefined && /[0-9@*#?$!-]/.test(n)) return i + 2;
-    return i + 1;
-  }
-
-  /** `$(...)` / `<(...)` body starting at `start`; returns the index after `)`. */
-  private nested(start: number): number {
-    const inner = new Lexer(this.s, this.out, this.depth + 1);
-    if (this.depth + 1 > MAX_DEPTH) {
-      this.out.incomplete = true;
-      return this.s.length;
-    }
-    const { tokens, end } = inner.tokens(start, true);
-    parse(tokens, this.out, this.depth + 1);
-    return end;
-  }
-
-  /** Backtick substitution body from `start`; returns the index after the closing backtick. */
-  private backticks(start: number): number {
-    const s = this.s;
-    let i = start;
-    let body = '';
-    while (i < s.length && s[i] !== '`') {
-      if (s[i] === '\\' && (s[i + 1] === '`' || s[i + 1] === '\\' || s[i + 1] === '$')) {
-        body += s[i + 1];
-        i += 2;
-        continue;
-      }
-      body += s[i];
-      i++;
-    }
-    if (i >= s.length) this.out.incomplete = true;
-    analyseLine(body, this.out, this.depth + 1);
-    return Math.min(i + 1, s.length);
-  }
-
-  /** `${...}` from `start`; substitutions inside are analysed; returns the index after `}`. */
-  private braced(start: number): number {
-    const s = this.s;
-    let i = start;
-    while (i < s.length) {
-      const c = s[i]!;
-      if (c === '}') return i + 1;
-      if (c === '\\') {
-        i += 2;
-        continue;
-      }
-      if (c === "'") {
-        const close = s.indexOf("'", i + 1);
-        i = close < 0 ? s.length : close + 1;
-        continue;
-      }
-      if (c === '"') {
-        i = this.doubleQuoted(i + 1).end;
-        continue;
-      }
-      if (c === '$' || c === '`') {
-        i = Math.max(this.expansion(i), i + 1);
-        continue;
-      }
-      i++;
-    }
-    this.out.incomplete = true;
-    return s.length;
-  }
-
-  /** Arithmetic body from `start` (after `((`); substitutions inside are analysed; returns the index after `))`. */
-  private arithmetic(start: number): number {
-    const s = this.s;
-    let i = start;
-    let depth = 0;
-    while (i < s.length) {
-      const c = s[i]!;
-      if (c === '(') depth++;
-      else if (c === ')') {
-        if (depth === 0) return s[i + 1] === ')' ? i + 2 : i + 1;
-        depth--;
-      } else if (c === '$' || c === '`') {
-        i = Math.max(this.expansion(i), i + 1);
-        continue;
-      } else if (c === "'" || c === '"') {
-        i = c === '"' ? this.doubleQuoted(i + 1).end : s.indexOf("'", i + 1) + 1 || s.length;
-        continue;
-      } else if (c === '\\') i++;
-      i++;
-    }
-    this.out.incomplete = true;
-    return s.length;
-  }
-
-  /** After `<<`/`<<-`: reads the delimiter word and queues the body for the next newline. */
-  private heredocStart(i: number, stripTabs: boolean, tokens: Token[]): number {
-    const s = this.s;
-    while (s[i] === ' ' || s[i] === '\t') i++;
-    const w = this.word(i);
-    if (w.raw.length === 0) {
-      this.out.incomplete = true;
-      return i;
-    }
-    this.heredocs.push({ delimiter: w.value, quoted: /['"\\]/.test(w.raw), stripTabs });
-    tokens.push({ kind: 'word', word: { word: w.value, dynamic: false }, raw: w.raw }); // the redirection's operand
-    return w.end;
-  }
-
-  /** Consumes pending here-document bodies starting at `i` (the start of the line after `<<WORD`). */
-  private heredocBodies(i: number): number {
-    const s = this.s;
-    for (const doc of this.heredocs.splice(0)) {
-      let found = false;
-      while (i < s.length) {
-        let lineEnd = s.indexOf('\n', i);
-        if (lineEnd < 0) lineEnd = s.length;
-        let line = s.slice(i, lineEnd);
-        if (doc.stripTabs) line = line.replace(/^\t+/, '');
-        if (line === doc.delimiter) {
-          i = lineEnd + 1;
-          found = true;
-          break;
-        }
-        if (!doc.quoted) this.scanBody(i, lineEnd);
-        i = lineEnd + 1;
-      }
-      if (!found) this.out.incomplete = true;
-    }
-    return Math.min(i, s.length);
-  }
-
-  /** Analyses substitutions in an unquoted here-document line. */
-  private scanBody(start: number, end: number): void {
-    const s = this.s;
-    let i = start;
-    while (i < end) {
-      if (s[i] === '\\') {
-        i += 2;
-        continue;
-      }
-      if (s[i] === '$' || s[i] === '`') {
-        i = Math.max(this.expansion(i), i + 1);
-        continue;
-      }
-      i++;
-    }
-  }
-}
-
-const HEX = /[0-9a-fA-F]{1,2}/y;
-const OCTAL = /[0-7]{1,3}/y;
-
-function ansiC(s: string, start: number): { value: string; dynamic: boolean; end: number } {
-  let i = start;
-  let value = '';
-  let dynamic = false;
-  const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
-  while (i < s.length && s[i] !== "'") {
-    if (s[i] !== '\\') {
-      value += s[i];
-      i++;
-      continue;
-    }
-    const n = s[i + 1] ?? '';
-    if (n in simple) {
-      value += simple[n];
-      i += 2;
-    } else if (n === 'x') {
-      HEX.lastIndex = i + 2;
-      const m = HEX.exec(s);
-      value += m ? String.fromCharCode(parseInt(m[0], 16)) : '\\x';
-      i += 2 + (m ? m[0].length : 0);
-    } else if (/[0-7]/.test(n)) {
-      OCTAL.lastIndex = i + 1;
-      const m = OCTAL.exec(s)!;
-      value += String.fromCharCode(parseInt(m[0], 8));
-      i += 1 + m[0].length;
-    } else {
-      // \u, \U, \c and unknown escapes: not decoded here, so the value is not known.
-      dynamic = true;
-      value += '\\' + n;
-      i += 2;
-    }
-  }
-  return { value, dynamic, end: i + 1 };
-}
-
-const OPERATORS = ['&&', '||', ';;&', ';;', ';&', '|&', '&>>', '&>', '<<<', '<<-', '<<', '<&', '<>', '<', '>>', '>&', '>|', '>', '|', '&', ';'];
-
-function matchOperator(s: string, i: number): string | undefined {
-  for (const op of OPERATORS) if (s.startsWith(op, i)) return op;
-  return undefined;
-}
-
-function atCommandStart(tokens: readonly Token[]): boolean {
-  const last = tokens[tokens.length - 1];
-  if (!last) return true;
-  if (last.kind === 'op') return last.op !== ')';
-  return last.kind === 'word' && (RESERVED_CONTINUE.has(last.raw) || last.raw === 'for');
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Parser: groups tokens into simple commands and hands each to the argv analysis.
-
-/** Reserved words after which a command follows. */
-const RESERVED_CONTINUE = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!', '{']);
 /** Reserved words that close a compound command. */
 const RESERVED_CLOSE = new Set(['fi', 'done', '}', 'esac']);
+/** Operators that need a command before them. */
+const NEEDS_BEFORE = new Set(['|', '|&', '&&', '||', ';', '&']);
+/** Operators that need a command after them. */
+const NEEDS_AFTER = new Set(['|', '|&', '&&', '||']);
 
 function isOp(tok: Token | undefined, op: string): boolean {
   return tok?.kind === 'op' && tok.op === op;
+}
+
+function isWord(tok: Token | undefined, raw: string): boolean {
+  return tok?.kind === 'word' && tok.raw === raw;
 }
 
 function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): void {
@@ -726,6 +316,22 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
   let commandStart = true; // no word of the current simple command yet
   let mode: 'normal' | 'for' | 'casePatterns' | 'caseWord' | 'dbracket' | 'afterCompound' = 'normal';
   let caseDepth = 0;
+  const open: string[] = []; // the closing word (or `)`) each open compound command expects
+  let current = false; // the command being read has something (a word, an assignment, a redirection, a compound)
+  let needCommand = false; // after `|`, `&&`, `||`: a command must follow
+  const malformed = (): void => {
+    out.incomplete = true;
+  };
+  const opens = (closer: string): void => {
+    open.push(closer);
+    current = false;
+    needCommand = false;
+  };
+  const closes = (closer: string): void => {
+    if (open[open.length - 1] === closer) open.pop();
+    else malformed();
+    current = true;
+  };
 
   const flush = (): void => {
     if (words.length > 0) analyseArgv(words, out, depth);
@@ -738,6 +344,8 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
     if (tok.kind === 'redir') {
       // The next word is a file name (or a here-document delimiter), not an argument.
       if (tokens[t + 1]?.kind === 'word') t++;
+      else malformed();
+      if (mode === 'normal') current = true;
       continue;
     }
     if (tok.kind === 'op') {
@@ -757,13 +365,33 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
         // name() { ...; }: a function definition, the name is not run.
         words = [];
         commandStart = true;
+        current = false;
         t++;
         continue;
       }
       flush();
-      if ((tok.op === ';;' || tok.op === ';&' || tok.op === ';;&') && caseDepth > 0) mode = 'casePatterns';
-      else if (tok.op === ')') mode = 'afterCompound';
-      else mode = 'normal';
+      if (tok.op === '(') {
+        if (current || mode === 'afterCompound') malformed(); // `ls (x)`, `{ ls; } (x)`
+        opens(')');
+        mode = 'normal';
+        continue;
+      }
+      if (tok.op === ')') {
+        if (needCommand) malformed();
+        closes(')');
+        mode = 'afterCompound';
+        continue;
+      }
+      if (tok.op === ';;' || tok.op === ';&' || tok.op === ';;&') {
+        if (caseDepth === 0 || needCommand) malformed();
+        mode = caseDepth > 0 ? 'casePatterns' : 'normal';
+        current = false;
+        continue;
+      }
+      if (NEEDS_BEFORE.has(tok.op) && !current) malformed();
+      if (NEEDS_AFTER.has(tok.op)) needCommand = true;
+      if (tok.op !== '\n' || !needCommand) current = false;
+      mode = 'normal';
       continue;
     }
     // A word.
@@ -781,24 +409,40 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
     if (mode === 'casePatterns') {
       if (literal && w.word === 'esac') {
         caseDepth--;
+        closes('esac');
         mode = 'afterCompound';
       }
       continue;
     }
     if (mode === 'afterCompound') continue;
     if (commandStart && literal) {
-      if (RESERVED_CONTINUE.has(w.word)) continue;
+      if (RESERVED_CONTINUE.has(w.word)) {
+        if (w.word === 'if') opens('fi');
+        else if (w.word === 'while' || w.word === 'until') opens('done');
+        else if (w.word === '{') opens('}');
+        else if (w.word === 'do') {
+          if (open[open.length - 1] !== 'done') malformed();
+          current = false;
+        } else if (w.word !== '!') {
+          if (open[open.length - 1] !== 'fi') malformed(); // then, elif, else
+          current = false;
+        }
+        continue;
+      }
       if (RESERVED_CLOSE.has(w.word)) {
         if (w.word === 'esac' && caseDepth > 0) caseDepth--;
+        closes(w.word);
         mode = 'afterCompound';
         continue;
       }
       if (w.word === 'for' || w.word === 'select') {
+        opens('done');
         mode = 'for';
         continue;
       }
       if (w.word === 'case') {
         caseDepth++;
+        opens('esac');
         mode = 'caseWord';
         continue;
       }
@@ -808,19 +452,27 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
         if (isOp(tokens[t + 1], '(') && isOp(tokens[t + 2], ')')) t += 2;
         continue;
       }
-      if (w.word === '[[') {
-        mode = 'dbracket';
+      if (w.word === 'coproc') {
+        // bash's coproc [NAME] COMMAND: reported like `time` (an allow list must name it); a NAME before a
+        // compound command is not run.
+        out.words.push(w);
+        if (tokens[t + 1]?.kind === 'word' && (isWord(tokens[t + 2], '{') || isOp(tokens[t + 2], '('))) t++;
         continue;
       }
-      if (w.word === '((') {
-        mode = 'afterCompound';
+      if (w.word === '[[' || w.word === '((') {
+        current = true;
+        needCommand = false;
+        mode = w.word === '[[' ? 'dbracket' : 'afterCompound';
         continue;
       }
     }
     // NAME=value before the command (any substitution in the value was analysed by the lexer).
+    current = true;
+    needCommand = false;
     if (words.length === 0 && ASSIGNMENT.test(tok.raw)) continue;
     words.push(w);
     commandStart = false;
   }
   flush();
+  if (open.length > 0 || needCommand) malformed();
 }
