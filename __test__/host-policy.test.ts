@@ -153,11 +153,12 @@ describe('allowedRoots', () => {
 });
 
 describe('commandPolicy', () => {
-  const env = (): { name: string; value: string }[] => [{ name: 'PATH', value: `${bin}:/usr/bin:/bin` }];
+  // Programs are found through the host's PATH (its env overlay here), never the request's.
+  const withPath = (options: TerminalHostOptions): TerminalHost => newHost({ env: { PATH: `${bin}:/usr/bin:/bin` }, ...options });
 
   test('deny by name: argv requests are resolved through PATH and refused with ERR_POLICY_DENIED', async () => {
-    host = newHost({ commandPolicy: { deny: ['deploy'] } });
-    const err = await failure(host.createTerminal({ sessionId: S, command: 'deploy', args: ['--prod'], env: env() }));
+    host = withPath({ commandPolicy: { deny: ['deploy'] } });
+    const err = await failure(host.createTerminal({ sessionId: S, command: 'deploy', args: ['--prod'] }));
     expect(err.code).toBe('ERR_POLICY_DENIED');
     expect(err.message).toContain(`\`deploy\` (${path.join(bin, 'deploy')}) is denied by this client's command policy (rule "deploy")`);
     expect(err.details).toMatchObject({ reason: 'deny-rule', word: 'deploy', program: path.join(bin, 'deploy') });
@@ -166,28 +167,28 @@ describe('commandPolicy', () => {
   });
 
   test('a symlink to a denied program is refused through its real path', async () => {
-    host = newHost({ commandPolicy: { deny: [path.join(bin, 'deploy')] } });
-    const err = await failure(host.createTerminal({ sessionId: S, command: 'innocent', args: ['x'], env: env() }));
+    host = withPath({ commandPolicy: { deny: [path.join(bin, 'deploy')] } });
+    const err = await failure(host.createTerminal({ sessionId: S, command: 'innocent', args: ['x'] }));
     expect(err.code).toBe('ERR_POLICY_DENIED');
     expect(err.message).toContain('-> ' + path.join(bin, 'deploy'));
   });
 
   test('an allowed argv request runs the resolved absolute path, reported as program', async () => {
-    host = newHost({ commandPolicy: { allow: [`${bin}/*`] } });
-    await host.createTerminal({ sessionId: S, command: 'build', args: ['all'], env: env() });
+    host = withPath({ commandPolicy: { allow: [`${bin}/*`] } });
+    await host.createTerminal({ sessionId: S, command: 'build', args: ['all'] });
     expect(backend.terminals[0]!.params).toMatchObject({ command: path.join(bin, 'build'), args: ['all'] });
     expect(events[0]).toMatchObject({ type: 'created', command: 'build', program: path.join(bin, 'build') });
   });
 
   test('allow list: anything else is refused, naming the program', async () => {
-    host = newHost({ commandPolicy: { allow: ['build'] } });
-    const err = await failure(host.createTerminal({ sessionId: S, command: 'deploy', args: ['x'], env: env() }));
+    host = withPath({ commandPolicy: { allow: ['build'] } });
+    const err = await failure(host.createTerminal({ sessionId: S, command: 'deploy', args: ['x'] }));
     expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { reason: 'not-allowed', word: 'deploy' } });
     expect(err.message).toMatch(/not among the commands this client allows/);
   });
 
   test('an argv program that does not exist keeps the core code ENOENT (a failed event)', async () => {
-    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    host = withPath({ commandPolicy: { deny: ['rm'] } });
     const err = await failure(host.createTerminal({ sessionId: S, command: 'no-such-program-xyz', args: ['a'] }));
     expect(err.code).toBe('ENOENT');
     expect(events[0]).toMatchObject({ type: 'failed', code: 'ENOENT' });
@@ -201,14 +202,14 @@ describe('commandPolicy', () => {
     ["bash -c 'rm x'", 'rm'],
     ['find . -exec rm {} +', 'rm'],
   ])('shell lines: %j is refused because of %s', async (line, word) => {
-    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    host = withPath({ commandPolicy: { deny: ['rm'] } });
     const err = await failure(host.createTerminal({ sessionId: S, command: line }));
     expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { word } });
     expect(backend.terminals).toHaveLength(0);
   });
 
   test('argv requests that run a shell line are checked too', async () => {
-    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    host = withPath({ commandPolicy: { deny: ['rm'] } });
     await expect(host.createTerminal({ sessionId: S, command: '/bin/bash', args: ['-c', 'ls; rm -rf x'] })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { word: 'rm' },
@@ -216,25 +217,25 @@ describe('commandPolicy', () => {
   });
 
   test('with only deny rules, run-time command words pass (they cannot be checked)', async () => {
-    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    host = withPath({ commandPolicy: { deny: ['rm'] } });
     await expect(host.createTerminal({ sessionId: S, command: '$CMD x' })).resolves.toHaveProperty('terminalId');
   });
 
   test('with an allow list, run-time command words and malformed lines are refused', async () => {
-    host = newHost({ commandPolicy: { allow: ['ls'] } });
+    host = withPath({ commandPolicy: { allow: ['ls'] } });
     await expect(host.createTerminal({ sessionId: S, command: 'ls; $CMD' })).rejects.toMatchObject({ details: { reason: 'dynamic', word: '$CMD' } });
     await expect(host.createTerminal({ sessionId: S, command: 'ls "unterminated' })).rejects.toMatchObject({ details: { reason: 'unparsable' } });
   });
 
   test('with an allow list, safe builtins need no rule but eval and unknown names do', async () => {
-    host = newHost({ commandPolicy: { allow: ['ls', 'grep'] } });
+    host = withPath({ commandPolicy: { allow: ['ls', 'grep'] } });
     await expect(host.createTerminal({ sessionId: S, command: 'cd /tmp && ls | grep x; echo done; exit 0' })).resolves.toHaveProperty('terminalId');
     await expect(host.createTerminal({ sessionId: S, command: "eval 'ls'" })).rejects.toMatchObject({ details: { word: 'eval' } });
     await expect(host.createTerminal({ sessionId: S, command: 'myfunc' })).rejects.toMatchObject({ details: { word: 'myfunc' } });
   });
 
   test("shellLines: 'deny' refuses every arg-less request", async () => {
-    host = newHost({ commandPolicy: { shellLines: 'deny' } });
+    host = withPath({ commandPolicy: { shellLines: 'deny' } });
     const err = await failure(host.createTerminal({ sessionId: S, command: 'ls' }));
     expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { reason: 'shell-line' } });
     expect(err.message).toMatch(/args/);
@@ -242,14 +243,14 @@ describe('commandPolicy', () => {
   });
 
   test('with shell: false, an arg-less command is a program, checked as such', async () => {
-    host = newHost({ shell: false, commandPolicy: { allow: ['build'] } });
-    await host.createTerminal({ sessionId: S, command: 'build', env: env() });
+    host = withPath({ shell: false, commandPolicy: { allow: ['build'] } });
+    await host.createTerminal({ sessionId: S, command: 'build' });
     expect(backend.terminals[0]!.params.command).toBe(path.join(bin, 'build'));
   });
 
   test('RegExp and function rules; a throwing function counts as a match for deny', async () => {
     const seen: unknown[] = [];
-    host = newHost({
+    host = withPath({
       commandPolicy: {
         deny: [
           /\/deploy$/,
@@ -260,10 +261,10 @@ describe('commandPolicy', () => {
         ],
       },
     });
-    await expect(host.createTerminal({ sessionId: S, command: 'deploy', args: ['x'], env: env() })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED' });
-    await host.createTerminal({ sessionId: S, command: 'build', args: ['x'], env: env() });
+    await expect(host.createTerminal({ sessionId: S, command: 'deploy', args: ['x'] })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED' });
+    await host.createTerminal({ sessionId: S, command: 'build', args: ['x'] });
     expect(seen).toContainEqual({ word: 'build', path: path.join(bin, 'build'), realPath: path.join(bin, 'build'), builtin: false, dynamic: false });
-    const throwing = newHost({
+    const throwing = withPath({
       commandPolicy: {
         deny: [
           () => {
@@ -291,6 +292,7 @@ describe('approve', () => {
     let answer!: (ok: boolean) => void;
     host = newHost({
       allowedRoots: [root],
+      env: { PATH: `${bin}:/usr/bin:/bin` },
       approve: (r) => {
         asked.push(r);
         return new Promise<boolean>((res) => (answer = res));
@@ -301,16 +303,24 @@ describe('approve', () => {
       command: 'build',
       args: ['--fast'],
       cwd: path.join(outside, 'into-root'),
-      env: [{ name: 'PATH', value: `${bin}:/usr/bin:/bin` }],
+      env: [{ name: 'MODE', value: 'fast' }],
     });
-    while (asked.length === 0) await new Promise((r) => setImmediate(r));
+    let settled = false;
+    creating.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    while (asked.length === 0 && !settled) await new Promise((r) => setImmediate(r));
     expect(backend.terminals).toHaveLength(0);
     expect(asked[0]).toMatchObject({
       sessionId: S,
       command: 'build',
       args: ['--fast'],
       cwd: path.join(root, 'sub'),
-      env: [{ name: 'PATH', value: `${bin}:/usr/bin:/bin` }],
+      env: [
+        { name: 'PATH', value: `${bin}:/usr/bin:/bin` },
+        { name: 'MODE', value: 'fast' },
+      ],
       program: path.join(bin, 'build'),
       commands: [expect.objectContaining({ word: 'build', path: path.join(bin, 'build') })],
     });

@@ -24,7 +24,11 @@ const handWritten = (c: CorpusCase): ShellAnalysis => (c.argv ? argvCommandWords
 
 describe('shell corpus', () => {
   test.each(SHELL_CORPUS.map((c) => [name(c), c] as const))('hand-written parser: %s', (_n, c) => {
-    expect(judge(c, handWritten(c))).toBeUndefined();
+    const analysis = handWritten(c);
+    expect(judge(c, analysis)).toBeUndefined();
+    if (c.assigns) expect(sorted(analysis.assignments.map((a) => a.word))).toEqual(sorted(c.assigns));
+    if (c.redefines) expect(sorted(analysis.redefinitions.map((r) => `${r.kind}:${r.name}`))).toEqual(sorted(c.redefines));
+    if (c.unchecked) expect(analysis.uncheckedShells).toEqual(c.unchecked);
   });
 
   test('comparison with sh-syntax on the shell lines', async () => {

@@ -13,8 +13,8 @@ export const MAX_DEPTH = 16;
 
 /** What the lexer reports to: the analysis it fills and the parser for nested command texts. */
 export interface LexerHost {
-  /** The analysis being built (only `incomplete` is set here). */
-  readonly out: { incomplete: boolean };
+  /** The analysis being built (`incomplete`, and the assignments of `${NAME:=value}`). */
+  readonly out: { incomplete: boolean; assignments: CommandWord[] };
   /** Analyses the tokens of a nested command list (`$(...)`, `<(...)`) at `depth`. */
   parse(tokens: readonly Token[], depth: number): void;
   /** Analyses a nested shell line (a backquoted command) at `depth`. */
@@ -309,6 +309,9 @@ export class Lexer {
   private braced(start: number): number {
     const s = this.s;
     let i = start;
+    DEFAULT_ASSIGNMENT.lastIndex = start;
+    const assigned = DEFAULT_ASSIGNMENT.exec(s);
+    if (assigned) this.host.out.assignments.push({ word: assigned[1]!, dynamic: false }); // ${NAME:=value}
     while (i < s.length) {
       const c = s[i]!;
       if (c === '}') return i + 1;
@@ -415,6 +418,8 @@ export class Lexer {
 }
 
 const HEX = /[0-9a-fA-F]{1,2}/y;
+/** `${NAME:=value}` / `${NAME=value}`: assigns NAME when it is unset (or empty). */
+const DEFAULT_ASSIGNMENT = /([A-Za-z_][A-Za-z0-9_]*):?=/y;
 const UNICODE4 = /[0-9a-fA-F]{1,4}/y;
 const UNICODE8 = /[0-9a-fA-F]{1,8}/y;
 /** `NAME=` or `NAME+=` right before `(`: an array assignment. */

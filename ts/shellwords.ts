@@ -17,6 +17,7 @@
  * table. Both are measured against the shared corpus in __test__/fixtures/shell-corpus.ts.
  */
 
+import { analyseArgv, ASSIGNMENT, assignedName, type ArgvContext } from './shell-argv';
 import { Lexer, MAX_DEPTH, RESERVED_CONTINUE, type LexerHost, type Token } from './shell-lexer';
 
 /** One command word found in a line or an argv. */
@@ -30,12 +31,42 @@ export interface CommandWord {
   dynamic: boolean;
 }
 
+/** Something a line redefines, so that a later command word may not run what the check resolved. */
+export interface Redefinition {
+  /** `alias NAME=...`, `hash -p PATH NAME`, `enable [-n|-f FILE] NAME`, or a function definition `NAME() {...}`. */
+  kind: 'alias' | 'hash' | 'enable' | 'function';
+  /** The name redefined (as written when only known at run time). */
+  name: string;
+}
+
 /** Result of analysing a shell line. */
 export interface ShellAnalysis {
   /** Command words in the order found (nested substitutions may come before the command that uses them). */
   words: CommandWord[];
-  /** True when the line is malformed (an unterminated quote, substitution or here-document). */
+  /**
+   * True when the line is malformed: an unterminated quote, substitution or here-document, an unclosed
+   * `if`/`case`/loop/group, a dangling operator (`ls |`), a stray `fi` or `)`.
+   */
   incomplete: boolean;
+  /**
+   * Variables the line sets for itself or for the programs it runs: `NAME=value` (alone or before a
+   * command), the arguments of `export`/`declare`/`typeset`/`local`/`readonly`, the targets of
+   * `read`/`mapfile`/`readarray`/`getopts`/`printf -v`, `for`/`select` variables, `${NAME:=value}`,
+   * and `env`/`sudo` assignments. A name only known at run time (`export "$X"`, a `declare -n`
+   * reference) has `dynamic: true`.
+   */
+  assignments: CommandWord[];
+  /** Aliases, `hash -p` entries, `enable` and function definitions in the line. */
+  redefinitions: Redefinition[];
+  /**
+   * Shells started without `-c`, which read their commands from stdin (`curl x | sh`, `sh <<EOF`,
+   * `bash <<< 'cmd'`, `bash -s`) or from a script file: those commands cannot be checked.
+   */
+  uncheckedShells: string[];
+}
+
+function emptyAnalysis(): ShellAnalysis {
+  return { words: [], incomplete: false, assignments: [], redefinitions: [], uncheckedShells: [] };
 }
 
 /**
@@ -60,90 +91,20 @@ export const SHELL_BUILTINS: ReadonlySet<string> = new Set([
   'history', 'fc', 'mapfile', 'readarray', 'compgen', 'complete', 'bind', 'caller', 'suspend', 'logout',
 ]);
 
-/** Shells whose `-c` argument is analysed as a shell line. */
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'yash', 'posh', 'fish']);
-
-interface WrapperSpec {
-  /** Options that take the next word as their value. */
-  valueOptions?: readonly string[];
-  /** Options whose value is a shell line (`su -c 'line'`, `env -S 'cmd args'`). */
-  lineOptions?: readonly string[];
-  /** Positional words before the wrapped command (`timeout 10 cmd`, `chroot /dir cmd`). */
-  positional?: number;
-  /** Skip `NAME=value` words before the command (`env A=1 cmd`). */
-  assignments?: boolean;
-  /** Options that mean no command is run (`command -v name`). */
-  noRunOptions?: readonly string[];
-  /** The remaining words are joined and run by a shell (`watch`, `eval`). */
-  joinAsLine?: boolean;
-  /** The first remaining word is a shell line, the rest are not commands (`trap 'line' EXIT`). */
-  firstIsLine?: boolean;
-}
-
-/** Programs that run another program given as their arguments. */
-const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
-  exec: { valueOptions: ['-a'] },
-  command: { noRunOptions: ['-v', '-V'] },
-  builtin: {},
-  nohup: {},
-  setsid: {},
-  time: { valueOptions: ['-f', '-o', '--format', '--output'] },
-  env: {
-    assignments: true,
-    valueOptions: ['-u', '--unset', '-C', '--chdir', '-P'],
-    lineOptions: ['-S', '--split-string'],
-  },
-  sudo: {
-    valueOptions: ['-u', '-g', '-C', '-h', '-p', '-r', '-t', '-U', '-D', '-T', '--user', '--group', '--host',
-      '--prompt', '--role', '--type', '--other-user', '--chdir', '--close-from', '--command-timeout'],
-    assignments: true,
-  },
-  doas: { valueOptions: ['-u', '-C'] },
-  nice: { valueOptions: ['-n', '--adjustment'] },
-  ionice: { valueOptions: ['-c', '-n', '-p', '-P', '-u', '--class', '--classdata'] },
-  stdbuf: { valueOptions: ['-i', '-o', '-e', '--input', '--output', '--error'] },
-  timeout: { valueOptions: ['-s', '--signal', '-k', '--kill-after'], positional: 1 },
-  chrt: { positional: 1 },
-  taskset: { positional: 1 },
-  chroot: { valueOptions: ['--userspec', '--groups'], positional: 1 },
-  flock: { valueOptions: ['-w', '--timeout', '-E', '--conflict-exit-code'], lineOptions: ['-c', '--command'], positional: 1 },
-  runuser: { valueOptions: ['-u', '-g', '-G', '--user', '--group', '--supp-group', '-s', '--shell'], lineOptions: ['-c', '--command'] },
-  su: { valueOptions: ['-g', '-G', '--group', '--supp-group', '-s', '--shell'], lineOptions: ['-c', '--command'], positional: 1 },
-  xargs: {
-    valueOptions: ['-a', '-d', '-E', '-e', '-I', '-i', '-L', '-l', '-n', '-P', '-s', '--arg-file', '--delimiter',
-      '--eof', '--replace', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'],
-  },
-  watch: { valueOptions: ['-n', '--interval', '-d', '--differences', '-q', '--equexit'], joinAsLine: true },
-  eval: { joinAsLine: true },
-  trap: { noRunOptions: ['-p', '-l', '-P'], firstIsLine: true },
-  unbuffer: {},
-  caffeinate: {},
-  strace: { valueOptions: ['-e', '-o', '-p', '-s', '-u', '-E', '-a', '-b', '-I', '-O', '-P', '-S', '-X'] },
-  ltrace: { valueOptions: ['-e', '-o', '-p', '-s', '-u', '-a', '-A', '-D', '-n'] },
-  valgrind: {},
-};
-
-function basename(word: string): string {
-  const i = word.lastIndexOf('/');
-  return i < 0 ? word : word.slice(i + 1);
-}
-
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
-
 /**
  * Command words of an argv (`[program, ...args]`): the program, then the programs behind wrappers
  * (`sudo rm x` → `sudo`, `rm`), `find -exec`, and `sh -c`/`eval`/`watch` lines (analysed as shell lines).
  * `incomplete` is set when a nested line is malformed.
  */
 export function argvCommandWords(argv: readonly string[]): ShellAnalysis {
-  const out: ShellAnalysis = { words: [], incomplete: false };
-  analyseArgv(argv.map((word) => ({ word, dynamic: false })), out, 0);
+  const out = emptyAnalysis();
+  analyseArgv(argv.map((word) => ({ word, dynamic: false })), { out, line: analyseLine }, 0);
   return out;
 }
 
 /** Analyses a shell line; see the module comment for what is found and what cannot be. */
 export function shellCommandWords(line: string): ShellAnalysis {
-  const out: ShellAnalysis = { words: [], incomplete: false };
+  const out = emptyAnalysis();
   analyseLine(line, out, 0);
   return out;
 }
@@ -159,136 +120,6 @@ function analyseLine(line: string, out: ShellAnalysis, depth: number): void {
     line: (text, d) => analyseLine(text, out, d),
   };
   parse(new Lexer(line, host, depth).tokens(0, false).tokens, out, depth);
-}
-
-function analyseArgv(words: readonly CommandWord[], out: ShellAnalysis, depth: number): void {
-  if (words.length === 0) return;
-  if (depth > MAX_DEPTH) {
-    out.incomplete = true;
-    return;
-  }
-  const first = words[0]!;
-  out.words.push(first);
-  if (first.dynamic) return;
-  const name = basename(first.word);
-  const rest = words.slice(1);
-
-  if (name === 'busybox') {
-    // busybox APPLET args: the applet is the program.
-    analyseArgv(rest, out, depth + 1);
-    return;
-  }
-  if (SHELLS.has(name)) {
-    shellInvocation(rest, out, depth);
-    return;
-  }
-  if (name === 'find') {
-    findExec(rest, out, depth);
-    return;
-  }
-  const spec = WRAPPERS[name];
-  if (!spec) return;
-  wrapped(spec, rest, out, depth);
-}
-
-/** `sh [options] -c LINE [name args...]`: analyses LINE. */
-function shellInvocation(args: readonly CommandWord[], out: ShellAnalysis, depth: number): void {
-  let takesLine = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a.dynamic) {
-      if (takesLine) out.words.push(a);
-      return;
-    }
-    if (a.word === '--') continue;
-    if ((a.word.startsWith('-') || a.word.startsWith('+')) && a.word.length > 1) {
-      if (a.word.startsWith('--')) continue;
-      if (/^[-+][a-zA-Z]*[oO]$/.test(a.word)) i++; // -o pipefail, +O extglob
-      if (a.word.slice(1).includes('c')) takesLine = true;
-      continue;
-    }
-    if (takesLine) analyseLine(a.word, out, depth + 1);
-    return; // a script file (or the line): anything after is its arguments
-  }
-}
-
-/** `find ... -exec CMD args ;` (also -execdir, -ok, -okdir). */
-function findExec(args: readonly CommandWord[], out: ShellAnalysis, depth: number): void {
-  for (let i = 0; i < args.length; i++) {
-    if (!['-exec', '-execdir', '-ok', '-okdir'].includes(args[i]!.word)) continue;
-    let end = i + 1;
-    while (end < args.length && args[end]!.word !== ';' && args[end]!.word !== '+') end++;
-    analyseArgv(args.slice(i + 1, end), out, depth + 1);
-    i = end;
-  }
-}
-
-function wrapped(spec: WrapperSpec, args: readonly CommandWord[], out: ShellAnalysis, depth: number): void {
-  let i = 0;
-  let positional = spec.positional ?? 0;
-  while (i < args.length) {
-    const a = args[i]!;
-    const w = a.word;
-    if (!a.dynamic && w === '--') {
-      i++;
-      break;
-    }
-    if (!a.dynamic && w.startsWith('-')) {
-      if (spec.noRunOptions?.includes(w)) return;
-      let opt = w;
-      let value: CommandWord | undefined;
-      let consumed = 1;
-      const eq = w.startsWith('--') ? w.indexOf('=') : -1;
-      if (eq > 0) {
-        opt = w.slice(0, eq);
-        value = { word: w.slice(eq + 1), dynamic: false };
-      } else if (!w.startsWith('--') && w.length > 2 && takesValue(spec, w.slice(0, 2))) {
-        opt = w.slice(0, 2);
-        value = { word: w.slice(2), dynamic: false };
-      }
-      const isLine = spec.lineOptions?.includes(opt) ?? false;
-      if ((isLine || takesValue(spec, opt)) && value === undefined) {
-        value = args[i + 1];
-        consumed = 2;
-      }
-      if (isLine && value) {
-        if (value.dynamic) out.words.push(value);
-        else analyseLine(value.word, out, depth + 1);
-      }
-      i += consumed;
-      continue;
-    }
-    if (!a.dynamic && spec.assignments && ASSIGNMENT.test(w)) {
-      i++;
-      continue;
-    }
-    if (positional > 0) {
-      positional--;
-      i++;
-      continue;
-    }
-    break;
-  }
-  while (spec.assignments && i < args.length && !args[i]!.dynamic && ASSIGNMENT.test(args[i]!.word)) i++;
-  const rest = args.slice(i);
-  if (rest.length === 0) return;
-  if (spec.firstIsLine) {
-    const line = rest[0]!;
-    if (line.dynamic) out.words.push(line);
-    else if (line.word !== '-') analyseLine(line.word, out, depth + 1);
-    return;
-  }
-  if (spec.joinAsLine) {
-    const dyn = rest.find((r) => r.dynamic);
-    if (dyn) out.words.push(dyn);
-    else analyseLine(rest.map((r) => r.word).join(' '), out, depth + 1);
-    return;
-  }
-  analyseArgv(rest, out, depth + 1);
-}
-
-function takesValue(spec: WrapperSpec, opt: string): boolean {
-  return (spec.valueOptions?.includes(opt) ?? false) || (spec.lineOptions?.includes(opt) ?? false);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -333,8 +164,9 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
     current = true;
   };
 
+  const cx: ArgvContext = { out, line: analyseLine };
   const flush = (): void => {
-    if (words.length > 0) analyseArgv(words, out, depth);
+    if (words.length > 0) analyseArgv(words, cx, depth);
     words = [];
     commandStart = true;
   };
@@ -363,6 +195,7 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
       }
       if (tok.op === '(' && words.length === 1 && isOp(tokens[t + 1], ')')) {
         // name() { ...; }: a function definition, the name is not run.
+        out.redefinitions.push({ kind: 'function', name: words[0]!.word });
         words = [];
         commandStart = true;
         current = false;
@@ -438,6 +271,8 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
       if (w.word === 'for' || w.word === 'select') {
         opens('done');
         mode = 'for';
+        const variable = tokens[t + 1];
+        if (variable?.kind === 'word' && variable.raw !== '((') out.assignments.push(variable.word);
         continue;
       }
       if (w.word === 'case') {
@@ -448,7 +283,11 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
       }
       if (w.word === 'function') {
         // function NAME [()] BODY: the name is not run.
-        if (tokens[t + 1]?.kind === 'word') t++;
+        const fn = tokens[t + 1];
+        if (fn?.kind === 'word') {
+          out.redefinitions.push({ kind: 'function', name: fn.word.word });
+          t++;
+        }
         if (isOp(tokens[t + 1], '(') && isOp(tokens[t + 2], ')')) t += 2;
         continue;
       }
@@ -469,7 +308,10 @@ function parse(tokens: readonly Token[], out: ShellAnalysis, depth: number): voi
     // NAME=value before the command (any substitution in the value was analysed by the lexer).
     current = true;
     needCommand = false;
-    if (words.length === 0 && ASSIGNMENT.test(tok.raw)) continue;
+    if (words.length === 0 && ASSIGNMENT.test(tok.raw)) {
+      out.assignments.push({ word: assignedName(tok.raw), dynamic: false });
+      continue;
+    }
     words.push(w);
     commandStart = false;
   }
