@@ -4,9 +4,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TerminalAuditEvent } from '../ts/events';
-import { TerminalHost, type ApprovalRequest, type TerminalHostOptions } from '../ts/host';
+import { TerminalHost, type ApprovalRequest, type HostCreateTerminalRequest, type TerminalHostOptions } from '../ts/host';
 import { jsResolveProgram } from '../ts/native';
 import { SECRET_ENV_PATTERNS } from '../ts/policy';
+import { DANGEROUS_ENV_PATTERNS } from '../ts/policy-env';
 import { fakeBackend, type FakeBackend } from './fixtures/fake-terminal';
 import { expectConstructorRejects } from './fixtures/host-assert';
 
@@ -153,11 +154,12 @@ describe('allowedRoots', () => {
 });
 
 describe('commandPolicy', () => {
-  const env = (): { name: string; value: string }[] => [{ name: 'PATH', value: `${bin}:/usr/bin:/bin` }];
+  // Programs are found through the host's PATH (its env overlay here), never the request's.
+  const withPath = (options: TerminalHostOptions): TerminalHost => newHost({ env: { PATH: `${bin}:/usr/bin:/bin` }, ...options });
 
   test('deny by name: argv requests are resolved through PATH and refused with ERR_POLICY_DENIED', async () => {
-    host = newHost({ commandPolicy: { deny: ['deploy'] } });
-    const err = await failure(host.createTerminal({ sessionId: S, command: 'deploy', args: ['--prod'], env: env() }));
+    host = withPath({ commandPolicy: { deny: ['deploy'] } });
+    const err = await failure(host.createTerminal({ sessionId: S, command: 'deploy', args: ['--prod'] }));
     expect(err.code).toBe('ERR_POLICY_DENIED');
     expect(err.message).toContain(`\`deploy\` (${path.join(bin, 'deploy')}) is denied by this client's command policy (rule "deploy")`);
     expect(err.details).toMatchObject({ reason: 'deny-rule', word: 'deploy', program: path.join(bin, 'deploy') });
@@ -166,28 +168,28 @@ describe('commandPolicy', () => {
   });
 
   test('a symlink to a denied program is refused through its real path', async () => {
-    host = newHost({ commandPolicy: { deny: [path.join(bin, 'deploy')] } });
-    const err = await failure(host.createTerminal({ sessionId: S, command: 'innocent', args: ['x'], env: env() }));
+    host = withPath({ commandPolicy: { deny: [path.join(bin, 'deploy')] } });
+    const err = await failure(host.createTerminal({ sessionId: S, command: 'innocent', args: ['x'] }));
     expect(err.code).toBe('ERR_POLICY_DENIED');
     expect(err.message).toContain('-> ' + path.join(bin, 'deploy'));
   });
 
   test('an allowed argv request runs the resolved absolute path, reported as program', async () => {
-    host = newHost({ commandPolicy: { allow: [`${bin}/*`] } });
-    await host.createTerminal({ sessionId: S, command: 'build', args: ['all'], env: env() });
+    host = withPath({ commandPolicy: { allow: [`${bin}/*`] } });
+    await host.createTerminal({ sessionId: S, command: 'build', args: ['all'] });
     expect(backend.terminals[0]!.params).toMatchObject({ command: path.join(bin, 'build'), args: ['all'] });
     expect(events[0]).toMatchObject({ type: 'created', command: 'build', program: path.join(bin, 'build') });
   });
 
   test('allow list: anything else is refused, naming the program', async () => {
-    host = newHost({ commandPolicy: { allow: ['build'] } });
-    const err = await failure(host.createTerminal({ sessionId: S, command: 'deploy', args: ['x'], env: env() }));
+    host = withPath({ commandPolicy: { allow: ['build'] } });
+    const err = await failure(host.createTerminal({ sessionId: S, command: 'deploy', args: ['x'] }));
     expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { reason: 'not-allowed', word: 'deploy' } });
     expect(err.message).toMatch(/not among the commands this client allows/);
   });
 
   test('an argv program that does not exist keeps the core code ENOENT (a failed event)', async () => {
-    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    host = withPath({ commandPolicy: { deny: ['rm'] } });
     const err = await failure(host.createTerminal({ sessionId: S, command: 'no-such-program-xyz', args: ['a'] }));
     expect(err.code).toBe('ENOENT');
     expect(events[0]).toMatchObject({ type: 'failed', code: 'ENOENT' });
@@ -201,14 +203,14 @@ describe('commandPolicy', () => {
     ["bash -c 'rm x'", 'rm'],
     ['find . -exec rm {} +', 'rm'],
   ])('shell lines: %j is refused because of %s', async (line, word) => {
-    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    host = withPath({ commandPolicy: { deny: ['rm'] } });
     const err = await failure(host.createTerminal({ sessionId: S, command: line }));
     expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { word } });
     expect(backend.terminals).toHaveLength(0);
   });
 
   test('argv requests that run a shell line are checked too', async () => {
-    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    host = withPath({ commandPolicy: { deny: ['rm'] } });
     await expect(host.createTerminal({ sessionId: S, command: '/bin/bash', args: ['-c', 'ls; rm -rf x'] })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { word: 'rm' },
@@ -216,25 +218,25 @@ describe('commandPolicy', () => {
   });
 
   test('with only deny rules, run-time command words pass (they cannot be checked)', async () => {
-    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    host = withPath({ commandPolicy: { deny: ['rm'] } });
     await expect(host.createTerminal({ sessionId: S, command: '$CMD x' })).resolves.toHaveProperty('terminalId');
   });
 
   test('with an allow list, run-time command words and malformed lines are refused', async () => {
-    host = newHost({ commandPolicy: { allow: ['ls'] } });
+    host = withPath({ commandPolicy: { allow: ['ls'] } });
     await expect(host.createTerminal({ sessionId: S, command: 'ls; $CMD' })).rejects.toMatchObject({ details: { reason: 'dynamic', word: '$CMD' } });
     await expect(host.createTerminal({ sessionId: S, command: 'ls "unterminated' })).rejects.toMatchObject({ details: { reason: 'unparsable' } });
   });
 
   test('with an allow list, safe builtins need no rule but eval and unknown names do', async () => {
-    host = newHost({ commandPolicy: { allow: ['ls', 'grep'] } });
+    host = withPath({ commandPolicy: { allow: ['ls', 'grep'] } });
     await expect(host.createTerminal({ sessionId: S, command: 'cd /tmp && ls | grep x; echo done; exit 0' })).resolves.toHaveProperty('terminalId');
     await expect(host.createTerminal({ sessionId: S, command: "eval 'ls'" })).rejects.toMatchObject({ details: { word: 'eval' } });
     await expect(host.createTerminal({ sessionId: S, command: 'myfunc' })).rejects.toMatchObject({ details: { word: 'myfunc' } });
   });
 
   test("shellLines: 'deny' refuses every arg-less request", async () => {
-    host = newHost({ commandPolicy: { shellLines: 'deny' } });
+    host = withPath({ commandPolicy: { shellLines: 'deny' } });
     const err = await failure(host.createTerminal({ sessionId: S, command: 'ls' }));
     expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { reason: 'shell-line' } });
     expect(err.message).toMatch(/args/);
@@ -242,14 +244,14 @@ describe('commandPolicy', () => {
   });
 
   test('with shell: false, an arg-less command is a program, checked as such', async () => {
-    host = newHost({ shell: false, commandPolicy: { allow: ['build'] } });
-    await host.createTerminal({ sessionId: S, command: 'build', env: env() });
+    host = withPath({ shell: false, commandPolicy: { allow: ['build'] } });
+    await host.createTerminal({ sessionId: S, command: 'build' });
     expect(backend.terminals[0]!.params.command).toBe(path.join(bin, 'build'));
   });
 
   test('RegExp and function rules; a throwing function counts as a match for deny', async () => {
     const seen: unknown[] = [];
-    host = newHost({
+    host = withPath({
       commandPolicy: {
         deny: [
           /\/deploy$/,
@@ -260,10 +262,10 @@ describe('commandPolicy', () => {
         ],
       },
     });
-    await expect(host.createTerminal({ sessionId: S, command: 'deploy', args: ['x'], env: env() })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED' });
-    await host.createTerminal({ sessionId: S, command: 'build', args: ['x'], env: env() });
+    await expect(host.createTerminal({ sessionId: S, command: 'deploy', args: ['x'] })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED' });
+    await host.createTerminal({ sessionId: S, command: 'build', args: ['x'] });
     expect(seen).toContainEqual({ word: 'build', path: path.join(bin, 'build'), realPath: path.join(bin, 'build'), builtin: false, dynamic: false });
-    const throwing = newHost({
+    const throwing = withPath({
       commandPolicy: {
         deny: [
           () => {
@@ -291,6 +293,7 @@ describe('approve', () => {
     let answer!: (ok: boolean) => void;
     host = newHost({
       allowedRoots: [root],
+      env: { PATH: `${bin}:/usr/bin:/bin` },
       approve: (r) => {
         asked.push(r);
         return new Promise<boolean>((res) => (answer = res));
@@ -301,16 +304,24 @@ describe('approve', () => {
       command: 'build',
       args: ['--fast'],
       cwd: path.join(outside, 'into-root'),
-      env: [{ name: 'PATH', value: `${bin}:/usr/bin:/bin` }],
+      env: [{ name: 'MODE', value: 'fast' }],
     });
-    while (asked.length === 0) await new Promise((r) => setImmediate(r));
+    let settled = false;
+    creating.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    while (asked.length === 0 && !settled) await new Promise((r) => setImmediate(r));
     expect(backend.terminals).toHaveLength(0);
     expect(asked[0]).toMatchObject({
       sessionId: S,
       command: 'build',
       args: ['--fast'],
       cwd: path.join(root, 'sub'),
-      env: [{ name: 'PATH', value: `${bin}:/usr/bin:/bin` }],
+      env: [
+        { name: 'PATH', value: `${bin}:/usr/bin:/bin` },
+        { name: 'MODE', value: 'fast' },
+      ],
       program: path.join(bin, 'build'),
       commands: [expect.objectContaining({ word: 'build', path: path.join(bin, 'build') })],
     });
@@ -575,5 +586,143 @@ describe('program resolution', () => {
       expect(path.normalize(nativeResolve!(cmd, opts))).toBe(jsResolveProgram(cmd, opts));
     }
     expect(() => nativeResolve!('nothing-here-xyz', {})).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+  });
+});
+
+describe('envPolicy', () => {
+  const req = (name: string, value = '/tmp/x'): HostCreateTerminalRequest => ({ sessionId: S, command: 'ls', args: ['-l'], env: [{ name, value }] });
+
+  test.each([
+    'LD_PRELOAD', 'LD_LIBRARY_PATH', 'DYLD_INSERT_LIBRARIES', 'BASH_ENV', 'ENV', 'BASH_FUNC_ls%%', 'SHELLOPTS', 'BASHOPTS', 'PS4',
+    'PROMPT_COMMAND', 'IFS', 'PATH', 'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0',
+    'GIT_CONFIG_PARAMETERS', 'GIT_EXEC_PATH', 'GIT_EXTERNAL_DIFF', 'GIT_PAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'PAGER',
+    'NODE_OPTIONS', 'PYTHONSTARTUP', 'PYTHONPATH', 'PERL5OPT', 'PERL5LIB', 'RUBYOPT', 'JAVA_TOOL_OPTIONS', 'ld_preload',
+  ])('with a command policy, a request setting %s is refused (reason env, naming it)', async (name) => {
+    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    const err = await failure(host.createTerminal(req(name)));
+    expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { field: 'env', reason: 'env', name } });
+    expect(err.message).toMatch(new RegExp(`^env: \`${name.replace(/[$%]/g, '\\$&')}\` is not allowed`));
+    expect(backend.terminals).toHaveLength(0);
+    expect(events).toEqual([expect.objectContaining({ type: 'denied', code: 'ERR_POLICY_DENIED' })]);
+  });
+
+  test('ordinary variables, and a pager turned off, pass', async () => {
+    host = newHost({ commandPolicy: { deny: ['rm'] } });
+    await host.createTerminal({
+      sessionId: S,
+      command: 'ls',
+      args: ['-l'],
+      env: [
+        { name: 'CI', value: '1' },
+        { name: 'NODE_ENV', value: 'test' },
+        { name: 'PAGER', value: 'cat' },
+        { name: 'GIT_PAGER', value: '' },
+        { name: 'LANG', value: 'C.UTF-8' },
+      ],
+    });
+    expect(backend.terminals).toHaveLength(1);
+    await expect(host.createTerminal(req('GIT_PAGER', 'less'))).rejects.toMatchObject({ details: { name: 'GIT_PAGER' } });
+  });
+
+  test('the host overlay is not judged (the host chose it); without any policy nothing is judged', async () => {
+    host = newHost({ commandPolicy: { deny: ['rm'] }, env: { LD_LIBRARY_PATH: '/opt/lib' } });
+    await host.createTerminal({ sessionId: S, command: 'ls', args: ['-l'] });
+    expect(backend.terminals[0]!.params.env).toEqual([{ name: 'LD_LIBRARY_PATH', value: '/opt/lib' }]);
+    const open = newHost({ approve: () => true });
+    await expect(open.createTerminal(req('LD_PRELOAD'))).resolves.toHaveProperty('terminalId');
+    await open.close();
+  });
+
+  test('envPolicy alone applies it; allow extends, deny replaces, { deny: [] } turns it off', async () => {
+    host = newHost({ envPolicy: {} });
+    await expect(host.createTerminal(req('BASH_ENV'))).rejects.toMatchObject({ details: { reason: 'env', name: 'BASH_ENV' } });
+    const allowing = newHost({ commandPolicy: { deny: ['rm'] }, envPolicy: { allow: ['PATH', /^EDITOR$/] } });
+    await expect(allowing.createTerminal(req('PATH'))).resolves.toHaveProperty('terminalId');
+    await expect(allowing.createTerminal(req('EDITOR'))).resolves.toHaveProperty('terminalId');
+    // A host-given allow replaces the default exceptions: PAGER=cat is refused again.
+    await expect(allowing.createTerminal(req('PAGER', 'cat'))).rejects.toMatchObject({ details: { name: 'PAGER' } });
+    const extended = newHost({ commandPolicy: { deny: ['rm'] }, envPolicy: { deny: [...DANGEROUS_ENV_PATTERNS, 'MY_HOOK', (n, v) => n === 'X' && v === 'bad'] } });
+    await expect(extended.createTerminal(req('my_hook'))).rejects.toMatchObject({ details: { name: 'my_hook' } });
+    await expect(extended.createTerminal(req('X', 'bad'))).rejects.toMatchObject({ details: { name: 'X' } });
+    await expect(extended.createTerminal(req('X', 'good'))).resolves.toHaveProperty('terminalId');
+    const off = newHost({ commandPolicy: { deny: ['rm'] }, envPolicy: { deny: [] } });
+    await expect(off.createTerminal(req('LD_PRELOAD'))).resolves.toHaveProperty('terminalId');
+    await Promise.all([allowing.close(), extended.close(), off.close()]);
+  });
+
+  test.each([
+    ['options.envPolicy', { envPolicy: 'strict' }],
+    ['options.envPolicy.deny', { envPolicy: { deny: 'PATH' } }],
+    ['options.envPolicy.deny[1]', { envPolicy: { deny: ['PATH', ''] } }],
+    ['options.envPolicy.allow[0]', { envPolicy: { allow: [7] } }],
+    ['options.envPolicy.bogus', { envPolicy: { bogus: [] } }],
+  ])('the constructor rejects a bad %s', expectConstructorRejects);
+});
+
+describe('shell lines under an allow list: what the checked words will run', () => {
+  const allow = (options: Partial<TerminalHostOptions> = {}): TerminalHost =>
+    newHost({ commandPolicy: { allow: ['ls', 'grep', 'bash', 'sh', 'myhelper'] }, ...options });
+
+  test.each([
+    ['PATH=/tmp/x ls f', { reason: 'env', name: 'PATH' }],
+    ['export PATH=/tmp/x; ls f', { reason: 'env', name: 'PATH' }],
+    ['LD_PRELOAD=/tmp/e.so ls', { reason: 'env', name: 'LD_PRELOAD' }],
+    ['declare -x BASH_ENV=/tmp/rc; bash -c ls', { reason: 'env', name: 'BASH_ENV' }],
+    ['printf -v PATH /tmp/x; ls', { reason: 'env', name: 'PATH' }],
+    [': ${PATH:=/tmp/x}; ls', { reason: 'env', name: 'PATH' }],
+    ['for PATH in /tmp/x; do ls; done', { reason: 'env', name: 'PATH' }],
+    ['env GIT_SSH_COMMAND=x ls', { reason: 'env', name: 'GIT_SSH_COMMAND' }],
+    ['declare -n r=PATH; r=/tmp/x; ls', { reason: 'env', name: 'r' }],
+    ['export "$X"; ls', { reason: 'env', name: '$X' }],
+    ['while IFS= read -r l; do echo "$l"; done < f', { reason: 'env', name: 'IFS' }],
+    ['hash -p /tmp/x/rm ls; ls', { reason: 'redefinition', word: 'ls', kind: 'hash' }],
+    ["alias ls='rm -rf'\nls x", { reason: 'redefinition', word: 'ls', kind: 'alias' }],
+    ['enable -n echo; echo hi', { reason: 'redefinition', word: 'echo', kind: 'enable' }],
+    ['ls() { grep x f; }; ls', { reason: 'redefinition', word: 'ls', kind: 'function' }],
+    ['builtin() { ls; }; builtin cd /', { reason: 'redefinition', word: 'builtin', kind: 'function' }],
+    ['function grep { ls; }', { reason: 'redefinition', word: 'grep', kind: 'function' }],
+    ['echo rm f | sh', { reason: 'shell-input', word: 'sh' }],
+    ['sh <<EOF\nrm f\nEOF', { reason: 'shell-input', word: 'sh' }],
+    ['bash <<< "rm f"', { reason: 'shell-input', word: 'bash' }],
+    ['bash -s < script', { reason: 'shell-input', word: 'bash' }],
+    ['bash script.sh', { reason: 'shell-input', word: 'bash' }],
+  ])('%j is refused', async (line, details) => {
+    host = allow();
+    const err = await failure(host.createTerminal({ sessionId: S, command: line }));
+    expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { field: 'command', ...details } });
+    expect(backend.terminals).toHaveLength(0);
+  });
+
+  test.each([
+    "bash -c 'ls | grep x'",
+    'f() { ls; }',
+    'x=1; ls $x',
+    'ls | grep -c x; echo "$?"',
+    'cd /tmp && ls',
+  ])('%j passes', async (line) => {
+    host = allow();
+    await expect(host.createTerminal({ sessionId: S, command: line })).resolves.toHaveProperty('terminalId');
+  });
+
+  test('IFS assignments pass once the host allows IFS; deny-only policies do not look at assignments', async () => {
+    host = allow({ envPolicy: { allow: ['IFS'] } });
+    await expect(host.createTerminal({ sessionId: S, command: 'IFS=, read -r a b < f; echo "$a"' })).resolves.toHaveProperty('terminalId');
+    const denyOnly = newHost({ commandPolicy: { deny: ['rm'] } });
+    await expect(denyOnly.createTerminal({ sessionId: S, command: 'PATH=/tmp/x ls; alias x=y; echo a | sh' })).resolves.toHaveProperty('terminalId');
+    await denyOnly.close();
+  });
+});
+
+describe('the shell used for shell lines', () => {
+  test("a bare name is resolved once through the host's PATH; an unknown one is ERR_INVALID_ARG", async () => {
+    host = newHost({ shell: 'sh' });
+    await host.createTerminal({ sessionId: S, command: 'ls', env: [{ name: 'PATH', value: bin }] });
+    expect(backend.terminals[0]!.options!.shell).toBe(jsResolveProgram('sh'));
+    expect(path.isAbsolute(backend.terminals[0]!.options!.shell as string)).toBe(true);
+    expect(() => new TerminalHost({ shell: 'no-such-shell-xyz' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/^options\.shell:/) }));
+    const relative = newHost({ shell: './build', cwd: bin });
+    await relative.createTerminal({ sessionId: S, command: 'x' });
+    expect(backend.terminals[1]!.options!.shell).toBe(path.join(bin, 'build'));
+    await relative.close();
   });
 });

@@ -17,6 +17,7 @@ import {
   compileRoots,
   filteredInheritedEnv,
   resolveCwdInRoots,
+  resolveHostShell,
   type CommandPolicy,
   type CompiledCommandPolicy,
   type EnvNamePattern,
@@ -32,6 +33,7 @@ import type {
   ResourceLimits,
   TerminalLike,
 } from './types';
+import { checkRequestEnv, compileEnvPolicy, type CompiledEnvPolicy, type EnvPolicy } from './policy-env';
 import { mergeEnv, normalizeEnv, optionalAbsolutePath, optionalCount, rejectNul, requireString } from './validate';
 
 /** Default `defaultOutputByteLimit`: 1 MiB, so an agent that omits the limit cannot exhaust memory. */
@@ -139,6 +141,13 @@ export interface TerminalHostOptions {
   /** Allow/deny rules on the programs a request would run; a refusal is `ERR_POLICY_DENIED`. */
   commandPolicy?: CommandPolicy;
   /**
+   * Variables a request's `env` may not set (and, under an allow list, a shell line may not assign):
+   * by default `DANGEROUS_ENV_PATTERNS` (`LD_*`, `BASH_ENV`, `GIT_SSH*`, `PATH`, ...), except a pager
+   * set to `cat`. Applies when `commandPolicy` or this option is set; `{ deny: [] }` turns it off.
+   * A refusal is `ERR_POLICY_DENIED` with reason `env`, naming the variable.
+   */
+  envPolicy?: EnvPolicy;
+  /**
    * Asked before anything runs, after every other check passed (so the user is only asked about
    * requests the policy would allow). Only `true` approves; `false`, another value, a throw or a
    * rejection refuse with `ERR_NOT_APPROVED`. Pending approvals count against `maxTerminals`.
@@ -221,6 +230,7 @@ export class TerminalHost implements AsyncDisposable {
   private readonly backend: CreateTerminalFn | undefined;
   private readonly roots: string[] | undefined;
   private readonly commandPolicy: CompiledCommandPolicy | undefined;
+  private readonly envPolicy: CompiledEnvPolicy | undefined;
   private readonly approve: ((request: ApprovalRequest) => boolean | Promise<boolean>) | undefined;
   private readonly dropEnv: ((name: string) => boolean) | undefined;
   private readonly resolveProgram: ResolveProgramFn | undefined;
@@ -252,12 +262,18 @@ export class TerminalHost implements AsyncDisposable {
     }
     this.roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
     this.commandPolicy = compileCommandPolicy(options.commandPolicy, 'options.commandPolicy');
+    this.envPolicy = compileEnvPolicy(options.envPolicy, 'options.envPolicy', this.commandPolicy !== undefined);
     this.dropEnv = options.inheritEnv === false ? undefined : compileEnvPatterns(options.dropInheritedEnv, 'options.dropInheritedEnv');
     this.approve = options.approve;
     this.resolveProgram = options.resolveProgram;
+    // The shell for shell lines is found once, through the host's PATH, never the request's.
+    const shell =
+      typeof options.shell === 'string'
+        ? resolveHostShell(options.shell, hostPath(this.envOverlay, options.inheritEnv !== false), this.cwd, this.resolveProgram ?? loadNativeResolveProgram())
+        : options.shell;
     this.backendOptions = {
       ...(killGraceMs !== undefined ? { killGraceMs } : {}),
-      ...(options.shell !== undefined ? { shell: options.shell } : {}),
+      ...(shell !== undefined ? { shell } : {}),
       ...(options.inheritEnv !== undefined ? { inheritEnv: options.inheritEnv } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(limits !== undefined ? { limits } : {}),
@@ -323,18 +339,24 @@ export class TerminalHost implements AsyncDisposable {
         env = mergeEnv(filteredInheritedEnv(this.dropEnv), env);
         options.inheritEnv = false;
       }
-      // 3. Command policy (and the program list the approver sees).
+      // 3. Environment and command policy (and the program list the approver sees).
+      if (this.envPolicy && request.env != null) checkRequestEnv(this.envPolicy, normalizeEnv(request.env, 'env'));
       const args = req.args ?? [];
       let commands: PolicyCommand[] = [];
       if (this.commandPolicy || this.approve) {
         const policy: CompiledCommandPolicy = this.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
+        const shellLine = args.length === 0 && this.backendOptions.shell !== false;
+        const inherit = options.inheritEnv !== false;
         const result = checkCommand(policy, {
           command: req.command,
           args,
-          shellLine: args.length === 0 && this.backendOptions.shell !== false,
+          shellLine,
           cwd,
-          path: childPath(env),
+          // A program is found through the host's PATH (and then run by its absolute path); the words of a
+          // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
+          path: shellLine ? (childPath(env) ?? hostPath([], inherit)) : hostPath(this.envOverlay, this.backendOptions.inheritEnv !== false),
           resolve: this.resolveProgram ?? loadNativeResolveProgram(),
+          ...(this.envPolicy ? { env: this.envPolicy } : {}),
         });
         program = result.program;
         commands = result.commands;
@@ -633,6 +655,11 @@ export class TerminalHost implements AsyncDisposable {
       outputByteLimit,
     };
   }
+}
+
+/** The host's own PATH: its `env` overlay's, else this process's when inherited (undefined: the resolver's default). */
+function hostPath(overlay: readonly EnvVariable[], inherit: boolean): string | undefined {
+  return childPath(overlay) ?? (inherit ? process.env.PATH : undefined);
 }
 
 /** The PATH the child will see when the explicit env sets it (undefined: the resolver's default). */

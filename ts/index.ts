@@ -47,12 +47,14 @@ export {
   type EnvNamePattern,
   type PolicyCommand,
 } from './policy';
+export { checkRequestEnv, DANGEROUS_ENV_PATTERNS, DEFAULT_ENV_ALLOW, type EnvPolicy, type EnvRule } from './policy-env';
 export {
   argvCommandWords,
   SAFE_SHELL_BUILTINS,
   SHELL_BUILTINS,
   shellCommandWords,
   type CommandWord,
+  type Redefinition,
   type ShellAnalysis,
 } from './shellwords';
 export { INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, jsonRpcCodeFor, registerTerminalHandlers, toRequestError } from './handlers';

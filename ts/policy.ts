@@ -7,7 +7,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
-import { argvCommandWords, SAFE_SHELL_BUILTINS, SHELL_BUILTINS, shellCommandWords, type CommandWord } from './shellwords';
+import type { CompiledEnvPolicy } from './policy-env';
+import {
+  argvCommandWords,
+  SAFE_SHELL_BUILTINS,
+  SHELL_BUILTINS,
+  shellCommandWords,
+  type CommandWord,
+  type Redefinition,
+  type ShellAnalysis,
+} from './shellwords';
 import type { EnvVariable, ResolveProgramFn } from './types';
 
 // ---------------------------------------------------------------------------------------------------
@@ -285,6 +294,8 @@ export interface CommandCheck {
   path: string | undefined;
   /** Program resolution (the core's `resolveProgram`). */
   resolve: ResolveProgramFn;
+  /** The environment policy, for variables the line assigns (under an allow list). */
+  env?: CompiledEnvPolicy;
 }
 
 /** Result of a passed command check. */
@@ -303,6 +314,69 @@ function describe(command: PolicyCommand): string {
   if (command.path === undefined) return `\`${command.word}\``;
   const real = command.realPath && command.realPath !== command.path ? ` -> ${command.realPath}` : '';
   return `\`${command.word}\` (${command.path}${real})`;
+}
+
+function resolveWith(check: CommandCheck, word: string): string {
+  // Only defined fields: the core's resolveProgram rejects an explicit null although its types allow it.
+  return check.resolve(word, {
+    ...(check.cwd !== undefined ? { cwd: check.cwd } : {}),
+    ...(check.path !== undefined ? { path: check.path } : {}),
+  });
+}
+
+const REDEFINED: Readonly<Record<Redefinition['kind'], string>> = {
+  alias: 'an alias',
+  hash: '`hash -p`',
+  enable: '`enable`',
+  function: 'a function',
+};
+
+/** True when a function named `name` would run instead of something the check resolved. */
+function shadows(name: string, analysis: ShellAnalysis, check: CommandCheck): boolean {
+  if (SHELL_BUILTINS.has(name) || analysis.words.some((w) => w.dynamic || w.word === name)) return true;
+  try {
+    resolveWith(check, name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Under an allow list, what would make the checked words run something else is refused: shells fed
+ * from stdin or a file, aliases, `hash -p`, `enable`, functions named like a builtin or a command, and
+ * assignments of variables the environment policy refuses (or whose name is only known at run time).
+ */
+function refuseUncheckable(analysis: ShellAnalysis, check: CommandCheck): void {
+  for (const shell of analysis.uncheckedShells) {
+    throw denied(
+      `command: \`${shell}\` would read its commands from stdin or a script file, which cannot be checked; give them with \`${shell} -c '...'\``,
+      { field: 'command', reason: 'shell-input', word: shell },
+    );
+  }
+  for (const r of analysis.redefinitions) {
+    if (r.kind === 'function' && !shadows(r.name, analysis, check)) continue;
+    throw denied(
+      `command: the line redefines \`${r.name}\` with ${REDEFINED[r.kind]}, so what runs under that name is not what was checked`,
+      { field: 'command', reason: 'redefinition', word: r.name, kind: r.kind },
+    );
+  }
+  for (const a of analysis.assignments) {
+    if (a.dynamic) {
+      throw denied(`command: the line assigns \`${a.word}\`, a variable known only when it runs, so what that changes cannot be checked`, {
+        field: 'command',
+        reason: 'env',
+        name: a.word,
+      });
+    }
+    if (check.env?.denies(a.word, undefined)) {
+      throw denied(`command: the line sets \`${a.word}\`, which can change which program runs or load code into it`, {
+        field: 'command',
+        reason: 'env',
+        name: a.word,
+      });
+    }
+  }
 }
 
 function realPathOf(file: string): string | undefined {
@@ -332,6 +406,7 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
       reason: 'unparsable',
     });
   }
+  if (policy.allow) refuseUncheckable(analysis, check);
   const commands: PolicyCommand[] = [];
   let program: string | undefined;
   analysis.words.forEach((w: CommandWord, index) => {
@@ -339,11 +414,7 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
     let resolved: string | undefined;
     if (!w.dynamic) {
       try {
-        // Only defined fields: the core's resolveProgram rejects an explicit null although its types allow it.
-        resolved = check.resolve(w.word, {
-          ...(check.cwd !== undefined ? { cwd: check.cwd } : {}),
-          ...(check.path !== undefined ? { path: check.path } : {}),
-        });
+        resolved = resolveWith(check, w.word);
       } catch (error) {
         if (top) throw error; // the core would fail the same way: ENOENT / EACCES
         resolved = undefined;
@@ -393,4 +464,20 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
     }
   }
   return { ...(program !== undefined ? { program } : {}), commands };
+}
+
+/**
+ * The shell for shell lines as an absolute path: a bare name (`bash`) is found through the host's PATH
+ * (`hostPath`) and a relative path against the host's cwd, never through a request's PATH or cwd (the
+ * core would look it up through the command's environment). An unknown shell is `ERR_INVALID_ARG`
+ * naming `options.shell`.
+ */
+export function resolveHostShell(shell: string, hostPath: string | undefined, cwd: string | undefined, resolve: ResolveProgramFn): string {
+  if (shell.length === 0 || shell.includes('\0')) throw invalidArg('options.shell', 'must be false or a non-empty path');
+  if (path.isAbsolute(shell)) return shell;
+  try {
+    return resolve(shell, { ...(cwd !== undefined ? { cwd } : {}), ...(hostPath !== undefined ? { path: hostPath } : {}) });
+  } catch (error) {
+    throw invalidArg('options.shell', `${JSON.stringify(shell)} cannot be found through the host's PATH (${errorMessage(error)})`);
+  }
 }

@@ -1,0 +1,159 @@
+/**
+ * The environment policy: which variables an agent may set in a request's `env` (and, under an allow
+ * list, assign in a shell line). Variables that change which program runs or load code into it
+ * (`LD_PRELOAD`, `BASH_ENV`, `GIT_SSH_COMMAND`, `PATH`, ...) turn any allowed program into an arbitrary
+ * one, so a command policy is only as good as the environment it judges.
+ */
+
+import { AcpTerminalError, invalidArg } from './errors';
+import { compileEnvPatterns, type EnvNamePattern } from './policy';
+import type { EnvVariable } from './types';
+
+/**
+ * Names of variables that change which program runs, or load code into a program, for the programs a
+ * terminal commonly runs (the dynamic loader, shells, git, pagers and editors, interpreters). Globs,
+ * case-insensitive. Not exhaustive: a tool that reads a config file named by a variable can run code
+ * from it; extend the list for the tools you allow (`envPolicy: { deny: [...DANGEROUS_ENV_PATTERNS, 'MY_TOOL_HOOK'] }`).
+ */
+export const DANGEROUS_ENV_PATTERNS: readonly string[] = Object.freeze([
+  // The dynamic loader: preload a library, or load one from elsewhere.
+  'LD_*',
+  'DYLD_*',
+  'GCONV_PATH',
+  // Program lookup, and where shells and tools read their start-up code and configuration.
+  'PATH',
+  'HOME',
+  'XDG_CONFIG_HOME',
+  'SHELL',
+  // Shells: start-up files, imported functions, options, traces, prompts, word splitting.
+  'BASH_ENV',
+  'ENV',
+  'BASH_FUNC_*',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PS4',
+  'PROMPT_COMMAND',
+  'IFS',
+  'ZDOTDIR',
+  'BASH_LOADABLES_PATH',
+  // git: commands it runs, configuration it reads, where it finds its programs and hooks.
+  'GIT_SSH*',
+  'GIT_CONFIG*',
+  'GIT_EXEC_PATH',
+  'GIT_EXTERNAL_DIFF',
+  'GIT_PAGER',
+  'GIT_EDITOR',
+  'GIT_SEQUENCE_EDITOR',
+  'GIT_ASKPASS',
+  'GIT_PROXY_COMMAND',
+  'GIT_DIR',
+  'GIT_TEMPLATE_DIR',
+  // Programs run by name from a variable.
+  'EDITOR',
+  'VISUAL',
+  'PAGER',
+  'MANPAGER',
+  'LESSOPEN',
+  'LESSCLOSE',
+  'BROWSER',
+  'SSH_ASKPASS',
+  'SUDO_ASKPASS',
+  // Interpreters: options and module paths that load code.
+  'NODE_OPTIONS',
+  'NODE_PATH',
+  'PYTHONSTARTUP',
+  'PYTHONPATH',
+  'PYTHONHOME',
+  'PERL5OPT',
+  'PERL5LIB',
+  'PERLLIB',
+  'RUBYOPT',
+  'RUBYLIB',
+  'JAVA_TOOL_OPTIONS',
+  '_JAVA_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+]);
+
+/** An env rule: a name pattern (case-insensitive glob or RegExp), or a function of the name and value. */
+export type EnvRule = EnvNamePattern | ((name: string, value: string | undefined) => boolean);
+
+/**
+ * The default exceptions: a pager variable set to `cat` or to the empty string (what agents set to
+ * keep `git log` from paging) runs nothing new.
+ */
+export const DEFAULT_ENV_ALLOW: readonly EnvRule[] = Object.freeze([
+  function pagerOff(name: string, value: string | undefined): boolean {
+    return /^(GIT_PAGER|PAGER|MANPAGER)$/.test(name) && (value === 'cat' || value === '');
+  },
+]);
+
+/**
+ * Which variables a request may set. The host refuses a request whose `env` sets a name matching `deny`
+ * and no `allow` rule (`ERR_POLICY_DENIED`, reason `env`); under a command allow list, a shell line
+ * that assigns or exports such a name is refused too. Active when the host has a `commandPolicy` or an
+ * `envPolicy`; `{ deny: [] }` turns it off.
+ */
+export interface EnvPolicy {
+  /** Names refused (default `DANGEROUS_ENV_PATTERNS`). */
+  deny?: readonly EnvRule[];
+  /** Exceptions to `deny` (default `DEFAULT_ENV_ALLOW`; giving `allow` replaces it). */
+  allow?: readonly EnvRule[];
+}
+
+/** A validated `EnvPolicy`. */
+export interface CompiledEnvPolicy {
+  /** True when `name` (with `value`, when known) may not be set by the agent. */
+  denies(name: string, value: string | undefined): boolean;
+}
+
+function compileRules(rules: unknown, field: string): ((name: string, value: string | undefined) => boolean) | undefined {
+  if (rules === undefined) return undefined;
+  if (!Array.isArray(rules)) throw invalidArg(field, 'must be an array of glob strings, RegExps or functions');
+  const fns = rules.filter((r): r is (name: string, value: string | undefined) => boolean => typeof r === 'function');
+  // Patterns keep their index in the message of compileEnvPatterns: functions are validated there as bad entries otherwise.
+  const patterns = compileEnvPatterns(
+    rules.map((r: unknown) => (typeof r === 'function' ? /(?!)/ : r)),
+    field,
+  );
+  return (name, value) =>
+    (patterns?.(name) ?? false) ||
+    fns.some((fn) => {
+      try {
+        return fn(name, value) === true;
+      } catch {
+        return false;
+      }
+    });
+}
+
+/**
+ * Validates an `EnvPolicy` (`ERR_INVALID_ARG` naming the field). `active`: whether the default applies
+ * when `policy` is undefined (the host has a command policy).
+ */
+export function compileEnvPolicy(policy: unknown, field: string, active: boolean): CompiledEnvPolicy | undefined {
+  if (policy === undefined || policy === null) {
+    if (!active) return undefined;
+    policy = {};
+  }
+  if (typeof policy !== 'object') throw invalidArg(field, 'must be an object { deny?, allow? }');
+  const p = policy as EnvPolicy;
+  for (const key of Object.keys(p)) {
+    if (key !== 'deny' && key !== 'allow') throw invalidArg(`${field}.${key}`, 'unknown key (known: deny, allow)');
+  }
+  const deny = compileRules(p.deny ?? DANGEROUS_ENV_PATTERNS, `${field}.deny`) ?? (() => false);
+  const allow = compileRules(p.allow ?? DEFAULT_ENV_ALLOW, `${field}.allow`) ?? (() => false);
+  return { denies: (name, value) => deny(name, value) && !allow(name, value) };
+}
+
+/** Throws `ERR_POLICY_DENIED` (reason `env`, naming the variable) for the first variable `policy` refuses. */
+export function checkRequestEnv(policy: CompiledEnvPolicy, env: readonly EnvVariable[]): void {
+  for (const { name, value } of env) {
+    if (policy.denies(name, value)) {
+      throw new AcpTerminalError(
+        'ERR_POLICY_DENIED',
+        `env: \`${name}\` is not allowed by this client: it can change which program runs or load code into it`,
+        { field: 'env', reason: 'env', name },
+      );
+    }
+  }
+}
