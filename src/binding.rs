@@ -13,14 +13,14 @@ use napi::threadsafe_function::{
 use napi::{Env, JsValue, Property, PropertyAttributes, ValueType};
 use napi_derive::napi;
 
-use crate::cgroup::{Cgroup, PidsCgroup};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::keys;
-use crate::pty::PtySize;
 use crate::registry::{next_id, Registry};
 use crate::render::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 use crate::spawn::{self, Io, Limits, Shell, SpawnRequest};
+use crate::sys::cgroup::{Cgroup, PidsCgroup};
+use crate::sys::pty::PtySize;
 use crate::terminal::{OutputSink, OutputVersion, Terminal, TerminalConfig, DEFAULT_KILL_GRACE};
 
 /// An environment variable for the command (ACP `EnvVariable`).
@@ -699,8 +699,8 @@ pub struct ContainmentInfo {
 #[napi]
 pub fn containment_info() -> ContainmentInfo {
     ContainmentInfo {
-        cgroups: crate::cgroup::base().is_some(),
-        pids_limit: crate::cgroup::pids_base().is_some(),
+        cgroups: crate::sys::cgroup::base().is_some(),
+        pids_limit: crate::sys::cgroup::pids_base().is_some(),
         guardian_pid: crate::guard::guardian_pid().map(|p| p as u32),
     }
 }

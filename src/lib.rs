@@ -6,16 +6,13 @@
 
 #![deny(clippy::all)]
 
-pub mod cgroup;
 pub mod containment;
 pub mod error;
 pub mod exit;
 pub mod guard;
 pub mod keys;
 pub mod kill;
-pub mod launch;
 pub mod output;
-pub mod pty;
 pub mod registry;
 pub mod render;
 pub mod spawn;

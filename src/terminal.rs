@@ -19,7 +19,7 @@
 //!   ICANON, no ECHO: a program waiting for the answer), never echoed into the output.
 
 use std::cell::RefCell;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -32,15 +32,15 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
-use crate::cgroup::{Cgroup, PidsCgroup};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::guard;
 use crate::kill::{group_has_live_members, session_members, signal_group, signal_session};
 use crate::output::{OutputBuffer, RawSnapshot};
-use crate::pty::{self, PtySize};
 use crate::render::TextScreen;
 use crate::spawn::Spawned;
+use crate::sys::cgroup::{Cgroup, PidsCgroup};
+use crate::sys::pty::{self, PtySize};
 
 /// Identifies the content of a snapshot: bytes written so far, resizes, exit published.
 pub type OutputVersion = (u64, u64, bool);
@@ -858,10 +858,7 @@ enum ChildWatch {
 
 impl ChildWatch {
     fn new(pid: i32) -> std::io::Result<Self> {
-        // SAFETY: plain syscall; a non-negative result is a new fd we own (O_CLOEXEC).
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        if fd >= 0 {
-            let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        if let Some(fd) = crate::sys::exit_watch::exit_fd(pid)? {
             return Ok(ChildWatch::PidFd(register_readable(fd)?));
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -971,9 +968,7 @@ fn read_some(
                         // The pipe was full: this command floods. A larger pipe means fewer
                         // wake-ups for both sides (best effort; limits may refuse it).
                         *grown = true;
-                        unsafe {
-                            libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, FLOOD_PIPE_SIZE);
-                        }
+                        crate::sys::pipe::grow(fd, FLOOD_PIPE_SIZE);
                     }
                 }
                 Err(Errno::EAGAIN) => return ReadOutcome::Drained,
