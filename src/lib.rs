@@ -26,6 +26,7 @@ mod exit;
 mod guardian;
 mod keys;
 mod output;
+mod pending;
 mod reap;
 mod registry;
 mod render;
