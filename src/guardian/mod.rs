@@ -11,9 +11,11 @@
 //!   thread of its own sends the rest.
 //! - The queue is bounded ([`PENDING_MAX`]): past it, the queue is replaced by a reset and the
 //!   full live set, which the live set always has exactly.
-//! - A guardian that stops reading (no progress for [`STALL`]: stopped, hung) or is gone
-//!   (EPIPE) is replaced: it is SIGKILLed first (so it never acts on a stale list), then a
-//!   fresh one is started and sent the full live set. A stopped guardian costs its own job.
+//! - A guardian that stops reading (no progress for [`STALL`]: stopped, hung), is gone
+//!   (EPIPE), or is seen stopped or dead by the idle writer's check (every [`HEALTH_CHECK`],
+//!   `waitpid(WUNTRACED)` on our own child) is replaced: it is SIGKILLed first (so it never
+//!   acts on a stale list), then a fresh one is started and sent the full live set. A stopped
+//!   guardian costs its own job.
 
 mod process;
 
@@ -34,6 +36,8 @@ const PENDING_MAX: usize = 1 << 20;
 const STALL: Duration = Duration::from_secs(1);
 /// How long the writer waits for the pipe to take more, between checks.
 const POLL_STEP: Duration = Duration::from_millis(50);
+/// How often an idle writer checks that the guardian still runs (not stopped, not dead).
+const HEALTH_CHECK: Duration = Duration::from_secs(1);
 
 /// What the guardian is told, and who tells it.
 struct State {
@@ -178,7 +182,13 @@ impl Shared {
         let mut st = self.lock();
         loop {
             while st.pending.is_empty() && !st.closed {
-                st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+                st = match self.wake.wait_timeout(st, HEALTH_CHECK) {
+                    Ok((g, _)) => g,
+                    Err(p) => p.into_inner().0,
+                };
+                if st.process.as_ref().is_some_and(|p| !p.running()) {
+                    st = self.replace(st);
+                }
             }
             if st.closed {
                 return;

@@ -20,14 +20,9 @@ exec awk -v base="$1" -v pbase="$2" '
   /^=/ { split("", live); next }
   /^[+]/ { live[substr($0, 2)] = 1; next }
   /^-/ { delete live[substr($0, 2)]; next }
-  END {
-    cmd = ""; sids = ""
-    for (e in live) {
-      at = index(e, "@"); pg = substr(e, 1, at - 1); cg = substr(e, at + 1)
-      cmd = cmd "kill -9 -" pg " 2>/dev/null; "
-      if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
-      sids = sids " " pg
-    }
+  # One shell command per batch of terminals: a single command line for thousands of them
+  # would exceed the kernel limit for one argument (128 KiB) and kill nothing.
+  function run(cmd, sids) {
     # A pty terminal leads its own session, whose jobs sit in other process groups:
     # kill every process whose session id is a listed terminal.
     if (sids != "") {
@@ -35,6 +30,18 @@ exec awk -v base="$1" -v pbase="$2" '
       cmd = cmd "read -r s < \"$f\" 2>/dev/null || continue; set -- ${s##*) }; "
       cmd = cmd "case $live in *\" $4 \"*) p=${f#/proc/}; kill -9 \"${p%/stat}\" 2>/dev/null ;; esac; done; "
     }
+    if (cmd != "") system(cmd)
+  }
+  END {
+    cmd = ""; sids = ""; n = 0
+    for (e in live) {
+      at = index(e, "@"); pg = substr(e, 1, at - 1); cg = substr(e, at + 1)
+      cmd = cmd "kill -9 -" pg " 2>/dev/null; "
+      if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
+      sids = sids " " pg
+      if (++n % 500 == 0) { run(cmd, sids); cmd = ""; sids = "" }
+    }
+    run(cmd, sids); cmd = ""
     for (k = 1; k <= 2; k++) {
       b = (k == 1) ? base : pbase
       if (b == "") continue
@@ -56,6 +63,16 @@ pub(super) struct Process {
 }
 
 impl Process {
+    /// False once it is stopped or has died (`waitpid(WUNTRACED | WNOHANG)`: it is our child).
+    pub(super) fn running(&self) -> bool {
+        use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+        let flags = WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED;
+        matches!(
+            waitpid(nix::unistd::Pid::from_raw(self.pid), Some(flags)),
+            Ok(WaitStatus::StillAlive | WaitStatus::Continued(_))
+        )
+    }
+
     /// Kills it at once (it can no longer act on its list), then reaps it. Only then is its
     /// pipe closed: a live guardian that saw end-of-file would kill every listed terminal.
     pub(super) fn discard(self) {

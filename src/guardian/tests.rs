@@ -73,3 +73,35 @@ fn the_list_counts_tracks_and_ignores_unknown_untracks() {
     assert!(g.shared.lock().live.is_empty());
     assert_eq!(full_list(&g.shared.lock().live), b"=\n");
 }
+
+#[test]
+fn an_idle_stopped_guardian_is_replaced_too() {
+    let g = Guardian::new(process::start);
+    let old = g.pid().unwrap();
+    kill(Pid::from_raw(old), Signal::SIGSTOP).unwrap();
+    // No writes at all: the writer's health check notices.
+    wait_until("a fresh guardian", || g.pid().is_some_and(|p| p != old));
+    assert!(!exists(old));
+}
+
+#[test]
+fn thousands_of_listed_terminals_are_all_killed() {
+    // One shell command line for all of them would exceed the kernel's limit for one
+    // argument (128 KiB) and kill nothing.
+    let g = Guardian::new(process::start);
+    let mut child = Command::new("sleep")
+        .arg("60")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    for i in 0..6000 {
+        g.track(2_000_000_000 + i, None);
+    }
+    g.track(child.id() as i32, None);
+    for i in 6000..12000 {
+        g.track(2_000_000_000 + i, None);
+    }
+    wait_until("the list written", || g.shared.lock().pending.is_empty());
+    drop(g);
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+}
