@@ -16,7 +16,7 @@ use crate::sys::spawn::{cstring, launch, LaunchSpec, SessionMode};
 /// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
 /// quadratic and burned a core under 1,000 terminals). Ignored signals survive the exec.
 const SCRIPT: &str = r#"trap '' INT TERM HUP QUIT PIPE
-exec awk -v base="$1" -v pbase="$2" '
+exec awk -v base="$1" -v pbase="$2" -v killsess="$3" '
   /^=/ { split("", live); next }
   /^[+]/ { live[substr($0, 2)] = 1; next }
   /^-/ { delete live[substr($0, 2)]; next }
@@ -25,11 +25,7 @@ exec awk -v base="$1" -v pbase="$2" '
   function run(cmd, sids) {
     # A pty terminal leads its own session, whose jobs sit in other process groups:
     # kill every process whose session id is a listed terminal.
-    if (sids != "") {
-      cmd = cmd "live=\"" sids " \"; for f in /proc/[0-9]*/stat; do "
-      cmd = cmd "read -r s < \"$f\" 2>/dev/null || continue; set -- ${s##*) }; "
-      cmd = cmd "case $live in *\" $4 \"*) p=${f#/proc/}; kill -9 \"${p%/stat}\" 2>/dev/null ;; esac; done; "
-    }
+    if (sids != "") cmd = cmd "live=\"" sids " \"; " killsess
     if (cmd != "") system(cmd)
   }
   END {
@@ -105,6 +101,7 @@ pub(super) fn start() -> Option<Process> {
             cstring("acp-terminal-guardian".as_ref()).ok()?,
             cstring(&base).ok()?,
             cstring(&pids_base).ok()?,
+            cstring(crate::sys::procs::KILL_SESSIONS_SH.as_ref()).ok()?,
         ],
         envp: vec![
             cstring("PATH=/usr/bin:/bin".as_ref()).ok()?,

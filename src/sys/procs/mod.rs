@@ -7,6 +7,11 @@ mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
 
+/// A POSIX shell fragment that SIGKILLs every process whose session id is one of the ids in
+/// `$live` (space-separated, with a space before and after each: `" 12 34 "`). The guardian
+/// runs it when Node is gone, for pty terminals' sessions.
+pub const KILL_SESSIONS_SH: &str = imp::KILL_SESSIONS_SH;
+
 /// What the process table says about one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcInfo {
