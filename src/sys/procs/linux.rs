@@ -2,9 +2,6 @@
 
 use super::ProcInfo;
 
-/// Field 6 of /proc/<pid>/stat is the session id (`$4` after the comm is cut off).
-pub(super) const KILL_SESSIONS_SH: &str = r#"for f in /proc/[0-9]*/stat; do read -r s < "$f" 2>/dev/null || continue; set -- ${s##*) }; case $live in *" $4 "*) p=${f#/proc/}; kill -9 "${p%/stat}" 2>/dev/null ;; esac; done; "#;
-
 pub(super) fn list() -> Vec<ProcInfo> {
     std::fs::read_dir("/proc")
         .into_iter()
