@@ -1,0 +1,129 @@
+//! Output streaming to a JS listener (`onOutput`): the core pushes chunks from its reader
+//! task; at most one call into JS is queued at a time, and it takes everything pending, so
+//! chunks coalesce while JS is busy and a slow listener never slows the command. What is
+//! pending is bounded ([`crate::pending`]): a listener more than 8 MiB behind loses the oldest
+//! bytes, and its next call says how many.
+
+use std::sync::{Arc, Mutex};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
+use napi::Env;
+
+use napi_derive::napi;
+
+use crate::pending::{Pending, HIGH_WATER_MARK};
+use crate::terminal::OutputSink;
+
+struct SinkState {
+    pending: Pending,
+    scheduled: bool,
+    cancelled: bool,
+}
+
+/// What a listener learns besides the bytes of a chunk.
+#[napi(object, object_from_js = false)]
+pub struct OutputChunkInfo {
+    /// Bytes dropped right before this chunk because the listener fell more than 8 MiB
+    /// (the high-water mark) behind the command; 0 normally. The retained output
+    /// (`currentOutput()`) never loses bytes this way.
+    pub dropped: f64,
+}
+
+/// The listener's arguments.
+type ListenerArgs = FnArgs<(Buffer, OutputChunkInfo)>;
+
+type DispatchFn = ThreadsafeFunction<Arc<JsSink>, (), (), Status, false, true>;
+
+/// Delivers output to a JS listener: at most one call is queued at a time, and it takes
+/// everything that arrived until it runs (so chunks coalesce while JS is busy).
+pub(super) struct JsSink {
+    state: Mutex<SinkState>,
+    listener: FunctionRef<ListenerArgs, UnknownReturnValue>,
+    dispatch: std::sync::OnceLock<DispatchFn>,
+}
+
+impl JsSink {
+    pub(super) fn new(
+        env: &Env,
+        listener: &Function<ListenerArgs, UnknownReturnValue>,
+    ) -> Result<Arc<Self>> {
+        let sink = Arc::new(JsSink {
+            state: Mutex::new(SinkState {
+                pending: Pending::new(HIGH_WATER_MARK),
+                scheduled: false,
+                cancelled: false,
+            }),
+            listener: listener.create_ref()?,
+            dispatch: std::sync::OnceLock::new(),
+        });
+        let noop =
+            env.create_function_from_closure::<(), (), _>("acpTerminalOutput", |_| Ok(()))?;
+        let tsfn = noop
+            .build_threadsafe_function::<Arc<JsSink>>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build_callback(
+                |ctx: napi::threadsafe_function::ThreadsafeCallContext<Arc<JsSink>>| {
+                    ctx.value.deliver(&ctx.env)?;
+                    Ok(())
+                },
+            )?;
+        let _ = sink.dispatch.set(tsfn);
+        Ok(sink)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SinkState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// On the JS thread: hand everything pending to the listener.
+    fn deliver(&self, env: &Env) -> Result<()> {
+        let (data, dropped) = {
+            let mut s = self.lock();
+            s.scheduled = false;
+            if s.cancelled {
+                return Ok(());
+            }
+            match s.pending.take() {
+                Some(taken) => taken,
+                None => return Ok(()),
+            }
+        };
+        let f = self.listener.borrow_back(env)?;
+        let info = OutputChunkInfo {
+            dropped: dropped as f64,
+        };
+        f.call((Buffer::from(data), info).into())?;
+        Ok(())
+    }
+
+    pub(super) fn cancel(&self) {
+        let mut s = self.lock();
+        s.cancelled = true;
+        s.pending.clear();
+    }
+}
+
+impl OutputSink for Arc<JsSink> {
+    fn push(&self, chunk: &[u8]) {
+        let mut s = self.lock();
+        if s.cancelled {
+            return;
+        }
+        s.pending.push(chunk);
+        if !s.scheduled {
+            s.scheduled = true;
+            drop(s);
+            if let Some(d) = self.dispatch.get() {
+                d.call(self.clone(), ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }
+    }
+
+    fn close(&self) {
+        // Pending data is still delivered by the call already queued.
+    }
+}

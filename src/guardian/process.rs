@@ -1,0 +1,179 @@
+//! The guardian process itself: a shell exec'ing awk, which keeps the listed terminals in a
+//! hash table and kills them all when its input (a pipe only Node writes to) ends.
+//!
+//! Protocol, one line each: `+<pgid>@<cgroup dir or ->` lists a terminal, `-…` unlists it,
+//! `=` forgets everything (a full list follows). End of input: SIGKILL every listed process
+//! group and cgroup, and what is left of those terminals' sessions (a pty terminal leads its
+//! own session) with the platform's commands ([`GUARDIAN_KILL`]), in batches of 500
+//! terminals, then remove the cgroup directories.
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
+
+use crate::sys::procs::GUARDIAN_KILL;
+use crate::sys::spawn::{cstring, launch, LaunchSpec, SessionMode};
+
+/// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
+/// quadratic and burned a core under 1,000 terminals). Ignored signals survive the exec.
+const SCRIPT: &str = r#"trap '' INT TERM HUP QUIT PIPE
+exec awk -v base="$1" -v pbase="$2" '
+  /^=/ { split("", live); next }
+  /^[+]/ { live[substr($0, 2)] = 1; next }
+  /^-/ { delete live[substr($0, 2)]; next }
+  # One shell command per batch of terminals: a single command line for thousands of them
+  # would exceed the kernel limit for one argument (128 KiB) and kill nothing.
+  function run(cmd, sids) {
+    # A pty terminal leads its own session, whose jobs sit in other process groups: commands
+    # of this platform (sys::procs::GUARDIAN_KILL) kill them, before or after the groups.
+    if (sids != "") {
+      cmd = "live=\"" sids " \"; " ENVIRON["ACP_TERMINAL_KILL_BEFORE"] cmd
+      cmd = cmd ENVIRON["ACP_TERMINAL_KILL_AFTER"]
+    }
+    if (cmd != "") system(cmd)
+  }
+  END {
+    cmd = ""; sids = ""; n = 0
+    for (e in live) {
+      at = index(e, "@"); pg = substr(e, 1, at - 1); cg = substr(e, at + 1)
+      cmd = cmd "kill -9 -" pg " 2>/dev/null; "
+      if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
+      sids = sids " " pg
+      if (++n % 500 == 0) { run(cmd, sids); cmd = ""; sids = "" }
+    }
+    run(cmd, sids); cmd = ""
+    for (k = 1; k <= 2; k++) {
+      b = (k == 1) ? base : pbase
+      if (b == "") continue
+      if (k == 2) cmd = cmd "for d in \"" b "\"/*/; do [ -d \"$d\" ] && for p in $(cat \"$d/cgroup.procs\"); do kill -9 $p; done 2>/dev/null; done; "
+      cmd = cmd "i=0; while [ -d \"" b "\" ] && [ $i -lt 50 ]; do "
+      cmd = cmd "for d in \"" b "\"/*/; do [ -d \"$d\" ] && rmdir \"$d\" 2>/dev/null; done; "
+      cmd = cmd "rmdir \"" b "\" 2>/dev/null || sleep 0.1; i=$((i+1)); done; "
+    }
+    if (cmd != "") system(cmd)
+  }'
+"#;
+
+/// A running guardian: its pid and the (non-blocking) write end of its input.
+#[derive(Debug)]
+pub(super) struct Process {
+    /// Shared with the writer thread while it waits for the pipe to take more.
+    pub(super) pipe: std::sync::Arc<OwnedFd>,
+    pub(super) pid: i32,
+}
+
+impl Process {
+    /// False once it is stopped or has died (`waitpid(WUNTRACED | WNOHANG)`: it is our child).
+    pub(super) fn running(&self) -> bool {
+        use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+        let flags = WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED;
+        matches!(
+            waitpid(nix::unistd::Pid::from_raw(self.pid), Some(flags)),
+            Ok(WaitStatus::StillAlive | WaitStatus::Continued(_))
+        )
+    }
+
+    /// Kills it at once (it can no longer act on its list), then reaps it. Only then is its
+    /// pipe closed: a live guardian that saw end-of-file would kill every listed terminal.
+    pub(super) fn discard(self) {
+        let pid = nix::unistd::Pid::from_raw(self.pid);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::wait::waitpid(pid, None);
+        drop(self.pipe);
+    }
+}
+
+/// Starts a guardian process; `None` where it cannot start.
+pub(super) fn start() -> Option<Process> {
+    let (read, write) = crate::sys::pipe::pipe_cloexec().ok()?;
+    let root = crate::sys::cwd::open_dir("/".as_ref()).ok()?;
+    let null: OwnedFd = File::options().write(true).open("/dev/null").ok()?.into();
+    let base = crate::sys::cgroup::base()
+        .map(|p| p.as_os_str().to_owned())
+        .unwrap_or_default();
+    let pids_base = crate::sys::cgroup::pids_base()
+        .filter(|p| Some(*p) != crate::sys::cgroup::base())
+        .map(|p| p.as_os_str().to_owned())
+        .unwrap_or_default();
+    let spec = LaunchSpec {
+        program: cstring("/bin/sh".as_ref()).ok()?,
+        argv: vec![
+            cstring("sh".as_ref()).ok()?,
+            cstring("-c".as_ref()).ok()?,
+            // The script travels in the environment so `ps` shows a short command line.
+            cstring("eval \"$ACP_TERMINAL_GUARDIAN\"".as_ref()).ok()?,
+            cstring("acp-terminal-guardian".as_ref()).ok()?,
+            cstring(&base).ok()?,
+            cstring(&pids_base).ok()?,
+        ],
+        envp: vec![
+            cstring("PATH=/usr/bin:/bin".as_ref()).ok()?,
+            cstring(format!("ACP_TERMINAL_GUARDIAN={SCRIPT}").as_ref()).ok()?,
+            cstring(format!("ACP_TERMINAL_KILL_BEFORE={}", GUARDIAN_KILL.before_groups).as_ref())
+                .ok()?,
+            cstring(format!("ACP_TERMINAL_KILL_AFTER={}", GUARDIAN_KILL.after_groups).as_ref())
+                .ok()?,
+        ],
+        cwd: root.as_raw_fd(),
+        stdio: [read.as_raw_fd(), null.as_raw_fd(), null.as_raw_fd()],
+        session: SessionMode::NewSession(None),
+        rlimits: Vec::new(),
+        parent_death_signal: None,
+        cgroup_procs: Vec::new(),
+    };
+    let pid = launch(spec).ok()?;
+    drop(read);
+    // Writes never block: a guardian that stops reading costs a replacement, not a hang.
+    fcntl(&write, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).ok()?;
+    Some(Process {
+        pipe: std::sync::Arc::new(write),
+        pid,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+
+    /// Runs the script on `input` with echoing platform commands; returns what they printed.
+    fn run_script(input: &[u8]) -> String {
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", SCRIPT, "acp-terminal-guardian", "", ""])
+            .env("ACP_TERMINAL_KILL_BEFORE", "echo before $live;")
+            .env("ACP_TERMINAL_KILL_AFTER", "echo after $live;")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input).unwrap();
+        drop(stdin);
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        out
+    }
+
+    #[test]
+    fn the_script_runs_the_platform_commands_around_the_group_kills_for_the_listed_ids() {
+        // Ids no process group has, so the kills in between hit nothing.
+        let out = run_script(b"+2147483001@-\n+2147483002@-\n-2147483001@-\n");
+        assert_eq!(out, "before 2147483002\nafter 2147483002\n");
+        // `=` forgets what was listed before it.
+        let out = run_script(b"+2147483001@-\n=\n+2147483003@-\n");
+        assert_eq!(out, "before 2147483003\nafter 2147483003\n");
+        // Batches of 500: 1,200 listed ids take three rounds.
+        let many: String = (0..1200)
+            .map(|i| format!("+{}@-\n", 2_000_000_000 + i))
+            .collect();
+        assert_eq!(run_script(many.as_bytes()).matches("before").count(), 3);
+    }
+}

@@ -1,0 +1,145 @@
+//! The core entry point: a request, validated by the binding's conversion, becomes a running
+//! terminal. The path of one request: [`crate::spawn::plan`] (checks and resolves program,
+//! argv, environment, cwd) -> [`crate::containment::Prepared`] (cgroups) ->
+//! [`crate::spawn::spawn`] (descriptors, then the platform launch) -> the containment of the
+//! child (the guardian lists it) -> [`Terminal::start`] (the output pump and the input queue).
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::containment::Prepared;
+use crate::error::TermError;
+use crate::registry::next_id;
+use crate::spawn::{self, SpawnRequest};
+use crate::terminal::{Terminal, TerminalConfig};
+
+/// Everything `createTerminal` was asked for, in core types.
+#[derive(Debug, Clone, Default)]
+pub struct TerminalRequest {
+    /// What to run and how (command, args, env, cwd, shell, limits, pipes or pty).
+    pub spawn: SpawnRequest,
+    /// Owning ACP session ("" if none).
+    pub session_id: String,
+    /// Bytes of output to retain (`None`: all).
+    pub output_byte_limit: Option<usize>,
+    /// Grace between SIGTERM and SIGKILL.
+    pub kill_grace: Duration,
+    /// Kill the command when it still runs after this long.
+    pub timeout: Option<Duration>,
+    /// Text mode (pty only): lines of scrollback. `None`: raw output.
+    pub text_scrollback: Option<usize>,
+}
+
+/// Starts the request's command: plans it against the caller's environment (`inherited`)
+/// and working directory (`default_cwd`), contains and spawns it, and starts its terminal.
+/// Must run inside a tokio runtime. Nothing is left behind on failure.
+pub fn start(
+    req: &TerminalRequest,
+    inherited: Vec<(OsString, OsString)>,
+    default_cwd: &Path,
+) -> Result<Arc<Terminal>, TermError> {
+    let plan = spawn::plan(&req.spawn, inherited, default_cwd)?;
+    let prepared = Prepared::new(plan.limits.processes);
+    let spawned = spawn::spawn(&plan, prepared.procs_files())?;
+    let containment = prepared.contain(spawned.pid, spawned.pty.is_some());
+    let config = TerminalConfig {
+        id: next_id(),
+        session_id: req.session_id.clone(),
+        output_byte_limit: req.output_byte_limit,
+        kill_grace: req.kill_grace,
+        timeout: req.timeout,
+        text_scrollback: req.text_scrollback,
+    };
+    Terminal::start(spawned, config, containment)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
+
+    /// The allowedRoots race of the security review: the checked directory is exchanged
+    /// (atomically, over and over) with a symlink to a directory outside the root while
+    /// terminals are created in it. Every command either is refused or starts inside the root.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_cwd_swapped_for_a_symlink_never_starts_a_command_outside_the_roots() {
+        let base = std::env::temp_dir().join(format!("acp-cwd-race-{}", std::process::id()));
+        let root = base.join("root");
+        let checked = root.join("work");
+        let link = root.join("link");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&checked).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let root_real = std::fs::canonicalize(&root).unwrap();
+
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let swaps = std::sync::Arc::new(AtomicUsize::new(0));
+        let swapper = {
+            let (stop, swaps, checked, link) =
+                (stop.clone(), swaps.clone(), checked.clone(), link.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    renameat2(
+                        AT_FDCWD,
+                        &checked,
+                        AT_FDCWD,
+                        &link,
+                        RenameFlags::RENAME_EXCHANGE,
+                    )
+                    .unwrap();
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        let (mut started, mut refused, mut escapes) = (0, 0, 0);
+        // At least 1,000 creates, and enough of them started (a refusal is much quicker than
+        // a start, so refusals dominate the count).
+        while started + refused < 1000 || (started < 100 && refused < 100_000) {
+            let req = TerminalRequest {
+                spawn: SpawnRequest {
+                    command: "pwd -P".into(),
+                    cwd: Some(checked.to_string_lossy().into_owned()),
+                    allowed_roots: Some(vec![root.to_string_lossy().into_owned()]),
+                    ..Default::default()
+                },
+                kill_grace: Duration::from_secs(2),
+                ..Default::default()
+            };
+            match start(&req, Vec::new(), Path::new("/")) {
+                Ok(t) => {
+                    t.wait_for_exit().await;
+                    let out = t.raw_output().0.decode().output;
+                    let ran_in = Path::new(out.trim_end());
+                    if !ran_in.starts_with(&root_real) || !t.cwd().starts_with(&root_real) {
+                        escapes += 1;
+                    }
+                    started += 1;
+                    t.mark_released();
+                    t.finish_release().await;
+                }
+                Err(e) => {
+                    assert!(
+                        e.code == crate::spawn::ERR_CWD_OUTSIDE_ROOTS
+                            || e.code == crate::error::ERR_INVALID_CWD,
+                        "{e}"
+                    );
+                    refused += 1;
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        eprintln!(
+            "{started} started, {refused} refused, {} swaps",
+            swaps.load(Ordering::Relaxed)
+        );
+        assert_eq!(escapes, 0, "{escapes} commands started outside the root");
+        assert!(started > 0 && refused > 0, "the race happened both ways");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
