@@ -434,9 +434,14 @@ export class TerminalHost implements AsyncDisposable {
     return normalizeSnapshot(await this.lookup(request).terminal.currentOutput());
   }
 
-  /** `terminal/wait_for_exit`: resolves when the command exited. */
+  /**
+   * `terminal/wait_for_exit`: resolves when the command exited, after the host recorded the exit (and
+   * emitted `exited`), so a `release`/`close` that follows reports `wasRunning: false`.
+   */
   async waitForTerminalExit(request: HostTerminalRequest): Promise<ExitStatus> {
-    const { exitCode, signal } = await this.lookup(request).terminal.waitForExit();
+    const entry = this.lookup(request);
+    const { exitCode, signal } = await entry.terminal.waitForExit();
+    await entry.exited;
     return { exitCode, signal };
   }
 
