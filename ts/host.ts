@@ -41,16 +41,19 @@ export const DEFAULT_MAX_TERMINALS = 64;
 /** Default `maxReleasedSnapshots`. */
 export const DEFAULT_MAX_RELEASED_SNAPSHOTS = 32;
 
-/** `terminal/create` params (ACP v1 `CreateTerminalRequest`). */
+/**
+ * `terminal/create` params: the ACP v1 `CreateTerminalRequest` field for field, so the SDK's type and this
+ * one are assignable to each other (a `null` `args`/`env` from the wire is still accepted as absent).
+ */
 export interface HostCreateTerminalRequest {
   /** Session that will own the terminal. */
   sessionId: string;
   /** A shell line (no args) or an executable (with args). */
   command: string;
   /** Arguments; when non-empty, `command` is executed directly. */
-  args?: string[] | null;
+  args?: string[];
   /** Variables set for the command (they win over the host's overlay and the inherited environment). */
-  env?: EnvVariable[] | null;
+  env?: EnvVariable[];
   /** Absolute working directory; the host's `cwd` option when absent. */
   cwd?: string | null;
   /** Output limit in bytes; the host's default when absent, clamped to `maxOutputByteLimit`. */

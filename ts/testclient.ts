@@ -13,7 +13,7 @@ import type {
   RequestPermissionResponse,
   SessionNotification,
   Stream,
-} from '@agentclientprotocol/sdk';
+} from './sdk-types';
 import { AcpTerminalError } from './errors';
 import { registerTerminalHandlers } from './handlers';
 import { normalizeSnapshot, TerminalHost, type TerminalHostOptions } from './host';
