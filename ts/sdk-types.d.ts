@@ -16,17 +16,30 @@ export type SdkModule = typeof acp;
 /** The SDK's `experimental/v2` entrypoint module. */
 export type SdkV2Module = typeof acpV2;
 
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type AgentApp = acp.AgentApp;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type ClientApp = acp.ClientApp;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type ClientConnection = acp.ClientConnection;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type ClientContext = acp.ClientContext;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type InitializeResponse = acp.InitializeResponse;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type RequestError = acp.RequestError;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type RequestPermissionRequest = acp.RequestPermissionRequest;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type RequestPermissionResponse = acp.RequestPermissionResponse;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type SessionNotification = acp.SessionNotification;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type Stream = acp.Stream;
 
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type V2AgentApp = acpV2.AgentApp;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type V2CancelTerminalRequest = acpV2.CancelTerminalRequest;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type V2UpdateSessionNotification = acpV2.UpdateSessionNotification;
