@@ -1,7 +1,7 @@
 // An agent author's jest suite: an in-process SDK agent, driven by createTestClient, whose terminal
 // requests are answered by TerminalHost; failures come back with the documented JSON-RPC codes.
 import { agent, PROTOCOL_VERSION, RequestError, type AgentApp } from '@agentclientprotocol/sdk';
-import { createTestClient } from 'acp-terminal';
+import { createTestClient, TerminalHost } from 'acp-terminal';
 
 function agentUnderTest(): AgentApp {
   return agent({ name: 'agent-under-test' })
@@ -41,7 +41,8 @@ function agentUnderTest(): AgentApp {
 }
 
 test('the agent runs a command in the test client and gets -32002 / -32602 for bad requests', async () => {
-  await using tc = await createTestClient();
+  await using host = new TerminalHost({ cwd: process.cwd() });
+  await using tc = await createTestClient({ host });
   const { agent: client } = await tc.connect(agentUnderTest());
   const session = await client.buildSession('/tmp').start();
   await expect(session.prompt('echo from-the-agent')).resolves.toMatchObject({ stopReason: 'end_turn' });
@@ -51,6 +52,7 @@ test('the agent runs a command in the test client and gets -32002 / -32602 for b
     truncated: false,
     exitStatus: { exitCode: 0, signal: null },
   });
+  expect(host.finalOutput(terminalId!)).toEqual({ output: 'from-the-agent\n', truncated: false, exitStatus: { exitCode: 0, signal: null } });
   const call = await tc.waitForUpdate((n) => n.update.sessionUpdate === 'tool_call');
   expect(call.update).toMatchObject({ title: 'echo from-the-agent -32002,-32602' });
 });
