@@ -6,6 +6,7 @@ import * as path from 'node:path';
 const root = path.resolve(__dirname, '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
   license: string;
+  os: string[];
   files: string[];
   napi: { binaryName: string; targets: string[] };
   optionalDependencies?: Record<string, string>;
@@ -110,9 +111,10 @@ describe('with a native module that fails to load', () => {
 describe('package layout (napi-rs)', () => {
   const { SUPPORTED_PLATFORMS } = jest.requireActual<typeof import('../../ts/native')>('../../ts/native');
 
-  test('SUPPORTED_PLATFORMS is exactly napi.targets; no Windows target', () => {
+  test('SUPPORTED_PLATFORMS is exactly napi.targets; no Windows target, and npm refuses Windows installs', () => {
     expect([...SUPPORTED_PLATFORMS].sort()).toEqual(pkg.napi.targets.map(platformOf).sort());
     expect(pkg.napi.targets.some((t) => t.includes('windows'))).toBe(false);
+    expect(pkg.os).toEqual(['linux', 'darwin']);
   });
 
   test('one npm/<platform>/ package per target: os, cpu, libc set, only the .node file', () => {
