@@ -34,6 +34,15 @@ function newestSource() {
 
 const stale = !fs.existsSync(binary) || fs.statSync(binary).mtimeMs < newestSource();
 if (!stale && !process.argv.includes('--force')) process.exit(0);
+const cargo = spawnSync('cargo', ['--version'], { stdio: 'ignore' });
+if (cargo.error || cargo.status !== 0) {
+  console.error(
+    `acp-terminal: building from source needs Rust: cargo was not found on PATH, so ${path.basename(binary)} cannot be built.\n` +
+      'This happens when installing from a git URL or a source checkout. Install the published package instead\n' +
+      '(`npm install acp-terminal`: prebuilt binaries, no Rust), or install Rust (https://rustup.rs) and retry.',
+  );
+  process.exit(1);
+}
 console.log(`acp-terminal: building the native addon (${path.basename(binary)})`);
 const napi = path.join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js');
 const r = spawnSync(process.execPath, [napi, 'build', '--platform', '--release'], {

@@ -13,6 +13,10 @@
  * - `ERR_CWD_OUTSIDE_ROOTS`: the working directory, symlinks and `..` resolved, is outside `allowedRoots`.
  * - `ERR_NOT_APPROVED`: the host's `approve` callback declined (or failed).
  * - `ERR_TOO_MANY_TERMINALS`: `maxTerminals` live terminals already exist.
+ *
+ * Loading: `ERR_NATIVE_UNAVAILABLE` (no binary for this platform, or it did not load: the message says
+ * which platform and what to do); `ERR_SDK_NOT_FOUND` (the optional peer `@agentclientprotocol/sdk` is
+ * not installed); `ERR_SDK_LOAD_FAILED` (it is installed but could not be loaded).
  */
 export type AcpTerminalErrorCode =
   | 'ERR_INVALID_ARG'
@@ -22,6 +26,8 @@ export type AcpTerminalErrorCode =
   | 'ERR_HOST_CLOSED'
   | 'ERR_TERMINAL_EXITED'
   | 'ERR_SDK_NOT_FOUND'
+  | 'ERR_SDK_LOAD_FAILED'
+  | 'ERR_NATIVE_UNAVAILABLE'
   | 'ERR_POLICY_DENIED'
   | 'ERR_CWD_OUTSIDE_ROOTS'
   | 'ERR_NOT_APPROVED'

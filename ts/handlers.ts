@@ -3,10 +3,10 @@
  * `ClientApp` from a TerminalHost, turning failures into JSON-RPC errors an agent can act on.
  */
 
-import type { ClientApp, RequestError } from '@agentclientprotocol/sdk';
 import { errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
-import { loadSdk } from './sdk';
+import { loadSdk, requireSdk, type SdkModule } from './sdk';
+import type { ClientApp, RequestError } from './sdk-types';
 
 /** JSON-RPC code for an unknown or released terminal id ("resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -44,7 +44,11 @@ export function jsonRpcCodeFor(code: string | undefined): number {
  * message and `data: { code, ...details }`.
  */
 export async function toRequestError(error: unknown): Promise<RequestError> {
-  const { RequestError } = await loadSdk();
+  return requestErrorWith(await loadSdk(), error);
+}
+
+function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
+  const { RequestError } = sdk;
   if (error instanceof RequestError) return error;
   const code = errorCode(error);
   const details =
@@ -54,23 +58,38 @@ export async function toRequestError(error: unknown): Promise<RequestError> {
   return new RequestError(jsonRpcCodeFor(code), errorMessage(error), { ...details, ...(code ? { code } : {}) });
 }
 
-async function serve<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw await toRequestError(error);
-  }
-}
-
 /**
  * Registers `terminal/create`, `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and
  * `terminal/release` on `app`, served by `host`. Returns `app` for chaining.
  *
+ * Loads the SDK now: throws `ERR_SDK_NOT_FOUND` / `ERR_SDK_LOAD_FAILED` here when it cannot be loaded
+ * (where Node can only `import()` it, on 20.4-20.18 and 22.0-22.11, the same error rejects each request
+ * instead and is also emitted once as a process warning).
+ *
  * Remember to advertise `clientCapabilities: { terminal: true }` in your `initialize` request.
  */
 export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): ClientApp {
-  // Start loading the SDK now so the first error does not wait for it (a failure surfaces per request).
-  loadSdk().catch(() => undefined);
+  let sdk: SdkModule | undefined = requireSdk();
+  let failure: unknown;
+  if (!sdk) {
+    loadSdk().then(
+      (loaded) => {
+        sdk = loaded;
+      },
+      (error: unknown) => {
+        failure = error;
+        process.emitWarning(errorMessage(error), { code: errorCode(error) });
+      },
+    );
+  }
+  const serve = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (failure !== undefined) throw failure;
+      throw requestErrorWith(sdk ?? (await loadSdk()), error);
+    }
+  };
   return app
     .onRequest('terminal/create', (ctx) => serve(() => host.createTerminal(ctx.params)))
     .onRequest('terminal/output', (ctx) => serve(() => host.terminalOutput(ctx.params)))

@@ -43,16 +43,19 @@ export const DEFAULT_MAX_TERMINALS = 64;
 /** Default `maxReleasedSnapshots`. */
 export const DEFAULT_MAX_RELEASED_SNAPSHOTS = 32;
 
-/** `terminal/create` params (ACP v1 `CreateTerminalRequest`). */
+/**
+ * `terminal/create` params: the ACP v1 `CreateTerminalRequest` field for field, so the SDK's type and this
+ * one are assignable to each other (a `null` `args`/`env` from the wire is still accepted as absent).
+ */
 export interface HostCreateTerminalRequest {
   /** Session that will own the terminal. */
   sessionId: string;
   /** A shell line (no args) or an executable (with args). */
   command: string;
   /** Arguments; when non-empty, `command` is executed directly. */
-  args?: string[] | null;
+  args?: string[];
   /** Variables set for the command (they win over the host's overlay and the inherited environment). */
-  env?: EnvVariable[] | null;
+  env?: EnvVariable[];
   /** Absolute working directory; the host's `cwd` option when absent. */
   cwd?: string | null;
   /** Output limit in bytes; the host's default when absent, clamped to `maxOutputByteLimit`. */
@@ -456,9 +459,14 @@ export class TerminalHost implements AsyncDisposable {
     return normalizeSnapshot(await this.lookup(request).terminal.currentOutput());
   }
 
-  /** `terminal/wait_for_exit`: resolves when the command exited. */
+  /**
+   * `terminal/wait_for_exit`: resolves when the command exited, after the host recorded the exit (and
+   * emitted `exited`), so a `release`/`close` that follows reports `wasRunning: false`.
+   */
   async waitForTerminalExit(request: HostTerminalRequest): Promise<ExitStatus> {
-    const { exitCode, signal } = await this.lookup(request).terminal.waitForExit();
+    const entry = this.lookup(request);
+    const { exitCode, signal } = await entry.terminal.waitForExit();
+    await entry.exited;
     return { exitCode, signal };
   }
 

@@ -2,14 +2,85 @@
  * acp-terminal: the native core (`createTerminal`, `TerminalHandle`) plus the ACP layer: `TerminalHost`
  * for clients, `registerTerminalHandlers` for SDK 2.x `ClientApp`s, `createTestClient` for agent tests,
  * and the ACP v2 bridge. The SDK (`@agentclientprotocol/sdk`) is an optional peer dependency: only the
- * SDK helpers load it, on first use.
+ * SDK helpers load it, on first use. The native core too is loaded on first use (`ts/native.ts`), so
+ * importing this module never fails: an unsupported platform gets `ERR_NATIVE_UNAVAILABLE` from the
+ * first call that needs the core.
  */
 
-import * as native from '../index.js';
+import type * as Native from '../index.js';
+import { loadNative } from './native';
 import type { PtyCreateTerminalFn } from './sessions';
 import type { CreateTerminalFn } from './types';
 
-export * from '../index.js';
+export type {
+  ContainmentInfo,
+  CreateTerminalOptions,
+  CreateTerminalParams,
+  EnvVariable,
+  OnOutputOptions,
+  PtyOptions,
+  RenderedTerminalOutput,
+  RenderTerminalOutputOptions,
+  TerminalEmptyResponse,
+  TerminalExitStatus,
+  TerminalHandle,
+  TerminalOutputResponse,
+} from '../index.js';
+
+/**
+ * Starts a command (see `CreateTerminalParams`); resolves with its `TerminalHandle`. Loads the native
+ * core on first use (`ERR_NATIVE_UNAVAILABLE` when this platform has none).
+ */
+export async function createTerminal(
+  params: Native.CreateTerminalParams,
+  options?: Native.CreateTerminalOptions | null,
+): Promise<Native.TerminalHandle> {
+  return loadNative().createTerminal(params, options);
+}
+
+/** What this machine's containment provides (see `ContainmentInfo`). Loads the native core on first use. */
+export function containmentInfo(): Native.ContainmentInfo {
+  return loadNative().containmentInfo();
+}
+
+/**
+ * Resolves the program a direct (argv) request would execute to an absolute path, exactly as spawning
+ * does; throws `ENOENT` / `EACCES`. Loads the native core on first use.
+ */
+export function resolveProgram(command: string, options?: Native.ResolveProgramOptions | null): string {
+  return loadNative().resolveProgram(command, options);
+}
+
+/** Renders raw terminal output to text with the core's emulator (see `renderTerminalText` for the friendly form). */
+export function renderTerminalOutput(
+  data: string | Uint8Array,
+  options?: Native.RenderTerminalOutputOptions | null,
+): Native.RenderedTerminalOutput {
+  return loadNative().renderTerminalOutput(data, options);
+}
+
+/** `renderTerminalOutput` off the main thread. */
+export async function renderTerminalOutputAsync(
+  data: string | Uint8Array,
+  options?: Native.RenderTerminalOutputOptions | null,
+): Promise<Native.RenderedTerminalOutput> {
+  return loadNative().renderTerminalOutputAsync(data, options);
+}
+
+/** The live processes of a shell's session tree: its session and every descendant, even after `setsid`. */
+export const sessionTreePids: typeof Native.sessionTreePids = (shellPid) => loadNative().sessionTreePids(shellPid);
+
+/** SIGKILLs a shell's session tree (see `sessionTreePids`), repeating while anything is left. */
+export const killSessionTree: typeof Native.killSessionTree = (shellPid) => loadNative().killSessionTree(shellPid);
+
+/** TERM (and CONT) to a process group, KILL after `graceMs` (default 2000) if anything is left. */
+export const killProcessGroup: typeof Native.killProcessGroup = (pgid, graceMs) =>
+  loadNative().killProcessGroup(pgid, graceMs);
+
+/** The current working directory of a process, or null when it cannot be read. */
+export const processCwd: typeof Native.processCwd = (pid) => loadNative().processCwd(pid);
+
+export { platformId, SUPPORTED_PLATFORMS } from './native';
 export { AcpTerminalError, type AcpTerminalErrorCode, type PolicyErrorCode } from './errors';
 export {
   TerminalHost,
@@ -77,8 +148,11 @@ export {
   type V2UpdateSink,
 } from './v2';
 export type {
+  AcpTerminalHandle,
   CreateTerminalFn,
   ExitStatus,
+  ExitStatusLike,
+  TerminalOutputLike,
   OutputSnapshot,
   ResolveProgramFn,
   ResolveProgramOptions,
@@ -107,8 +181,8 @@ export {
 export { renderTerminalText, type RenderTextOptions } from './screen-text';
 
 /** Compile-time proof that the native core satisfies the structural contract the ACP layer relies on. */
-const nativeSatisfiesContract: CreateTerminalFn = native.createTerminal;
+const nativeSatisfiesContract: CreateTerminalFn = undefined as unknown as typeof Native.createTerminal;
 void nativeSatisfiesContract;
-/// Same for the pty contract `ShellSessions` drives (write, sendKeys, resize, outputBytes).
-const nativeSatisfiesPtyContract: PtyCreateTerminalFn = native.createTerminal;
+/** Same for the pty contract `ShellSessions` drives (write, sendKeys, resize, outputBytes). */
+const nativeSatisfiesPtyContract: PtyCreateTerminalFn = undefined as unknown as typeof Native.createTerminal;
 void nativeSatisfiesPtyContract;

@@ -8,7 +8,7 @@
 /// `alternateScreen` says so (its screen comes from the terminal's own emulator).
 
 import { invalidArg } from './errors';
-import { nativeCore } from './session-native';
+import { loadNative } from './native';
 
 /** Options of {@link renderTerminalText}. */
 export interface RenderTextOptions {
@@ -39,7 +39,7 @@ export interface RenderedTerminalText {
  * on the alternate screen, in one pass of the emulator. Throws `ERR_INVALID_ARG` naming the field.
  */
 export function renderTerminalOutput(input: string | Uint8Array, options: RenderTextOptions = {}): RenderedTerminalText {
-  return nativeCore().renderTerminalOutput(input, nativeOptions(options));
+  return loadNative().renderTerminalOutput(input, nativeOptions(options));
 }
 
 /**
@@ -51,7 +51,7 @@ export async function renderTerminalOutputAsync(
   input: string | Uint8Array,
   options: RenderTextOptions = {},
 ): Promise<RenderedTerminalText> {
-  return nativeCore().renderTerminalOutputAsync(input, nativeOptions(options));
+  return loadNative().renderTerminalOutputAsync(input, nativeOptions(options));
 }
 
 function nativeOptions(options: RenderTextOptions): { cols?: number; rows?: number; alternateScreen?: boolean } {

@@ -5,7 +5,7 @@
  */
 
 import { execFile } from 'node:child_process';
-import { nativeCore } from './session-native';
+import { loadNative } from './native';
 import { openHereDocument } from './session-protocol';
 
 /**
@@ -14,7 +14,7 @@ import { openHereDocument } from './session-protocol';
  * table decides (the one `sendKeys()` encodes with).
  */
 export function isKeyName(word: string): boolean {
-  return nativeCore().isKeyName(word);
+  return loadNative().isKeyName(word);
 }
 
 /** Splits `command` into key names when every whitespace-separated word is one, else returns null. */

@@ -43,7 +43,7 @@ import * as path from 'node:path';
 import { AcpTerminalError, invalidArg } from './errors';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
-import { nativeCore } from './session-native';
+import { loadNative } from './native';
 import { commandFileText, commandInput, commandLine, rcLine } from './session-protocol';
 import { makeSessionDir, procStartTime, removeSessionDir, Session } from './session';
 import type {
@@ -245,7 +245,7 @@ export class ShellSessions implements AsyncDisposable {
       if (typeof group === 'number' && group !== terminal.pid) {
         const started = Date.now();
         // False: the group ended by itself meanwhile (C-c took effect late); nothing was signalled.
-        if (await nativeCore().killProcessGroup(group, graceMs)) {
+        if (await loadNative().killProcessGroup(group, graceMs)) {
           // The group outlived the grace only if SIGTERM was not enough: SIGKILL followed.
           report.signal = Date.now() - started >= graceMs ? 'SIGKILL' : 'SIGTERM';
           report.processGroup = group;
@@ -418,7 +418,7 @@ export class ShellSessions implements AsyncDisposable {
     const rcPath = path.join(dir, 'rc');
     try {
       fs.writeFileSync(rcPath, session.rcText(rcPath), { mode: 0o600 });
-      const backend: PtyCreateTerminalFn = this.backend ?? nativeCore().createTerminal;
+      const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
       const env = this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv), this.env) : this.env;
       const inheritEnv = this.dropEnv ? false : this.inheritEnv;
@@ -492,7 +492,7 @@ export class ShellSessions implements AsyncDisposable {
     // Sweep the session's processes unless the shell's pid now belongs to another process (reused
     // after the shell was reaped); the native release still kills what it contains.
     const start = procStartTime(terminal.pid);
-    if (start === undefined || start === session.shellStart) nativeCore().killSessionTree(terminal.pid);
+    if (start === undefined || start === session.shellStart) loadNative().killSessionTree(terminal.pid);
     session.detach();
     await terminal.release().catch(() => undefined);
   }

@@ -13,7 +13,7 @@ import type {
   RequestPermissionResponse,
   SessionNotification,
   Stream,
-} from '@agentclientprotocol/sdk';
+} from './sdk-types';
 import { AcpTerminalError } from './errors';
 import { registerTerminalHandlers } from './handlers';
 import { normalizeSnapshot, TerminalHost, type TerminalHostOptions } from './host';
@@ -103,6 +103,13 @@ interface Waiter {
  */
 export async function createTestClient(options: TestClientOptions = {}): Promise<TestClient> {
   const sdk = await loadSdk();
+  if (typeof sdk.client !== 'function') {
+    throw new AcpTerminalError(
+      'ERR_SDK_LOAD_FAILED',
+      'createTestClient needs @agentclientprotocol/sdk 2.4 or later (the installed one has no client() app API)',
+      { specifier: '@agentclientprotocol/sdk' },
+    );
+  }
   const name = options.name ?? 'acp-terminal-test-client';
   const ownsHost = !(options.host instanceof TerminalHost);
   const host = options.host instanceof TerminalHost ? options.host : new TerminalHost(options.host);

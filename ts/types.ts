@@ -128,3 +128,59 @@ export type CreateTerminalFn = (
   params: CreateTerminalParams,
   options?: CreateTerminalOptions,
 ) => Promise<TerminalLike>;
+
+/** ACP's `_meta` field: free-form metadata, or null. */
+export type AcpMeta = { [key: string]: unknown } | null;
+
+/**
+ * An exit status as ACP puts it on the wire (the SDK's `TerminalExitStatus` / `WaitForTerminalExitResponse`):
+ * both fields optional. What this package returns (`ExitStatus`) always has both, so it fits here, and
+ * so does the SDK's.
+ */
+export interface ExitStatusLike {
+  /** Exit code, or null/absent when a signal ended the command. */
+  exitCode?: number | null;
+  /** Signal name, or null/absent when the command exited normally. */
+  signal?: string | null;
+  /** Opaque metadata. */
+  _meta?: AcpMeta;
+}
+
+/**
+ * Terminal output as ACP puts it on the wire (the SDK's `TerminalOutputResponse`): `exitStatus` may be
+ * null or absent. Our `OutputSnapshot` and the native `TerminalOutputResponse` fit here, and so does the SDK's.
+ */
+export interface TerminalOutputLike {
+  /** The retained output. */
+  output: string;
+  /** True once output was dropped because of the byte limit. */
+  truncated: boolean;
+  /** The exit status once the command exited. */
+  exitStatus?: ExitStatusLike | null;
+  /** Opaque metadata. */
+  _meta?: AcpMeta;
+}
+
+/**
+ * The terminal-shaped object ACP agent code works with: the public surface of the SDK's `TerminalHandle`
+ * (what `ctx.createTerminal()` returns on the agent side), typed by shape. Both the SDK's handle and ours
+ * (`createTerminal()`, `TerminalHandle`) satisfy it, so agent code written against `AcpTerminalHandle`
+ * (or against `Pick<TerminalHandle, 'id' | 'currentOutput' | 'waitForExit' | 'kill' | 'release'>` of the
+ * SDK) runs on either: over the wire through a client, or in-process in tests and local tools.
+ *
+ * Our handle is not assignable to the SDK's `TerminalHandle` class itself: that class has private members
+ * (`connection`, `sessionId`), which TypeScript matches by declaration, not by shape; type such
+ * parameters with this interface or a `Pick` of the SDK class instead.
+ */
+export interface AcpTerminalHandle extends AsyncDisposable {
+  /** Terminal id. */
+  readonly id: string;
+  /** Current output without waiting; includes `exitStatus` once the command exited. */
+  currentOutput(): Promise<TerminalOutputLike>;
+  /** Resolves with the exit status when the command exited. */
+  waitForExit(): Promise<ExitStatusLike>;
+  /** Kills the command; the terminal stays valid (output still readable). */
+  kill(): Promise<unknown>;
+  /** Kills the command if needed and frees the terminal. */
+  release(): Promise<unknown>;
+}

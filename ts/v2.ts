@@ -5,10 +5,10 @@
  */
 
 import type {
-  AgentApp as V2AgentApp,
-  CancelTerminalRequest,
-  UpdateSessionNotification,
-} from '@agentclientprotocol/sdk/experimental/v2';
+  V2AgentApp,
+  V2CancelTerminalRequest as CancelTerminalRequest,
+  V2UpdateSessionNotification as UpdateSessionNotification,
+} from './sdk-types';
 import { AcpTerminalError, errorCode, errorMessage } from './errors';
 import { loadNativeCreateTerminal } from './native';
 import { loadSdkV2 } from './sdk';

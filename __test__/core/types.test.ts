@@ -59,3 +59,59 @@ test('the SDK request object works at run time too', async () => {
   const handle: SdkHandle = t;
   expect(handle.id).toBe(t.id);
 });
+
+// Issue 10, item 4: types interoperate both ways with SDK 2.x (the package's own exports).
+import type {
+  AcpTerminalHandle,
+  ExitStatus as LayerExitStatus,
+  ExitStatusLike,
+  HostCreateTerminalRequest,
+  HostCreateTerminalResponse,
+  HostTerminalRequest,
+  OutputSnapshot,
+  TerminalOutputLike,
+} from '../../ts/index';
+
+test('HostCreateTerminalRequest and the SDK CreateTerminalRequest are assignable both ways', () => {
+  yes<Assignable<acp.CreateTerminalRequest, HostCreateTerminalRequest>>();
+  yes<Assignable<HostCreateTerminalRequest, acp.CreateTerminalRequest>>();
+  yes<Assignable<acp.TerminalOutputRequest, HostTerminalRequest>>();
+  yes<Assignable<HostTerminalRequest, acp.TerminalOutputRequest>>();
+  yes<Assignable<acp.WaitForTerminalExitRequest, HostTerminalRequest>>();
+  yes<Assignable<acp.KillTerminalRequest, HostTerminalRequest>>();
+  yes<Assignable<acp.ReleaseTerminalRequest, HostTerminalRequest>>();
+  yes<Assignable<HostCreateTerminalResponse, acp.CreateTerminalResponse>>();
+  yes<Assignable<acp.CreateTerminalResponse, HostCreateTerminalResponse>>();
+});
+
+test('responses: ours are valid SDK responses; the SDK ones (exitStatus null, optional fields) fit the wire types', () => {
+  yes<Assignable<OutputSnapshot, acp.TerminalOutputResponse>>();
+  yes<Assignable<LayerExitStatus, acp.WaitForTerminalExitResponse>>();
+  yes<Assignable<acp.TerminalOutputResponse, TerminalOutputLike>>();
+  yes<Assignable<{ output: string; truncated: boolean; exitStatus: null }, TerminalOutputLike>>();
+  yes<Assignable<acp.WaitForTerminalExitResponse, ExitStatusLike>>();
+  yes<Assignable<acp.TerminalExitStatus, ExitStatusLike>>();
+  yes<Assignable<OutputSnapshot, TerminalOutputLike>>();
+  yes<Assignable<TerminalOutputResponse, TerminalOutputLike>>();
+  // What we return is stricter than the wire: both exit fields are always present.
+  no<Assignable<acp.WaitForTerminalExitResponse, LayerExitStatus>>();
+});
+
+test('AcpTerminalHandle: the SDK handle and ours both satisfy it; ours is not claimed to be the SDK class', () => {
+  yes<Assignable<acp.TerminalHandle, AcpTerminalHandle>>();
+  yes<Assignable<TerminalHandle, AcpTerminalHandle>>();
+  yes<Assignable<AcpTerminalHandle, Pick<acp.TerminalHandle, 'id'>>>();
+  no<Assignable<{ id: string; currentOutput(): Promise<TerminalOutputLike> }, AcpTerminalHandle>>();
+  // The SDK class has private members (connection, sessionId): matched by declaration, not shape.
+  no<Assignable<TerminalHandle, acp.TerminalHandle>>();
+});
+
+test('agent code typed with AcpTerminalHandle runs on our handle', async () => {
+  async function runToEnd(terminal: AcpTerminalHandle): Promise<string> {
+    await terminal.waitForExit();
+    const { output } = await terminal.currentOutput();
+    await terminal.release();
+    return output;
+  }
+  await expect(runToEnd(await createTerminal({ command: 'printf', args: ['shaped'] }))).resolves.toBe('shaped');
+});

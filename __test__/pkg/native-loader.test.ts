@@ -1,0 +1,150 @@
+// The one loader of the native core (ts/native.ts): lazy, and an error that names the platform and
+// what to do when the binary is missing or does not load. The package layout napi-rs expects.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const root = path.resolve(__dirname, '..', '..');
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  license: string;
+  os: string[];
+  files: string[];
+  napi: { binaryName: string; targets: string[] };
+  optionalDependencies?: Record<string, string>;
+  peerDependencies: Record<string, string>;
+};
+
+/** napi's platform id of a Rust target triple (the suffix of the npm/<id>/ package). */
+function platformOf(triple: string): string {
+  const arch = triple.startsWith('x86_64') ? 'x64' : triple.startsWith('aarch64') ? 'arm64' : '?';
+  if (triple.endsWith('-apple-darwin')) return `darwin-${arch}`;
+  return `linux-${arch}-${triple.endsWith('-musl') ? 'musl' : 'gnu'}`;
+}
+
+/** A generated-loader failure as index.js throws it: the attempts in `cause`. */
+function loaderError(...causes: Error[]): Error {
+  return Object.assign(new Error('Cannot find native binding. npm has a bug related to optional dependencies'), { cause: causes });
+}
+
+function missingModule(name: string): Error {
+  return Object.assign(new Error(`Cannot find module '${name}'\nRequire stack:\n- index.js`), { code: 'MODULE_NOT_FOUND' });
+}
+
+describe('nativeUnavailable: the message', () => {
+  const { nativeUnavailable } = jest.requireActual<typeof import('../../ts/native')>('../../ts/native');
+
+  test('a supported platform whose package is missing: names the platform and package, says reinstall', () => {
+    const e = nativeUnavailable(loaderError(missingModule('./acp-terminal.linux-x64-gnu.node'), missingModule('acp-terminal-linux-x64-gnu')), 'linux-x64-gnu');
+    expect(e.code).toBe('ERR_NATIVE_UNAVAILABLE');
+    expect(e.message).toContain('on linux-x64-gnu (Node ');
+    expect(e.message).toContain('acp-terminal-linux-x64-gnu');
+    expect(e.message).toContain('It is not installed: reinstall acp-terminal without --omit=optional');
+    expect(e.message).toContain("Cannot find module 'acp-terminal-linux-x64-gnu'");
+    expect(e.message).not.toMatch(/npm has a bug/);
+    expect(e.details).toMatchObject({ platform: 'linux-x64-gnu', packageName: 'acp-terminal-linux-x64-gnu', supported: true });
+  });
+
+  test('a binary that is present but does not load (old glibc): says it did not load, with the reason', () => {
+    const dlopen = new Error("/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by acp-terminal.linux-x64-gnu.node)");
+    const e = nativeUnavailable(loaderError(dlopen), 'linux-x64-gnu');
+    expect(e.message).toContain('It did not load:');
+    expect(e.message).toContain("GLIBC_2.34' not found");
+  });
+
+  test('an unsupported platform: lists the supported ones, says Windows is not supported, how to build', () => {
+    const e = nativeUnavailable(loaderError(), 'win32-x64');
+    expect(e.message).toContain('No prebuilt binary exists for win32-x64');
+    expect(e.message).toContain('linux-x64-gnu, linux-arm64-gnu, linux-x64-musl, linux-arm64-musl, darwin-x64, darwin-arm64');
+    expect(e.message).toContain('Windows is not supported');
+    expect(e.message).toContain('npm run build');
+    expect(e.details).toMatchObject({ supported: false });
+  });
+
+  test('platformId follows napi-rs naming', () => {
+    const { platformId } = jest.requireActual<typeof import('../../ts/native')>('../../ts/native');
+    expect(platformId('linux', 'x64', true)).toBe('linux-x64-gnu');
+    expect(platformId('linux', 'arm64', false)).toBe('linux-arm64-musl');
+    expect(platformId('darwin', 'arm64')).toBe('darwin-arm64');
+  });
+});
+
+describe('with a native module that fails to load', () => {
+  afterEach(() => {
+    jest.resetModules();
+    jest.dontMock('../../index.js');
+  });
+
+  function withBrokenNative<T>(fn: () => T): T {
+    let result!: T;
+    jest.isolateModules(() => {
+      jest.doMock('../../index.js', () => {
+        throw loaderError(missingModule('acp-terminal-linux-x64-gnu'));
+      });
+      result = fn();
+    });
+    return result;
+  }
+
+  test('the package root still loads and its pure-JS parts work', async () => {
+    await withBrokenNative(async () => {
+      const acp = require('../../ts/index') as typeof import('../../ts/index');
+      expect(acp.shellCommandWords('git status | wc -l').words.map((w) => w.word)).toEqual(['git', 'wc']);
+      const host = new acp.TerminalHost();
+      expect(host.liveTerminals).toBe(0);
+      await host.close();
+    });
+  });
+
+  test('the first call that needs the core throws (sync) or rejects (async) with ERR_NATIVE_UNAVAILABLE', async () => {
+    await withBrokenNative(async () => {
+      const acp = require('../../ts/index') as typeof import('../../ts/index');
+      expect(() => acp.containmentInfo()).toThrow(expect.objectContaining({ code: 'ERR_NATIVE_UNAVAILABLE' }));
+      expect(() => acp.resolveProgram('sh')).toThrow(/the native core could not be loaded on/);
+      await expect(acp.createTerminal({ command: 'true' })).rejects.toMatchObject({ code: 'ERR_NATIVE_UNAVAILABLE' });
+      await expect(acp.renderTerminalOutputAsync('x')).rejects.toMatchObject({ code: 'ERR_NATIVE_UNAVAILABLE' });
+      const host = new acp.TerminalHost();
+      await expect(host.createTerminal({ sessionId: 's', command: 'true' })).rejects.toMatchObject({ code: 'ERR_NATIVE_UNAVAILABLE' });
+      await host.close();
+    });
+  });
+});
+
+describe('package layout (napi-rs)', () => {
+  const { SUPPORTED_PLATFORMS } = jest.requireActual<typeof import('../../ts/native')>('../../ts/native');
+
+  test('SUPPORTED_PLATFORMS is exactly napi.targets; no Windows target, and npm refuses Windows installs', () => {
+    expect([...SUPPORTED_PLATFORMS].sort()).toEqual(pkg.napi.targets.map(platformOf).sort());
+    expect(pkg.napi.targets.some((t) => t.includes('windows'))).toBe(false);
+    expect(pkg.os).toEqual(['linux', 'darwin']);
+  });
+
+  test('one npm/<platform>/ package per target: os, cpu, libc set, only the .node file', () => {
+    for (const triple of pkg.napi.targets) {
+      const id = platformOf(triple);
+      const sub = JSON.parse(fs.readFileSync(path.join(root, 'npm', id, 'package.json'), 'utf8'));
+      expect(sub).toMatchObject({ name: `acp-terminal-${id}`, main: `${pkg.napi.binaryName}.${id}.node`, files: [`${pkg.napi.binaryName}.${id}.node`], license: pkg.license });
+      expect(sub.os).toEqual([id.startsWith('darwin') ? 'darwin' : 'linux']);
+      expect(sub.cpu).toEqual([id.includes('arm64') ? 'arm64' : 'x64']);
+      if (id.startsWith('linux')) expect(sub.libc).toEqual([id.endsWith('musl') ? 'musl' : 'glibc']);
+    }
+  });
+
+  test('a LICENSE that matches package.json; optionalDependencies are filled at release, not in the source', () => {
+    expect(pkg.license).toBe('MIT');
+    expect(fs.readFileSync(path.join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+    expect(pkg.optionalDependencies).toBeUndefined();
+  });
+
+  test('the optional SDK peer accepts 1.x (the legacy API sample) and 2.4+', () => {
+    expect(pkg.peerDependencies['@agentclientprotocol/sdk']).toBe('^1.0.0 || ^2.4.0');
+  });
+
+  test('ts/native.ts is the only module that requires the native loader', () => {
+    const loaders = fs
+      .readdirSync(path.join(root, 'ts'))
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+      .filter((f) => /require\(['"]\.\.\/index(\.js)?['"]\)|from ['"]\.\.\/index(\.js)?['"]/.test(
+        fs.readFileSync(path.join(root, 'ts', f), 'utf8').replace(/(import|export) type[^;]+;/g, ''),
+      ));
+    expect(loaders).toEqual(['native.ts']);
+  });
+});

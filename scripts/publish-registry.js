@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+// `npm run publish:registry -- <registry-url> [--skip-build]`
+//
+// Builds this machine's platform package (npm/<platform>/, only the .node file) and publishes it and the
+// main package, whose optionalDependencies name it at the exact version, to the given registry. Auth is
+// npm's own (a `//host/:_authToken=` line in the user's .npmrc / NPM_CONFIG_USERCONFIG).
+//
+// The binary is a release build. Linux gnu targets link against glibc 2.17 through `cargo zigbuild`
+// (`napi build -x --target <triple>.2.17`; zig and cargo-zigbuild come from scripts/ci-install-tools.sh,
+// found on PATH or in .tools/venv/bin). `--skip-build` publishes the binary the last run built
+// (target/publish/), failing when there is none.
+//
+// The full multi-platform release is the CI workflow's publish job (`napi artifacts`, then
+// `npm publish`, whose `prepublishOnly` runs `napi prepublish`, filling optionalDependencies for every target).
+'use strict';
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const root = path.resolve(__dirname, '..');
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+function fail(message) {
+  console.error(`publish:registry: ${message}`);
+  process.exit(1);
+}
+
+function run(cmd, args, options = {}) {
+  console.log(`+ ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...options });
+  if (r.error) fail(`${cmd}: ${r.error.message}`);
+  if (r.status !== 0) fail(`${cmd} ${args[0]} exited with ${r.status}`);
+}
+
+/** This machine's napi platform id and Rust target triple (the one the release builds). */
+function platform() {
+  const { platform: p, arch } = process;
+  const glibc = p === 'linux' && typeof process.report?.getReport()?.header?.glibcVersionRuntime === 'string';
+  const id = p === 'linux' ? `linux-${arch}-${glibc ? 'gnu' : 'musl'}` : `${p}-${arch}`;
+  const cpu = { x64: 'x86_64', arm64: 'aarch64' }[arch];
+  const triple = {
+    'linux-x64-gnu': 'x86_64-unknown-linux-gnu.2.17',
+    'linux-arm64-gnu': 'aarch64-unknown-linux-gnu.2.17',
+    'linux-x64-musl': 'x86_64-unknown-linux-musl',
+    'linux-arm64-musl': 'aarch64-unknown-linux-musl',
+    'darwin-x64': 'x86_64-apple-darwin',
+    'darwin-arm64': 'aarch64-apple-darwin',
+  }[id];
+  if (!cpu || !triple || !pkg.napi.targets.includes(triple.replace(/\.2\.17$/, ''))) {
+    fail(`${id} is not a release target (napi.targets: ${pkg.napi.targets.join(', ')})`);
+  }
+  return { id, triple };
+}
+
+function withTools(env) {
+  const venvBin = path.join(process.env.ACP_TOOLS_DIR ?? path.join(root, '.tools'), 'venv', 'bin');
+  return fs.existsSync(venvBin) ? { ...env, PATH: `${venvBin}${path.delimiter}${env.PATH}` } : env;
+}
+
+function onPath(name, env) {
+  return env.PATH.split(path.delimiter).some((dir) => fs.existsSync(path.join(dir, name)));
+}
+
+function build({ id, triple }, outDir) {
+  const env = withTools(process.env);
+  const args = ['build', '--platform', '--release', '--target', triple, '--output-dir', outDir, '--no-js'];
+  if (triple.endsWith('.2.17')) {
+    for (const tool of ['zig', 'cargo-zigbuild']) {
+      if (!onPath(tool, env)) fail(`${tool} not found: run scripts/ci-install-tools.sh (glibc 2.17 builds need it)`);
+    }
+    args.push('--cross-compile');
+  }
+  fs.mkdirSync(outDir, { recursive: true });
+  run(process.execPath, [path.join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js'), ...args], { env });
+  const binary = path.join(outDir, `${pkg.napi.binaryName}.${id}.node`);
+  if (!fs.existsSync(binary)) fail(`the build did not produce ${binary}`);
+  return binary;
+}
+
+function publish(dir, registry) {
+  run('npm', ['publish', dir, '--registry', registry, '--ignore-scripts', '--access', 'public']);
+}
+
+function main() {
+  const argv = process.argv.slice(2);
+  const registry = argv.find((a) => !a.startsWith('--'));
+  if (!registry || !/^https?:\/\//.test(registry)) fail('usage: npm run publish:registry -- <registry-url> [--skip-build]');
+  const target = platform();
+  const outDir = path.join(root, 'target', 'publish');
+  const binary = argv.includes('--skip-build') ? path.join(outDir, `${pkg.napi.binaryName}.${target.id}.node`) : build(target, outDir);
+  if (!fs.existsSync(binary)) fail(`no binary at ${binary}: run without --skip-build`);
+  if (!fs.existsSync(path.join(root, 'lib', 'index.js'))) run('npm', ['run', 'build:ts']);
+
+  const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-publish-'));
+  try {
+    // The platform package: npm/<platform>/package.json (napi create-npm-dirs) and the binary only.
+    const platformDir = path.join(stage, target.id);
+    fs.mkdirSync(platformDir);
+    const platformPkg = JSON.parse(fs.readFileSync(path.join(root, 'npm', target.id, 'package.json'), 'utf8'));
+    platformPkg.version = pkg.version;
+    fs.writeFileSync(path.join(platformDir, 'package.json'), `${JSON.stringify(platformPkg, null, 2)}\n`);
+    fs.copyFileSync(binary, path.join(platformDir, path.basename(binary)));
+    fs.copyFileSync(path.join(root, 'LICENSE'), path.join(platformDir, 'LICENSE'));
+    publish(platformDir, registry);
+
+    // The main package: the files `npm pack` would take, no binary, optionalDependencies on the above.
+    const mainDir = path.join(stage, 'main');
+    const listed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
+    if (listed.status !== 0) fail(`npm pack --dry-run failed: ${listed.stderr}`);
+    for (const { path: file } of JSON.parse(listed.stdout)[0].files) {
+      if (file.endsWith('.node')) continue;
+      fs.mkdirSync(path.dirname(path.join(mainDir, file)), { recursive: true });
+      fs.copyFileSync(path.join(root, file), path.join(mainDir, file));
+    }
+    const mainPkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    mainPkg.optionalDependencies = { [platformPkg.name]: pkg.version };
+    delete mainPkg.scripts;
+    delete mainPkg.devDependencies;
+    delete mainPkg.overrides;
+    fs.writeFileSync(path.join(mainDir, 'package.json'), `${JSON.stringify(mainPkg, null, 2)}\n`);
+    publish(mainDir, registry);
+    console.log(`published ${platformPkg.name}@${pkg.version} and ${pkg.name}@${pkg.version} to ${registry}`);
+  } finally {
+    fs.rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+main();
