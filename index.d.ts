@@ -246,12 +246,12 @@ export declare function isKeyName(name: string): boolean
 /**
  * Terminates process group `pgid`: SIGTERM (and SIGCONT, for stopped members) to the group,
  * then SIGKILL once `graceMs` (default 2000; an integer from 0 to 600000) has passed if any
- * member still runs. Resolves once the group is empty (zombies aside), with `true` when the
- * group had live members, `false` when there was nothing to kill. Rejects with
- * `ERR_INVALID_ARG` naming `pgid` (not a positive integer, 1, or the Node process's own
- * group) or `graceMs`.
+ * member still runs. Resolves once the group is empty (zombies aside), saying whether it had
+ * live members and which signal ended it (`{ hadMembers: false, signal: null }` when there
+ * was nothing to kill). Rejects with `ERR_INVALID_ARG` naming `pgid` (not a positive
+ * integer, 1, or the Node process's own group) or `graceMs`.
  */
-export declare function killProcessGroup(pgid: number, graceMs?: number | null): Promise<boolean>
+export declare function killProcessGroup(pgid: number, graceMs?: number | null): Promise<ProcessGroupKill>
 
 /**
  * SIGKILLs every process of `sessionTreePids(shellPid)`, again while anything is left (a
@@ -281,6 +281,39 @@ export interface OutputChunkInfo {
  * when it cannot be read (gone, or another user's). Throws `ERR_INVALID_ARG` naming `pid`.
  */
 export declare function processCwd(pid: number): string | null
+
+/** What `killProcessGroup()` did to a process group. */
+export interface ProcessGroupKill {
+  /**
+   * True when the group had live members (zombies aside), which were then signalled;
+   * false when there was nothing to kill (no signal was sent).
+   */
+  hadMembers: boolean
+  /**
+   * The signal that ended the group: `'SIGTERM'` when the group was empty before `graceMs`
+   * ran out, `'SIGKILL'` when a member outlived the grace; null exactly when `hadMembers`
+   * is false.
+   */
+  signal: 'SIGTERM' | 'SIGKILL' | null
+}
+
+/**
+ * When process `pid` started, as a number that stays the same for the life of the process
+ * and differs for a later process that reuses its pid (to tell that a pid was reused; Linux:
+ * clock ticks since boot, macOS: microseconds since the epoch). `null` when there is no such
+ * process. Throws `ERR_INVALID_ARG` naming `pid`.
+ */
+export declare function processStartTime(pid: number): number | null
+
+/**
+ * What process `pid` is blocked in, seen from outside (`ShellSessions` asks whether a shell
+ * sits at its prompt): `'reading-stdin'` (blocked reading fd 0: `read(0, ..)`, or readline's
+ * `pselect6` on fd 0 alone), `'waiting-for-child'` (`wait4`/`waitid`), `'running'` (on a CPU:
+ * ask again), `'elsewhere'` (blocked in another call: ask again), or `'unknown'` when this
+ * platform cannot tell (every platform but Linux) or the process cannot be inspected (gone,
+ * another user's). Throws `ERR_INVALID_ARG` naming `pid`.
+ */
+export declare function processWaitState(pid: number): 'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'unknown'
 
 /** Size of a pseudo-terminal, in character cells. */
 export interface PtyOptions {

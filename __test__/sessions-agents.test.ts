@@ -126,6 +126,31 @@ describe('interrupt(): C-c, then the foreground process group (TERM, then KILL)'
     expect(await shells.execute({ command: 'echo back' })).toMatchObject({ content: 'back', exitCode: 0 });
   });
 
+  test('the signal reported is the one the core says ended the group, however late its answer is seen', async () => {
+    // The group ends on SIGTERM; its answer reaches JS only after more than graceMs (a busy event loop).
+    // Inferring the signal from the elapsed time would say SIGKILL.
+    const core = require('../index.js') as typeof import('../index.js');
+    const real = core.killProcessGroup;
+    const seen: unknown[] = [];
+    const spy = jest.spyOn(core, 'killProcessGroup').mockImplementation(async (pgid, graceMs) => {
+      const result = await real(pgid, graceMs);
+      seen.push(result);
+      await new Promise((r) => setTimeout(r, (graceMs ?? 0) + 200));
+      return result;
+    });
+    try {
+      await startUntilReady(
+        `python3 -c "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('ready', flush=True); time.sleep(1000)"`,
+      );
+      const r = await shells.interrupt(undefined, { graceMs: 300 });
+      expect(seen).toEqual([{ hadMembers: true, signal: 'SIGTERM' }]);
+      expect(r).toMatchObject({ status: 'completed', exitCode: 143, interrupt: { signal: 'SIGTERM' } });
+      expect(typeof r.interrupt?.processGroup).toBe('number');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   test('the shell itself ignoring C-c (a trap and a builtin): nothing can be terminated without ending the session, it says running', async () => {
     await startUntilReady("trap '' INT; echo ready; read -r x; echo \"got $x\"");
     const r = await shells.interrupt(undefined, { graceMs: 200 });

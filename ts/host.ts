@@ -137,8 +137,11 @@ export interface TerminalHostOptions {
   /**
    * Directories a command may start in. The cwd (the request's, else the host's `cwd`, else this
    * process's), with symlinks and `..` resolved by realpath, must be one of them or lie below one;
-   * otherwise `ERR_CWD_OUTSIDE_ROOTS`. The roots are resolved once, when the host is created. The command
-   * is started in the resolved directory.
+   * otherwise `ERR_CWD_OUTSIDE_ROOTS`. The roots are resolved once, when the host is created. The check
+   * is made twice: here, before the policy and the approval (which see the resolved directory), and by
+   * the core at spawn (the backend gets `allowedRoots`), which opens the directory once, checks the
+   * opened directory and starts the command in it: a symlink swapped in after any check changes
+   * nothing. The `created` event records the directory the command really got.
    */
   allowedRoots?: readonly string[];
   /** Allow/deny rules on the programs a request would run; a refusal is `ERR_POLICY_DENIED`. */
@@ -325,7 +328,8 @@ export class TerminalHost implements AsyncDisposable {
     let terminal: TerminalLike;
     let program: string | undefined;
     try {
-      // 1. Working directory inside the allowed roots (resolved, and the command starts in the resolved one).
+      // 1. Working directory inside the allowed roots (resolved here for the policy and the approval; the
+      //    backend checks it again on the directory it opens and starts the command in: see allowedRoots).
       let cwd = req.cwd ?? undefined;
       if (this.roots) {
         const target = cwd ?? process.cwd();
@@ -336,7 +340,7 @@ export class TerminalHost implements AsyncDisposable {
         seen.cwd = cwd;
       }
       // 2. Environment: inherited variables filtered by name, then the overlay and the request's env.
-      const options: CreateTerminalOptions = { ...this.backendOptions };
+      const options: CreateTerminalOptions = { ...this.backendOptions, ...(this.roots ? { allowedRoots: this.roots } : {}) };
       let env = req.env ?? [];
       if (this.dropEnv) {
         env = mergeEnv(filteredInheritedEnv(this.dropEnv), env);
@@ -404,7 +408,9 @@ export class TerminalHost implements AsyncDisposable {
         },
         options,
       );
-      if (cwd !== undefined) req.cwd = cwd; // what onCreate reports: the directory actually used
+      // What onCreate and the audit report: the directory the command really got, as the backend says.
+      const gotCwd = handleCwd(terminal) ?? cwd;
+      if (gotCwd !== undefined) req.cwd = gotCwd;
     } finally {
       this.pendingCreates--;
     }
@@ -675,6 +681,16 @@ function childPath(env: readonly EnvVariable[]): string | undefined {
   let found: string | undefined;
   for (const e of env) if (e.name === 'PATH') found = e.value;
   return found;
+}
+
+/** The working directory a backend's handle says its command got (the native `TerminalHandle.cwd`). */
+function handleCwd(terminal: TerminalLike): string | undefined {
+  try {
+    const cwd = terminal.cwd;
+    return typeof cwd === 'string' && cwd !== '' ? cwd : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The resolved cwd an `ERR_CWD_OUTSIDE_ROOTS` error carries. */

@@ -1,11 +1,15 @@
 /**
  * How `ShellSessions.execute` reads a request's `command`: key names (the core's key table decides),
  * text typed to a running program (one trailing line end is its Enter), which keys an idle shell
- * answers with a prompt, and a here-document left open (found by `bash -n` before anything runs).
+ * answers with a prompt, and a here-document left open (found by `bash -n`, run by the core, before
+ * anything runs).
  */
 
+<<<<<<< HEAD
 import { execFile } from 'node:child_process';
 import { loadNative } from './native';
+=======
+>>>>>>> wip-follow
 import { openHereDocument } from './session-protocol';
 
 /**
@@ -70,20 +74,36 @@ export interface OpenHereDocument {
 }
 
 /**
- * Runs `shell -n` (parse only, C locale, no startup files) on the command file when the command may
- * hold a here-document (`<<`), and tells whether one is left open: bash would run it with the rest
- * of the command as its body and exit status 0. Null when there is none, or when the check could not
- * run (the command then runs as sent, as before).
+ * Runs `shell -n` (parse only, C locale, no startup files, no other environment) on the command file
+ * when the command may hold a here-document (`<<`), through the native core (argv, no shell in
+ * between; killed after 10 s), and tells whether one is left open: bash would run it with the rest of
+ * the command as its body and exit status 0. Null when there is none, or when the check could not run
+ * (the command then runs as sent, as before).
  */
 export async function findOpenHereDocument(shell: string, command: string, file: string): Promise<OpenHereDocument | null> {
   if (!command.includes('<<')) return null;
-  const stderr = await new Promise<string>((resolve) => {
-    execFile(
-      shell,
-      ['--noprofile', '--norc', '-n', file],
-      { env: { LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeout: 10_000, encoding: 'utf8' },
-      (_error, _stdout, err) => resolve(typeof err === 'string' ? err : ''),
+  let diagnostics: string;
+  try {
+    const check = await loadNative().createTerminal(
+      {
+        command: shell,
+        args: ['--noprofile', '--norc', '-n', file],
+        env: [
+          { name: 'LC_ALL', value: 'C' },
+          { name: 'PATH', value: process.env.PATH ?? '/usr/bin:/bin' },
+        ],
+        outputByteLimit: 64 * 1024,
+      },
+      { shell: false, inheritEnv: false, timeoutMs: 10_000 },
     );
-  });
-  return openHereDocument(stderr);
+    try {
+      await check.waitForExit();
+      diagnostics = (await check.currentOutput()).output;
+    } finally {
+      await check.release().catch(() => undefined);
+    }
+  } catch {
+    return null;
+  }
+  return openHereDocument(diagnostics);
 }

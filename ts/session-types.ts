@@ -131,7 +131,7 @@ export interface ExecuteResult {
   exitCode: number | null;
   /** `completed`: the shell is back at its prompt (or ended); `running`: the command still runs. */
   status: 'completed' | 'running';
-  /** The shell's current working directory (from /proc). */
+  /** The shell's current working directory (the core's `processCwd`). */
   workingDir: string;
   /** The `command` of this call. */
   command: string;

@@ -18,6 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { renderTerminalOutputAsync } from './screen-text';
+import { loadNative } from './native';
 import { asBashC, MarkerScanner, type Marker, rcText, removeEcho, removeTraces } from './session-protocol';
 import type { ExecuteResult, InterruptReport, PtyTerminalLike } from './session-types';
 import { TailBuffer } from './tail-buffer';
@@ -49,8 +50,8 @@ export class Session {
   ready = false;
   closed = false;
   lastCwd: string;
-  /** Start time of the shell (clock ticks since boot, /proc stat field 22), to detect pid reuse. */
-  shellStart: string | undefined;
+  /** Start time of the shell (the core's `processStartTime`), to detect pid reuse; null when unknown. */
+  shellStart: number | null = null;
   /** The pty's size, which the output is rendered for (where lines wrap, how far cursor moves redraw). */
   size = { cols: 80, rows: 24 };
   /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
@@ -99,7 +100,7 @@ export class Session {
   /** Starts reading the terminal's output (retained output first) and watching for the shell's exit. */
   attach(terminal: PtyTerminalLike): void {
     this.terminal = terminal;
-    this.shellStart = procStartTime(terminal.pid);
+    this.shellStart = loadNative().processStartTime(terminal.pid);
     this.unsubscribe = terminal.onOutput((chunk) => this.onChunk(chunk), { replay: true });
     terminal.waitForExit().then(
       (status) => void this.onExit(status),
@@ -335,14 +336,11 @@ export class Session {
     };
   }
 
-  /** The shell's working directory (from /proc), or the last one read once the shell is gone. */
+  /** The shell's working directory (the core's `processCwd`), or the last one read once the shell is gone. */
   cwd(): string {
     if (!this.terminal) return this.lastCwd;
-    try {
-      this.lastCwd = fs.readlinkSync(`/proc/${this.terminal.pid}/cwd`);
-    } catch {
-      // the shell is gone: keep the last directory read from it
-    }
+    // null: the shell is gone (or cannot be inspected): keep the last directory read from it
+    this.lastCwd = loadNative().processCwd(this.terminal.pid) ?? this.lastCwd;
     return this.lastCwd;
   }
 
@@ -376,29 +374,16 @@ export function removeSessionDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-/** Start time of process `pid` (/proc stat field 22), or undefined when it is gone. */
-export function procStartTime(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/** System call numbers of read(2), pselect6(2) (readline waits with it) and wait4(2), where known. */
-const SYSCALLS: Partial<Record<string, { read: number; pselect6: number; wait4: number }>> = {
-  x64: { read: 0, pselect6: 270, wait4: 61 },
-  arm64: { read: 63, pselect6: 72, wait4: 260 },
-  ia32: { read: 3, pselect6: 308, wait4: 114 },
-  arm: { read: 3, pselect6: 335, wait4: 114 },
-};
-
 /**
  * Where a pty's shell is, seen from outside: `'prompt'` (the foreground process group is the shell's
- * own and the shell is blocked waiting for input on fd 0), `'busy'` (another group is in the foreground, or the
- * shell waits for a child), `'unknown'` (it is running: ask again). Where /proc/<pid>/syscall cannot
- * be read, the foreground process group alone decides.
+ * own and the shell is blocked reading its terminal), `'busy'` (another group is in the foreground, or
+ * the shell waits for a child), `'unknown'` (it is running or blocked elsewhere: ask again).
+ *
+ * The shell's blocking call comes from the core (`processWaitState`: `/proc/<pid>/syscall` on Linux).
+ * Where the core cannot tell (`'unknown'`: every platform but Linux, or a shell this process may not
+ * inspect), the foreground process group alone decides. That is weaker: it still refuses a marker
+ * printed by a job in another process group, but not one printed by the shell itself (a builtin or a
+ * function) just before it goes on running, whose forged exit code is then reported.
  */
 export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unknown' {
   let group: number | null;
@@ -408,18 +393,15 @@ export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unk
     return 'busy'; // released: the shell's exit completes the command
   }
   if (group !== terminal.pid) return 'busy';
-  const nr = SYSCALLS[process.arch];
-  let fields: string[];
-  try {
-    fields = fs.readFileSync(`/proc/${terminal.pid}/syscall`, 'latin1').trim().split(' ');
-  } catch {
-    return 'prompt';
+  switch (loadNative().processWaitState(terminal.pid)) {
+    case 'reading-stdin':
+      return 'prompt';
+    case 'waiting-for-child':
+      return 'busy';
+    case 'running':
+    case 'elsewhere':
+      return 'unknown';
+    case 'unknown':
+      return 'prompt'; // the core cannot tell: the foreground process group decides (see above)
   }
-  if (!nr) return 'prompt';
-  if (fields[0] === 'running') return 'unknown';
-  const call = Number(fields[0]);
-  // Blocked reading fd 0: read(0, ...), or pselect6 on fd 0 alone (nfds 1) when readline is on.
-  if ((call === nr.read && Number(fields[1]) === 0) || (call === nr.pselect6 && Number(fields[1]) === 1)) return 'prompt';
-  if (call === nr.wait4) return 'busy';
-  return 'unknown';
 }

@@ -45,7 +45,7 @@ import { compileEnvPatterns, filteredInheritedEnv } from './policy';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative } from './native';
 import { commandFileText, commandInput, commandLine, rcLine } from './session-protocol';
-import { makeSessionDir, procStartTime, removeSessionDir, Session } from './session';
+import { makeSessionDir, removeSessionDir, Session } from './session';
 import type {
   ExecuteRequest,
   ExecuteResult,
@@ -243,11 +243,10 @@ export class ShellSessions implements AsyncDisposable {
       await this.waitForResult(session, 'command', graceMs);
       const group = session.busy && !session.completion ? terminal.foregroundProcessGroup?.() : null;
       if (typeof group === 'number' && group !== terminal.pid) {
-        const started = Date.now();
-        // False: the group ended by itself meanwhile (C-c took effect late); nothing was signalled.
-        if (await loadNative().killProcessGroup(group, graceMs)) {
-          // The group outlived the grace only if SIGTERM was not enough: SIGKILL followed.
-          report.signal = Date.now() - started >= graceMs ? 'SIGKILL' : 'SIGTERM';
+        // signal null: the group ended by itself meanwhile (C-c took effect late); nothing was signalled.
+        const { signal } = await loadNative().killProcessGroup(group, graceMs);
+        if (signal !== null) {
+          report.signal = signal;
           report.processGroup = group;
         }
         // The shell prompts once its job is gone (unless the shell itself goes on: still running).
@@ -491,8 +490,8 @@ export class ShellSessions implements AsyncDisposable {
     session.cwd();
     // Sweep the session's processes unless the shell's pid now belongs to another process (reused
     // after the shell was reaped); the native release still kills what it contains.
-    const start = procStartTime(terminal.pid);
-    if (start === undefined || start === session.shellStart) loadNative().killSessionTree(terminal.pid);
+    const start = loadNative().processStartTime(terminal.pid);
+    if (start === null || start === session.shellStart) loadNative().killSessionTree(terminal.pid);
     session.detach();
     await terminal.release().catch(() => undefined);
   }

@@ -51,6 +51,13 @@ export interface CreateTerminalParams {
 
 /** Backend options that are not part of the ACP request. */
 export interface CreateTerminalOptions {
+  /**
+   * Directories the command may start in (absolute). The backend opens the cwd once, checks that the
+   * opened directory's real path lies inside one of them (`ERR_CWD_OUTSIDE_ROOTS` otherwise) and starts
+   * the command in that very directory, so a path swapped for a symlink after the check changes nothing.
+   * A substitute backend must do the same or refuse the option.
+   */
+  allowedRoots?: string[];
   /** `false` never uses a shell; a path selects the shell used for arg-less commands. */
   shell?: false | string;
   /** Whether the child inherits this process's environment (default true). */
@@ -106,6 +113,11 @@ export interface TerminalLike {
   readonly id: string;
   /** Process id of the command (the leader of its process group). */
   readonly pid: number;
+  /**
+   * The working directory the command really got (absolute, symlinks resolved), when the backend knows
+   * it (the native handle does).
+   */
+  readonly cwd?: string;
   /** Total bytes the command wrote so far, retained or not (absent on backends that do not count). */
   readonly outputBytes?: number;
   /** Current retained output; includes `exitStatus` once the command exited. */

@@ -76,25 +76,25 @@ describe('foregroundProcessGroup', () => {
 });
 
 describe('killProcessGroup', () => {
-  test('TERM ends a plain group; true when it had members, false when empty', async () => {
+  test('TERM ends a plain group and says so; nothing is sent to an empty one', async () => {
     const child = spawn('sh', ['-c', 'sleep 100 & sleep 100 & wait'], { detached: true, stdio: 'ignore' });
     const pgid = child.pid!;
     await eventually(() => groupMembers(pgid).length === 3, 'three members');
     const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_c, s) => r(s)));
-    await expect(killProcessGroup(pgid)).resolves.toBe(true);
+    await expect(killProcessGroup(pgid)).resolves.toEqual({ hadMembers: true, signal: 'SIGTERM' });
     expect(await exited).toBe('SIGTERM');
     expect(groupMembers(pgid)).toEqual([]);
-    await expect(killProcessGroup(pgid)).resolves.toBe(false);
+    await expect(killProcessGroup(pgid)).resolves.toEqual({ hadMembers: false, signal: null });
   });
 
-  test('a member that traps TERM is SIGKILLed after the grace', async () => {
+  test('a member that traps TERM is SIGKILLed after the grace, and the result says SIGKILL', async () => {
     const child = spawn('sh', ['-c', "trap '' TERM; echo ready; while :; do sleep 0.05; done"], {
       detached: true,
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     await new Promise((r) => child.stdout!.once('data', r));
     const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_c, s) => r(s)));
-    await expect(killProcessGroup(child.pid!, 100)).resolves.toBe(true);
+    await expect(killProcessGroup(child.pid!, 100)).resolves.toEqual({ hadMembers: true, signal: 'SIGKILL' });
     expect(await exited).toBe('SIGKILL');
   });
 
@@ -103,7 +103,7 @@ describe('killProcessGroup', () => {
     await eventually(() => groupMembers(child.pid!).length === 1, 'the member');
     process.kill(child.pid!, 'SIGSTOP');
     const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_c, s) => r(s)));
-    await expect(killProcessGroup(child.pid!, 60000)).resolves.toBe(true);
+    await expect(killProcessGroup(child.pid!, 60000)).resolves.toEqual({ hadMembers: true, signal: 'SIGTERM' });
     expect(await exited).toBe('SIGTERM');
   });
 
@@ -134,7 +134,7 @@ describe('killProcessGroup', () => {
       job = t.foregroundProcessGroup() ?? 0;
       return job !== 0 && job !== t.pid && groupMembers(job).length > 0;
     }, 'the job');
-    await expect(killProcessGroup(job, 2000)).resolves.toBe(true);
+    await expect(killProcessGroup(job, 2000)).resolves.toEqual({ hadMembers: true, signal: 'SIGTERM' });
     await waitForOutput(t, /after-143/);
     expect(isGone(t.pid)).toBe(false);
   });

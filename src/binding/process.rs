@@ -127,21 +127,71 @@ pub fn kill_session_tree(env: &Env, shell_pid: Unknown) -> Result<()> {
     Ok(())
 }
 
+/// What `killProcessGroup()` did to a process group.
+#[napi(object)]
+pub struct ProcessGroupKill {
+    /// True when the group had live members (zombies aside), which were then signalled;
+    /// false when there was nothing to kill (no signal was sent).
+    pub had_members: bool,
+    /// The signal that ended the group: `'SIGTERM'` when the group was empty before `graceMs`
+    /// ran out, `'SIGKILL'` when a member outlived the grace; null exactly when `hadMembers`
+    /// is false.
+    #[napi(ts_type = "'SIGTERM' | 'SIGKILL' | null")]
+    pub signal: Either<String, Null>,
+}
+
+impl From<crate::containment::GroupEnd> for ProcessGroupKill {
+    fn from(end: crate::containment::GroupEnd) -> Self {
+        use crate::containment::GroupEnd;
+        let signal = match end {
+            GroupEnd::WasEmpty => None,
+            GroupEnd::Terminated => Some("SIGTERM"),
+            GroupEnd::Killed => Some("SIGKILL"),
+        };
+        Self {
+            had_members: signal.is_some(),
+            signal: signal.map_or(Either::B(Null), |s| Either::A(s.to_owned())),
+        }
+    }
+}
+
+/// What process `pid` is blocked in, seen from outside (`ShellSessions` asks whether a shell
+/// sits at its prompt): `'reading-stdin'` (blocked reading fd 0: `read(0, ..)`, or readline's
+/// `pselect6` on fd 0 alone), `'waiting-for-child'` (`wait4`/`waitid`), `'running'` (on a CPU:
+/// ask again), `'elsewhere'` (blocked in another call: ask again), or `'unknown'` when this
+/// platform cannot tell (every platform but Linux) or the process cannot be inspected (gone,
+/// another user's). Throws `ERR_INVALID_ARG` naming `pid`.
+#[napi(
+    ts_args_type = "pid: number",
+    ts_return_type = "'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'unknown'"
+)]
+pub fn process_wait_state(env: &Env, pid: Unknown) -> Result<&'static str> {
+    use crate::sys::procs::WaitState;
+    let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
+    Ok(match crate::sys::procs::wait_state(pid) {
+        WaitState::ReadingStdin => "reading-stdin",
+        WaitState::WaitingForChild => "waiting-for-child",
+        WaitState::Running => "running",
+        WaitState::Elsewhere => "elsewhere",
+        WaitState::Unknown => "unknown",
+    })
+}
+
 /// Terminates process group `pgid`: SIGTERM (and SIGCONT, for stopped members) to the group,
 /// then SIGKILL once `graceMs` (default 2000; an integer from 0 to 600000) has passed if any
-/// member still runs. Resolves once the group is empty (zombies aside), with `true` when the
-/// group had live members, `false` when there was nothing to kill. Rejects with
-/// `ERR_INVALID_ARG` naming `pgid` (not a positive integer, 1, or the Node process's own
-/// group) or `graceMs`.
+/// member still runs. Resolves once the group is empty (zombies aside), saying whether it had
+/// live members and which signal ended it (`{ hadMembers: false, signal: null }` when there
+/// was nothing to kill). Rejects with `ERR_INVALID_ARG` naming `pgid` (not a positive
+/// integer, 1, or the Node process's own group) or `graceMs`.
 #[napi(
     ts_args_type = "pgid: number, graceMs?: number | null",
-    ts_return_type = "Promise<boolean>"
+    ts_return_type = "Promise<ProcessGroupKill>"
 )]
 pub fn kill_process_group<'env>(
     env: &'env Env,
     pgid: Unknown<'env>,
     grace_ms: Option<Unknown<'env>>,
-) -> Result<PromiseRaw<'env, bool>> {
+) -> Result<PromiseRaw<'env, ProcessGroupKill>> {
     let parsed = (|| -> Parsed<(i32, Duration)> {
         let pgid = pid(&pgid, "pgid")?;
         if pgid <= 1 || pgid == nix::unistd::getpgrp().as_raw() {
@@ -167,7 +217,7 @@ pub fn kill_process_group<'env>(
     settle(
         env,
         async move { Ok(crate::containment::kill_group(pgid, grace).await) },
-        |_env, had| Ok(had),
+        |_env, end| Ok(ProcessGroupKill::from(end)),
     )
 }
 
@@ -177,4 +227,14 @@ pub fn kill_process_group<'env>(
 pub fn process_cwd(env: &Env, pid: Unknown) -> Result<Option<String>> {
     let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
     Ok(crate::sys::cwd::process_cwd(pid).map(|p| p.to_string_lossy().into_owned()))
+}
+
+/// When process `pid` started, as a number that stays the same for the life of the process
+/// and differs for a later process that reuses its pid (to tell that a pid was reused; Linux:
+/// clock ticks since boot, macOS: microseconds since the epoch). `null` when there is no such
+/// process. Throws `ERR_INVALID_ARG` naming `pid`.
+#[napi(ts_args_type = "pid: number")]
+pub fn process_start_time(env: &Env, pid: Unknown) -> Result<Option<f64>> {
+    let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
+    Ok(crate::sys::procs::start_time(pid).map(|t| t as f64))
 }

@@ -162,6 +162,31 @@ mod tests {
         assert_eq!(reaper.join().unwrap().signal(), Some(libc::SIGTERM));
     }
 
+    #[tokio::test]
+    async fn kill_group_says_which_signal_ended_the_group() {
+        use crate::containment::{kill_group, GroupEnd};
+        let (child, g) = group("sleep 30 & wait");
+        wait_until("2 members", || g.live_members().len() == 2);
+        let reaper = reap(child);
+        assert_eq!(
+            kill_group(g.0, Duration::from_secs(10)).await,
+            GroupEnd::Terminated
+        );
+        reaper.join().unwrap();
+        let (child, g) = group("trap '' TERM; while :; do sleep 0.05; done");
+        wait_until("the trap", || g.live_members().len() >= 2);
+        let reaper = reap(child);
+        assert_eq!(
+            kill_group(g.0, Duration::from_millis(200)).await,
+            GroupEnd::Killed
+        );
+        reaper.join().unwrap();
+        assert_eq!(
+            kill_group(g.0, Duration::from_secs(10)).await,
+            GroupEnd::WasEmpty
+        );
+    }
+
     #[test]
     fn never_signals_pgid_0_or_1() {
         assert!(!ProcessGroup(1).send(Signal::SIGTERM));

@@ -35,19 +35,62 @@ pub trait Target: Send + Sync {
 /// How long, after SIGKILL, [`kill_group`] waits for the killed members to become zombies.
 const AFTER_KILL: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How [`kill_group`] ended a process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupEnd {
+    /// Nothing of the group was alive: no signal was sent.
+    WasEmpty,
+    /// SIGTERM (with SIGCONT) was enough: the group was empty before the grace ran out.
+    Terminated,
+    /// The group outlived the grace and got SIGKILL.
+    Killed,
+}
+
 /// Terminates process group `pgid` with [`escalate`] (no leader to wait for: its membership
-/// is polled), then waits (bounded) until no live member is left. Returns whether the group
-/// had live members at all.
-pub async fn kill_group(pgid: i32, grace: std::time::Duration) -> bool {
-    let group = ProcessGroup(pgid);
-    if !group.alive() {
-        return false;
+/// is polled), then waits (bounded) until no live member is left. Says which signal ended
+/// the group, if any was needed.
+pub async fn kill_group(pgid: i32, grace: std::time::Duration) -> GroupEnd {
+    let group = Signalled::new(ProcessGroup(pgid));
+    if !escalate(&group, grace, async {}).await {
+        return if group.any_sent() {
+            GroupEnd::Terminated
+        } else {
+            GroupEnd::WasEmpty
+        };
     }
-    if escalate(&group, grace, async {}).await {
-        let deadline = tokio::time::Instant::now() + AFTER_KILL;
-        while group.alive() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(GROUP_POLL).await;
+    let deadline = tokio::time::Instant::now() + AFTER_KILL;
+    while group.alive() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(GROUP_POLL).await;
+    }
+    GroupEnd::Killed
+}
+
+/// A target that remembers whether it was signalled at all (so "TERM was enough" is told from
+/// "nothing was alive", which [`escalate`] answers alike).
+struct Signalled<T> {
+    target: T,
+    sent: std::sync::atomic::AtomicBool,
+}
+
+impl<T: Target> Signalled<T> {
+    fn new(target: T) -> Self {
+        Self {
+            target,
+            sent: std::sync::atomic::AtomicBool::new(false),
         }
     }
-    true
+
+    fn any_sent(&self) -> bool {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl<T: Target> Target for Signalled<T> {
+    fn signal(&self, sig: Signal) {
+        self.sent.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.target.signal(sig);
+    }
+    fn alive(&self) -> bool {
+        self.target.alive()
+    }
 }

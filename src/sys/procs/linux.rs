@@ -1,6 +1,6 @@
 //! The process table from /proc.
 
-use super::ProcInfo;
+use super::{ProcInfo, WaitState};
 
 pub(super) fn list() -> Vec<ProcInfo> {
     std::fs::read_dir("/proc")
@@ -31,9 +31,91 @@ fn parse_stat(pid: i32, stat: &str) -> Option<ProcInfo> {
     })
 }
 
+pub(super) fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_start_time(&stat)
+}
+
+/// Field 22 of `/proc/<pid>/stat`: the start time in clock ticks since boot.
+fn parse_start_time(stat: &str) -> Option<u64> {
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    rest.split_ascii_whitespace().nth(19)?.parse().ok()
+}
+
+pub(super) fn wait_state(pid: i32) -> WaitState {
+    match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+        Ok(s) => parse_syscall(&s),
+        Err(_) => WaitState::Unknown,
+    }
+}
+
+/// `/proc/<pid>/syscall`: `running`; `-1 sp pc` (blocked outside a system call); or the call's
+/// number, its six arguments in hex, sp and pc. The numbers are this architecture's (`libc`).
+fn parse_syscall(text: &str) -> WaitState {
+    let mut f = text.split_ascii_whitespace();
+    let Some(first) = f.next() else {
+        return WaitState::Unknown;
+    };
+    if first == "running" {
+        return WaitState::Running;
+    }
+    let Ok(nr) = first.parse::<libc::c_long>() else {
+        return WaitState::Unknown;
+    };
+    let arg0 = f
+        .next()
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+    match (nr, arg0) {
+        // read(0, ..): a shell without a line editor; pselect6(1, {0}, ..): readline.
+        (libc::SYS_read, Some(0)) | (libc::SYS_pselect6, Some(1)) => WaitState::ReadingStdin,
+        (libc::SYS_wait4 | libc::SYS_waitid, _) => WaitState::WaitingForChild,
+        _ => WaitState::Elsewhere,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_start_time_field() {
+        let stat = "7 (a b) (c)) S 3 4 5 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0";
+        assert_eq!(parse_start_time(stat), Some(123456));
+        assert_eq!(parse_start_time("7 (x) S 1"), None);
+    }
+
+    #[test]
+    fn parses_the_blocking_system_call() {
+        let line =
+            |nr: libc::c_long, arg0: &str| format!("{nr} {arg0} 0x1 0x2 0x3 0x4 0x5 0x7ff 0x40\n");
+        assert_eq!(
+            parse_syscall(&line(libc::SYS_read, "0x0")),
+            WaitState::ReadingStdin
+        );
+        assert_eq!(
+            parse_syscall(&line(libc::SYS_read, "0x3")),
+            WaitState::Elsewhere
+        );
+        assert_eq!(
+            parse_syscall(&line(libc::SYS_pselect6, "0x1")),
+            WaitState::ReadingStdin
+        );
+        assert_eq!(
+            parse_syscall(&line(libc::SYS_pselect6, "0x5")),
+            WaitState::Elsewhere
+        );
+        assert_eq!(
+            parse_syscall(&line(libc::SYS_wait4, "0xffffffffffffffff")),
+            WaitState::WaitingForChild
+        );
+        assert_eq!(
+            parse_syscall(&line(libc::SYS_waitid, "0x0")),
+            WaitState::WaitingForChild
+        );
+        assert_eq!(parse_syscall("running\n"), WaitState::Running);
+        assert_eq!(parse_syscall("-1 0x7ffd 0x4005\n"), WaitState::Elsewhere);
+        assert_eq!(parse_syscall(""), WaitState::Unknown);
+    }
 
     #[test]
     fn parses_a_comm_with_spaces_and_parens() {

@@ -28,6 +28,13 @@ pub fn list() -> Vec<ProcInfo> {
     imp::list()
 }
 
+/// When process `pid` started, as a number that stays the same for the life of the process and
+/// differs for a later process that reuses its pid (Linux: clock ticks since boot; macOS:
+/// microseconds since the epoch). `None` when there is no such process.
+pub fn start_time(pid: i32) -> Option<u64> {
+    imp::start_time(pid)
+}
+
 /// The live (non-zombie) processes matching `keep`.
 pub fn live_where(keep: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
     list()
@@ -67,6 +74,37 @@ fn tree_of(procs: &[ProcInfo], root: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
     let mut out: Vec<i32> = members.into_iter().collect();
     out.sort_unstable();
     out
+}
+
+/// What a process is doing, seen from outside (for a shell: is it at its prompt?).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitState {
+    /// Blocked reading its standard input: `read(0, ..)`, or `pselect6` on fd 0 alone (what
+    /// readline waits with).
+    ReadingStdin,
+    /// Blocked waiting for a child to change state (`wait4`, `waitid`).
+    WaitingForChild,
+    /// On a CPU or runnable right now: ask again.
+    Running,
+    /// Blocked in another system call, or stopped outside one: ask again.
+    Elsewhere,
+    /// This platform cannot tell, or the process cannot be inspected (gone, another user's).
+    Unknown,
+}
+
+/// What process `pid` is blocked in. Linux reads `/proc/<pid>/syscall`; every other platform
+/// answers [`WaitState::Unknown`] until it brings its own reader (callers must treat that
+/// conservatively: it proves nothing).
+pub fn wait_state(pid: i32) -> WaitState {
+    #[cfg(target_os = "linux")]
+    {
+        linux::wait_state(pid)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        WaitState::Unknown
+    }
 }
 
 /// How the guardian kills what is left of the listed terminals once Node is gone, as `sh`
@@ -146,6 +184,62 @@ mod tests {
             vec![100, 101, 200, 201]
         );
         assert!(tree_of(&table, |p| p.sid == 999).is_empty());
+    }
+
+    #[test]
+    fn a_start_time_is_stable_and_differs_for_another_process() {
+        let me = std::process::id() as i32;
+        let t = start_time(me).unwrap();
+        assert_eq!(start_time(me), Some(t));
+        assert_eq!(start_time(i32::MAX), None);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut child = std::process::Command::new("/bin/sh")
+            .args(["-c", "read x"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let later = start_time(child.id() as i32);
+        drop(child.stdin.take());
+        child.wait().unwrap();
+        assert!(later.unwrap() > t, "{later:?} after {t}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_process_reading_its_stdin_and_one_waiting_for_a_child_are_told_apart() {
+        use std::process::{Command, Stdio};
+        let settle = |pid: i32, want: WaitState| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                let got = wait_state(pid);
+                if got == want || std::time::Instant::now() > deadline {
+                    return got;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
+        let mut cat = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::os::unix::process::CommandExt;
+        let mut sh = Command::new("/bin/sh")
+            .args(["-c", "sleep 100; :"])
+            .stdin(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let cat_state = settle(cat.id() as i32, WaitState::ReadingStdin);
+        let sh_state = settle(sh.id() as i32, WaitState::WaitingForChild);
+        drop(cat.stdin.take());
+        cat.wait().unwrap();
+        // SAFETY: plain kill(2) of the test's own process group (the shell and its sleep).
+        unsafe { libc::kill(-(sh.id() as i32), libc::SIGKILL) };
+        sh.wait().unwrap();
+        assert_eq!(cat_state, WaitState::ReadingStdin);
+        assert_eq!(sh_state, WaitState::WaitingForChild);
+        assert_eq!(wait_state(i32::MAX), WaitState::Unknown);
     }
 
     #[test]
