@@ -573,7 +573,7 @@ describe('program resolution', () => {
     expect(() => jsResolveProgram('./nothing', { cwd: other })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
   });
 
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+   
   const nativeResolve = (require('../index.js') as { resolveProgram?: typeof jsResolveProgram }).resolveProgram;
   (nativeResolve ? test : test.skip)('the core resolveProgram agrees with the JS fallback', () => {
     for (const [cmd, opts] of [

@@ -200,6 +200,7 @@ test('the command runs from a private file and is typed as one short line after 
   const { result, pty } = await start('cat <<EOF\nx\nEOF');
   const typed = pty.writes[pty.writes.length - 1]!;
   // `.` in POSIX mode (a special builtin: no function can stand in for it), back to normal mode in the file.
+  // eslint-disable-next-line no-control-regex -- \x15 is the pty's line-kill (^U) the session types first
   expect(typed).toMatch(/^\x15\n\n __acp_o=\$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=\d+; \\\. '[^']+\/command\.sh'\n$/);
   const file = /'([^']+)'/.exec(typed)![1]!;
   expect(fs.readFileSync(file, 'utf8')).toBe('\\unset POSIXLY_CORRECT; \\__acp_opts; cat <<EOF\nx\nEOF\n');

@@ -46,7 +46,6 @@ describe('shell corpus', () => {
         if (c.incomplete) shsMalformed++;
       } else shsWrong.push(`${name(c)}: ${why}`);
     }
-    // eslint-disable-next-line no-console
     console.log(
       `corpus: ${SHELL_CORPUS.length} cases, ${lines.length} shell lines (${malformed} malformed); right: hand-written ${hand}, ` +
         `sh-syntax ${shs} (${shsMalformed} of the malformed)\nsh-syntax wrong on:\n` + shsWrong.join('\n'),

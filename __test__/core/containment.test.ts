@@ -15,7 +15,7 @@ function canCreateCgroup(): boolean {
     .split('\n')
     .map((l) => l.split(' - '))
     .find(([, right]) => right?.startsWith('cgroup2 '))?.[0]
-    .split(' ')[4];
+    ?.split(' ')[4];
   const own = /^0::(.*)$/m.exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
   if (!mount || own === undefined) return false;
   const probe = `${mount}${own.replace(/\/$/, '')}/acp-probe-${process.pid}`;
@@ -30,7 +30,7 @@ function canCreateCgroup(): boolean {
 
 /** Starts a Node process that creates a terminal with a grandchild and an escaped (setsid)
  * descendant, reports the pids, and then waits to be killed. */
-function startNode(extra = ''): Promise<{ node: ReturnType<typeof spawn>; pids: number[] }> {
+function startNode(extra = ''): Promise<{ node: ReturnType<typeof spawn>; pids: [number, number, number] }> {
   const script = `
     ${extra}
     const { createTerminal } = require('.');

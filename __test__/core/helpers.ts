@@ -22,7 +22,7 @@ export async function run(params: CreateTerminalParams, options?: CreateTerminal
 export function procState(pid: number): string | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null;
   } catch {
     return null;
   }
@@ -56,7 +56,7 @@ export function processes(): { pid: number; state: string; ppid: number; pgrp: n
     try {
       const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(e), state: f[0], ppid: Number(f[1]), pgrp: Number(f[2]) });
+      out.push({ pid: Number(e), state: f[0] ?? '', ppid: Number(f[1]), pgrp: Number(f[2]) });
     } catch {
       /* raced with exit */
     }

@@ -5,7 +5,7 @@ import { createTerminal, run, type TerminalHandle } from './helpers';
 function tail(s: string, limit: number): string {
   const b = Buffer.from(s);
   let i = Math.max(0, b.length - limit);
-  while (i < b.length && (b[i] & 0xc0) === 0x80) i++;
+  while (i < b.length && (b[i]! & 0xc0) === 0x80) i++;
   return b.subarray(i).toString();
 }
 
