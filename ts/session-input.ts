@@ -5,11 +5,7 @@
  * anything runs).
  */
 
-<<<<<<< HEAD
-import { execFile } from 'node:child_process';
 import { loadNative } from './native';
-=======
->>>>>>> wip-follow
 import { openHereDocument } from './session-protocol';
 
 /**
