@@ -13,14 +13,14 @@ use napi::threadsafe_function::{
 use napi::{Env, JsValue, Property, PropertyAttributes, ValueType};
 use napi_derive::napi;
 
-use crate::cgroup::{Cgroup, PidsCgroup};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::keys;
-use crate::pty::PtySize;
 use crate::registry::{next_id, Registry};
 use crate::render::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 use crate::spawn::{self, Io, Limits, Shell, SpawnRequest};
+use crate::sys::cgroup::{Cgroup, PidsCgroup};
+use crate::sys::pty::PtySize;
 use crate::terminal::{OutputSink, OutputVersion, Terminal, TerminalConfig, DEFAULT_KILL_GRACE};
 
 /// An environment variable for the command (ACP `EnvVariable`).
@@ -699,8 +699,8 @@ pub struct ContainmentInfo {
 #[napi]
 pub fn containment_info() -> ContainmentInfo {
     ContainmentInfo {
-        cgroups: crate::cgroup::base().is_some(),
-        pids_limit: crate::cgroup::pids_base().is_some(),
+        cgroups: crate::sys::cgroup::base().is_some(),
+        pids_limit: crate::sys::cgroup::pids_base().is_some(),
         guardian_pid: crate::guard::guardian_pid().map(|p| p as u32),
     }
 }
@@ -1139,6 +1139,18 @@ impl TerminalHandle {
         }
     }
 
+    /// The pty's foreground process group (`tcgetpgrp` on the master): the shell's own
+    /// process group while it waits at its prompt, a job's group while that runs. `null` once
+    /// the command exited or the terminal was released (its master is closed). Throws
+    /// `ERR_NOT_A_PTY` on a pipe terminal.
+    #[napi]
+    pub fn foreground_process_group(&self, env: &Env) -> Result<Option<u32>> {
+        self.term
+            .foreground_process_group()
+            .map(|g| g.map(|g| g as u32))
+            .map_err(|e| js_error(env, e))
+    }
+
     /// Changes the pty's size (the command gets SIGWINCH; text mode re-renders at the new
     /// size). `cols` and `rows` are integers from 1 to 65535. Rejects with `ERR_NOT_A_PTY` on
     /// a pipe terminal, `ERR_INVALID_ARG` naming `cols` or `rows`, `ERR_TERMINAL_RELEASED`.
@@ -1312,4 +1324,124 @@ impl OutputSink for Arc<JsSink> {
     fn close(&self) {
         // Pending data is still delivered by the call already queued.
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process management for the TS layer (ShellSessions): keys and process trees.
+
+/// True when `name`, as written, is a tmux key name that `sendKeys()` sends as a key: the
+/// canonical spelling only (case-sensitive): optional `C-`, `M-`, `S-` prefixes, then a named
+/// key exactly as tmux spells it (`Enter`, `Up`, `F5`, `PgUp`, `BSpace`, `DC`, …) or, after at
+/// least one prefix, one printable ASCII character (`C-c`, `M-x`). A lone character (`q`),
+/// another case (`enter`, `dc`), `^c` and unknown names (`F13`) are text. `sendKeys()` itself
+/// is more lenient (case-insensitive, `^c`): every name this accepts, it accepts.
+#[napi]
+pub fn is_key_name(name: String) -> bool {
+    keys::is_key_name(&name)
+}
+
+/// Reads a pid-like argument: a positive integer that fits a pid.
+fn pid_arg(v: &Unknown, field: &str) -> Parsed<i32> {
+    let bad = |got: String| {
+        TermError::invalid_arg(format!("{field} must be a positive integer pid, got {got}"))
+    };
+    if v.get_type().map_err(internal)? != ValueType::Number {
+        return Err(bad(describe(v).to_string()));
+    }
+    let n = f64::from_unknown(*v).map_err(internal)?;
+    if !(1.0..=i32::MAX as f64).contains(&n) || n.fract() != 0.0 {
+        return Err(bad(n.to_string()));
+    }
+    Ok(n as i32)
+}
+
+/// The live processes of a shell's session: every process whose session id is `shellPid`
+/// (background jobs in process groups of their own too), `shellPid` itself, and every
+/// descendant of those even after `setsid`. Zombies and the Node process itself are never
+/// listed. Throws `ERR_INVALID_ARG` naming `shellPid` for anything but a positive integer.
+#[napi(ts_args_type = "shellPid: number")]
+pub fn session_tree_pids(env: &Env, shell_pid: Unknown) -> Result<Vec<u32>> {
+    let sid = pid_arg(&shell_pid, "shellPid").map_err(|e| js_error(env, e))?;
+    Ok(crate::containment::SessionTree(sid)
+        .pids()
+        .into_iter()
+        .map(|p| p as u32)
+        .collect())
+}
+
+/// SIGKILLs every process of `sessionTreePids(shellPid)`, again while anything is left (a
+/// process may fork while the previous round is being killed), at most 10 rounds. Never the
+/// Node process itself. Throws `ERR_INVALID_ARG` naming `shellPid`.
+#[napi(ts_args_type = "shellPid: number")]
+pub fn kill_session_tree(env: &Env, shell_pid: Unknown) -> Result<()> {
+    let sid = pid_arg(&shell_pid, "shellPid").map_err(|e| js_error(env, e))?;
+    crate::containment::SessionTree(sid).kill_all(10);
+    Ok(())
+}
+
+/// Longest grace accepted by `killProcessGroup()` and `killGraceMs` (10 minutes).
+const MAX_GRACE_MS: f64 = 600_000.0;
+
+/// Reads a grace in milliseconds: an integer from 0 to 600000.
+fn grace_arg(v: &Unknown, field: &str) -> Parsed<Option<Duration>> {
+    if is_nullish(v).map_err(internal)? {
+        return Ok(None);
+    }
+    let bad = |got: String| {
+        TermError::invalid_arg(format!(
+            "{field} must be an integer from 0 to {MAX_GRACE_MS} (milliseconds), got {got}"
+        ))
+    };
+    if v.get_type().map_err(internal)? != ValueType::Number {
+        return Err(bad(describe(v).to_string()));
+    }
+    let n = f64::from_unknown(*v).map_err(internal)?;
+    if !(0.0..=MAX_GRACE_MS).contains(&n) || n.fract() != 0.0 {
+        return Err(bad(n.to_string()));
+    }
+    Ok(Some(Duration::from_millis(n as u64)))
+}
+
+/// Terminates process group `pgid`: SIGTERM (and SIGCONT, for stopped members) to the group,
+/// then SIGKILL once `graceMs` (default 2000; an integer from 0 to 600000) has passed if any
+/// member still runs. Resolves once the group is empty (zombies aside), with `true` when the
+/// group had live members, `false` when there was nothing to kill. Rejects with
+/// `ERR_INVALID_ARG` naming `pgid` (not a positive integer, 1, or the Node process's own
+/// group) or `graceMs`.
+#[napi(
+    ts_args_type = "pgid: number, graceMs?: number | null",
+    ts_return_type = "Promise<boolean>"
+)]
+pub fn kill_process_group<'env>(
+    env: &'env Env,
+    pgid: Unknown<'env>,
+    grace_ms: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, bool>> {
+    let parsed = (|| -> Parsed<(i32, Duration)> {
+        let pgid = pid_arg(&pgid, "pgid")?;
+        if pgid <= 1 || pgid == nix::unistd::getpgrp().as_raw() {
+            return Err(TermError::invalid_arg(format!(
+                "pgid {pgid} is {}: refusing to signal it",
+                if pgid <= 1 {
+                    "init's group"
+                } else {
+                    "the Node process's own group"
+                }
+            )));
+        }
+        let grace = match &grace_ms {
+            Some(g) => grace_arg(g, "graceMs")?,
+            None => None,
+        };
+        Ok((pgid, grace.unwrap_or(DEFAULT_KILL_GRACE)))
+    })();
+    let (pgid, grace) = match parsed {
+        Ok(v) => v,
+        Err(e) => return rejected(env, e),
+    };
+    settle(
+        env,
+        async move { Ok(crate::containment::kill_group(pgid, grace).await) },
+        |_env, had| Ok(had),
+    )
 }

@@ -45,16 +45,7 @@ pub fn signal_name(signo: i32) -> String {
     match Signal::try_from(signo) {
         Ok(sig) => sig.as_str().to_string(),
         Err(_) => {
-            let rtmin = libc::SIGRTMIN();
-            if signo >= rtmin && signo <= libc::SIGRTMAX() {
-                if signo == rtmin {
-                    "SIGRTMIN".to_string()
-                } else {
-                    format!("SIGRTMIN+{}", signo - rtmin)
-                }
-            } else {
-                format!("SIG{signo}")
-            }
+            crate::sys::signals::realtime_name(signo).unwrap_or_else(|| format!("SIG{signo}"))
         }
     }
 }

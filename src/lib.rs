@@ -6,18 +6,17 @@
 
 #![deny(clippy::all)]
 
-pub mod cgroup;
+pub mod containment;
 pub mod error;
 pub mod exit;
 pub mod guard;
 pub mod keys;
 pub mod kill;
-pub mod launch;
 pub mod output;
-pub mod pty;
 pub mod registry;
 pub mod render;
 pub mod spawn;
+pub mod sys;
 pub mod terminal;
 
 mod binding;

@@ -21,13 +21,13 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
 use crate::error::TermError;
-use crate::launch::{self, LaunchSpec, Rlimit, SessionMode};
-use crate::pty::{self, PtySize};
+use crate::sys::pty::{self, PtySize};
+use crate::sys::spawn::{self as launch, LaunchSpec, Rlimit, SessionMode};
 
 /// Default shell for command lines.
 pub const DEFAULT_SHELL: &str = "/bin/sh";
@@ -119,7 +119,7 @@ pub struct SpawnRequest {
 }
 
 /// A validated, fully resolved spawn: what will be executed, exactly.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SpawnPlan {
     /// Absolute path of the executable.
     pub program: PathBuf,
@@ -127,8 +127,10 @@ pub struct SpawnPlan {
     pub argv: Vec<OsString>,
     /// Complete environment of the child.
     pub env: Vec<(OsString, OsString)>,
-    /// Absolute, existing working directory.
+    /// Absolute, existing working directory, as checked.
     pub cwd: PathBuf,
+    /// That directory, opened when it was checked: the child changes into this descriptor.
+    pub cwd_dir: Arc<OwnedFd>,
     /// Resource limits.
     pub limits: Limits,
     /// Pipes or a pty.
@@ -197,7 +199,7 @@ pub fn plan(
         Shell::Default => Some(DEFAULT_SHELL),
         Shell::Never => None,
     };
-    let cwd = resolve_cwd(req.cwd.as_deref(), default_cwd)?;
+    let (cwd, cwd_dir) = resolve_cwd(req.cwd.as_deref(), default_cwd)?;
     let env = build_env(req, inherited);
     let path_var = env
         .iter()
@@ -224,31 +226,41 @@ pub fn plan(
         argv,
         env,
         cwd,
+        cwd_dir: Arc::new(cwd_dir),
         limits: req.limits,
         io: req.io,
     })
 }
 
-fn resolve_cwd(cwd: Option<&str>, default_cwd: &Path) -> Result<PathBuf, TermError> {
-    let Some(cwd) = cwd else {
-        return Ok(default_cwd.to_path_buf());
+/// Checks the working directory and opens it: the descriptor is what the child gets.
+fn resolve_cwd(cwd: Option<&str>, default_cwd: &Path) -> Result<(PathBuf, OwnedFd), TermError> {
+    let path = match cwd {
+        None => default_cwd.to_path_buf(),
+        Some(cwd) => {
+            if cwd.contains('\0') {
+                return Err(TermError::invalid_cwd("cwd contains a NUL byte"));
+            }
+            let path = Path::new(cwd);
+            if !path.is_absolute() {
+                return Err(TermError::invalid_cwd(format!(
+                    "cwd must be an absolute path, got `{cwd}`"
+                )));
+            }
+            match std::fs::metadata(path) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(TermError::invalid_cwd(format!(
+                        "cwd `{cwd}` is not a directory"
+                    )))
+                }
+                Err(e) => return Err(TermError::invalid_cwd(format!("cwd `{cwd}`: {e}"))),
+            }
+            path.to_path_buf()
+        }
     };
-    if cwd.contains('\0') {
-        return Err(TermError::invalid_cwd("cwd contains a NUL byte"));
-    }
-    let path = Path::new(cwd);
-    if !path.is_absolute() {
-        return Err(TermError::invalid_cwd(format!(
-            "cwd must be an absolute path, got `{cwd}`"
-        )));
-    }
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Ok(path.to_path_buf()),
-        Ok(_) => Err(TermError::invalid_cwd(format!(
-            "cwd `{cwd}` is not a directory"
-        ))),
-        Err(e) => Err(TermError::invalid_cwd(format!("cwd `{cwd}`: {e}"))),
-    }
+    let dir = crate::sys::cwd::open_dir(&path)
+        .map_err(|e| TermError::invalid_cwd(format!("cwd `{}`: {e}", path.display())))?;
+    Ok((path, dir))
 }
 
 fn build_env(
@@ -387,10 +399,10 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
     // (read end for us, the child's stdin, the child's stdout/stderr, our input, pty control)
     let (output, child_in, child_out, input, pty): Ends = match plan.io {
         Io::Pipe | Io::PipeWithStdin => {
-            let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| io(e.into()))?;
+            let (read, write) = crate::sys::pipe::pipe_cloexec().map_err(io)?;
             nonblock(&read)?;
             let (child_in, input) = if plan.io == Io::PipeWithStdin {
-                let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| io(e.into()))?;
+                let (r, w) = crate::sys::pipe::pipe_cloexec().map_err(io)?;
                 nonblock(&w)?;
                 (Some(r), Some(w))
             } else {
@@ -425,7 +437,7 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
             .collect::<Result<_, _>>()
             .map_err(io)?,
         envp: launch::envp(&plan.env).map_err(io)?,
-        cwd: launch::cpath(&plan.cwd).map_err(io)?,
+        cwd: plan.cwd_dir.as_raw_fd(),
         stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
         session,
         rlimits: plan.limits.rlimits(),

@@ -19,7 +19,7 @@
 //!   ICANON, no ECHO: a program waiting for the answer), never echoed into the output.
 
 use std::cell::RefCell;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -32,15 +32,15 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
-use crate::cgroup::{Cgroup, PidsCgroup};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::guard;
 use crate::kill::{group_has_live_members, session_members, signal_group, signal_session};
 use crate::output::{OutputBuffer, RawSnapshot};
-use crate::pty::{self, PtySize};
 use crate::render::TextScreen;
 use crate::spawn::Spawned;
+use crate::sys::cgroup::{Cgroup, PidsCgroup};
+use crate::sys::pty::{self, PtySize};
 
 /// Identifies the content of a snapshot: bytes written so far, resizes, exit published.
 pub type OutputVersion = (u64, u64, bool);
@@ -517,6 +517,26 @@ impl Terminal {
         Ok(())
     }
 
+    /// The pty's foreground process group (`tcgetpgrp` on the master): the shell's own group
+    /// while it waits at its prompt, a job's while that runs. `None` once the command exited
+    /// or the terminal was released (its master is closed). `ERR_NOT_A_PTY` on a pipe terminal.
+    pub fn foreground_process_group(&self) -> Result<Option<i32>, TermError> {
+        if !self.is_pty {
+            return Err(TermError::new(
+                ERR_NOT_A_PTY,
+                format!(
+                    "terminal {} is not a pty: foregroundProcessGroup needs options.pty at creation",
+                    self.id()
+                ),
+            ));
+        }
+        if self.exit_status().is_some() || self.is_released() {
+            return Ok(None);
+        }
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(fd.as_ref().and_then(pty::foreground_group))
+    }
+
     /// Resolves with the exit status once the command exited and its output was collected.
     pub async fn wait_for_exit(&self) -> ExitStatus {
         let mut rx = self.exit_tx.subscribe();
@@ -838,10 +858,7 @@ enum ChildWatch {
 
 impl ChildWatch {
     fn new(pid: i32) -> std::io::Result<Self> {
-        // SAFETY: plain syscall; a non-negative result is a new fd we own (O_CLOEXEC).
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        if fd >= 0 {
-            let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        if let Some(fd) = crate::sys::exit_watch::exit_fd(pid)? {
             return Ok(ChildWatch::PidFd(register_readable(fd)?));
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -951,9 +968,7 @@ fn read_some(
                         // The pipe was full: this command floods. A larger pipe means fewer
                         // wake-ups for both sides (best effort; limits may refuse it).
                         *grown = true;
-                        unsafe {
-                            libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, FLOOD_PIPE_SIZE);
-                        }
+                        crate::sys::pipe::grow(fd, FLOOD_PIPE_SIZE);
                     }
                 }
                 Err(Errno::EAGAIN) => return ReadOutcome::Drained,

@@ -137,7 +137,7 @@ impl PidsCgroup {
 
 /// The `cgroup.procs` file of a cgroup directory, as a C string for the launcher.
 fn procs_file(dir: &Path) -> Option<CString> {
-    crate::launch::cpath(&dir.join("cgroup.procs")).ok()
+    crate::sys::spawn::cpath(&dir.join("cgroup.procs")).ok()
 }
 
 /// Pids listed in a cgroup directory's `cgroup.procs` (exited processes are not listed).

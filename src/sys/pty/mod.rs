@@ -1,15 +1,19 @@
-//! Pseudo-terminals: opening a pair, the window size, and resizing.
+//! Pseudo-terminals: opening a pair (per platform), the window size, the foreground group.
 //!
 //! Invariants:
-//! - Both ends are opened close-on-exec atomically (`O_CLOEXEC` at open, `TIOCGPTPEER` for the
-//!   slave), so a child launched concurrently for another terminal never inherits them: the
-//!   master sees EIO exactly when this terminal's processes have closed the slave.
+//! - Both ends are opened close-on-exec atomically, so a child launched concurrently for
+//!   another terminal never inherits them: the master sees EIO exactly when this terminal's
+//!   processes have closed the slave.
 //! - The master is non-blocking (it lives in the runtime's epoll); the slave is blocking, as
 //!   programs expect of their terminal.
 //! - The caller closes its slave right after the launch; from then on, EIO on a master read
 //!   means "every process of the terminal closed it", i.e. the end of the output.
 
-use std::ffi::CStr;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as imp;
+
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -53,34 +57,11 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-/// Opens a pty pair of the given size.
+/// Opens a pty pair of the given size: master non-blocking, both close-on-exec.
 pub fn open(size: PtySize) -> io::Result<Pty> {
-    // SAFETY: plain system calls on descriptors we own; results are checked.
-    unsafe {
-        let m = cvt(libc::posix_openpt(
-            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK,
-        ))?;
-        let master = OwnedFd::from_raw_fd(m);
-        cvt(libc::grantpt(m))?;
-        cvt(libc::unlockpt(m))?;
-        let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
-        // Linux >= 4.13: open the peer through the master, no path lookup (and no race with
-        // a concurrent /dev/pts change).
-        let s = libc::ioctl(m, libc::TIOCGPTPEER as _, flags);
-        let s = if s >= 0 {
-            s
-        } else {
-            let mut name = [0 as libc::c_char; 128];
-            if libc::ptsname_r(m, name.as_mut_ptr(), name.len()) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let path = CStr::from_ptr(name.as_ptr());
-            cvt(libc::open(path.as_ptr(), flags))?
-        };
-        let slave = OwnedFd::from_raw_fd(s);
-        set_size(&master, size)?;
-        Ok(Pty { master, slave })
-    }
+    let pty = imp::open_pair()?;
+    set_size(&pty.master, size)?;
+    Ok(pty)
 }
 
 /// Sets the window size (`TIOCSWINSZ`); the kernel sends SIGWINCH to the terminal's
@@ -97,7 +78,8 @@ pub fn set_size(fd: &impl AsRawFd, size: PtySize) -> io::Result<()> {
 }
 
 /// Reads the window size (`TIOCGWINSZ`).
-pub fn get_size(fd: &impl AsRawFd) -> io::Result<PtySize> {
+#[cfg(test)]
+fn get_size(fd: &impl AsRawFd) -> io::Result<PtySize> {
     let mut ws = libc::winsize {
         ws_row: 0,
         ws_col: 0,
@@ -110,6 +92,15 @@ pub fn get_size(fd: &impl AsRawFd) -> io::Result<PtySize> {
         cols: ws.ws_col,
         rows: ws.ws_row,
     })
+}
+
+/// The foreground process group of the terminal whose master (or slave) is `fd`
+/// (`tcgetpgrp`); `None` when the terminal has none or is gone.
+pub fn foreground_group(fd: &impl std::os::fd::AsFd) -> Option<i32> {
+    nix::unistd::tcgetpgrp(fd)
+        .ok()
+        .map(|p| p.as_raw())
+        .filter(|&p| p > 0)
 }
 
 /// Duplicates `fd` (close-on-exec).
