@@ -6,6 +6,10 @@
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as imp;
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};

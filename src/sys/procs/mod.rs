@@ -6,6 +6,10 @@
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as imp;
 
 /// What the process table says about one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,10 @@
 //! session (with a controlling terminal), the parent-death signal, resource limits, joining
 //! cgroups, stdio, the working directory.
 //!
-//! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`); the launcher thread
-//! and the error type are shared. All launches happen on one dedicated thread that lives as
+//! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`; `macos.rs`:
+//! `posix_spawn`, with a `fork` first for a controlling terminal or resource limits, and
+//! neither a parent-death signal nor cgroups); the launcher thread and the error type are
+//! shared. All launches happen on one dedicated thread that lives as
 //! long as the process: Linux sends the parent-death signal when the *thread* that created
 //! the child exits.
 
@@ -24,6 +26,14 @@ use std::sync::{Mutex, OnceLock};
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as imp;
+// macOS launches through it; Linux compiles it for its unit tests only (glibc has the same
+// calls), so the posix_spawn path runs in the Linux CI too.
+#[cfg(any(target_os = "macos", all(test, target_os = "linux")))]
+mod posix_spawn;
 
 /// How the child relates to sessions and process groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
