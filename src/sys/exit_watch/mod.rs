@@ -27,3 +27,61 @@ pub fn exit_fd(pid: i32) -> io::Result<Option<OwnedFd>> {
 /// `waitpid(WNOHANG)` may still find it running and the caller must then wait without
 /// `WNOHANG` (the kqueue's one event is spent: it will not turn readable again).
 pub const READABLE_MEANS_REAPABLE: bool = cfg!(not(target_os = "macos"));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    fn readable(fd: &OwnedFd, ms: u16) -> bool {
+        let mut p = [nix::poll::PollFd::new(
+            fd.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        nix::poll::poll(&mut p, nix::poll::PollTimeout::from(ms)).unwrap() == 1
+    }
+
+    fn waiting_child() -> std::process::Child {
+        std::process::Command::new("/bin/sh")
+            .args(["-c", "read x"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    #[test]
+    fn turns_readable_when_the_child_exits() {
+        let mut child = waiting_child();
+        let fd = exit_fd(child.id() as i32)
+            .unwrap()
+            .expect("an exit descriptor on this kernel");
+        assert!(!readable(&fd, 0));
+        drop(child.stdin.take());
+        assert!(readable(&fd, 10_000));
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn is_readable_at_once_for_a_child_that_already_exited() {
+        let mut child = waiting_child();
+        let pid = child.id() as i32;
+        drop(child.stdin.take());
+        // Wait for the exit without reaping (WNOWAIT): the child stays a zombie.
+        let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+        // SAFETY: waitid writes the child's state into `info`, which we never read.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                info.as_mut_ptr(),
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        assert_eq!(rc, 0);
+        let fd = exit_fd(pid)
+            .unwrap()
+            .expect("an exit descriptor on this kernel");
+        assert!(readable(&fd, 10_000));
+        child.wait().unwrap();
+    }
+}

@@ -77,3 +77,28 @@ fn entry(pid: i32, ppid: u32, pgid: u32, status: u32, sid: i32) -> Option<ProcIn
         live,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zombies_are_not_live_and_a_vanished_process_is_left_out() {
+        let live = entry(10, 1, 10, 2, 10).unwrap();
+        assert_eq!(
+            (live.ppid, live.pgrp, live.sid, live.live),
+            (1, 10, 10, true)
+        );
+        let zombie = entry(11, 10, 10, libc::SZOMB, -1).unwrap();
+        assert_eq!((zombie.sid, zombie.live), (0, false));
+        assert_eq!(entry(12, 1, 12, 2, -1), None);
+    }
+
+    #[test]
+    fn lists_this_process_and_never_pid_0() {
+        let me = std::process::id() as i32;
+        assert!(all_pids().contains(&me));
+        assert!(!all_pids().contains(&0));
+        assert_eq!(info(0), None);
+    }
+}

@@ -151,6 +151,9 @@ mod tests {
         assert_eq!(get_size(&p.slave).unwrap(), PtySize { cols: 7, rows: 3 });
     }
 
+    // Linux only: macOS answers 0 (EOF) rather than EIO, and its last close of a blocking
+    // slave waits until the master has read the output, which this single thread cannot do.
+    #[cfg(target_os = "linux")]
     #[test]
     fn master_reads_eio_once_the_slave_is_closed_after_the_data() {
         let p = open(PtySize::default()).unwrap();

@@ -185,3 +185,115 @@ fn read_report(fd: &OwnedFd) -> Option<(i32, i32)> {
     let word = |b: &[u8]| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
     (got == buf.len()).then(|| (word(&buf[..4]), word(&buf[4..])))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::spawn::{launch_errno, Rlimit};
+    use std::ffi::CString;
+    use std::io::Read;
+    use std::path::Path;
+
+    fn spec(script: &str, stdio: [c_int; 3], cwd: &OwnedFd) -> LaunchSpec {
+        LaunchSpec {
+            program: CString::new("/bin/sh").unwrap(),
+            argv: ["sh", "-c", script]
+                .iter()
+                .map(|s| CString::new(*s).unwrap())
+                .collect(),
+            envp: vec![CString::new("PATH=/usr/bin:/bin").unwrap()],
+            cwd: cwd.as_raw_fd(),
+            stdio,
+            session: SessionMode::NewGroup,
+            rlimits: Vec::new(),
+            parent_death_signal: None,
+            cgroup_procs: Vec::new(),
+        }
+    }
+
+    fn root() -> OwnedFd {
+        crate::sys::cwd::open_dir(Path::new("/")).unwrap()
+    }
+
+    fn reap(pid: i32) -> i32 {
+        let mut status = 0;
+        // SAFETY: reaping our own child into a local.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        status
+    }
+
+    #[test]
+    fn a_pty_child_leads_a_session_with_the_pty_as_controlling_terminal() {
+        let pty = crate::sys::pty::open(Default::default()).unwrap();
+        let slave = pty.slave.as_raw_fd();
+        let root = root();
+        let mut s = spec(
+            // /dev/tty opens only for a process with a controlling terminal, which TIOCSCTTY
+            // gives only to a session leader.
+            "exec 3</dev/tty && echo ctty-ok",
+            [slave; 3],
+            &root,
+        );
+        s.session = SessionMode::NewSession(Some(slave));
+        let pid = launch_here(&s).unwrap();
+        drop(pty.slave);
+        let mut out = Vec::new();
+        let mut buf = [0u8; 256];
+        loop {
+            // SAFETY: reads into our buffer from the master we own.
+            let n = unsafe { libc::read(pty.master.as_raw_fd(), buf.as_mut_ptr().cast(), 256) };
+            if n > 0 {
+                out.extend_from_slice(&buf[..n as usize]);
+            } else if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            } else {
+                break;
+            }
+        }
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("ctty-ok"), "/dev/tty opens: {text}");
+        assert_eq!(reap(pid), 0, "{text}");
+    }
+
+    #[test]
+    fn limits_apply_through_the_fork_path() {
+        let (r, w) = crate::sys::pipe::pipe_cloexec().unwrap();
+        let root = root();
+        let mut s = spec("ulimit -n", [w.as_raw_fd(); 3], &root);
+        s.rlimits.push(Rlimit {
+            resource: libc::RLIMIT_NOFILE,
+            value: 77,
+        });
+        let pid = launch_here(&s).unwrap();
+        drop(w);
+        let mut text = String::new();
+        std::fs::File::from(r).read_to_string(&mut text).unwrap();
+        assert_eq!(reap(pid), 0);
+        assert_eq!(text.trim(), "77");
+    }
+
+    #[test]
+    fn address_space_limits_are_refused_not_ignored() {
+        let root = root();
+        let mut s = spec("true", [0, 1, 2], &root);
+        s.rlimits.push(Rlimit {
+            resource: libc::RLIMIT_AS,
+            value: 1 << 30,
+        });
+        let e = launch_here(&s).unwrap_err();
+        assert_eq!(launch_errno(&e), Some(libc::ENOTSUP));
+        assert!(e.to_string().contains("limits.addressSpaceBytes"), "{e}");
+    }
+
+    #[test]
+    fn a_failure_in_the_forked_child_names_its_stage() {
+        let (_r, w) = crate::sys::pipe::pipe_cloexec().unwrap();
+        let root = root();
+        let mut s = spec("true", [w.as_raw_fd(); 3], &root);
+        // A pipe cannot be a controlling terminal: TIOCSCTTY fails in the child.
+        s.session = SessionMode::NewSession(Some(w.as_raw_fd()));
+        let e = launch_here(&s).unwrap_err();
+        assert_eq!(launch_errno(&e), Some(libc::ENOTTY));
+        assert!(e.to_string().contains("setting up the session"), "{e}");
+    }
+}

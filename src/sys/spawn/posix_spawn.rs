@@ -299,7 +299,11 @@ mod tests {
             #[cfg(target_os = "macos")]
             assert_ne!(f & libc::POSIX_SPAWN_CLOEXEC_DEFAULT, 0, "{grouping:?}");
         }
-        assert_ne!(flags(Grouping::AsIs, 0x4_0000) & 0x4_0000, 0, "extra flags are kept");
+        assert_ne!(
+            flags(Grouping::AsIs, 0x4_0000) & 0x4_0000,
+            0,
+            "extra flags are kept"
+        );
     }
 
     #[test]
