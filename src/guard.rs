@@ -2,9 +2,9 @@
 //! tracked when Node goes away in a way that runs no code of ours (SIGKILL, SIGINT or SIGTERM
 //! with default handling, a crash). It reads `+<pgid>@<cgroup dir>` / `-<pgid>@<cgroup dir>`
 //! lines from a pipe whose write end only Node holds; end-of-file means Node is gone, and it
-//! SIGKILLs every process group and cgroup still listed, and every process whose session is
-//! one of those groups' ids (a pty terminal leads its own session; a shell's jobs live there in
-//! groups of their own), then removes the cgroup directories.
+//! SIGKILLs every process group and cgroup still listed, and what is left of those terminals'
+//! sessions (a pty terminal leads its own session; a shell's jobs live there in groups of their
+//! own), with the platform's commands ([`GUARDIAN_KILL`]), then removes the cgroup directories.
 //!
 //! It runs in its own session (a Ctrl-C to Node's terminal does not reach it) and ignores the
 //! usual termination signals, so it outlives Node long enough to do its job.
@@ -14,6 +14,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Mutex, OnceLock};
 
+use crate::sys::procs::GUARDIAN_KILL;
 use crate::sys::spawn::{cstring, launch, LaunchSpec, SessionMode};
 
 /// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
@@ -30,12 +31,11 @@ exec awk -v base="$1" -v pbase="$2" '
       if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
       sids = sids " " pg
     }
-    # A pty terminal leads its own session, whose jobs sit in other process groups:
-    # kill every process whose session id is a listed terminal.
+    # A pty terminal leads its own session, whose jobs sit in other process groups: commands
+    # of this platform (sys::procs::GUARDIAN_KILL) kill them, before or after the groups.
     if (sids != "") {
-      cmd = cmd "live=\"" sids " \"; for f in /proc/[0-9]*/stat; do "
-      cmd = cmd "read -r s < \"$f\" 2>/dev/null || continue; set -- ${s##*) }; "
-      cmd = cmd "case $live in *\" $4 \"*) p=${f#/proc/}; kill -9 \"${p%/stat}\" 2>/dev/null ;; esac; done; "
+      cmd = "live=\"" sids " \"; " ENVIRON["ACP_TERMINAL_KILL_BEFORE"] cmd
+      cmd = cmd ENVIRON["ACP_TERMINAL_KILL_AFTER"]
     }
     for (k = 1; k <= 2; k++) {
       b = (k == 1) ? base : pbase
@@ -84,6 +84,10 @@ fn start() -> Option<Guardian> {
         envp: vec![
             cstring("PATH=/usr/bin:/bin".as_ref()).ok()?,
             cstring(format!("ACP_TERMINAL_GUARDIAN={SCRIPT}").as_ref()).ok()?,
+            cstring(format!("ACP_TERMINAL_KILL_BEFORE={}", GUARDIAN_KILL.before_groups).as_ref())
+                .ok()?,
+            cstring(format!("ACP_TERMINAL_KILL_AFTER={}", GUARDIAN_KILL.after_groups).as_ref())
+                .ok()?,
         ],
         cwd: root.as_raw_fd(),
         stdio: [read.as_raw_fd(), null.as_raw_fd(), null.as_raw_fd()],
@@ -129,4 +133,33 @@ pub fn untrack(pgid: i32, cgroup: Option<&std::path::Path>) {
 /// Pid of the guardian process, if it runs.
 pub fn guardian_pid() -> Option<i32> {
     guardian().map(|g| g.pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+
+    #[test]
+    fn the_script_runs_the_platform_commands_around_the_group_kills_for_the_listed_ids() {
+        // Ids no process group has, so the kills in between hit nothing.
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", SCRIPT, "acp-terminal-guardian", "", ""])
+            .env("ACP_TERMINAL_KILL_BEFORE", "echo before $live;")
+            .env("ACP_TERMINAL_KILL_AFTER", "echo after $live;")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input
+            .write_all(b"+2147483001@-\n+2147483002@-\n-2147483001@-\n")
+            .unwrap();
+        drop(input);
+        let mut out = String::new();
+        child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+        assert!(child.wait().unwrap().success());
+        assert_eq!(out, "before 2147483002\nafter 2147483002\n");
+    }
 }

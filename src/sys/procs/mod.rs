@@ -78,6 +78,53 @@ fn tree_of(procs: &[ProcInfo], root: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
     out
 }
 
+/// How the guardian kills what is left of the listed terminals once Node is gone, as `sh`
+/// commands (it runs without Node, so it cannot call this module). `$live` holds the
+/// terminals' ids as `" id1 id2 "`: a terminal's process group id, which is also its session
+/// id on a pty. `before_groups` runs before the guardian kills those process groups,
+/// `after_groups` after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardianKill {
+    /// Commands run before the process groups are killed.
+    pub before_groups: &'static str,
+    /// Commands run after the process groups were killed.
+    pub after_groups: &'static str,
+}
+
+/// Linux: every process whose session id (field 6 of `/proc/<pid>/stat`) is listed. Sessions
+/// survive their leader, so this runs after the groups are killed and also catches what they
+/// forked meanwhile.
+const PROC_SESSION_KILL: &str = concat!(
+    r#"for f in /proc/[0-9]*/stat; do "#,
+    r#"read -r s < "$f" 2>/dev/null || continue; set -- ${s##*) }; "#,
+    r#"case $live in *" $4 "*) p=${f#/proc/}; kill -9 "${p%/stat}" 2>/dev/null ;; esac; done; "#,
+);
+
+/// Without `/proc` (macOS, whose `ps` shows no session id): every process of a listed group and
+/// every descendant of those, from one `ps` snapshot. It runs before the groups are killed:
+/// once a shell dies, its jobs are reparented and the tree is lost.
+const PS_TREE_KILL: &str = concat!(
+    r#"ps -A -o pid= -o ppid= -o pgid= 2>/dev/null | awk -v live="$live" '"#,
+    r#"BEGIN { n = split(live, l, " "); for (i = 1; i <= n; i++) root[l[i]] = 1 } "#,
+    r#"{ pid[NR] = $1; ppid[NR] = $2; if (($3 in root) || ($1 in root)) mark[$1] = 1 } "#,
+    r#"END { do { grew = 0; for (i = 1; i <= NR; i++) "#,
+    r#"if (!(pid[i] in mark) && (ppid[i] in mark)) { mark[pid[i]] = 1; grew = 1 } } while (grew); "#,
+    r#"for (p in mark) print p }' | while read -r p; do kill -9 "$p" 2>/dev/null; done; "#,
+);
+
+/// This platform's [`GuardianKill`].
+pub const GUARDIAN_KILL: GuardianKill = if cfg!(target_os = "linux") {
+    GuardianKill {
+        before_groups: "",
+        after_groups: PROC_SESSION_KILL,
+    }
+} else {
+    GuardianKill {
+        before_groups: PS_TREE_KILL,
+        after_groups: "",
+    }
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +166,112 @@ mod tests {
         assert_eq!(i.ppid, nix::unistd::getppid().as_raw());
         assert!(list().iter().any(|p| p.pid == me));
         assert!(session_tree(0).is_empty() && session_tree(1).is_empty());
+    }
+
+    /// Starts `bash` leading a new session, with two jobs in process groups of their own and
+    /// a grandchild that left for a session of its own; returns the leader and all pids.
+    fn session_with_jobs() -> (std::process::Child, Vec<i32>) {
+        use std::os::unix::process::CommandExt;
+        // macOS has no setsid(1): there the grandchild stays in the session.
+        let has_setsid = std::process::Command::new("/bin/sh")
+            .args(["-c", "command -v setsid >/dev/null"])
+            .status()
+            .unwrap()
+            .success();
+        let grandchild = if has_setsid {
+            "setsid sleep 100"
+        } else {
+            "sleep 100"
+        };
+        let mut cmd = std::process::Command::new("bash");
+        cmd.args([
+            "-c",
+            &format!("set -m; sleep 100 & sleep 100 & set +m; {grandchild} & wait"),
+        ])
+        .stdin(std::process::Stdio::null());
+        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid()
+                    .map(drop)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        let sid = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while session_tree(sid).len() < 4 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let pids = session_tree(sid);
+        assert_eq!(pids.len(), 4, "{pids:?}");
+        (child, pids)
+    }
+
+    fn run_guardian_kill(kill: &GuardianKill, sid: i32) {
+        let script = format!(
+            "live=\" {sid} \"; {} kill -9 -{sid} 2>/dev/null; {}",
+            kill.before_groups, kill.after_groups
+        );
+        let status = std::process::Command::new("/bin/sh")
+            .args(["-c", &script])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn all_gone(pids: &[i32]) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let left: Vec<i32> = pids
+                .iter()
+                .copied()
+                .filter(|&p| info(p).is_some_and(|i| i.live))
+                .collect();
+            if left.is_empty() {
+                return true;
+            }
+            if std::time::Instant::now() > deadline {
+                eprintln!("still alive: {left:?}");
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn the_ps_tree_kill_reaches_jobs_and_setsid_descendants() {
+        // The macOS guardian's commands use only ps and awk, so they run here too.
+        let (mut leader, pids) = session_with_jobs();
+        let kill = GuardianKill {
+            before_groups: PS_TREE_KILL,
+            after_groups: "",
+        };
+        run_guardian_kill(&kill, leader.id() as i32);
+        leader.wait().unwrap();
+        assert!(all_gone(&pids));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_proc_session_kill_reaches_jobs_in_other_groups() {
+        let (mut leader, pids) = session_with_jobs();
+        run_guardian_kill(&GUARDIAN_KILL, leader.id() as i32);
+        leader.wait().unwrap();
+        // The setsid'd grandchild is in another session: only cgroups catch it on Linux.
+        let escaped: Vec<i32> = pids
+            .iter()
+            .copied()
+            .filter(|&p| info(p).is_some_and(|i| i.live && i.sid != leader.id() as i32))
+            .collect();
+        let in_session: Vec<i32> = pids
+            .iter()
+            .copied()
+            .filter(|p| !escaped.contains(p))
+            .collect();
+        assert_eq!(escaped.len(), 1, "{pids:?}");
+        assert!(all_gone(&in_session));
+        // SAFETY: plain kill(2) of the test's own escaped grandchild.
+        unsafe { libc::kill(escaped[0], libc::SIGKILL) };
     }
 }
