@@ -158,7 +158,12 @@ mod tests {
             .unwrap();
         drop(input);
         let mut out = String::new();
-        child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
         assert!(child.wait().unwrap().success());
         assert_eq!(out, "before 2147483002\nafter 2147483002\n");
     }

@@ -1,6 +1,7 @@
 //! Watching a child for its exit without a signal handler: a descriptor that becomes readable
-//! once the process has exited (Linux: a pidfd; macOS: a kqueue with `EVFILT_PROC`
-//! `NOTE_EXIT`), which the runtime's reactor can wait on.
+//! once the process has exited and can be reaped (Linux: a pidfd; macOS: a pipe closed by one
+//! thread serving a kqueue of `EVFILT_PROC` / `NOTE_EXIT` filters), which the runtime's reactor
+//! can wait on.
 //! Where the platform has none, [`exit_fd`] answers `None` and the caller falls back to a
 //! thread blocked in `waitpid` (see [`crate::reap`]).
 
@@ -21,12 +22,6 @@ use std::os::fd::OwnedFd;
 pub fn exit_fd(pid: i32) -> io::Result<Option<OwnedFd>> {
     imp::exit_fd(pid)
 }
-
-/// Whether a readable [`exit_fd`] means the child can be reaped at once. A pidfd turns
-/// readable only once the child is a zombie; macOS posts `NOTE_EXIT` a moment before, so a
-/// `waitpid(WNOHANG)` may still find it running and the caller must then wait without
-/// `WNOHANG` (the kqueue's one event is spent: it will not turn readable again).
-pub const READABLE_MEANS_REAPABLE: bool = cfg!(not(target_os = "macos"));
 
 #[cfg(test)]
 mod tests {

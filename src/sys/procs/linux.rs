@@ -31,6 +31,17 @@ fn parse_stat(pid: i32, stat: &str) -> Option<ProcInfo> {
     })
 }
 
+pub(super) fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_start_time(&stat)
+}
+
+/// Field 22 of `/proc/<pid>/stat`: the start time in clock ticks since boot.
+fn parse_start_time(stat: &str) -> Option<u64> {
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    rest.split_ascii_whitespace().nth(19)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,5 +51,12 @@ mod tests {
         let i = parse_stat(7, "7 (a b) (c)) Z 3 4 5 0 0").unwrap();
         assert_eq!((i.ppid, i.pgrp, i.sid, i.live), (3, 4, 5, false));
         assert!(parse_stat(7, "garbage").is_none());
+    }
+
+    #[test]
+    fn reads_the_start_time_field() {
+        let stat = "7 (a b) (c)) S 3 4 5 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0";
+        assert_eq!(parse_start_time(stat), Some(123456));
+        assert_eq!(parse_start_time("7 (x) S 1"), None);
     }
 }

@@ -61,6 +61,27 @@ pub(super) fn info(pid: i32) -> Option<ProcInfo> {
     entry(pid, bsd.pbsi_ppid, bsd.pbsi_pgid, bsd.pbsi_status, sid)
 }
 
+pub(super) fn start_time(pid: i32) -> Option<u64> {
+    let mut bsd = MaybeUninit::<libc::proc_bsdinfo>::zeroed();
+    let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+    // SAFETY: proc_pidinfo writes at most `size` bytes into `bsd` and returns how many.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            bsd.as_mut_ptr().cast(),
+            size,
+        )
+    };
+    if pid <= 0 || n != size {
+        return None;
+    }
+    // SAFETY: fully written (n == size); all-integer fields, any bit pattern is valid.
+    let bsd = unsafe { bsd.assume_init() };
+    Some(bsd.pbi_start_tvsec * 1_000_000 + bsd.pbi_start_tvusec)
+}
+
 /// The table entry from libproc's fields and `getsid`'s answer: a zombie is not live, and its
 /// session may already be unknown (-1, reported as 0); a live process whose session cannot be
 /// read has just exited and is left out.

@@ -37,6 +37,13 @@ pub fn info(pid: i32) -> Option<ProcInfo> {
     imp::info(pid)
 }
 
+/// When process `pid` started, as a number that stays the same for the life of the process and
+/// differs for a later process that reuses its pid (Linux: clock ticks since boot; macOS:
+/// microseconds since the epoch). `None` when there is no such process.
+pub fn start_time(pid: i32) -> Option<u64> {
+    imp::start_time(pid)
+}
+
 /// The live (non-zombie) processes matching `keep`.
 pub fn live_where(keep: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
     list()
@@ -155,6 +162,24 @@ mod tests {
             vec![100, 101, 200, 201]
         );
         assert!(tree_of(&table, |p| p.sid == 999).is_empty());
+    }
+
+    #[test]
+    fn a_start_time_is_stable_and_differs_for_another_process() {
+        let me = std::process::id() as i32;
+        let t = start_time(me).unwrap();
+        assert_eq!(start_time(me), Some(t));
+        assert_eq!(start_time(i32::MAX), None);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut child = std::process::Command::new("/bin/sh")
+            .args(["-c", "read x"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let later = start_time(child.id() as i32);
+        drop(child.stdin.take());
+        child.wait().unwrap();
+        assert!(later.unwrap() > t, "{later:?} after {t}");
     }
 
     #[test]
