@@ -18,6 +18,12 @@ export declare class TerminalHandle {
   get id(): string
   /** Session id from the request (`""` if absent). */
   get sessionId(): string
+  /**
+   * The working directory the command got: the directory checked at creation (the request's
+   * `cwd`, or the Node process's), as an absolute path with symlinks resolved. The command
+   * was started in that very directory even if its path was changed after the check.
+   */
+  get cwd(): string
   /** Pid of the child; it leads its own process group with the same id. */
   get pid(): number
   /** True when `timeoutMs` expired and the command was killed for it. */
@@ -243,6 +249,12 @@ export interface OnOutputOptions {
   /** Deliver the output retained so far first (default `false`: only what arrives from now). */
   replay?: boolean
 }
+
+/**
+ * The current working directory of process `pid` (absolute, symlinks resolved), or `null`
+ * when it cannot be read (gone, or another user's). Throws `ERR_INVALID_ARG` naming `pid`.
+ */
+export declare function processCwd(pid: number): string | null
 
 /** Size of a pseudo-terminal, in character cells. */
 export interface PtyOptions {

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Compile-checks the crate for the targets this machine cannot build binaries for:
-# aarch64/x86_64 macOS and aarch64/x86_64 Linux musl. Every target must check with zero errors
-# and zero warnings (warnings of our own crate; dependencies' lints are capped by cargo).
+# Compile-checks (with clippy) the crate for the targets this machine cannot build binaries for:
+# aarch64/x86_64 macOS and aarch64/x86_64 Linux musl, unit tests included. Every target must
+# have zero errors and zero warnings (rustc's and clippy's, in our own crate; dependencies'
+# lints are capped by cargo).
 #
-# How: Debian's `rustc-web`, `cargo-web` and `rust-web-src` packages hold a compiler and the
-# source of its own std, so `-Zbuild-std` can build std for any target LLVM knows (no SDK and no
-# linker are needed for `cargo check`). They are used by path, because rustup's shims shadow
-# them on PATH, and with RUSTC_BOOTSTRAP=1 for the unstable `-Zbuild-std`. The std source must
-# match the compiler exactly, which is why rustup's toolchain is not used here. The packages are
-# installed when missing (needs root and apt; CI runs as root).
+# How: Debian's `rustc-web`, `cargo-web`, `rust-web-src` and `rust-web-clippy` packages hold a
+# compiler, the source of its own std and clippy, so `-Zbuild-std` can build std for any target
+# LLVM knows (no SDK and no linker are needed to check). They come first on PATH here, because
+# rustup's shims shadow them otherwise, with RUSTC_BOOTSTRAP=1 for the unstable `-Zbuild-std`.
+# The std source must match the compiler exactly, which is why rustup's toolchain is not used.
+# The packages are installed when missing (needs root and apt; CI runs as root).
 #
 # Usage: scripts/check-targets.sh [TARGET...]   (default: the four targets below)
 # Environment: CHECK_TARGETS_DIR overrides the cargo target dir (default target/check-targets).
@@ -19,7 +20,7 @@ TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
 fi
-PACKAGES=(rustc-web cargo-web rust-web-src)
+PACKAGES=(rustc-web cargo-web rust-web-src rust-web-clippy)
 RUSTC=/usr/bin/rustc
 CARGO=/usr/bin/cargo
 
@@ -54,6 +55,8 @@ if [ ! -f "$sysroot/lib/rustlib/src/rust/library/Cargo.lock" ]; then
 fi
 echo "== $("$RUSTC" --version), $("$CARGO" --version)"
 
+# Debian's tools first: `cargo clippy` finds cargo-clippy, and it clippy-driver, on PATH.
+export PATH="/usr/bin:$PATH"
 export RUSTC RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR="${CHECK_TARGETS_DIR:-$PWD/target/check-targets}"
 # Keep rustup's settings from leaking into Debian's toolchain.
@@ -83,7 +86,7 @@ process.stdout.write(`${errors} ${warnings}\n`);
 summary=()
 status=0
 for target in "${TARGETS[@]}"; do
-  echo "== cargo check --target $target"
+  echo "== cargo clippy --all-targets --target $target"
   start=$(date +%s)
   log=$(mktemp)
   # napi-rs builds musl addons with a dynamic C runtime (a static one cannot make a cdylib).
@@ -92,8 +95,8 @@ for target in "${TARGETS[@]}"; do
     *) flags="" ;;
   esac
   set +e
-  # --all-targets: the unit tests must compile for every platform too.
-  RUSTFLAGS="$flags" "$CARGO" check --locked --all-targets -Zbuild-std=std,panic_abort,panic_unwind,test \
+  # --all-targets: the unit tests must compile (and pass clippy) for every platform too.
+  RUSTFLAGS="$flags" "$CARGO" clippy --locked --all-targets -Zbuild-std=std,panic_abort,panic_unwind,test \
     --target "$target" --message-format json >"$log" 2>"$log.err"
   rc=$?
   set -e

@@ -30,6 +30,15 @@ impl ExitStatus {
         }
     }
 
+    /// Neither code nor signal: the status could not be known (someone else reaped the
+    /// child). Never invented.
+    pub fn unknown() -> Self {
+        Self {
+            exit_code: None,
+            signal: None,
+        }
+    }
+
     /// Converts a final wait status; `None` for non-final ones (stopped, continued).
     pub fn from_wait_status(status: WaitStatus) -> Option<Self> {
         match status {

@@ -53,6 +53,12 @@ impl SessionTree {
         procs::session_tree(self.0)
     }
 
+    /// True while a live process has the session id (descendants elsewhere not counted).
+    pub fn session_alive(&self) -> bool {
+        let sid = self.0;
+        sid > 1 && !procs::live_where(|p| p.sid == sid).is_empty()
+    }
+
     /// SIGKILLs the whole tree, again while anything is left (a process may fork while the
     /// previous round is being killed), at most `rounds` times.
     pub fn kill_all(&self, rounds: usize) {

@@ -16,9 +16,11 @@
 
 mod escalate;
 mod group;
+mod terminal;
 
 pub use escalate::{escalate, GROUP_POLL};
 pub use group::{ProcessGroup, SessionTree};
+pub use terminal::{Containment, Prepared};
 
 use nix::sys::signal::Signal;
 

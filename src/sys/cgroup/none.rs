@@ -40,11 +40,6 @@ impl Cgroup {
         match *self {}
     }
 
-    /// Pids of the processes in the cgroup (no value of this type exists).
-    pub fn pids(&self) -> Vec<i32> {
-        match *self {}
-    }
-
     /// True while some process is in the cgroup (no value of this type exists).
     pub fn populated(&self) -> bool {
         match *self {}
@@ -56,7 +51,7 @@ impl Cgroup {
     }
 
     /// Sends `sig` to every process in the cgroup (no value of this type exists).
-    pub fn signal_all(&self, _sig: i32) {
+    pub fn signal_all(&self, _sig: nix::sys::signal::Signal) {
         match *self {}
     }
 }

@@ -12,7 +12,7 @@ pub(super) fn list() -> Vec<ProcInfo> {
         .collect()
 }
 
-pub(super) fn info(pid: i32) -> Option<ProcInfo> {
+fn info(pid: i32) -> Option<ProcInfo> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(pid, &stat)
 }

@@ -35,7 +35,7 @@ fn all_pids() -> Vec<i32> {
     }
 }
 
-pub(super) fn info(pid: i32) -> Option<ProcInfo> {
+fn info(pid: i32) -> Option<ProcInfo> {
     if pid <= 0 {
         return None;
     }

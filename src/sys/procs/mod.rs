@@ -32,11 +32,6 @@ pub fn list() -> Vec<ProcInfo> {
     imp::list()
 }
 
-/// One process's entry, if it exists.
-pub fn info(pid: i32) -> Option<ProcInfo> {
-    imp::info(pid)
-}
-
 /// When process `pid` started, as a number that stays the same for the life of the process and
 /// differs for a later process that reuses its pid (Linux: clock ticks since boot; macOS:
 /// microseconds since the epoch). `None` when there is no such process.
@@ -185,11 +180,10 @@ mod tests {
     #[test]
     fn reads_this_process() {
         let me = std::process::id() as i32;
-        let i = info(me).unwrap();
+        let i = list().into_iter().find(|p| p.pid == me).unwrap();
         assert!(i.live);
         assert_eq!(i.pgrp, nix::unistd::getpgrp().as_raw());
         assert_eq!(i.ppid, nix::unistd::getppid().as_raw());
-        assert!(list().iter().any(|p| p.pid == me));
         assert!(session_tree(0).is_empty() && session_tree(1).is_empty());
     }
 
@@ -245,14 +239,14 @@ mod tests {
         assert!(status.success());
     }
 
+    fn is_live(pid: i32) -> bool {
+        list().iter().any(|i| i.pid == pid && i.live)
+    }
+
     fn all_gone(pids: &[i32]) -> bool {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
-            let left: Vec<i32> = pids
-                .iter()
-                .copied()
-                .filter(|&p| info(p).is_some_and(|i| i.live))
-                .collect();
+            let left: Vec<i32> = pids.iter().copied().filter(|&p| is_live(p)).collect();
             if left.is_empty() {
                 return true;
             }
@@ -284,10 +278,11 @@ mod tests {
         run_guardian_kill(&GUARDIAN_KILL, leader.id() as i32);
         leader.wait().unwrap();
         // The setsid'd grandchild is in another session: only cgroups catch it on Linux.
-        let escaped: Vec<i32> = pids
-            .iter()
-            .copied()
-            .filter(|&p| info(p).is_some_and(|i| i.live && i.sid != leader.id() as i32))
+        let leader_pid = leader.id() as i32;
+        let escaped: Vec<i32> = list()
+            .into_iter()
+            .filter(|i| pids.contains(&i.pid) && i.live && i.sid != leader_pid)
+            .map(|i| i.pid)
             .collect();
         let in_session: Vec<i32> = pids
             .iter()

@@ -19,7 +19,7 @@ mod macos;
 use macos as imp;
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// Default size of a pty terminal: columns.
 pub const DEFAULT_COLS: u16 = 80;
@@ -107,24 +107,21 @@ pub fn foreground_group(fd: &impl std::os::fd::AsFd) -> Option<i32> {
         .filter(|&p| p > 0)
 }
 
-/// Duplicates `fd` (close-on-exec).
-pub fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
-    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own.
-    let d = cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) })?;
-    Ok(unsafe { OwnedFd::from_raw_fd(d) })
+/// Duplicates `fd` (close-on-exec: `F_DUPFD_CLOEXEC`).
+pub fn dup(fd: &impl std::os::fd::AsFd) -> io::Result<OwnedFd> {
+    fd.as_fd().try_clone_to_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn flags(fd: &impl AsRawFd) -> (i32, i32) {
-        unsafe {
-            (
-                libc::fcntl(fd.as_raw_fd(), libc::F_GETFL),
-                libc::fcntl(fd.as_raw_fd(), libc::F_GETFD),
-            )
-        }
+    fn flags(fd: &impl std::os::fd::AsFd) -> (i32, i32) {
+        use nix::fcntl::{fcntl, FcntlArg};
+        (
+            fcntl(fd, FcntlArg::F_GETFL).unwrap(),
+            fcntl(fd, FcntlArg::F_GETFD).unwrap(),
+        )
     }
 
     #[test]
@@ -157,18 +154,19 @@ mod tests {
     #[test]
     fn master_reads_eio_once_the_slave_is_closed_after_the_data() {
         let p = open(PtySize::default()).unwrap();
-        let n = unsafe { libc::write(p.slave.as_raw_fd(), b"tail\n".as_ptr().cast(), 5) };
-        assert_eq!(n, 5);
+        assert_eq!(nix::unistd::write(&p.slave, b"tail\n").unwrap(), 5);
         drop(p.slave);
         let mut got = Vec::new();
         let mut buf = [0u8; 64];
         loop {
-            let n = unsafe { libc::read(p.master.as_raw_fd(), buf.as_mut_ptr().cast(), 64) };
-            if n > 0 {
-                got.extend_from_slice(&buf[..n as usize]);
-                continue;
-            }
-            let e = io::Error::last_os_error().raw_os_error();
+            let e = match nix::unistd::read(&p.master, &mut buf) {
+                Ok(n) if n > 0 => {
+                    got.extend_from_slice(&buf[..n]);
+                    continue;
+                }
+                Ok(_) => None,
+                Err(e) => Some(e as i32),
+            };
             if e == Some(libc::EAGAIN) {
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 continue;

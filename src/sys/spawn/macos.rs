@@ -26,6 +26,9 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use super::posix_spawn::{failed_stage, flags, Grouping, Prepared};
 use super::{LaunchError, LaunchSpec, SessionMode, Stage};
 
+pub(super) const PARENT_DEATH_SIGNAL: bool = false;
+pub(super) const ADDRESS_SPACE_LIMIT: bool = false;
+
 /// Apple's `POSIX_SPAWN_SETEXEC`: `posix_spawn` replaces the calling process, like `execve`.
 const POSIX_SPAWN_SETEXEC: c_int = 0x0040;
 
@@ -36,7 +39,7 @@ const STAGE_SPAWN: i32 = 3;
 
 pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
     debug_assert!(spec.cgroup_procs.is_empty(), "macOS has no cgroups");
-    if spec.rlimits.iter().any(|r| r.resource == libc::RLIMIT_AS) {
+    if !ADDRESS_SPACE_LIMIT && spec.rlimits.iter().any(|r| r.resource == libc::RLIMIT_AS) {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
             LaunchError {

@@ -35,6 +35,13 @@ use macos as imp;
 #[cfg(any(target_os = "macos", all(test, target_os = "linux")))]
 mod posix_spawn;
 
+/// Whether [`LaunchSpec::parent_death_signal`] is applied: Linux's `PR_SET_PDEATHSIG`; macOS
+/// has no such signal.
+pub const PARENT_DEATH_SIGNAL: bool = imp::PARENT_DEATH_SIGNAL;
+/// Whether an `RLIMIT_AS` limit is accepted and enforced; macOS accepts it but does not
+/// enforce it, so its launcher refuses it with `ENOTSUP`.
+pub const ADDRESS_SPACE_LIMIT: bool = imp::ADDRESS_SPACE_LIMIT;
+
 /// How the child relates to sessions and process groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionMode {
@@ -72,7 +79,8 @@ pub struct LaunchSpec {
     /// Resource limits.
     pub rlimits: Vec<Rlimit>,
     /// Signal sent to the child when the launching thread dies (`None`: none), where the
-    /// platform has one.
+    /// platform has one ([`PARENT_DEATH_SIGNAL`]; macOS has none and ignores it).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub parent_death_signal: Option<i32>,
     /// `cgroup.procs` files the child moves itself into (best effort), where the platform
     /// has cgroups.
@@ -115,7 +123,8 @@ pub enum Stage {
     Cwd,
     /// `execve`.
     Exec,
-    /// The parent exited before the parent-death signal was armed.
+    /// The parent exited before the parent-death signal was armed (Linux only).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     ParentGone,
 }
 
@@ -250,6 +259,8 @@ mod tests {
     }
 
     #[test]
+    // `RLIMIT_*` are u32 on glibc and i32 on macOS and musl: the cast is needed on one only.
+    #[allow(clippy::unnecessary_cast)]
     fn runs_in_its_own_group_with_limits_default_signals_and_the_cwd_fd() {
         let (r, w) = pipe();
         let tmp = std::env::temp_dir();

@@ -479,6 +479,7 @@ mod tests {
         // The highest descriptor number allowed, which nothing here opens.
         // SAFETY: getdtablesize and F_GETFD only read the process's limits and table.
         s.stdio[0] = unsafe { libc::getdtablesize() } - 1;
+        // SAFETY: as above.
         assert!(unsafe { libc::fcntl(s.stdio[0], libc::F_GETFD) } < 0);
         assert_eq!(failure(&s), (libc::EBADF, Stage::Stdio));
     }
