@@ -127,6 +127,17 @@ export interface ContainmentInfo {
    * running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
    */
   guardianPid?: number
+  /**
+   * The kernel also SIGKILLs each command's direct child when Node dies (Linux
+   * `PR_SET_PDEATHSIG`). False on macOS, which has no such signal: there only the guardian
+   * acts when Node dies without running code.
+   */
+  parentDeathSignal: boolean
+  /**
+   * `limits.addressSpaceBytes` is enforced (`RLIMIT_AS`). False on macOS, which does not
+   * enforce it: a request with it fails there with `ENOTSUP`.
+   */
+  addressSpaceLimit: boolean
 }
 
 /**
@@ -255,6 +266,14 @@ export interface OnOutputOptions {
  * when it cannot be read (gone, or another user's). Throws `ERR_INVALID_ARG` naming `pid`.
  */
 export declare function processCwd(pid: number): string | null
+
+/**
+ * When process `pid` started, as a number that stays the same for the life of the process
+ * and differs for a later process that reuses its pid (to tell that a pid was reused; Linux:
+ * clock ticks since boot, macOS: microseconds since the epoch). `null` when there is no such
+ * process. Throws `ERR_INVALID_ARG` naming `pid`.
+ */
+export declare function processStartTime(pid: number): number | null
 
 /** Size of a pseudo-terminal, in character cells. */
 export interface PtyOptions {

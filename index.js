@@ -842,6 +842,7 @@ module.exports.isKeyName = nativeBinding.isKeyName
 module.exports.killProcessGroup = nativeBinding.killProcessGroup
 module.exports.killSessionTree = nativeBinding.killSessionTree
 module.exports.processCwd = nativeBinding.processCwd
+module.exports.processStartTime = nativeBinding.processStartTime
 module.exports.renderTerminalOutput = nativeBinding.renderTerminalOutput
 module.exports.renderTerminalOutputAsync = nativeBinding.renderTerminalOutputAsync
 module.exports.resolveProgram = nativeBinding.resolveProgram
