@@ -1,7 +1,7 @@
 //! macOS: the process table from libproc. `proc_listallpids` for the pids,
 //! `proc_pidinfo(PROC_PIDT_SHORTBSDINFO)` for parent, group and state (readable for every
 //! user's processes, zombies included), and `getsid` for the session (libproc does not carry
-//! it; the kernel answers for any pid).
+//! it; xnu answers for any pid, whatever its session).
 
 use std::mem::MaybeUninit;
 
@@ -57,7 +57,10 @@ fn info(pid: i32) -> Option<ProcInfo> {
     // SAFETY: fully written (n == size); all-integer fields, any bit pattern is valid.
     let bsd = unsafe { bsd.assume_init() };
     // SAFETY: getsid only reads the process table.
-    let sid = unsafe { libc::getsid(pid) };
+    let sid = match unsafe { libc::getsid(pid) } {
+        s if s >= 0 => Ok(s),
+        _ => Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)),
+    };
     entry(pid, bsd.pbsi_ppid, bsd.pbsi_pgid, bsd.pbsi_status, sid)
 }
 
@@ -82,19 +85,23 @@ pub(super) fn start_time(pid: i32) -> Option<u64> {
     Some(bsd.pbi_start_tvsec * 1_000_000 + bsd.pbi_start_tvusec)
 }
 
-/// The table entry from libproc's fields and `getsid`'s answer: a zombie is not live, and its
-/// session may already be unknown (-1, reported as 0); a live process whose session cannot be
-/// read has just exited and is left out.
-fn entry(pid: i32, ppid: u32, pgid: u32, status: u32, sid: i32) -> Option<ProcInfo> {
+/// The table entry from libproc's fields and `getsid`'s answer (a session id, or an errno).
+/// A zombie is not live, and its session may be unknown already. A live process that `getsid`
+/// no longer finds (`ESRCH`) has just exited and is left out; one whose session it will not
+/// tell (any other error) is kept with session -1, which matches no session: its ancestry
+/// still places it in a session tree.
+fn entry(pid: i32, ppid: u32, pgid: u32, status: u32, sid: Result<i32, i32>) -> Option<ProcInfo> {
     let live = status != libc::SZOMB;
-    if live && sid < 0 {
-        return None;
-    }
+    let sid = match sid {
+        Ok(sid) => sid,
+        Err(libc::ESRCH) if live => return None,
+        Err(_) => -1,
+    };
     Some(ProcInfo {
         pid,
         ppid: ppid as i32,
         pgrp: pgid as i32,
-        sid: sid.max(0),
+        sid,
         live,
     })
 }
@@ -105,14 +112,16 @@ mod tests {
 
     #[test]
     fn zombies_are_not_live_and_a_vanished_process_is_left_out() {
-        let live = entry(10, 1, 10, 2, 10).unwrap();
+        let live = entry(10, 1, 10, 2, Ok(10)).unwrap();
         assert_eq!(
             (live.ppid, live.pgrp, live.sid, live.live),
             (1, 10, 10, true)
         );
-        let zombie = entry(11, 10, 10, libc::SZOMB, -1).unwrap();
-        assert_eq!((zombie.sid, zombie.live), (0, false));
-        assert_eq!(entry(12, 1, 12, 2, -1), None);
+        let zombie = entry(11, 10, 10, libc::SZOMB, Err(libc::ESRCH)).unwrap();
+        assert_eq!((zombie.sid, zombie.live), (-1, false));
+        assert_eq!(entry(12, 1, 12, 2, Err(libc::ESRCH)), None);
+        let unknown = entry(13, 1, 13, 2, Err(libc::EPERM)).unwrap();
+        assert_eq!((unknown.sid, unknown.live), (-1, true));
     }
 
     #[test]
