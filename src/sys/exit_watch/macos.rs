@@ -13,8 +13,9 @@
 //! - A child that already exited when it is registered (`ESRCH`, or a zombie found right after
 //!   registering) has its pipe closed at once.
 //! - A filter attached while the child was already exiting may never fire, so the thread also
-//!   checks each child registered in the last [`RECHECK_FOR`] once per [`RECHECK_EVERY`]: no
-//!   exit goes unnoticed, and nothing is polled once every child is older than that.
+//!   checks each child registered in the last [`RECHECK_FOR`] once per [`RECHECK_EVERY`] (a
+//!   user event wakes it when it waited without a timeout): no exit goes unnoticed, and
+//!   nothing is polled once every child is older than that.
 //! - One thread and one kqueue for any number of terminals; one pipe per watched child, closed
 //!   by the thread (write end) and the caller (read end).
 
@@ -24,6 +25,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// Ident of the user event that wakes the thread when it waits without a timeout.
+const WAKE: usize = 1;
 /// How long after registration a child is also checked without an event.
 const RECHECK_FOR: Duration = Duration::from_secs(5);
 /// How often those recent children are checked.
@@ -110,6 +113,8 @@ fn watcher() -> io::Result<&'static Watcher> {
     if unsafe { libc::fcntl(kq.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
         return Err(io::Error::last_os_error());
     }
+    // The thread waits without a timeout while no child is recent: this wakes it.
+    kevent_change(&kq, user_event(libc::EV_ADD | libc::EV_CLEAR, 0))?;
     let mut fresh = false;
     let w = WATCHER.get_or_init(|| {
         fresh = true;
@@ -133,7 +138,14 @@ pub(super) fn exit_fd(pid: i32) -> io::Result<Option<OwnedFd>> {
     // In the table before the filter exists, so the thread always finds it.
     lock(&w.waiting).insert(pid, write);
     match register(&w.kq, pid) {
-        Ok(()) => lock(&w.recent).push((pid, Instant::now())),
+        Ok(()) => {
+            let mut recent = lock(&w.recent);
+            recent.push((pid, Instant::now()));
+            if recent.len() == 1 {
+                // The thread may be waiting without a timeout: make it start the rechecks.
+                kevent_change(&w.kq, user_event(0, libc::NOTE_TRIGGER))?;
+            }
+        }
         // Already a zombie (or gone): nothing will be posted.
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => w.release(pid),
         Err(e) => {
@@ -149,14 +161,33 @@ pub(super) fn exit_fd(pid: i32) -> io::Result<Option<OwnedFd>> {
 
 /// Adds the one-shot exit filter for `pid` to the watcher's kqueue.
 fn register(kq: &OwnedFd, pid: i32) -> io::Result<()> {
-    let ev = libc::kevent {
-        ident: pid as usize,
-        filter: libc::EVFILT_PROC,
-        flags: libc::EV_ADD | libc::EV_ONESHOT,
-        fflags: libc::NOTE_EXIT,
+    kevent_change(
+        kq,
+        libc::kevent {
+            ident: pid as usize,
+            filter: libc::EVFILT_PROC,
+            flags: libc::EV_ADD | libc::EV_ONESHOT,
+            fflags: libc::NOTE_EXIT,
+            data: 0,
+            udata: std::ptr::null_mut(),
+        },
+    )
+}
+
+/// The thread's wake-up event, with `flags` (adding it) or `fflags` (triggering it).
+fn user_event(flags: u16, fflags: u32) -> libc::kevent {
+    libc::kevent {
+        ident: WAKE,
+        filter: libc::EVFILT_USER,
+        flags,
+        fflags,
         data: 0,
         udata: std::ptr::null_mut(),
-    };
+    }
+}
+
+/// Applies one change to a kqueue.
+fn kevent_change(kq: &OwnedFd, ev: libc::kevent) -> io::Result<()> {
     loop {
         // SAFETY: one change read from `ev`; no event list is written.
         let rc = unsafe {
