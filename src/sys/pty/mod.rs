@@ -1,13 +1,15 @@
 //! Pseudo-terminals: opening a pair (per platform), the window size, the foreground group.
 //!
 //! Invariants:
-//! - Both ends are opened close-on-exec atomically, so a child launched concurrently for
-//!   another terminal never inherits them: the master sees EIO exactly when this terminal's
-//!   processes have closed the slave.
-//! - The master is non-blocking (it lives in the runtime's epoll); the slave is blocking, as
+//! - No child launched concurrently for another terminal inherits either end (Linux: both are
+//!   opened close-on-exec atomically; macOS: the master is made close-on-exec right after
+//!   opening, and our launches pass only the descriptors they name), so the master sees the
+//!   end exactly when this terminal's processes have closed the slave.
+//! - The master is non-blocking (it lives in the runtime's reactor); the slave is blocking, as
 //!   programs expect of their terminal.
-//! - The caller closes its slave right after the launch; from then on, EIO on a master read
-//!   means "every process of the terminal closed it", i.e. the end of the output.
+//! - The caller closes its slave right after the launch; from then on, EIO (Linux) or end of
+//!   file (macOS) on a master read means "every process of the terminal closed it", i.e. the
+//!   end of the output.
 
 #[cfg(target_os = "linux")]
 mod linux;
