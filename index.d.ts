@@ -130,6 +130,17 @@ export interface ContainmentInfo {
    * running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
    */
   guardianPid?: number
+  /**
+   * The kernel also SIGKILLs each command's direct child when Node dies (Linux
+   * `PR_SET_PDEATHSIG`). False on macOS, which has no such signal: there only the guardian
+   * acts when Node dies without running code.
+   */
+  parentDeathSignal: boolean
+  /**
+   * `limits.addressSpaceBytes` is enforced (`RLIMIT_AS`). False on macOS, which does not
+   * enforce it: a request with it fails there with `ENOTSUP`.
+   */
+  addressSpaceLimit: boolean
 }
 
 /**

@@ -115,6 +115,28 @@ describe('descendants that leave the process group', () => {
   });
 });
 
+describe('what each platform guarantees', () => {
+  const linux = process.platform === 'linux';
+
+  test('containmentInfo() says it: parent-death signal and address-space limit on Linux only', () => {
+    expect(info.parentDeathSignal).toBe(linux);
+    expect(info.addressSpaceLimit).toBe(linux);
+    if (!linux) {
+      expect(info.cgroups).toBe(false);
+      expect(info.pidsLimit).toBe(false);
+    }
+    expect(typeof info.guardianPid).toBe('number');
+  });
+
+  // macOS accepts RLIMIT_AS but does not enforce it: refused rather than ignored.
+  (process.platform === 'darwin' ? test : test.skip)('macOS refuses limits.addressSpaceBytes with ENOTSUP', async () => {
+    await expect(createTerminal({ command: 'true' }, { limits: { addressSpaceBytes: 2 ** 30 } })).rejects.toMatchObject({
+      code: 'ENOTSUP',
+      message: expect.stringMatching(/limits\.addressSpaceBytes/),
+    });
+  });
+});
+
 describe('timeoutMs and resource limits', () => {
   test('timeoutMs kills a command that runs too long (SIGTERM, then SIGKILL)', async () => {
     const r = await run({ command: 'echo started; sleep 100' }, { timeoutMs: 200 });

@@ -2,7 +2,14 @@
 // pty's foreground group, and killing a process group through the containment escalation.
 import { spawn } from 'node:child_process';
 
-import { isKeyName, killProcessGroup, killSessionTree, sessionTreePids } from '../../index';
+import {
+  isKeyName,
+  killProcessGroup,
+  killSessionTree,
+  processCwd,
+  processStartTime,
+  sessionTreePids,
+} from '../../index';
 import { createTerminal, eventually, groupMembers, isGone } from './helpers';
 import { waitForOutput } from './pty-helpers';
 
@@ -137,5 +144,29 @@ describe('killProcessGroup', () => {
     await expect(killProcessGroup(job, 2000)).resolves.toEqual({ hadMembers: true, signal: 'SIGTERM' });
     await waitForOutput(t, /after-143/);
     expect(isGone(t.pid)).toBe(false);
+  });
+});
+
+describe('processCwd and processStartTime', () => {
+  test("read another process's directory, and a start time that tells a later process apart", async () => {
+    const child = spawn('sh', ['-c', 'read x'], { cwd: '/usr', stdio: ['pipe', 'ignore', 'ignore'] });
+    await eventually(() => processCwd(child.pid!) === '/usr', 'the child in /usr');
+    const mine = processStartTime(process.pid);
+    const its = processStartTime(child.pid!);
+    expect(typeof mine).toBe('number');
+    expect(its).toBeGreaterThan(mine!);
+    expect(processStartTime(child.pid!)).toBe(its);
+    const exited = new Promise((r) => child.on('exit', r));
+    child.stdin!.end();
+    await exited;
+    await eventually(() => processStartTime(child.pid!) === null, 'no start time once reaped');
+    expect(processCwd(child.pid!)).toBeNull();
+  });
+
+  test('refuse bad pids with ERR_INVALID_ARG naming pid', () => {
+    for (const pid of [0, -1, 1.5, 'x', 2 ** 31]) {
+      expect(() => processStartTime(pid as number)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/pid/) }));
+      expect(() => processCwd(pid as number)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/pid/) }));
+    }
   });
 });

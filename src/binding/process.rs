@@ -28,6 +28,13 @@ pub struct ContainmentInfo {
     /// Pid of the guardian process that kills remaining terminals if Node dies without
     /// running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
     pub guardian_pid: Option<u32>,
+    /// The kernel also SIGKILLs each command's direct child when Node dies (Linux
+    /// `PR_SET_PDEATHSIG`). False on macOS, which has no such signal: there only the guardian
+    /// acts when Node dies without running code.
+    pub parent_death_signal: bool,
+    /// `limits.addressSpaceBytes` is enforced (`RLIMIT_AS`). False on macOS, which does not
+    /// enforce it: a request with it fails there with `ENOTSUP`.
+    pub address_space_limit: bool,
 }
 
 /// Reports how terminals are contained in this process (starts the guardian if needed).
@@ -37,6 +44,8 @@ pub fn containment_info() -> ContainmentInfo {
         cgroups: crate::sys::cgroup::base().is_some(),
         pids_limit: crate::sys::cgroup::pids_base().is_some(),
         guardian_pid: crate::guardian::guardian_pid().map(|p| p as u32),
+        parent_death_signal: crate::sys::spawn::PARENT_DEATH_SIGNAL,
+        address_space_limit: crate::sys::spawn::ADDRESS_SPACE_LIMIT,
     }
 }
 

@@ -53,6 +53,8 @@ pub struct Limits {
 
 impl Limits {
     /// The limits as `setrlimit` calls.
+    // `RLIMIT_*` are u32 on glibc and i32 on macOS and musl: the cast is needed on one only.
+    #[allow(clippy::unnecessary_cast)]
     pub fn rlimits(&self) -> Vec<Rlimit> {
         [
             (libc::RLIMIT_CPU, self.cpu_seconds),

@@ -11,3 +11,7 @@
 mod linux;
 #[cfg(target_os = "linux")]
 pub use linux::{base, pids_base, Cgroup, PidsCgroup};
+#[cfg(not(target_os = "linux"))]
+mod none;
+#[cfg(not(target_os = "linux"))]
+pub use none::{base, pids_base, Cgroup, PidsCgroup};

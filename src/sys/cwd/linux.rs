@@ -24,28 +24,3 @@ pub(super) fn fd_path(fd: BorrowedFd<'_>) -> io::Result<PathBuf> {
 pub(super) fn process_cwd(pid: i32) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_directory_descriptor_keeps_naming_the_directory_it_opened() {
-        let tmp = std::env::temp_dir().join(format!("acp-cwd-{}", std::process::id()));
-        let moved = tmp.with_extension("moved");
-        std::fs::create_dir_all(&tmp).unwrap();
-        let fd = open_dir(&tmp).unwrap();
-        std::fs::rename(&tmp, &moved).unwrap();
-        assert_eq!(
-            fd_path(std::os::fd::AsFd::as_fd(&fd)).unwrap(),
-            std::fs::canonicalize(&moved).unwrap()
-        );
-        assert_eq!(
-            open_dir(Path::new("/dev/null")).unwrap_err().raw_os_error(),
-            Some(libc::ENOTDIR)
-        );
-        let me = std::process::id() as i32;
-        assert_eq!(process_cwd(me), std::env::current_dir().ok());
-        std::fs::remove_dir(&moved).unwrap();
-    }
-}

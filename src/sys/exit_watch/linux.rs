@@ -81,27 +81,4 @@ mod tests {
             .is_none());
         assert!(!fresh.load(Ordering::Relaxed));
     }
-
-    #[test]
-    fn a_pidfd_turns_readable_when_the_child_exits() {
-        let mut child = std::process::Command::new("/bin/sh")
-            .args(["-c", "read x"])
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let fd = exit_fd(child.id() as i32)
-            .unwrap()
-            .expect("pidfd on this kernel");
-        let readable = |ms: u16| {
-            let mut p = [nix::poll::PollFd::new(
-                std::os::fd::AsFd::as_fd(&fd),
-                nix::poll::PollFlags::POLLIN,
-            )];
-            nix::poll::poll(&mut p, nix::poll::PollTimeout::from(ms)).unwrap() == 1
-        };
-        assert!(!readable(0));
-        drop(child.stdin.take());
-        assert!(readable(10_000));
-        child.wait().unwrap();
-    }
 }

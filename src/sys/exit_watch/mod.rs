@@ -1,5 +1,7 @@
 //! Watching a child for its exit without a signal handler: a descriptor that becomes readable
-//! once the process has exited (Linux: a pidfd), which the runtime's reactor can wait on.
+//! once the process has exited and can be reaped (Linux: a pidfd; macOS: a pipe closed by one
+//! thread serving a kqueue of `EVFILT_PROC` / `NOTE_EXIT` filters), which the runtime's reactor
+//! can wait on.
 //! Where the platform has none, [`exit_fd`] answers `None` and the caller falls back to a
 //! thread blocked in `waitpid` (see [`crate::reap`]).
 
@@ -7,6 +9,10 @@
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as imp;
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -15,4 +21,62 @@ use std::os::fd::OwnedFd;
 /// `None` where the kernel cannot provide one (remembered: later calls do not retry).
 pub fn exit_fd(pid: i32) -> io::Result<Option<OwnedFd>> {
     imp::exit_fd(pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    fn readable(fd: &OwnedFd, ms: u16) -> bool {
+        let mut p = [nix::poll::PollFd::new(
+            fd.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        nix::poll::poll(&mut p, nix::poll::PollTimeout::from(ms)).unwrap() == 1
+    }
+
+    fn waiting_child() -> std::process::Child {
+        std::process::Command::new("/bin/sh")
+            .args(["-c", "read x"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    #[test]
+    fn turns_readable_when_the_child_exits() {
+        let mut child = waiting_child();
+        let fd = exit_fd(child.id() as i32)
+            .unwrap()
+            .expect("an exit descriptor on this kernel");
+        assert!(!readable(&fd, 0));
+        drop(child.stdin.take());
+        assert!(readable(&fd, 10_000));
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn is_readable_at_once_for_a_child_that_already_exited() {
+        let mut child = waiting_child();
+        let pid = child.id() as i32;
+        drop(child.stdin.take());
+        // Wait for the exit without reaping (WNOWAIT): the child stays a zombie.
+        let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+        // SAFETY: waitid writes the child's state into `info`, which we never read.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                info.as_mut_ptr(),
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        assert_eq!(rc, 0);
+        let fd = exit_fd(pid)
+            .unwrap()
+            .expect("an exit descriptor on this kernel");
+        assert!(readable(&fd, 10_000));
+        child.wait().unwrap();
+    }
 }

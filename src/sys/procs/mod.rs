@@ -6,6 +6,10 @@
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as imp;
 
 /// What the process table says about one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,5 +254,113 @@ mod tests {
         assert_eq!(i.pgrp, nix::unistd::getpgrp().as_raw());
         assert_eq!(i.ppid, nix::unistd::getppid().as_raw());
         assert!(session_tree(0).is_empty() && session_tree(1).is_empty());
+    }
+
+    /// Starts `bash` leading a new session, with two jobs in process groups of their own and
+    /// a grandchild that left for a session of its own; returns the leader and all pids.
+    fn session_with_jobs() -> (std::process::Child, Vec<i32>) {
+        use std::os::unix::process::CommandExt;
+        // macOS has no setsid(1): there the grandchild stays in the session.
+        let has_setsid = std::process::Command::new("/bin/sh")
+            .args(["-c", "command -v setsid >/dev/null"])
+            .status()
+            .unwrap()
+            .success();
+        let grandchild = if has_setsid {
+            "setsid sleep 100"
+        } else {
+            "sleep 100"
+        };
+        let mut cmd = std::process::Command::new("bash");
+        cmd.args([
+            "-c",
+            &format!("set -m; sleep 100 & sleep 100 & set +m; {grandchild} & wait"),
+        ])
+        .stdin(std::process::Stdio::null());
+        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid()
+                    .map(drop)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        let sid = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while session_tree(sid).len() < 4 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let pids = session_tree(sid);
+        assert_eq!(pids.len(), 4, "{pids:?}");
+        (child, pids)
+    }
+
+    fn run_guardian_kill(kill: &GuardianKill, sid: i32) {
+        let script = format!(
+            "live=\" {sid} \"; {} kill -9 -{sid} 2>/dev/null; {}",
+            kill.before_groups, kill.after_groups
+        );
+        let status = std::process::Command::new("/bin/sh")
+            .args(["-c", &script])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn is_live(pid: i32) -> bool {
+        list().iter().any(|i| i.pid == pid && i.live)
+    }
+
+    fn all_gone(pids: &[i32]) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let left: Vec<i32> = pids.iter().copied().filter(|&p| is_live(p)).collect();
+            if left.is_empty() {
+                return true;
+            }
+            if std::time::Instant::now() > deadline {
+                eprintln!("still alive: {left:?}");
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn the_ps_tree_kill_reaches_jobs_and_setsid_descendants() {
+        // The macOS guardian's commands use only ps and awk, so they run here too.
+        let (mut leader, pids) = session_with_jobs();
+        let kill = GuardianKill {
+            before_groups: PS_TREE_KILL,
+            after_groups: "",
+        };
+        run_guardian_kill(&kill, leader.id() as i32);
+        leader.wait().unwrap();
+        assert!(all_gone(&pids));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_proc_session_kill_reaches_jobs_in_other_groups() {
+        let (mut leader, pids) = session_with_jobs();
+        run_guardian_kill(&GUARDIAN_KILL, leader.id() as i32);
+        leader.wait().unwrap();
+        // The setsid'd grandchild is in another session: only cgroups catch it on Linux.
+        let leader_pid = leader.id() as i32;
+        let escaped: Vec<i32> = list()
+            .into_iter()
+            .filter(|i| pids.contains(&i.pid) && i.live && i.sid != leader_pid)
+            .map(|i| i.pid)
+            .collect();
+        let in_session: Vec<i32> = pids
+            .iter()
+            .copied()
+            .filter(|p| !escaped.contains(p))
+            .collect();
+        assert_eq!(escaped.len(), 1, "{pids:?}");
+        assert!(all_gone(&in_session));
+        // SAFETY: plain kill(2) of the test's own escaped grandchild.
+        unsafe { libc::kill(escaped[0], libc::SIGKILL) };
     }
 }

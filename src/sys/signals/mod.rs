@@ -4,6 +4,10 @@
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as imp;
 
 /// The name of real-time signal `signo` (`SIGRTMIN`, `SIGRTMIN+2`), if it is one.
 pub fn realtime_name(signo: i32) -> Option<String> {

@@ -12,6 +12,9 @@ use std::os::fd::RawFd;
 
 use super::{LaunchError, LaunchSpec, Rlimit, SessionMode, Stage};
 
+pub(super) const PARENT_DEATH_SIGNAL: bool = true;
+pub(super) const ADDRESS_SPACE_LIMIT: bool = true;
+
 /// Failure stages reported by the child.
 const STAGE_SESSION: i32 = 1;
 const STAGE_RLIMIT: i32 = 2;

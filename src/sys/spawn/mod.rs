@@ -7,8 +7,10 @@
 //! session (with a controlling terminal), the parent-death signal, resource limits, joining
 //! cgroups, stdio, the working directory.
 //!
-//! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`); the launcher thread
-//! and the error type are shared. All launches happen on one dedicated thread that lives as
+//! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`; `macos.rs`:
+//! `posix_spawn`, with a `fork` first for a controlling terminal or resource limits, and
+//! neither a parent-death signal nor cgroups); the launcher thread and the error type are
+//! shared. All launches happen on one dedicated thread that lives as
 //! long as the process: Linux sends the parent-death signal when the *thread* that created
 //! the child exits.
 
@@ -24,6 +26,21 @@ use std::sync::{Mutex, OnceLock};
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as imp;
+// macOS launches through it; Linux compiles it for its unit tests only (glibc has the same
+// calls), so the posix_spawn path runs in the Linux CI too.
+#[cfg(any(target_os = "macos", all(test, target_os = "linux")))]
+mod posix_spawn;
+
+/// Whether [`LaunchSpec::parent_death_signal`] is applied: Linux's `PR_SET_PDEATHSIG`; macOS
+/// has no such signal.
+pub const PARENT_DEATH_SIGNAL: bool = imp::PARENT_DEATH_SIGNAL;
+/// Whether an `RLIMIT_AS` limit is accepted and enforced; macOS accepts it but does not
+/// enforce it, so its launcher refuses it with `ENOTSUP`.
+pub const ADDRESS_SPACE_LIMIT: bool = imp::ADDRESS_SPACE_LIMIT;
 
 /// How the child relates to sessions and process groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +79,8 @@ pub struct LaunchSpec {
     /// Resource limits.
     pub rlimits: Vec<Rlimit>,
     /// Signal sent to the child when the launching thread dies (`None`: none), where the
-    /// platform has one.
+    /// platform has one ([`PARENT_DEATH_SIGNAL`]; macOS has none and ignores it).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub parent_death_signal: Option<i32>,
     /// `cgroup.procs` files the child moves itself into (best effort), where the platform
     /// has cgroups.
@@ -105,7 +123,8 @@ pub enum Stage {
     Cwd,
     /// `execve`.
     Exec,
-    /// The parent exited before the parent-death signal was armed.
+    /// The parent exited before the parent-death signal was armed (Linux only).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     ParentGone,
 }
 
@@ -240,6 +259,8 @@ mod tests {
     }
 
     #[test]
+    // `RLIMIT_*` are u32 on glibc and i32 on macOS and musl: the cast is needed on one only.
+    #[allow(clippy::unnecessary_cast)]
     fn runs_in_its_own_group_with_limits_default_signals_and_the_cwd_fd() {
         let (r, w) = pipe();
         let tmp = std::env::temp_dir();
@@ -248,7 +269,11 @@ mod tests {
             "/bin/sh",
             &[
                 "-c",
-                "ulimit -n; pwd -P; cat /proc/self/status | grep -E '^(SigIgn|SigBlk)'",
+                if cfg!(target_os = "linux") {
+                    "ulimit -n; pwd -P; cat /proc/self/status | grep -E '^(SigIgn|SigBlk)'"
+                } else {
+                    "ulimit -n; pwd -P"
+                },
             ],
             w.as_raw_fd(),
             &dir,
@@ -265,8 +290,10 @@ mod tests {
             "{text}"
         );
         // Node ignores SIGPIPE; the child starts with every signal at its default, unblocked.
-        assert!(text.contains("SigIgn:\t0000000000000000"), "{text}");
-        assert!(text.contains("SigBlk:\t0000000000000000"), "{text}");
+        if cfg!(target_os = "linux") {
+            assert!(text.contains("SigIgn:\t0000000000000000"), "{text}");
+            assert!(text.contains("SigBlk:\t0000000000000000"), "{text}");
+        }
     }
 
     #[test]

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Compile-checks (with clippy) the crate for the targets this machine cannot build binaries for:
+# aarch64/x86_64 macOS and aarch64/x86_64 Linux musl, unit tests included. Every target must
+# have zero errors and zero warnings (rustc's and clippy's, in our own crate; dependencies'
+# lints are capped by cargo).
+#
+# How: Debian's `rustc-web`, `cargo-web`, `rust-web-src` and `rust-web-clippy` packages hold a
+# compiler, the source of its own std and clippy, so `-Zbuild-std` can build std for any target
+# LLVM knows (no SDK and no linker are needed to check). They come first on PATH here, because
+# rustup's shims shadow them otherwise, with RUSTC_BOOTSTRAP=1 for the unstable `-Zbuild-std`.
+# The std source must match the compiler exactly, which is why rustup's toolchain is not used.
+# The packages are installed when missing (needs root and apt; CI runs as root).
+#
+# Usage: scripts/check-targets.sh [TARGET...]   (default: the four targets below)
+# Environment: CHECK_TARGETS_DIR overrides the cargo target dir (default target/check-targets).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGETS=("$@")
+if [ ${#TARGETS[@]} -eq 0 ]; then
+  TARGETS=(aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
+fi
+PACKAGES=(rustc-web cargo-web rust-web-src rust-web-clippy)
+RUSTC=/usr/bin/rustc
+CARGO=/usr/bin/cargo
+
+installed() {
+  local p
+  for p in "${PACKAGES[@]}"; do
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || return 1
+  done
+}
+
+if ! installed; then
+  echo "== installing ${PACKAGES[*]} (Debian's rustc with its own std source)"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "check-targets: ${PACKAGES[*]} are not installed and this is not root: run" >&2
+    echo "  apt-get update && apt-get install -y --no-install-recommends ${PACKAGES[*]}" >&2
+    exit 2
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
+fi
+
+# The three packages must be one Rust release: std's source has to match the compiler.
+versions=$(dpkg-query -W -f='${Version}\n' "${PACKAGES[@]}" | sort -u)
+if [ "$(printf '%s\n' "$versions" | wc -l)" -ne 1 ]; then
+  echo "check-targets: ${PACKAGES[*]} have different versions:" $versions >&2
+  exit 2
+fi
+sysroot=$("$RUSTC" --print sysroot)
+if [ ! -f "$sysroot/lib/rustlib/src/rust/library/Cargo.lock" ]; then
+  echo "check-targets: no std source under $sysroot/lib/rustlib/src/rust/library" >&2
+  exit 2
+fi
+echo "== $("$RUSTC" --version), $("$CARGO" --version)"
+
+# Debian's tools first: `cargo clippy` finds cargo-clippy, and it clippy-driver, on PATH.
+export PATH="/usr/bin:$PATH"
+export RUSTC RUSTC_BOOTSTRAP=1
+export CARGO_TARGET_DIR="${CHECK_TARGETS_DIR:-$PWD/target/check-targets}"
+# Keep rustup's settings from leaking into Debian's toolchain.
+unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
+
+# Counts diagnostics of our own crate in cargo's JSON messages and prints them rendered.
+count='
+let errors = 0, warnings = 0, failed = false;
+const lines = require("fs").readFileSync(0, "utf8").split("\n");
+for (const line of lines) {
+  if (!line.startsWith("{")) continue;
+  let m;
+  try { m = JSON.parse(line); } catch { continue; }
+  if (m.reason === "build-finished" && !m.success) failed = true;
+  if (m.reason !== "compiler-message" || !m.package_id.includes("acp-terminal")) continue;
+  const level = m.message.level;
+  if (level === "error") errors++;
+  else if (level === "warning") warnings++;
+  else continue;
+  process.stderr.write(m.message.rendered);
+}
+// A failed build without a diagnostic of ours (a dependency or std failed) still fails.
+if (failed && errors === 0) errors = 1;
+process.stdout.write(`${errors} ${warnings}\n`);
+'
+
+summary=()
+status=0
+for target in "${TARGETS[@]}"; do
+  echo "== cargo clippy --all-targets --target $target"
+  start=$(date +%s)
+  log=$(mktemp)
+  # napi-rs builds musl addons with a dynamic C runtime (a static one cannot make a cdylib).
+  case "$target" in
+    *-musl) flags="-C target-feature=-crt-static" ;;
+    *) flags="" ;;
+  esac
+  set +e
+  # --all-targets: the unit tests must compile (and pass clippy) for every platform too.
+  RUSTFLAGS="$flags" "$CARGO" clippy --locked --all-targets -Zbuild-std=std,panic_abort,panic_unwind,test \
+    --target "$target" --message-format json >"$log" 2>"$log.err"
+  rc=$?
+  set -e
+  read -r errors warnings < <(node -e "$count" <"$log")
+  if [ "$rc" -ne 0 ] && [ "$errors" -eq 0 ]; then
+    # cargo itself failed (resolution, std source): show why.
+    cat "$log.err" >&2
+    errors=1
+  fi
+  rm -f "$log" "$log.err"
+  secs=$(($(date +%s) - start))
+  summary+=("$(printf '%-28s errors %3d  warnings %3d  %4ds' "$target" "$errors" "$warnings" "$secs")")
+  if [ "$errors" -ne 0 ] || [ "$warnings" -ne 0 ]; then status=1; fi
+done
+
+echo "== check-targets summary"
+printf '%s\n' "${summary[@]}"
+if [ "$status" -ne 0 ]; then
+  echo "check-targets: FAILED (every target must have zero errors and zero warnings)"
+else
+  echo "check-targets: ok"
+fi
+exit "$status"
