@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { processStartTime, processWaitState } from '../../index';
+import { processWaitState } from '../../index';
 import { eventually } from './helpers';
 
 const children: ChildProcess[] = [];
@@ -46,21 +46,7 @@ const linux = process.platform === 'linux';
 test('bad pids are ERR_INVALID_ARG naming pid', () => {
   for (const pid of [0, -1, 1.5, 'x', 2 ** 31]) {
     expect(() => processWaitState(pid as number)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/pid/) }));
-    expect(() => processStartTime(pid as number)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/pid/) }));
   }
-});
-
-test('a start time is stable for a process and later for a later one; null once it is gone', async () => {
-  const mine = processStartTime(process.pid);
-  expect(typeof mine).toBe('number');
-  expect(processStartTime(process.pid)).toBe(mine);
-  const child = start('cat', []);
-  await eventually(() => processStartTime(child.pid!) !== null, 'the child');
-  expect(processStartTime(child.pid!)!).toBeGreaterThan(mine!);
-  const exited = new Promise((r) => child.on('exit', r));
-  child.stdin!.end();
-  await exited;
-  await eventually(() => processStartTime(child.pid!) === null, 'reaped');
 });
 
 test('ShellSessions reads no /proc and starts no process itself: it asks the core', () => {
