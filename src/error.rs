@@ -20,6 +20,8 @@ pub const ERR_INVALID_ARG: &str = "ERR_INVALID_ARG";
 pub const ERR_INVALID_CWD: &str = "ERR_INVALID_CWD";
 /// Code for any call on a handle after `release()`.
 pub const ERR_TERMINAL_RELEASED: &str = "ERR_TERMINAL_RELEASED";
+/// Code for a working directory outside `allowedRoots`.
+pub const ERR_CWD_OUTSIDE_ROOTS: &str = "ERR_CWD_OUTSIDE_ROOTS";
 
 impl TermError {
     /// Builds an error from a code and a message.

@@ -55,7 +55,8 @@ pub fn start(
     Terminal::start(spawned, config, containment)
 }
 
-#[cfg(test)]
+// renameat2(RENAME_EXCHANGE) is Linux's; nix offers it with glibc only.
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -124,7 +125,7 @@ mod tests {
                 }
                 Err(e) => {
                     assert!(
-                        e.code == crate::spawn::ERR_CWD_OUTSIDE_ROOTS
+                        e.code == crate::error::ERR_CWD_OUTSIDE_ROOTS
                             || e.code == crate::error::ERR_INVALID_CWD,
                         "{e}"
                     );

@@ -15,7 +15,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::TermError;
+use crate::error::{TermError, ERR_CWD_OUTSIDE_ROOTS};
 use crate::sys::pty::PtySize;
 use crate::sys::spawn::Rlimit;
 
@@ -217,10 +217,6 @@ pub fn plan(
         io: req.io,
     })
 }
-
-/// Checks the working directory and opens it: the descriptor is what the child gets.
-/// Code of a working directory outside `allowedRoots`.
-pub const ERR_CWD_OUTSIDE_ROOTS: &str = "ERR_CWD_OUTSIDE_ROOTS";
 
 /// The roots, each absolute and resolved (symlinks, `..`) as they are now.
 fn canonical_roots(roots: Option<&[String]>) -> Result<Option<Vec<PathBuf>>, TermError> {

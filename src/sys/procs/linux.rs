@@ -123,11 +123,4 @@ mod tests {
         assert_eq!((i.ppid, i.pgrp, i.sid, i.live), (3, 4, 5, false));
         assert!(parse_stat(7, "garbage").is_none());
     }
-
-    #[test]
-    fn reads_the_start_time_field() {
-        let stat = "7 (a b) (c)) S 3 4 5 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0";
-        assert_eq!(parse_start_time(stat), Some(123456));
-        assert_eq!(parse_start_time("7 (x) S 1"), None);
-    }
 }

@@ -82,6 +82,8 @@ fn tree_of(procs: &[ProcInfo], root: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
 
 /// What a process is doing, seen from outside (for a shell: is it at its prompt?).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Only Linux has a reader yet; elsewhere every answer is `Unknown`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub enum WaitState {
     /// Blocked reading its standard input: `read(0, ..)`, or `pselect6` on fd 0 alone (what
     /// readline waits with).
