@@ -20,6 +20,7 @@ use crate::keys;
 use crate::pty::PtySize;
 use crate::registry::{next_id, Registry};
 use crate::render::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
+use crate::sandbox::SandboxSpec;
 use crate::spawn::{self, Io, Limits, Shell, SpawnRequest};
 use crate::terminal::{OutputSink, OutputVersion, Terminal, TerminalConfig, DEFAULT_KILL_GRACE};
 
@@ -95,6 +96,31 @@ pub struct CreateTerminalOptions {
     /// Text mode: lines kept above the screen (default 1000, at most 100000); older lines are
     /// dropped and `truncated` becomes true.
     pub scrollback: Option<f64>,
+    /// Run the command in an OS sandbox (Linux: Landlock, seccomp, no_new_privs, and a PID
+    /// namespace with `isolateProcesses`). The command and everything it starts can write only
+    /// under `writableRoots` (plus /dev/null, its tty and a private TMPDIR removed at
+    /// release), cannot open network connections unless `network`, cannot signal or ptrace
+    /// processes outside the terminal, cannot change cgroup, and cannot gain privileges.
+    /// Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
+    /// (see `containmentInfo().sandbox`); never runs the command with less.
+    #[napi(ts_type = "SandboxOptions | null")]
+    pub sandbox: Option<SandboxOptions>,
+}
+
+/// The OS sandbox of a command (`options.sandbox`).
+#[napi(object)]
+pub struct SandboxOptions {
+    /// Absolute paths of existing directories the command may write under (symlinks are
+    /// resolved once, at create). None of them may be `/` or be, contain or lie inside
+    /// /proc, /sys or /dev. May be empty (only the private TMPDIR is writable).
+    pub writable_roots: Vec<String>,
+    /// Allow network access (default `false`: no sockets but unix ones, no `connect`, no
+    /// TCP through Landlock, no io_uring).
+    pub network: Option<bool>,
+    /// Run in a PID namespace with its own /proc, so that processes outside the terminal are
+    /// invisible (default `true`). Where namespaces are refused, `createTerminal` rejects with
+    /// `ERR_SANDBOX_UNAVAILABLE` unless this is `false`.
+    pub isolate_processes: Option<bool>,
 }
 
 /// Size of a pseudo-terminal, in character cells.
@@ -382,6 +408,39 @@ fn opt_choice(obj: &Object, key: &str, field: &str, allowed: &[&str]) -> Parsed<
     Ok(Some(s))
 }
 
+/// `options.sandbox`: `{ writableRoots: string[], network?: boolean, isolateProcesses?:
+/// boolean }`; unknown keys are refused (a misspelt key of a security option must not pass).
+fn parse_sandbox(v: &Unknown, field: &str) -> Parsed<SandboxSpec> {
+    let o = as_object(v, field)?;
+    const KEYS: [&str; 3] = ["writableRoots", "network", "isolateProcesses"];
+    for k in Object::keys(&o).map_err(internal)? {
+        if !KEYS.contains(&k.as_str()) {
+            return Err(TermError::invalid_arg(format!(
+                "{field}.{k} is not a sandbox option (known: {})",
+                KEYS.join(", ")
+            )));
+        }
+    }
+    let roots = opt_array(&o, "writableRoots", &format!("{field}.writableRoots"))?.ok_or_else(
+        || {
+            TermError::invalid_arg(format!(
+                "{field}.writableRoots is required (an array of absolute paths; [] for none)"
+            ))
+        },
+    )?;
+    let mut writable_roots = Vec::with_capacity(roots.len());
+    for (i, r) in roots.iter().enumerate() {
+        writable_roots.push(as_string(r, &format!("{field}.writableRoots[{i}]"))?);
+    }
+    let d = SandboxSpec::default();
+    Ok(SandboxSpec {
+        writable_roots,
+        network: opt_bool(&o, "network", &format!("{field}.network"))?.unwrap_or(d.network),
+        isolate_processes: opt_bool(&o, "isolateProcesses", &format!("{field}.isolateProcesses"))?
+            .unwrap_or(d.isolate_processes),
+    })
+}
+
 fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCreate> {
     let p = as_object(params, "params")?;
     let command = {
@@ -419,6 +478,7 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
     let mut limits = Limits::default();
     let mut io = Io::Pipe;
     let mut text_scrollback = None;
+    let mut sandbox = None;
     if let Some(o) = options {
         if !is_nullish(o).map_err(internal)? {
             let o = as_object(o, "options")?;
@@ -486,6 +546,10 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
                     )));
                 }
             }
+            let sb = get(&o, "sandbox")?;
+            if !is_nullish(&sb).map_err(internal)? {
+                sandbox = Some(parse_sandbox(&sb, "options.sandbox")?);
+            }
             io = match (pty, stdin.as_deref()) {
                 (Some(_), Some("pipe")) => {
                     return Err(TermError::invalid_arg(
@@ -516,6 +580,7 @@ fn parse_create(params: &Unknown, options: Option<&Unknown>) -> Parsed<ParsedCre
             shell,
             limits,
             io,
+            sandbox,
         },
         session_id,
         output_byte_limit,
@@ -693,6 +758,35 @@ pub struct ContainmentInfo {
     /// Pid of the guardian process that kills remaining terminals if Node dies without
     /// running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
     pub guardian_pid: Option<u32>,
+    /// What `options.sandbox` can get here.
+    pub sandbox: SandboxInfo,
+}
+
+/// What this kernel and process provide for `options.sandbox` (`containmentInfo().sandbox`).
+#[napi(object, use_nullable = true)]
+pub struct SandboxInfo {
+    /// A sandbox with its defaults (`network: false`, `isolateProcesses: true`) can be created.
+    pub available: bool,
+    /// Landlock ABI version (0: no Landlock). Writes are confined from ABI 3, TCP is also
+    /// refused by Landlock from ABI 4, signals and abstract unix sockets are scoped from 6.
+    pub landlock_abi: u32,
+    /// Writes confined to the writable roots (Landlock ABI >= 3).
+    pub filesystem: bool,
+    /// How network access is refused: `'landlock+seccomp'` or `'seccomp'`; null: it cannot be.
+    #[napi(ts_type = "'landlock+seccomp' | 'seccomp' | null")]
+    pub network: Option<String>,
+    /// How signals to processes outside the terminal are refused: `'landlock'` (ABI >= 6);
+    /// null: only a PID namespace (isolateProcesses) hides them.
+    #[napi(ts_type = "'landlock' | null")]
+    pub signal_scoping: Option<String>,
+    /// Abstract unix sockets outside the terminal are unreachable (Landlock ABI >= 6).
+    pub abstract_unix_scoping: bool,
+    /// How `isolateProcesses` is provided: `'pid-namespace'` (CAP_SYS_ADMIN) or
+    /// `'user+pid-namespace'` (unprivileged user namespaces); null: it cannot be.
+    #[napi(ts_type = "'pid-namespace' | 'user+pid-namespace' | null")]
+    pub process_isolation: Option<String>,
+    /// Why the missing parts are missing.
+    pub reasons: Vec<String>,
 }
 
 /// Reports how terminals are contained in this process (starts the guardian if needed).
@@ -702,6 +796,23 @@ pub fn containment_info() -> ContainmentInfo {
         cgroups: crate::cgroup::base().is_some(),
         pids_limit: crate::cgroup::pids_base().is_some(),
         guardian_pid: crate::guard::guardian_pid().map(|p| p as u32),
+        sandbox: sandbox_info(),
+    }
+}
+
+fn sandbox_info() -> SandboxInfo {
+    let s = crate::sandbox::support();
+    SandboxInfo {
+        available: s.filesystem
+            && s.network.is_some()
+            && s.process_isolation.is_some(),
+        landlock_abi: s.landlock_abi,
+        filesystem: s.filesystem,
+        network: s.network.map(String::from),
+        signal_scoping: s.signal_scoping.map(String::from),
+        abstract_unix_scoping: s.abstract_unix_scoping,
+        process_isolation: s.process_isolation.map(String::from),
+        reasons: s.reasons.clone(),
     }
 }
 

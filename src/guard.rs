@@ -92,6 +92,7 @@ fn start() -> Option<Guardian> {
         rlimits: Vec::new(),
         parent_death_signal: None,
         cgroup_procs: Vec::new(),
+        sandbox: None,
     };
     let pid = launch(spec).ok()?;
     drop(read);

@@ -7,6 +7,10 @@
 //! reports a failure through shared memory before `_exit(127)`; the parent thread is suspended
 //! until the child has exec'd or exited, so the child's error is known when `launch` returns.
 //!
+//! With a sandbox whose plan has a PID namespace, the vfork child instead enters the
+//! namespaces and starts the namespace's init and then the command, both as children of the
+//! launcher thread (`CLONE_PARENT`), before exiting (see [`crate::sandbox::pidns`]).
+//!
 //! All launches happen on one dedicated thread that lives as long as the process: Linux sends
 //! the parent-death signal when the *thread* that created the child exits.
 
@@ -17,6 +21,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
+
+use crate::sandbox::ChildSandbox;
 
 /// How the child relates to sessions and process groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +63,19 @@ pub struct LaunchSpec {
     pub parent_death_signal: Option<i32>,
     /// `cgroup.procs` files the child moves itself into (best effort).
     pub cgroup_procs: Vec<CString>,
+    /// The sandbox the child enters right before `execve` (its pointers must stay valid
+    /// until `launch` returns).
+    pub sandbox: Option<ChildSandbox>,
+}
+
+/// A started child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launched {
+    /// The command's pid (in our PID namespace).
+    pub pid: i32,
+    /// With a sandbox's PID namespace: the namespace's init, a child of ours that the caller
+    /// must kill and reap when the terminal is done.
+    pub init_pid: Option<i32>,
 }
 
 /// Converts an OS string to a C string (callers have already rejected NUL bytes).
@@ -89,6 +108,8 @@ const STAGE_STDIO: i32 = 3;
 const STAGE_CWD: i32 = 4;
 const STAGE_EXEC: i32 = 5;
 const STAGE_PARENT_GONE: i32 = 6;
+/// Sandbox steps are reported as this plus their [`crate::sandbox::child::Step`] number.
+const STAGE_SANDBOX: i32 = 100;
 
 struct ChildArgs {
     program: *const libc::c_char,
@@ -103,6 +124,17 @@ struct ChildArgs {
     parent_pid: libc::pid_t,
     cgroup_procs: *const *const libc::c_char,
     n_cgroups: usize,
+    /// The sandbox, or null.
+    sandbox: *const ChildSandbox,
+    /// What `getppid()` returns in the command while its parent lives: our pid, or 0 inside
+    /// a PID namespace (the parent is outside it).
+    expected_ppid: libc::pid_t,
+    /// Namespace launches: stacks of the init and of the command (C uses the first stack).
+    init_stack: *mut u8,
+    cmd_stack: *mut u8,
+    /// Namespace launches, written by C: the init's and the command's pids.
+    init_pid: libc::pid_t,
+    cmd_pid: libc::pid_t,
     /// Written by the child on failure.
     errno: i32,
     stage: i32,
@@ -154,7 +186,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 0,
                 0,
             );
-            if libc::getppid() != a.parent_pid {
+            if libc::getppid() != a.expected_ppid {
                 *libc::__errno_location() = libc::ESRCH;
                 fail(a, STAGE_PARENT_GONE);
             }
@@ -190,6 +222,13 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         if libc::chdir(a.cwd) != 0 {
             fail(a, STAGE_CWD);
         }
+        #[cfg(target_os = "linux")]
+        if !a.sandbox.is_null() {
+            if let Err((step, e)) = crate::sandbox::child::apply(&*a.sandbox) {
+                *libc::__errno_location() = e;
+                fail(a, STAGE_SANDBOX + step as i32);
+            }
+        }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
@@ -198,15 +237,82 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
+/// The vfork child C of a namespace launch: enters the namespaces, starts the init and then
+/// the command (both as the launcher's children), and exits. Raw system calls only.
+#[cfg(target_os = "linux")]
+extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
+    use crate::sandbox::child::Step;
+    use crate::sandbox::pidns;
+    // SAFETY: as in `child_main`: `arg` is the suspended parent's `ChildArgs`; the sandbox and
+    // its namespace plan outlive the launch; each stack is ours alone.
+    unsafe {
+        let a = &mut *(arg as *mut ChildArgs);
+        let fail = |a: &mut ChildArgs, stage: i32, errno: i32| -> ! {
+            a.errno = errno;
+            a.stage = stage;
+            libc::_exit(127)
+        };
+        let plan = match (*a.sandbox).ns {
+            Some(p) => &*p,
+            None => fail(a, STAGE_SANDBOX + Step::Namespaces as i32, libc::EINVAL),
+        };
+        if let Err(e) = pidns::enter(plan) {
+            fail(a, STAGE_SANDBOX + Step::Namespaces as i32, e);
+        }
+        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::SIGCHLD;
+        let mut init = pidns::InitArgs { plan, errno: 0 };
+        let pid = libc::clone(
+            pidns::init_main,
+            a.init_stack as *mut libc::c_void,
+            flags,
+            &mut init as *mut pidns::InitArgs as *mut libc::c_void,
+        );
+        if pid < 0 {
+            fail(a, STAGE_SANDBOX + Step::Init as i32, *libc::__errno_location());
+        }
+        a.init_pid = pid;
+        if std::ptr::read_volatile(&init.errno) != 0 {
+            fail(a, STAGE_SANDBOX + Step::Init as i32, init.errno);
+        }
+        let pid = libc::clone(child_main, a.cmd_stack as *mut libc::c_void, flags, arg);
+        if pid < 0 {
+            fail(a, STAGE_SANDBOX + Step::Init as i32, *libc::__errno_location());
+        }
+        a.cmd_pid = pid;
+        // Both children took the launcher as parent (and its death as their SIGKILL) only
+        // if it was still our parent after they were created.
+        if std::ptr::read_volatile(&a.stage) == 0 && libc::getppid() != a.parent_pid {
+            fail(a, STAGE_PARENT_GONE, libc::ESRCH);
+        }
+        libc::_exit(0)
+    }
+}
+
 /// Size of the child's stack (it only makes system calls).
 const CHILD_STACK: usize = 64 * 1024;
 
-fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
+fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
     let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|s| s.as_ptr()).collect();
     argv.push(std::ptr::null());
     let mut envp: Vec<*const libc::c_char> = spec.envp.iter().map(|s| s.as_ptr()).collect();
     envp.push(std::ptr::null());
     let cgroups: Vec<*const libc::c_char> = spec.cgroup_procs.iter().map(|s| s.as_ptr()).collect();
+    let namespace = spec.sandbox.as_ref().is_some_and(|sb| sb.has_namespace());
+    // One stack per process that runs on our memory: the child (C), then the init and the
+    // command of a namespace launch.
+    let mut stack = vec![0u8; CHILD_STACK * if namespace { 3 } else { 1 }];
+    let base = stack.as_mut_ptr();
+    let stack_top = |i: usize| -> *mut u8 {
+        // SAFETY: in bounds of `stack`; the top is 16-byte aligned as every ABI wants.
+        unsafe { (base.add(CHILD_STACK * (i + 1)) as usize & !15) as *mut u8 }
+    };
+    let (top, init_stack, cmd_stack) = if namespace {
+        (stack_top(0), stack_top(1), stack_top(2))
+    } else {
+        (stack_top(0), std::ptr::null_mut(), std::ptr::null_mut())
+    };
+    // SAFETY: getpid has no preconditions.
+    let parent_pid = unsafe { libc::getpid() };
     let mut args = ChildArgs {
         program: spec.program.as_ptr(),
         argv: argv.as_ptr(),
@@ -217,25 +323,39 @@ fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
         rlimits: spec.rlimits.as_ptr(),
         n_rlimits: spec.rlimits.len(),
         pdeathsig: spec.parent_death_signal.unwrap_or(0),
-        // SAFETY: getpid has no preconditions.
-        parent_pid: unsafe { libc::getpid() },
+        parent_pid,
         cgroup_procs: cgroups.as_ptr(),
         n_cgroups: cgroups.len(),
+        sandbox: spec
+            .sandbox
+            .as_ref()
+            .map_or(std::ptr::null(), |s| s as *const ChildSandbox),
+        expected_ppid: if namespace { 0 } else { parent_pid },
+        init_stack,
+        cmd_stack,
+        init_pid: 0,
+        cmd_pid: 0,
         errno: 0,
         stage: 0,
     };
-    let mut stack = vec![0u8; CHILD_STACK];
+    #[cfg(target_os = "linux")]
+    let entry: extern "C" fn(*mut libc::c_void) -> libc::c_int = if namespace {
+        namespace_main
+    } else {
+        child_main
+    };
+    #[cfg(not(target_os = "linux"))]
+    let entry: extern "C" fn(*mut libc::c_void) -> libc::c_int = child_main;
     // SAFETY: the stack grows down on every Linux architecture we build for; the top is
     // 16-byte aligned. All signals are blocked around clone so that no handler of Node runs
     // in the child before it resets them; the previous mask is restored right after.
     let pid = unsafe {
-        let top = stack.as_mut_ptr().add(CHILD_STACK) as usize & !15;
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
         let pid = libc::clone(
-            child_main,
+            entry,
             top as *mut libc::c_void,
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
             &mut args as *mut ChildArgs as *mut libc::c_void,
@@ -249,28 +369,71 @@ fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
     };
     drop(stack);
     // SAFETY: the child has exec'd or exited, so it no longer writes to `args`.
-    let (errno, stage) = unsafe {
+    let (errno, stage, init_pid, cmd_pid) = unsafe {
         (
             std::ptr::read_volatile(&args.errno),
             std::ptr::read_volatile(&args.stage),
+            std::ptr::read_volatile(&args.init_pid),
+            std::ptr::read_volatile(&args.cmd_pid),
         )
     };
-    if stage != 0 {
+    let reap = |pid: i32| {
         let mut status = 0;
-        // SAFETY: reaping our own failed child.
+        // SAFETY: reaping our own child (C, or a namespace launch's init or command).
         unsafe { libc::waitpid(pid, &mut status, 0) };
+    };
+    if namespace {
+        // C has exited: reap it. On failure, also end what it started.
+        reap(pid);
+        if stage != 0 {
+            for p in [cmd_pid, init_pid] {
+                if p > 0 {
+                    // SAFETY: our own unreaped child.
+                    unsafe { libc::kill(p, libc::SIGKILL) };
+                    reap(p);
+                }
+            }
+        }
+    }
+    if stage != 0 {
+        if !namespace {
+            reap(pid);
+        }
         let what = match stage {
             STAGE_SESSION => "setting up the session",
             STAGE_RLIMIT => "applying resource limits",
             STAGE_STDIO => "setting up stdio",
             STAGE_CWD => "changing directory",
             STAGE_PARENT_GONE => "starting (the parent exited)",
+            s if s > STAGE_SANDBOX => "entering the sandbox",
             _ => "executing",
         };
         let err = io::Error::from_raw_os_error(if errno == 0 { libc::EIO } else { errno });
-        return Err(io::Error::new(err.kind(), LaunchError { errno, what, err }));
+        #[cfg(target_os = "linux")]
+        let sandbox_step = crate::sandbox::child::Step::from_i32(stage - STAGE_SANDBOX);
+        #[cfg(not(target_os = "linux"))]
+        let sandbox_step = None;
+        return Err(io::Error::new(
+            err.kind(),
+            LaunchError {
+                errno,
+                what,
+                err,
+                sandbox_step,
+            },
+        ));
     }
-    Ok(pid)
+    if namespace {
+        Ok(Launched {
+            pid: cmd_pid,
+            init_pid: Some(init_pid),
+        })
+    } else {
+        Ok(Launched {
+            pid,
+            init_pid: None,
+        })
+    }
 }
 
 /// A child-side failure: which step failed, with its errno.
@@ -281,12 +444,29 @@ pub struct LaunchError {
     /// The step that failed.
     pub what: &'static str,
     err: io::Error,
+    /// The sandbox step that failed, if it was one.
+    #[cfg(target_os = "linux")]
+    pub sandbox_step: Option<crate::sandbox::child::Step>,
+    #[cfg(not(target_os = "linux"))]
+    sandbox_step: Option<std::convert::Infallible>,
 }
 
 impl std::fmt::Display for LaunchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        #[cfg(target_os = "linux")]
+        if let Some(step) = self.sandbox_step {
+            return write!(f, "{} ({}): {}", self.what, step.part(), self.err);
+        }
         write!(f, "{}: {}", self.what, self.err)
     }
+}
+
+/// The sandbox step a launch failed at, if it failed entering the sandbox.
+#[cfg(target_os = "linux")]
+pub fn sandbox_step(e: &io::Error) -> Option<crate::sandbox::child::Step> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<LaunchError>())
+        .and_then(|l| l.sandbox_step)
 }
 
 impl std::error::Error for LaunchError {}
@@ -300,10 +480,15 @@ pub fn launch_errno(e: &io::Error) -> Option<i32> {
     })
 }
 
-type Job = (LaunchSpec, mpsc::SyncSender<io::Result<i32>>);
+type Job = (LaunchSpec, mpsc::SyncSender<io::Result<Launched>>);
 
 /// Starts `spec` on the launcher thread and returns the child's pid.
 pub fn launch(spec: LaunchSpec) -> io::Result<i32> {
+    launch_with(spec).map(|l| l.pid)
+}
+
+/// Starts `spec` on the launcher thread and returns the child (and a namespace's init).
+pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
     static LAUNCHER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
     let tx = LAUNCHER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<Job>();
@@ -349,6 +534,7 @@ mod tests {
             rlimits: vec![],
             parent_death_signal: None,
             cgroup_procs: Vec::new(),
+            sandbox: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod output;
 pub mod pty;
 pub mod registry;
 pub mod render;
+pub mod sandbox;
 pub mod spawn;
 pub mod terminal;
 

@@ -14,10 +14,13 @@
 //! The program is resolved against the child's `PATH` here (as execvp would), then started by
 //! [`crate::launch`] without forking Node, with resource limits, a parent-death signal and the
 //! terminal's cgroup applied in the child before exec.
+//!
+//! With a sandbox ([`crate::sandbox`]), the child also gets a private TMPDIR and enters the
+//! sandbox right before exec; a part the kernel cannot provide is `ERR_SANDBOX_UNAVAILABLE`.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -28,6 +31,7 @@ use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use crate::error::TermError;
 use crate::launch::{self, LaunchSpec, Rlimit, SessionMode};
 use crate::pty::{self, PtySize};
+use crate::sandbox::{SandboxGuard, SandboxSpec};
 
 /// Default shell for command lines.
 pub const DEFAULT_SHELL: &str = "/bin/sh";
@@ -116,6 +120,8 @@ pub struct SpawnRequest {
     pub limits: Limits,
     /// Pipes or a pty.
     pub io: Io,
+    /// The OS sandbox, if any.
+    pub sandbox: Option<SandboxSpec>,
 }
 
 /// A validated, fully resolved spawn: what will be executed, exactly.
@@ -133,6 +139,8 @@ pub struct SpawnPlan {
     pub limits: Limits,
     /// Pipes or a pty.
     pub io: Io,
+    /// The OS sandbox, if any (writable roots already checked).
+    pub sandbox: Option<SandboxSpec>,
 }
 
 /// A started child: its pid (also its process group id) and its descriptors.
@@ -147,6 +155,8 @@ pub struct Spawned {
     pub input: Option<OwnedFd>,
     /// On a pty: a duplicate of the master for window-size control, and the initial size.
     pub pty: Option<(OwnedFd, PtySize)>,
+    /// A sandboxed child's TMPDIR and namespace init, cleaned up when dropped (at release).
+    pub sandbox: Option<SandboxGuard>,
 }
 
 fn reject_nul(value: &str, field: &str) -> Result<(), TermError> {
@@ -197,6 +207,9 @@ pub fn plan(
         Shell::Default => Some(DEFAULT_SHELL),
         Shell::Never => None,
     };
+    if let Some(sb) = &req.sandbox {
+        crate::sandbox::validate_roots(sb, "options.sandbox")?;
+    }
     let cwd = resolve_cwd(req.cwd.as_deref(), default_cwd)?;
     let env = build_env(req, inherited);
     let path_var = env
@@ -226,6 +239,7 @@ pub fn plan(
         cwd,
         limits: req.limits,
         io: req.io,
+        sandbox: req.sandbox.clone(),
     })
 }
 
@@ -416,6 +430,16 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
     } else {
         SessionMode::NewGroup
     };
+    let tty = pty.is_some().then(|| child_out.as_fd());
+    let sandbox = prepare_sandbox(plan, tty)?;
+    let mut env_override = None;
+    #[cfg(target_os = "linux")]
+    if let Some(sb) = &sandbox {
+        let mut env = plan.env.clone();
+        env.retain(|(k, _)| k != "TMPDIR");
+        env.push(("TMPDIR".into(), sb.tmpdir().as_os_str().to_owned()));
+        env_override = Some(env);
+    }
     let spec = LaunchSpec {
         program: launch::cpath(&plan.program).map_err(io)?,
         argv: plan
@@ -424,24 +448,68 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
             .map(|a| launch::cstring(a))
             .collect::<Result<_, _>>()
             .map_err(io)?,
-        envp: launch::envp(&plan.env).map_err(io)?,
+        envp: launch::envp(env_override.as_deref().unwrap_or(&plan.env)).map_err(io)?,
         cwd: launch::cpath(&plan.cwd).map_err(io)?,
         stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
         session,
         rlimits: plan.limits.rlimits(),
         parent_death_signal: Some(libc::SIGKILL),
         cgroup_procs: cgroups,
+        #[cfg(target_os = "linux")]
+        sandbox: sandbox.as_ref().map(|s| s.child()),
+        #[cfg(not(target_os = "linux"))]
+        sandbox: None,
     };
-    let pid = launch::launch(spec).map_err(io)?;
+    let launched = launch::launch_with(spec).map_err(|e| launch_error(e, &ctx()))?;
     // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
     drop(child_out);
     drop(child_in);
+    #[cfg(target_os = "linux")]
+    let sandbox = sandbox.map(|s| s.into_guard(launched.init_pid));
+    #[cfg(not(target_os = "linux"))]
+    let sandbox: Option<SandboxGuard> = sandbox.map(|never| match never {});
     Ok(Spawned {
-        pid,
+        pid: launched.pid,
         output,
         input,
         pty,
+        sandbox,
     })
+}
+
+#[cfg(target_os = "linux")]
+fn prepare_sandbox(
+    plan: &SpawnPlan,
+    tty: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<Option<crate::sandbox::Prepared>, TermError> {
+    plan.sandbox
+        .as_ref()
+        .map(|sb| crate::sandbox::prepare(sb, tty, "options.sandbox"))
+        .transpose()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn prepare_sandbox(
+    plan: &SpawnPlan,
+    _tty: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<Option<std::convert::Infallible>, TermError> {
+    plan.sandbox
+        .as_ref()
+        .map(|sb| crate::sandbox::prepare(sb, "options.sandbox"))
+        .transpose()
+}
+
+/// A launch failure as a core error: a failed sandbox step is `ERR_SANDBOX_UNAVAILABLE`
+/// naming the part (the kernel refused it), anything else keeps its errno as the code.
+fn launch_error(e: std::io::Error, context: &str) -> TermError {
+    #[cfg(target_os = "linux")]
+    if let Some(step) = launch::sandbox_step(&e) {
+        return TermError::new(
+            crate::sandbox::ERR_SANDBOX_UNAVAILABLE,
+            format!("{context}: sandbox: {} was refused by the kernel: {e}", step.part()),
+        );
+    }
+    TermError::from_io(&e, context)
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
 use crate::cgroup::{Cgroup, PidsCgroup};
+use crate::sandbox::SandboxGuard;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::guard;
@@ -160,6 +161,9 @@ pub struct Terminal {
     cgroup: Option<Cgroup>,
     /// The cgroup capping its number of processes (`limits.processes`), where available.
     pids_cgroup: Option<PidsCgroup>,
+    /// A sandboxed terminal's TMPDIR and PID-namespace init: dropped (removed, killed) at
+    /// release or abandon.
+    sandbox: Mutex<Option<SandboxGuard>>,
     /// The timeout fired (the kill that followed was ours).
     timed_out: AtomicBool,
     /// The guardian still lists this terminal.
@@ -189,6 +193,7 @@ impl Terminal {
             output,
             input,
             pty,
+            sandbox,
         } = spawned;
         let io_err = |e: std::io::Error| {
             // The child runs but cannot be watched: do not leave it behind.
@@ -265,6 +270,7 @@ impl Terminal {
             bytes_read: AtomicU64::new(0),
             cgroup,
             pids_cgroup,
+            sandbox: Mutex::new(sandbox),
             timed_out: AtomicBool::new(false),
             tracked: AtomicBool::new(true),
             closed_tx: watch::channel(false).0,
@@ -616,6 +622,7 @@ impl Terminal {
     pub async fn finish_release(&self) {
         self.kill().await;
         self.wait_for_exit().await;
+        self.drop_sandbox();
         self.untrack();
         self.shutdown.notify_one();
         // Close the input (its task ends once the queue is empty; the exit is published, so
@@ -649,7 +656,19 @@ impl Terminal {
         if !self.is_released() {
             self.signal_all(Signal::SIGKILL);
         }
+        self.drop_sandbox();
         self.shutdown.notify_one();
+    }
+
+    /// Ends the sandbox's PID namespace (its init, so every process left in it) and removes
+    /// the private TMPDIR.
+    fn drop_sandbox(&self) {
+        let guard = self
+            .sandbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(guard);
     }
 
     /// Subscribes to raw output from now on; with `replay`, the retained output is delivered

@@ -1,0 +1,429 @@
+//! The OS sandbox of a terminal: what a command and everything it starts may do.
+//!
+//! A [`SandboxSpec`] (`writable_roots`, `network`, `isolate_processes`) is turned into a
+//! [`Prepared`] sandbox in the PARENT: the spec is validated, every promised part is checked
+//! against what this kernel provides (a missing part is `ERR_SANDBOX_UNAVAILABLE` naming it:
+//! the sandbox fails closed), the private TMPDIR is created, the Landlock ruleset is built (an
+//! fd) and the seccomp BPF program compiled. The vfork child then only makes system calls
+//! ([`Prepared::child`] gives it plain values and pointers): `no_new_privs`, dropping
+//! capabilities, `landlock_restrict_self`, `seccomp(SECCOMP_SET_MODE_FILTER)`, and with
+//! `isolate_processes` entering a PID namespace with its own `/proc` (see [`pidns`]).
+//!
+//! Invariants:
+//! - Nothing here forks Node; nothing in the child allocates or takes a lock.
+//! - A part the kernel cannot provide is never silently skipped.
+//! - The [`SandboxGuard`] of a terminal owns what outlives the spawn (the TMPDIR, the
+//!   namespace's init process) and cleans it up when dropped (at release).
+//!
+//! Linux only: elsewhere [`prepare`] rejects every sandbox with `ERR_SANDBOX_UNAVAILABLE`.
+
+use std::path::PathBuf;
+
+use crate::error::TermError;
+
+#[cfg(target_os = "linux")]
+pub mod child;
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(target_os = "linux")]
+pub mod pidns;
+#[cfg(target_os = "linux")]
+mod seccomp;
+#[cfg(target_os = "linux")]
+mod support;
+#[cfg(target_os = "linux")]
+mod tmpdir;
+
+#[cfg(target_os = "linux")]
+pub use support::support;
+
+#[cfg(target_os = "linux")]
+pub use child::ChildSandbox;
+
+/// Outside Linux no sandbox reaches a launch.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug, Clone, Copy)]
+pub enum ChildSandbox {}
+
+#[cfg(not(target_os = "linux"))]
+impl ChildSandbox {
+    /// Never called: the type has no value.
+    pub fn has_namespace(&self) -> bool {
+        match *self {}
+    }
+}
+
+/// Error code of a sandbox part this kernel (or this process) cannot provide.
+pub const ERR_SANDBOX_UNAVAILABLE: &str = "ERR_SANDBOX_UNAVAILABLE";
+
+/// What the caller asks for (not yet validated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSpec {
+    /// Directories the command may write under (absolute, existing).
+    pub writable_roots: Vec<String>,
+    /// Allow network connections (default false).
+    pub network: bool,
+    /// Hide the processes outside the terminal (a PID namespace with its own /proc; default
+    /// true).
+    pub isolate_processes: bool,
+}
+
+impl Default for SandboxSpec {
+    fn default() -> Self {
+        Self {
+            writable_roots: Vec::new(),
+            network: false,
+            isolate_processes: true,
+        }
+    }
+}
+
+/// What this kernel and process provide for sandboxes (`containmentInfo().sandbox`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Support {
+    /// Landlock ABI version (0: no Landlock).
+    pub landlock_abi: u32,
+    /// Writes limited to the writable roots (Landlock ABI >= 3, which also covers truncate).
+    pub filesystem: bool,
+    /// How network access is refused: `"landlock+seccomp"` (ABI >= 4: TCP rules too) or
+    /// `"seccomp"`; `None` when seccomp filters are unavailable.
+    pub network: Option<&'static str>,
+    /// How signals to processes outside the terminal are refused: `"landlock"` (ABI >= 6);
+    /// `None` otherwise (a PID namespace then stands in for it, see `process_isolation`).
+    pub signal_scoping: Option<&'static str>,
+    /// Abstract unix sockets outside the terminal unreachable (Landlock ABI >= 6).
+    pub abstract_unix_scoping: bool,
+    /// How processes outside the terminal are hidden: `"pid-namespace"` (with
+    /// CAP_SYS_ADMIN) or `"user+pid-namespace"` (unprivileged user namespaces); `None`
+    /// when namespaces are refused.
+    pub process_isolation: Option<&'static str>,
+    /// Why the missing parts are missing (empty when everything is there).
+    pub reasons: Vec<String>,
+}
+
+/// A sandbox ready to be applied by a vfork child.
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub struct Prepared {
+    ruleset: std::os::fd::OwnedFd,
+    fprogs: Vec<libc::sock_fprog>,
+    ns: Option<Box<pidns::NsPlan>>,
+    last_cap: i32,
+    drop_bounding: bool,
+    tmpdir: tmpdir::TempDir,
+}
+
+// SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as
+// the process (see `seccomp::programs`); nothing in them is ever written after creation.
+#[cfg(target_os = "linux")]
+unsafe impl Send for Prepared {}
+
+/// Owns what a sandboxed terminal leaves behind: its private TMPDIR (removed on drop) and,
+/// with a PID namespace, the namespace's init process (killed and reaped on drop, which makes
+/// the kernel kill every process still in the namespace).
+#[derive(Debug, Default)]
+pub struct SandboxGuard {
+    tmpdir: Option<PathBuf>,
+    init_pid: Option<i32>,
+}
+
+impl SandboxGuard {
+    /// The private temporary directory (the command's TMPDIR).
+    pub fn tmpdir(&self) -> Option<&std::path::Path> {
+        self.tmpdir.as_deref()
+    }
+
+    /// Pid of the namespace's init process, if the terminal has a PID namespace.
+    pub fn init_pid(&self) -> Option<i32> {
+        self.init_pid
+    }
+}
+
+impl Drop for SandboxGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.init_pid.take() {
+            // SAFETY: `pid` is our own child (CLONE_PARENT of the launcher), not yet reaped:
+            // only this guard waits for it, so the pid cannot have been reused.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                let mut status = 0;
+                while libc::waitpid(pid, &mut status, 0) < 0
+                    && *libc::__errno_location() == libc::EINTR
+                {}
+            }
+        }
+        if let Some(dir) = self.tmpdir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn unavailable(part: &str, why: impl std::fmt::Display) -> TermError {
+    TermError::new(
+        ERR_SANDBOX_UNAVAILABLE,
+        format!("sandbox: {part} is not available here: {why}"),
+    )
+}
+
+/// Directories no writable root may be, contain, or lie inside: writing there would undo the
+/// sandbox (cgroup moves, sysctls, raw devices).
+const FORBIDDEN: &[&str] = &["/proc", "/sys", "/dev"];
+
+/// Checks the writable roots: absolute paths of existing directories, resolved through
+/// symlinks, none of them `/` nor in or around /proc, /sys or /dev. `field` names the option
+/// in errors (e.g. `options.sandbox`).
+pub fn validate_roots(spec: &SandboxSpec, field: &str) -> Result<Vec<PathBuf>, TermError> {
+    let mut out = Vec::with_capacity(spec.writable_roots.len());
+    for (i, root) in spec.writable_roots.iter().enumerate() {
+        let name = format!("{field}.writableRoots[{i}]");
+        if root.contains('\0') {
+            return Err(TermError::invalid_arg(format!("{name} contains a NUL byte")));
+        }
+        let path = std::path::Path::new(root);
+        if !path.is_absolute() {
+            return Err(TermError::invalid_arg(format!(
+                "{name} must be an absolute path, got `{root}`"
+            )));
+        }
+        let real = std::fs::canonicalize(path)
+            .map_err(|e| TermError::invalid_arg(format!("{name} `{root}`: {e}")))?;
+        if !real.is_dir() {
+            return Err(TermError::invalid_arg(format!(
+                "{name} `{root}` is not a directory"
+            )));
+        }
+        for f in FORBIDDEN {
+            let f = std::path::Path::new(f);
+            if real.starts_with(f) || f.starts_with(&real) {
+                return Err(TermError::invalid_arg(format!(
+                    "{name} `{root}` (resolved `{}`) may not be, contain or lie inside {}: \
+                     writing there would undo the sandbox",
+                    real.display(),
+                    f.display()
+                )));
+            }
+        }
+        out.push(real);
+    }
+    Ok(out)
+}
+
+#[cfg(target_os = "linux")]
+impl Prepared {
+    /// Values for the vfork child; valid while `self` lives.
+    pub fn child(&self) -> child::ChildSandbox {
+        use std::os::fd::AsRawFd;
+        child::ChildSandbox {
+            ruleset_fd: self.ruleset.as_raw_fd(),
+            fprogs: self.fprogs.as_ptr(),
+            n_fprogs: self.fprogs.len(),
+            last_cap: self.last_cap,
+            drop_bounding: self.drop_bounding,
+            ns: self.ns.as_deref().map(|n| n as *const pidns::NsPlan),
+        }
+    }
+
+    /// The private temporary directory the command gets as TMPDIR.
+    pub fn tmpdir(&self) -> &std::path::Path {
+        self.tmpdir.path()
+    }
+
+    /// Whether the child enters a PID namespace (the launch then reports an init pid).
+    pub fn has_namespace(&self) -> bool {
+        self.ns.is_some()
+    }
+
+    /// The guard that owns the TMPDIR and the namespace's init (`init_pid` from the launch).
+    pub fn into_guard(self, init_pid: Option<i32>) -> SandboxGuard {
+        SandboxGuard {
+            tmpdir: Some(self.tmpdir.keep()),
+            init_pid,
+        }
+    }
+}
+
+/// Builds the sandbox for one terminal in the parent: `tty` is the pty slave the command gets
+/// (it may reopen it), `field` names the option in errors. Fails closed with
+/// `ERR_SANDBOX_UNAVAILABLE` naming the part the kernel cannot provide.
+#[cfg(target_os = "linux")]
+pub fn prepare(
+    spec: &SandboxSpec,
+    tty: Option<std::os::fd::BorrowedFd<'_>>,
+    field: &str,
+) -> Result<Prepared, TermError> {
+    let roots = validate_roots(spec, field)?;
+    let s = support::kernel();
+    if !s.filesystem {
+        return Err(unavailable(
+            "the filesystem part (Landlock ABI >= 3)",
+            format_args!("Landlock ABI {}", s.landlock_abi),
+        ));
+    }
+    if s.network.is_none() {
+        return Err(unavailable(
+            "the network and cgroup part (seccomp)",
+            s.reasons.join("; "),
+        ));
+    }
+    let ns = if spec.isolate_processes {
+        match support::isolation() {
+            Ok(plan) => Some(Box::new(plan)),
+            Err(why) => {
+                return Err(unavailable(
+                    "process isolation (a PID namespace with its own /proc; set \
+                     isolateProcesses: false to run without it)",
+                    why,
+                ))
+            }
+        }
+    } else {
+        None
+    };
+    if s.signal_scoping.is_none() && ns.is_none() {
+        return Err(unavailable(
+            "signal scoping (Landlock ABI >= 6, or a PID namespace with isolateProcesses)",
+            format_args!("Landlock ABI {}", s.landlock_abi),
+        ));
+    }
+    let tmpdir = tmpdir::TempDir::new().map_err(|e| {
+        TermError::from_io(&e, "sandbox: creating the private temporary directory")
+    })?;
+    let ruleset = landlock::ruleset(s.landlock_abi, &roots, tmpdir.path(), tty, spec.network)
+        .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
+    let fprogs = seccomp::programs(spec.network)
+        .map_err(|e| unavailable("the network and cgroup part (seccomp)", e))?
+        .iter()
+        .map(|p| libc::sock_fprog {
+            len: p.len() as u16,
+            filter: p.as_ptr() as *mut libc::sock_filter,
+        })
+        .collect();
+    Ok(Prepared {
+        ruleset,
+        fprogs,
+        drop_bounding: drop_bounding(ns.as_deref()),
+        ns,
+        last_cap: support::last_cap(),
+        tmpdir,
+    })
+}
+
+/// Whether the child can and should empty its capability bounding set: as root, or with a
+/// user namespace (where it holds every capability until it execs).
+#[cfg(target_os = "linux")]
+fn drop_bounding(ns: Option<&pidns::NsPlan>) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    root || ns.is_some_and(|n| n.userns())
+}
+
+/// Starts `true` with only the namespace part of the sandbox and checks it exits 0: whether
+/// process isolation works here (see `support`).
+#[cfg(target_os = "linux")]
+fn probe_namespace(plan: pidns::NsPlan) -> Result<(), String> {
+    use crate::launch::{self, LaunchSpec, SessionMode};
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    let program = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .ok_or("no `true` program to probe with")?;
+    let null = std::fs::File::open("/dev/null").map_err(|e| e.to_string())?;
+    let sb = child::ChildSandbox {
+        ruleset_fd: -1,
+        fprogs: std::ptr::null(),
+        n_fprogs: 0,
+        last_cap: support::last_cap(),
+        drop_bounding: drop_bounding(Some(&plan)),
+        ns: Some(&plan as *const pidns::NsPlan),
+    };
+    let spec = LaunchSpec {
+        program: CString::new(program).expect("literal"),
+        argv: vec![CString::new("true").expect("literal")],
+        envp: Vec::new(),
+        cwd: CString::new("/").expect("literal"),
+        stdio: [null.as_raw_fd(); 3],
+        session: SessionMode::NewGroup,
+        rlimits: Vec::new(),
+        parent_death_signal: Some(libc::SIGKILL),
+        cgroup_procs: Vec::new(),
+        sandbox: Some(sb),
+    };
+    let launched = launch::launch_with(spec).map_err(|e| e.to_string())?;
+    let _guard = SandboxGuard {
+        tmpdir: None,
+        init_pid: launched.init_pid,
+    };
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(launched.pid, &mut status, 0) };
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else {
+        Err(format!("the probe process ended with status {status:#x}"))
+    }
+}
+
+/// Elsewhere than Linux there is no sandbox: every request is refused, naming the part.
+#[cfg(not(target_os = "linux"))]
+pub fn prepare(spec: &SandboxSpec, field: &str) -> Result<std::convert::Infallible, TermError> {
+    validate_roots(spec, field)?;
+    Err(unavailable(
+        "the sandbox (Landlock, seccomp and namespaces)",
+        "it needs Linux",
+    ))
+}
+
+/// What this platform provides: nothing, outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn support() -> &'static Support {
+    static S: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+    S.get_or_init(|| Support {
+        reasons: vec!["the sandbox needs Linux (Landlock, seccomp, namespaces)".into()],
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(roots: &[&str]) -> SandboxSpec {
+        SandboxSpec {
+            writable_roots: roots.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn roots_are_validated_and_named() {
+        let dir = std::env::temp_dir();
+        let ok = validate_roots(&spec(&[dir.to_str().unwrap()]), "options.sandbox").unwrap();
+        assert_eq!(ok, vec![std::fs::canonicalize(&dir).unwrap()]);
+        let cases: &[(&[&str], &str)] = &[
+            (&["relative"], "writableRoots[0] must be an absolute path"),
+            (&["/tmp", "/no/such/dir/x"], "writableRoots[1] `/no/such/dir/x`"),
+            (&["/bin/sh"], "not a directory"),
+            (&["/"], "may not be, contain or lie inside /proc"),
+            (&["/sys/fs/cgroup"], "lie inside /sys"),
+            (&["/dev"], "/dev"),
+            (&["/proc/self"], "/proc"),
+            (&["/tmp\0x"], "NUL"),
+        ];
+        for (roots, needle) in cases {
+            let e = validate_roots(&spec(roots), "options.sandbox").unwrap_err();
+            assert_eq!(e.code, "ERR_INVALID_ARG", "{e}");
+            assert!(e.message.contains(needle), "{e} should say {needle}");
+            assert!(e.message.contains("options.sandbox.writableRoots["), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_symlink_to_a_forbidden_place_is_refused() {
+        let dir = tmpdir::TempDir::new().unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("/sys", &link).unwrap();
+        let e = validate_roots(&spec(&[link.to_str().unwrap()]), "sandbox").unwrap_err();
+        assert!(e.message.contains("resolved `/sys`"), "{e}");
+    }
+}
