@@ -426,4 +426,70 @@ mod tests {
         let e = validate_roots(&spec(&[link.to_str().unwrap()]), "sandbox").unwrap_err();
         assert!(e.message.contains("resolved `/sys`"), "{e}");
     }
+
+    /// Where a sandboxed spawn's time goes (not a test: run it with
+    /// `cargo test --release sandbox_cost -- --ignored --nocapture`).
+    #[cfg(target_os = "linux")]
+    #[test]
+    #[ignore]
+    fn sandbox_cost() {
+        use crate::launch::{launch_with, LaunchSpec, SessionMode};
+        use std::ffi::CString;
+        use std::os::fd::AsRawFd;
+        use std::time::Instant;
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let spec = || LaunchSpec {
+            program: CString::new("/bin/true").unwrap(),
+            argv: vec![CString::new("true").unwrap()],
+            envp: vec![],
+            cwd: CString::new("/").unwrap(),
+            stdio: [null.as_raw_fd(); 3],
+            session: SessionMode::NewGroup,
+            rlimits: vec![],
+            parent_death_signal: Some(libc::SIGKILL),
+            cgroup_procs: vec![],
+            sandbox: None,
+        };
+        let med = |mut xs: Vec<f64>| {
+            xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            (xs[xs.len() / 10], xs[xs.len() / 2])
+        };
+        let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+        for isolate in [false, true] {
+            let sb = SandboxSpec {
+                writable_roots: vec!["/tmp".into()],
+                network: false,
+                isolate_processes: isolate,
+            };
+            let mut v: [Vec<f64>; 5] = Default::default();
+            for _ in 0..300 {
+                let t = Instant::now();
+                let l = launch_with(spec()).unwrap();
+                // SAFETY: reaping our own child.
+                unsafe { libc::waitpid(l.pid, std::ptr::null_mut(), 0) };
+                v[0].push(ms(t));
+                let t = Instant::now();
+                let p = prepare(&sb, None, "sandbox").unwrap();
+                v[1].push(ms(t));
+                let mut s = spec();
+                s.sandbox = Some(p.child());
+                let t = Instant::now();
+                let l = launch_with(s).unwrap();
+                v[2].push(ms(t));
+                let t = Instant::now();
+                // SAFETY: reaping our own child.
+                unsafe { libc::waitpid(l.pid, std::ptr::null_mut(), 0) };
+                v[3].push(ms(t));
+                let g = p.into_guard(l.init_pid);
+                let t = Instant::now();
+                drop(g);
+                v[4].push(ms(t));
+            }
+            let [a, b, c, d, e] = v.map(med);
+            println!(
+                "isolate={isolate} (p10, median ms): plain launch+wait {a:.3?} | sandbox: \
+                 prepare {b:.3?}, launch {c:.3?}, wait {d:.3?}, guard drop {e:.3?}"
+            );
+        }
+    }
 }
