@@ -421,13 +421,12 @@ fn parse_sandbox(v: &Unknown, field: &str) -> Parsed<SandboxSpec> {
             )));
         }
     }
-    let roots = opt_array(&o, "writableRoots", &format!("{field}.writableRoots"))?.ok_or_else(
-        || {
+    let roots =
+        opt_array(&o, "writableRoots", &format!("{field}.writableRoots"))?.ok_or_else(|| {
             TermError::invalid_arg(format!(
                 "{field}.writableRoots is required (an array of absolute paths; [] for none)"
             ))
-        },
-    )?;
+        })?;
     let mut writable_roots = Vec::with_capacity(roots.len());
     for (i, r) in roots.iter().enumerate() {
         writable_roots.push(as_string(r, &format!("{field}.writableRoots[{i}]"))?);
@@ -803,9 +802,7 @@ pub fn containment_info() -> ContainmentInfo {
 fn sandbox_info() -> SandboxInfo {
     let s = crate::sandbox::support();
     SandboxInfo {
-        available: s.filesystem
-            && s.network.is_some()
-            && s.process_isolation.is_some(),
+        available: s.filesystem && s.network.is_some() && s.process_isolation.is_some(),
         landlock_abi: s.landlock_abi,
         filesystem: s.filesystem,
         network: s.network.map(String::from),

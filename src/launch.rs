@@ -268,7 +268,11 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             &mut init as *mut pidns::InitArgs as *mut libc::c_void,
         );
         if pid < 0 {
-            fail(a, STAGE_SANDBOX + Step::Init as i32, *libc::__errno_location());
+            fail(
+                a,
+                STAGE_SANDBOX + Step::Init as i32,
+                *libc::__errno_location(),
+            );
         }
         a.init_pid = pid;
         if std::ptr::read_volatile(&init.errno) != 0 {
@@ -276,7 +280,11 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         let pid = libc::clone(child_main, a.cmd_stack as *mut libc::c_void, flags, arg);
         if pid < 0 {
-            fail(a, STAGE_SANDBOX + Step::Init as i32, *libc::__errno_location());
+            fail(
+                a,
+                STAGE_SANDBOX + Step::Init as i32,
+                *libc::__errno_location(),
+            );
         }
         a.cmd_pid = pid;
         // Both children took the launcher as parent (and its death as their SIGKILL) only

@@ -506,7 +506,10 @@ fn launch_error(e: std::io::Error, context: &str) -> TermError {
     if let Some(step) = launch::sandbox_step(&e) {
         return TermError::new(
             crate::sandbox::ERR_SANDBOX_UNAVAILABLE,
-            format!("{context}: sandbox: {} was refused by the kernel: {e}", step.part()),
+            format!(
+                "{context}: sandbox: {} was refused by the kernel: {e}",
+                step.part()
+            ),
         );
     }
     TermError::from_io(&e, context)

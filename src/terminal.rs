@@ -33,7 +33,6 @@ use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
 use crate::cgroup::{Cgroup, PidsCgroup};
-use crate::sandbox::SandboxGuard;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::guard;
@@ -41,6 +40,7 @@ use crate::kill::{group_has_live_members, session_members, signal_group, signal_
 use crate::output::{OutputBuffer, RawSnapshot};
 use crate::pty::{self, PtySize};
 use crate::render::TextScreen;
+use crate::sandbox::SandboxGuard;
 use crate::spawn::Spawned;
 
 /// Identifies the content of a snapshot: bytes written so far, resizes, exit published.

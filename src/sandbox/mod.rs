@@ -177,7 +177,9 @@ pub fn validate_roots(spec: &SandboxSpec, field: &str) -> Result<Vec<PathBuf>, T
     for (i, root) in spec.writable_roots.iter().enumerate() {
         let name = format!("{field}.writableRoots[{i}]");
         if root.contains('\0') {
-            return Err(TermError::invalid_arg(format!("{name} contains a NUL byte")));
+            return Err(TermError::invalid_arg(format!(
+                "{name} contains a NUL byte"
+            )));
         }
         let path = std::path::Path::new(root);
         if !path.is_absolute() {
@@ -285,9 +287,8 @@ pub fn prepare(
             format_args!("Landlock ABI {}", s.landlock_abi),
         ));
     }
-    let tmpdir = tmpdir::TempDir::new().map_err(|e| {
-        TermError::from_io(&e, "sandbox: creating the private temporary directory")
-    })?;
+    let tmpdir = tmpdir::TempDir::new()
+        .map_err(|e| TermError::from_io(&e, "sandbox: creating the private temporary directory"))?;
     let ruleset = landlock::ruleset(s.landlock_abi, &roots, tmpdir.path(), tty, spec.network)
         .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
     let fprogs = seccomp::programs(spec.network)
@@ -402,7 +403,10 @@ mod tests {
         assert_eq!(ok, vec![std::fs::canonicalize(&dir).unwrap()]);
         let cases: &[(&[&str], &str)] = &[
             (&["relative"], "writableRoots[0] must be an absolute path"),
-            (&["/tmp", "/no/such/dir/x"], "writableRoots[1] `/no/such/dir/x`"),
+            (
+                &["/tmp", "/no/such/dir/x"],
+                "writableRoots[1] `/no/such/dir/x`",
+            ),
             (&["/bin/sh"], "not a directory"),
             (&["/"], "may not be, contain or lie inside /proc"),
             (&["/sys/fs/cgroup"], "lie inside /sys"),

@@ -147,7 +147,14 @@ pub extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
         if libc::setsid() < 0 {
             fail(a);
         }
-        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) != 0
+        {
             fail(a);
         }
         for fd in 0..3 {
@@ -155,7 +162,13 @@ pub extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(a);
             }
         }
-        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) != 0 {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) != 0
+        {
             fail(a);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();

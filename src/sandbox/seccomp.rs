@@ -95,11 +95,29 @@ fn ret_errno(n: i32) -> u32 {
 fn compile(network: bool) -> Result<Vec<Vec<sock_filter>>, String> {
     let mut first = vec![
         // A = seccomp_data.nr; if A >= the x32 bit, return ENOSYS; else go on.
-        sock_filter { code: LD_W_ABS, jt: 0, jf: 0, k: 0 },
-        sock_filter { code: JGE_K, jt: 0, jf: 1, k: X32_SYSCALL_BIT },
-        sock_filter { code: RET_K, jt: 0, jf: 0, k: ret_errno(libc::ENOSYS) },
+        sock_filter {
+            code: LD_W_ABS,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        sock_filter {
+            code: JGE_K,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        sock_filter {
+            code: RET_K,
+            jt: 0,
+            jf: 0,
+            k: ret_errno(libc::ENOSYS),
+        },
     ];
-    first.extend(bpf(BTreeMap::from([(libc::SYS_clone3, vec![])]), libc::ENOSYS)?);
+    first.extend(bpf(
+        BTreeMap::from([(libc::SYS_clone3, vec![])]),
+        libc::ENOSYS,
+    )?);
     let mut out = vec![first];
     if !network {
         out.push(bpf(rules()?, libc::EPERM)?);
