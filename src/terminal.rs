@@ -656,19 +656,24 @@ impl Terminal {
         if !self.is_released() {
             self.signal_all(Signal::SIGKILL);
         }
-        self.drop_sandbox();
+        // Node is going away: no background thread would finish the cleanup.
+        if let Some(g) = self.take_sandbox() {
+            g.finish_now();
+        }
         self.shutdown.notify_one();
     }
 
     /// Ends the sandbox's PID namespace (its init, so every process left in it) and removes
     /// the private TMPDIR.
     fn drop_sandbox(&self) {
-        let guard = self
-            .sandbox
+        drop(self.take_sandbox());
+    }
+
+    fn take_sandbox(&self) -> Option<SandboxGuard> {
+        self.sandbox
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .take();
-        drop(guard);
+            .take()
     }
 
     /// Subscribes to raw output from now on; with `replay`, the retained output is delivered

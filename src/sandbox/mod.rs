@@ -118,9 +118,11 @@ pub struct Prepared {
 #[cfg(target_os = "linux")]
 unsafe impl Send for Prepared {}
 
-/// Owns what a sandboxed terminal leaves behind: its private TMPDIR (removed on drop) and,
-/// with a PID namespace, the namespace's init process (killed and reaped on drop, which makes
-/// the kernel kill every process still in the namespace).
+/// Owns what a sandboxed terminal leaves behind: its private TMPDIR and, with a PID
+/// namespace, the namespace's init process. Dropping it SIGKILLs the init at once (the kernel
+/// then kills every process still in the namespace); reaping the init and removing the TMPDIR
+/// (after the namespace is gone, so nothing writes there any more) happen on a background
+/// thread, off the release path. [`SandboxGuard::finish_now`] does it all before returning.
 #[derive(Debug, Default)]
 pub struct SandboxGuard {
     tmpdir: Option<PathBuf>,
@@ -137,23 +139,81 @@ impl SandboxGuard {
     pub fn init_pid(&self) -> Option<i32> {
         self.init_pid
     }
+
+    /// Kills the namespace, reaps its init and removes the TMPDIR before returning (for a
+    /// process about to exit, where a background thread would not get to it).
+    pub fn finish_now(mut self) {
+        if let Some(pid) = self.init_pid.take() {
+            kill_init(pid);
+            reap(pid);
+        }
+        if let Some(dir) = self.tmpdir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn kill_init(pid: i32) {
+    // SAFETY: `pid` is our own child (CLONE_PARENT of the launcher) and not yet reaped (only
+    // its guard reaps it), so it cannot have been reused.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+fn reap(pid: i32) {
+    let mut status = 0;
+    // SAFETY: waiting for our own child, as above.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+}
+
+/// Reaps killed inits and then removes their TMPDIRs, one at a time, on a thread of its own.
+fn reap_later(pid: i32, tmpdir: Option<PathBuf>) {
+    use std::sync::mpsc::{channel, Sender};
+    use std::sync::{Mutex, OnceLock};
+    type Job = (i32, Option<PathBuf>);
+    static REAPER: OnceLock<Option<Mutex<Sender<Job>>>> = OnceLock::new();
+    let tx = REAPER.get_or_init(|| {
+        let (tx, rx) = channel::<Job>();
+        std::thread::Builder::new()
+            .name("acp-terminal-sandbox-reaper".into())
+            .spawn(move || {
+                for (pid, dir) in rx {
+                    reap(pid);
+                    if let Some(dir) = dir {
+                        let _ = std::fs::remove_dir_all(dir);
+                    }
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let sent = tx.as_ref().is_some_and(|tx| {
+        tx.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send((pid, tmpdir.clone()))
+            .is_ok()
+    });
+    if !sent {
+        reap(pid);
+        if let Some(dir) = tmpdir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 impl Drop for SandboxGuard {
     fn drop(&mut self) {
-        if let Some(pid) = self.init_pid.take() {
-            // SAFETY: `pid` is our own child (CLONE_PARENT of the launcher), not yet reaped:
-            // only this guard waits for it, so the pid cannot have been reused.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                let mut status = 0;
-                while libc::waitpid(pid, &mut status, 0) < 0
-                    && *libc::__errno_location() == libc::EINTR
-                {}
+        match self.init_pid.take() {
+            Some(pid) => {
+                kill_init(pid);
+                reap_later(pid, self.tmpdir.take());
             }
-        }
-        if let Some(dir) = self.tmpdir.take() {
-            let _ = std::fs::remove_dir_all(dir);
+            None => {
+                if let Some(dir) = self.tmpdir.take() {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+            }
         }
     }
 }
@@ -291,14 +351,12 @@ pub fn prepare(
         .map_err(|e| TermError::from_io(&e, "sandbox: creating the private temporary directory"))?;
     let ruleset = landlock::ruleset(s.landlock_abi, &roots, tmpdir.path(), tty, spec.network)
         .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
-    let fprogs = seccomp::programs(spec.network)
-        .map_err(|e| unavailable("the network and cgroup part (seccomp)", e))?
-        .iter()
-        .map(|p| libc::sock_fprog {
-            len: p.len() as u16,
-            filter: p.as_ptr() as *mut libc::sock_filter,
-        })
-        .collect();
+    let program = seccomp::program(spec.network)
+        .map_err(|e| unavailable("the network and cgroup part (seccomp)", e))?;
+    let fprogs = vec![libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    }];
     Ok(Prepared {
         ruleset,
         fprogs,

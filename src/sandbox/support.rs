@@ -141,23 +141,33 @@ pub fn isolation() -> Result<NsPlan, String> {
 }
 
 fn plan() -> Result<NsPlan, String> {
+    /// What the plan depends on, looked up once: the init program, /dev/null, and whether
+    /// this process creates namespaces directly (root with CAP_SYS_ADMIN) or through a user
+    /// namespace.
+    static FIXED: OnceLock<Result<(CString, i32, bool), String>> = OnceLock::new();
     if std::env::var_os("ACP_TERMINAL_NO_NAMESPACES").is_some() {
         return Err("namespaces are refused (ACP_TERMINAL_NO_NAMESPACES is set)".into());
     }
-    let sleep = ["/bin/sleep", "/usr/bin/sleep"]
-        .into_iter()
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    let (sleep, null, userns) = FIXED
+        .get_or_init(|| {
+            let sleep = ["/bin/sleep", "/usr/bin/sleep"]
+                .into_iter()
+                .find(|p| {
+                    std::fs::metadata(p)
+                        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                })
+                .ok_or("no `sleep` program (/bin/sleep, /usr/bin/sleep) to hold the namespace")?;
+            let null = dev_null().ok_or("cannot open /dev/null")?;
+            // SAFETY: geteuid has no preconditions.
+            let root = unsafe { libc::geteuid() } == 0;
+            Ok((
+                CString::new(sleep).expect("literal"),
+                null.as_raw_fd(),
+                !(root && has_sys_admin()),
+            ))
         })
-        .ok_or("no `sleep` program (/bin/sleep, /usr/bin/sleep) to hold the namespace")?;
-    let null = dev_null().ok_or("cannot open /dev/null")?;
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    Ok(NsPlan::new(
-        !(root && has_sys_admin()),
-        CString::new(sleep).expect("literal"),
-        null.as_raw_fd(),
-    ))
+        .clone()?;
+    Ok(NsPlan::new(userns, sleep, null))
 }
 
 /// Starts `true` in a namespace once; the answer is kept for the process's lifetime.
