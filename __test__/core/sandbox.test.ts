@@ -258,7 +258,7 @@ describe('lifecycle', () => {
     const tmp = (await t.currentOutput()).output.trim();
     expect(fs.existsSync(tmp)).toBe(true);
     await t.release();
-    expect(fs.existsSync(tmp)).toBe(false);
+    await eventually(() => !fs.existsSync(tmp), 'the TMPDIR removed right after release');
     await eventually(() => !fs.readdirSync('/proc').some((e) => cmdline(e).startsWith(`sleep ${marker}`)), 'every sleep gone');
     expect(inits()).toHaveLength(0);
     expect(zombieChildren()).toEqual([]);
