@@ -81,6 +81,7 @@ export type {
   ResolveProgramFn,
   ResolveProgramOptions,
   ResourceLimits,
+  SandboxOptions,
   TerminalLike,
 } from './types';
 export {

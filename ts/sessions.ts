@@ -52,7 +52,7 @@ import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { AcpTerminalError, invalidArg } from './errors';
 import { renderTerminalOutputAsync } from './screen-text';
-import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
+import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot, SandboxOptions } from './types';
 import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
 /** Default `maxSessions` of {@link ShellSessions}. */
@@ -102,6 +102,8 @@ export interface PtyCreateTerminalOptions {
   output?: 'raw' | 'text';
   /** Text mode: lines kept above the screen. */
   scrollback?: number;
+  /** The OS sandbox the shell runs in. */
+  sandbox?: SandboxOptions;
 }
 
 /** The backend entry point: the native `createTerminal` (with `pty` support) or a substitute. */
@@ -145,6 +147,8 @@ export interface ShellSessionsOptions {
   screen?: boolean;
   /** Terminal backend (default: the native `createTerminal`). */
   createTerminal?: PtyCreateTerminalFn;
+  /** Run every session's shell in the OS sandbox (passed to each create; checked there, see `SandboxOptions`). */
+  sandbox?: SandboxOptions;
 }
 
 /** Parameters of {@link ShellSessions.execute}. */
@@ -533,6 +537,7 @@ export class ShellSessions implements AsyncDisposable {
   private readonly startTimeoutMs: number;
   private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
+  private readonly sandbox: SandboxOptions | undefined;
 
   /** Creates a session manager; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: ShellSessionsOptions = {}) {
@@ -562,6 +567,7 @@ export class ShellSessions implements AsyncDisposable {
       throw invalidArg('options.createTerminal', 'must be a function');
     }
     this.backend = options.createTerminal;
+    this.sandbox = options.sandbox;
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -818,6 +824,7 @@ export class ShellSessions implements AsyncDisposable {
           // Text mode for its emulator (query answers, full-screen programs); the scrollback is not used.
           ...(this.screen ? { output: 'text' as const, scrollback: 0 } : {}),
           ...(this.inheritEnv !== undefined ? { inheritEnv: this.inheritEnv } : {}),
+          ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
         },
       );
       session.attach(terminal);

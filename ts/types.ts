@@ -64,6 +64,24 @@ export interface CreateTerminalOptions {
   timeoutMs?: number;
   /** Resource limits applied to the child before it executes (soft = hard = value). */
   limits?: ResourceLimits;
+  /** Run the command in the OS sandbox (see {@link SandboxOptions}). */
+  sandbox?: SandboxOptions;
+}
+
+/**
+ * The OS sandbox of a command (Linux: Landlock, seccomp, no_new_privs and, with `isolateProcesses`,
+ * a PID namespace). The command and everything it starts can write only under `writableRoots` (plus
+ * /dev/null, its tty and a private TMPDIR), cannot open network connections unless `network`, cannot
+ * signal or ptrace processes outside its terminal, cannot change cgroup and cannot gain privileges.
+ * Where the kernel cannot provide a part, creating the terminal fails with `ERR_SANDBOX_UNAVAILABLE`.
+ */
+export interface SandboxOptions {
+  /** Absolute paths of existing directories the command may write under (may be empty). */
+  writableRoots: string[];
+  /** Allow network access (default false). */
+  network?: boolean;
+  /** Hide processes outside the terminal with a PID namespace and its own /proc (default true). */
+  isolateProcesses?: boolean;
 }
 
 /**

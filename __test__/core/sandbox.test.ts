@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { containmentInfo, createTerminal } from '../../index';
+import { ShellSessions, TerminalHost } from '../../lib';
 import { eventually, processes, ROOT, run, zombieChildren } from './helpers';
 
 const OUTER = path.join(ROOT, '__test__', 'fixtures', 'sandbox-outer.js');
@@ -271,6 +272,56 @@ describe('lifecycle', () => {
     const p = await run({ command: 'tty; exit 4' }, { sandbox, pty: {} });
     expect(p.output).toMatch(/^\/dev\/pts\/\d+\r\n$/);
     expect(p.status).toEqual({ exitCode: 4, signal: null });
+  });
+});
+
+describe('TerminalHost and ShellSessions pass options.sandbox to every create', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-sbx-ts-'));
+  const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-sbx-ts-out-'));
+  afterAll(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('TerminalHost', async () => {
+    const host = new TerminalHost({ sandbox: { writableRoots: [dir] } });
+    try {
+      const { terminalId } = await host.createTerminal({
+        sessionId: 's',
+        command: `echo in > ${dir}/host; echo out > ${outside}/host; cat /proc/1/cmdline | tr '\\0' ' '`,
+      });
+      expect(await host.waitForTerminalExit({ sessionId: 's', terminalId })).toEqual({ exitCode: 0, signal: null });
+      const out = (await host.terminalOutput({ sessionId: 's', terminalId })).output;
+      expect(out).toMatch(/Permission denied/);
+      expect(out).toMatch(/sleep 2147483647/); // pid 1 is the namespace's init
+      expect(fs.readFileSync(path.join(dir, 'host'), 'utf8')).toBe('in\n');
+      expect(fs.existsSync(path.join(outside, 'host'))).toBe(false);
+    } finally {
+      await host.close();
+    }
+    const bad = new TerminalHost({ sandbox: { writableRoots: ['relative'] } });
+    await expect(bad.createTerminal({ sessionId: 's', command: 'true' })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+      message: expect.stringMatching(/options\.sandbox\.writableRoots\[0\]/),
+    });
+    await bad.close();
+  });
+
+  it('ShellSessions', async () => {
+    const shells = new ShellSessions({ cwd: dir, sandbox: { writableRoots: [dir] } });
+    try {
+      expect(await shells.execute({ command: 'echo hi > inside && cat inside' })).toMatchObject({ exitCode: 0, content: 'hi' });
+      const r = await shells.execute({ command: `echo no > ${outside}/x` });
+      expect(r.exitCode).not.toBe(0);
+      expect(r.content).toMatch(/Permission denied/);
+      expect(fs.existsSync(path.join(outside, 'x'))).toBe(false);
+      // Only the session's own processes (and the namespace's init) are visible.
+      const seen = (await shells.execute({ command: 'ps -e -o comm=' })).content.split('\n');
+      expect(seen).toContain('ps');
+      expect(seen.filter((c) => !['sleep', 'bash', 'ps'].includes(c))).toEqual([]);
+    } finally {
+      await shells.closeAll();
+    }
   });
 });
 
