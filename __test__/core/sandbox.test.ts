@@ -265,6 +265,12 @@ describe('lifecycle', () => {
     expect(zombieChildren()).toEqual([]);
   });
 
+  it('the command starts in its cwd, reachable from its root (not a path of the host mount namespace)', async () => {
+    const r = await run({ command: '/bin/pwd; readlink /proc/self/cwd', cwd: dir }, { sandbox });
+    const real = fs.realpathSync(dir);
+    expect(r.output).toBe(`${real}\n${real}\n`);
+  });
+
   it('a terminal with pipes and one with a pty both report output and exit codes as without a sandbox', async () => {
     const r = await run({ command: 'echo out; echo err >&2; exit 3' }, { sandbox });
     expect(r.output).toBe('out\nerr\n');
