@@ -132,16 +132,6 @@ pub struct SandboxGuard {
 }
 
 impl SandboxGuard {
-    /// The private temporary directory (the command's TMPDIR).
-    pub fn tmpdir(&self) -> Option<&std::path::Path> {
-        self.tmpdir.as_deref()
-    }
-
-    /// Pid of the namespace's init process, if the terminal has a PID namespace.
-    pub fn init_pid(&self) -> Option<i32> {
-        self.init_pid
-    }
-
     /// Kills the namespace, reaps its init and removes the TMPDIR before returning (for a
     /// process about to exit, where a background thread would not get to it).
     #[cfg(target_os = "linux")]
@@ -239,11 +229,6 @@ impl Prepared {
         self.tmpdir.path()
     }
 
-    /// Whether the child enters a PID namespace (the launch then reports an init pid).
-    pub fn has_namespace(&self) -> bool {
-        self.ns.is_some()
-    }
-
     /// The guard that owns the TMPDIR and the namespace's init (`init_pid` from the launch).
     pub fn into_guard(self, init_pid: Option<i32>) -> SandboxGuard {
         SandboxGuard {
@@ -329,7 +314,7 @@ fn drop_bounding(ns: Option<&pidns::NsPlan>) -> bool {
 /// process isolation works here (see `support`).
 #[cfg(target_os = "linux")]
 fn probe_namespace(plan: pidns::NsPlan) -> Result<(), String> {
-    use crate::launch::{self, LaunchSpec, SessionMode};
+    use crate::sys::spawn::{self as launch, LaunchSpec, SessionMode};
     use std::ffi::CString;
     use std::os::fd::AsRawFd;
     let program = ["/bin/true", "/usr/bin/true"]
@@ -337,6 +322,7 @@ fn probe_namespace(plan: pidns::NsPlan) -> Result<(), String> {
         .find(|p| std::path::Path::new(p).exists())
         .ok_or("no `true` program to probe with")?;
     let null = std::fs::File::open("/dev/null").map_err(|e| e.to_string())?;
+    let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).map_err(|e| e.to_string())?;
     let sb = child::ChildSandbox {
         ruleset_fd: -1,
         fprogs: std::ptr::null(),
@@ -349,7 +335,7 @@ fn probe_namespace(plan: pidns::NsPlan) -> Result<(), String> {
         program: CString::new(program).expect("literal"),
         argv: vec![CString::new("true").expect("literal")],
         envp: Vec::new(),
-        cwd: CString::new("/").expect("literal"),
+        cwd: root.as_raw_fd(),
         stdio: [null.as_raw_fd(); 3],
         session: SessionMode::NewGroup,
         rlimits: Vec::new(),
@@ -444,16 +430,17 @@ mod tests {
     #[test]
     #[ignore]
     fn sandbox_cost() {
-        use crate::launch::{launch_with, LaunchSpec, SessionMode};
+        use crate::sys::spawn::{launch_with, LaunchSpec, SessionMode};
         use std::ffi::CString;
         use std::os::fd::AsRawFd;
         use std::time::Instant;
         let null = std::fs::File::open("/dev/null").unwrap();
+        let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).unwrap();
         let spec = || LaunchSpec {
             program: CString::new("/bin/true").unwrap(),
             argv: vec![CString::new("true").unwrap()],
             envp: vec![],
-            cwd: CString::new("/").unwrap(),
+            cwd: root.as_raw_fd(),
             stdio: [null.as_raw_fd(); 3],
             session: SessionMode::NewGroup,
             rlimits: vec![],

@@ -164,8 +164,8 @@ mod tests {
 
     #[test]
     fn without_network_only_unix_sockets_and_no_connect() {
+        // SAFETY: plain system calls with valid or null arguments.
         let code = in_filtered_child(false, || unsafe {
-            // SAFETY (whole block): plain system calls with valid or null arguments.
             let inet = err_of(libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) as _);
             let inet6 = err_of(libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) as _);
             let netlink = err_of(libc::socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) as _);
@@ -210,9 +210,9 @@ mod tests {
     #[test]
     fn clone3_and_x32_numbers_are_enosys_with_or_without_network() {
         for network in [false, true] {
+            // SAFETY: clone3 with a null argument fails before doing anything unless
+            // filtered; the x32 number of socket(AF_INET) must not create a socket.
             let code = in_filtered_child(network, || unsafe {
-                // SAFETY: clone3 with a null argument fails before doing anything unless
-                // filtered; the x32 number of socket(AF_INET) must not create a socket.
                 let clone3 = err_of(libc::syscall(libc::SYS_clone3, std::ptr::null::<u8>(), 0));
                 let x32 = err_of(libc::syscall(
                     X32_SYSCALL_BIT as libc::c_long | libc::SYS_socket,
@@ -229,8 +229,8 @@ mod tests {
             });
             assert_eq!(code, 0, "network {network}");
         }
+        // SAFETY: a plain socket call.
         let code = in_filtered_child(true, || unsafe {
-            // SAFETY: a plain socket call.
             let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
             if fd >= 0 {
                 0
