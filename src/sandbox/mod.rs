@@ -424,6 +424,104 @@ mod tests {
         assert!(e.message.contains("resolved `/sys`"), "{e}");
     }
 
+    /// Runs `script` with `sh -c` in a sandbox with `root` writable and returns (exit code,
+    /// output). Everything through the real launch path; the output through a pipe.
+    #[cfg(target_os = "linux")]
+    fn run_sandboxed(spec: &SandboxSpec, script: &str) -> (i32, String) {
+        use crate::sys::spawn::{launch_with, LaunchSpec, SessionMode};
+        use std::ffi::CString;
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+        let prepared = prepare(spec, None, "sandbox").unwrap();
+        let (r, w) = crate::sys::pipe::pipe_cloexec().unwrap();
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).unwrap();
+        let tmpdir = format!("TMPDIR={}", prepared.tmpdir().display());
+        let launched = launch_with(LaunchSpec {
+            program: CString::new("/bin/sh").unwrap(),
+            argv: ["sh", "-c", script]
+                .iter()
+                .map(|a| CString::new(*a).unwrap())
+                .collect(),
+            envp: vec![
+                CString::new("PATH=/usr/bin:/bin").unwrap(),
+                CString::new(tmpdir).unwrap(),
+            ],
+            cwd: root.as_raw_fd(),
+            stdio: [null.as_raw_fd(), w.as_raw_fd(), w.as_raw_fd()],
+            session: SessionMode::NewGroup,
+            rlimits: vec![],
+            parent_death_signal: Some(libc::SIGKILL),
+            cgroup_procs: vec![],
+            sandbox: Some(prepared.child()),
+        })
+        .unwrap();
+        drop(w);
+        let mut out = String::new();
+        std::fs::File::from(r).read_to_string(&mut out).unwrap();
+        let mut status = 0;
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(launched.pid, &mut status, 0) };
+        assert_eq!(launched.init_pid.is_some(), spec.isolate_processes);
+        drop(prepared.into_guard(launched.init_pid));
+        (libc::WEXITSTATUS(status), out)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn writes_outside_the_roots_are_refused_inside_allowed() {
+        if !support::kernel().filesystem {
+            return; // refused by `prepare`, which other tests pin
+        }
+        let inside = tmpdir::TempDir::new().unwrap();
+        let outside = tmpdir::TempDir::new().unwrap();
+        for isolate in [false, true] {
+            if isolate && support().process_isolation.is_none() {
+                continue;
+            }
+            let spec = SandboxSpec {
+                writable_roots: vec![inside.path().to_str().unwrap().into()],
+                network: false,
+                isolate_processes: isolate,
+            };
+            let script = format!(
+                "echo a > {in_}/f && echo in-ok; echo b > {out}/f || echo out-refused; \
+                 echo c > \"$TMPDIR/t\" && echo tmp-ok; grep -E '^(NoNewPrivs|CapEff)' /proc/self/status",
+                in_ = inside.path().display(),
+                out = outside.path().display()
+            );
+            let (code, out) = run_sandboxed(&spec, &script);
+            assert_eq!(code, 0, "{out}");
+            assert!(out.contains("in-ok\n"), "{out}");
+            assert!(out.contains("Permission denied"), "{out}");
+            assert!(out.contains("out-refused\n"), "{out}");
+            assert!(out.contains("tmp-ok\n"), "{out}");
+            assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+            assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+            assert!(!outside.path().join("f").exists());
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pid_namespace_shows_only_the_terminal() {
+        if support().process_isolation.is_none() || !support::kernel().filesystem {
+            return;
+        }
+        let spec = SandboxSpec::default();
+        // pid 1 is the init (`sleep`), the shell is pid 2, and nothing else exists.
+        let (code, out) = run_sandboxed(
+            &spec,
+            "echo $$; cat /proc/1/cmdline | tr '\\0' ' '; echo; ls /proc | grep -c '^[0-9]'",
+        );
+        assert_eq!(code, 0, "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "2", "{out}");
+        assert_eq!(lines[1], "sleep 2147483647 ", "{out}");
+        // sleep, sh, and the pipeline's ls and grep
+        assert!(lines[2].parse::<u32>().unwrap() <= 4, "{out}");
+    }
+
     /// Where a sandboxed spawn's time goes (not a test: run it with
     /// `cargo test --release sandbox_cost -- --ignored --nocapture`).
     #[cfg(target_os = "linux")]
