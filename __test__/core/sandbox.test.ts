@@ -10,7 +10,7 @@ import * as path from 'node:path';
 
 import { containmentInfo, createTerminal } from '../../index';
 import { ShellSessions, TerminalHost } from '../../lib';
-import { eventually, processes, ROOT, run, zombieChildren } from './helpers';
+import { eventually, fdCount, processes, ROOT, run, runNode, zombieChildren } from './helpers';
 
 const OUTER = path.join(ROOT, '__test__', 'fixtures', 'sandbox-outer.js');
 const isRoot = process.getuid?.() === 0;
@@ -269,6 +269,49 @@ describe('lifecycle', () => {
     await eventually(() => !fs.readdirSync('/proc').some((e) => cmdline(e).startsWith(`sleep ${marker}`)), 'every sleep gone');
     await eventually(() => !fs.existsSync(`/proc/${mine[0]}`), 'the init reaped');
     await eventually(() => zombieChildren().length === 0, 'no zombie child left');
+  });
+
+  it('a process that exits right after release (process.exit) leaves no TMPDIR behind', () => {
+    const r = runNode(`
+      const { createTerminal } = require('.');
+      (async () => {
+        const t = await createTerminal({ command: 'echo $TMPDIR' }, { sandbox: { writableRoots: [] } });
+        await t.waitForExit();
+        console.log((await t.currentOutput()).output.trim());
+        await t.release();
+        process.exit(0);
+      })();`);
+    expect(r.status).toBe(0);
+    const tmp = r.stdout.trim();
+    expect(tmp).toMatch(/acp-terminal-sandbox-/);
+    expect(fs.existsSync(tmp)).toBe(false);
+  });
+
+  it('200 sandboxed terminals, 50 at a time, leave no descriptor, process or TMPDIR behind', async () => {
+    const children = () => processes().filter((p) => p.ppid === process.pid && p.state !== 'Z').length;
+    // Once-per-process descriptors (/dev/null for stdin, the guardian's pipe) exist first.
+    await run({ command: 'true' }, { sandbox: { writableRoots: [dir] } });
+    await eventually(() => zombieChildren().length === 0, 'earlier inits reaped');
+    const fds = fdCount();
+    const kids = children();
+    const tmps: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          const t = await createTerminal(
+            { command: i % 2 ? 'sleep 0.05 & echo $TMPDIR' : 'echo $TMPDIR' },
+            { sandbox: { writableRoots: [dir], isolateProcesses: i % 3 !== 0 }, ...(i % 5 === 0 ? { pty: {} } : {}) },
+          );
+          await t.waitForExit();
+          tmps.push((await t.currentOutput()).output.trim());
+          await t.release();
+        }),
+      );
+    }
+    expect(new Set(tmps).size).toBe(200);
+    await eventually(() => tmps.every((d) => !fs.existsSync(d)), 'every TMPDIR removed');
+    await eventually(() => children() === kids && zombieChildren().length === 0, 'every init reaped');
+    expect(fdCount()).toBe(fds);
   });
 
   it('the command starts in its cwd, reachable from its root (not a path of the host mount namespace)', async () => {

@@ -2,11 +2,31 @@
 //! background thread: the namespace's init is reaped (after the SIGKILL sent at release, the
 //! kernel has torn the namespace down) and only then the terminal's TMPDIR removed (nothing
 //! in the namespace writes there any more); spare TMPDIRs are created ahead (see `tmpdir`).
-//! Without the thread (it could not start), the same work happens inline.
+//! Without the thread (it could not start), the same work happens inline. Directories still
+//! waiting for removal when the process exits are removed by an `atexit` handler.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, Once, OnceLock};
+
+/// Directories queued for removal and not removed yet.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+extern "C" fn remove_pending() {
+    if let Ok(mut pending) = PENDING.lock() {
+        for dir in pending.drain(..) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Removes `dir` and forgets it.
+fn remove(dir: PathBuf) {
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Ok(mut pending) = PENDING.lock() {
+        pending.retain(|d| *d != dir);
+    }
+}
 
 enum Job {
     /// Reap this init (if any), then remove this directory (if any).
@@ -38,7 +58,7 @@ fn run(job: Job) {
                 reap(pid);
             }
             if let Some(dir) = dir {
-                let _ = std::fs::remove_dir_all(dir);
+                remove(dir);
             }
         }
         Job::Refill => super::tmpdir::refill(),
@@ -46,6 +66,17 @@ fn run(job: Job) {
 }
 
 fn send(job: Job) {
+    static AT_EXIT: Once = Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registering a plain function that only locks a mutex and removes
+        // directories.
+        unsafe { libc::atexit(remove_pending) };
+    });
+    if let Job::Reap(_, Some(dir)) = &job {
+        if let Ok(mut pending) = PENDING.lock() {
+            pending.push(dir.clone());
+        }
+    }
     static WORKER: OnceLock<Option<Mutex<Sender<Job>>>> = OnceLock::new();
     let tx = WORKER.get_or_init(|| {
         let (tx, rx) = channel::<Job>();
