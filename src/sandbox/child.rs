@@ -77,10 +77,13 @@ pub struct ChildSandbox {
     pub fprogs: *const libc::sock_fprog,
     /// How many filters.
     pub n_fprogs: usize,
-    /// Highest capability number of this kernel.
-    pub last_cap: i32,
-    /// Empty the capability bounding set (root, or a process with a user namespace).
-    pub drop_bounding: bool,
+    /// Lock root's capabilities away (root, or a process with a user namespace, where it holds
+    /// every capability until it execs): `SECBIT_NOROOT` and friends, locked, so that
+    /// `execve` grants uid 0 nothing.
+    pub lock_root: bool,
+    /// Which filter this is (network allowed or not): a launcher thread that installed the
+    /// same filter on itself clears `n_fprogs`, and the child inherits it instead.
+    pub network: bool,
     /// The namespace plan, with `isolate_processes`.
     pub ns: Option<*const NsPlan>,
 }
@@ -126,13 +129,14 @@ pub unsafe fn apply(sb: &ChildSandbox) -> Result<(), (Step, i32)> {
         ),
         Step::Descriptors,
     )?;
-    if sb.drop_bounding {
-        for cap in 0..=sb.last_cap {
-            check(
-                libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) as _,
-                Step::Capabilities,
-            )?;
-        }
+    if sb.lock_root {
+        // One call instead of emptying the bounding set capability by capability (~3 µs each):
+        // with no_new_privs below, nothing can raise a capability again, and these bits stop
+        // execve from giving uid 0 the full set.
+        check(
+            libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS_LOCKED_NOROOT, 0, 0, 0) as _,
+            Step::Capabilities,
+        )?;
     }
     check(
         libc::prctl(
@@ -178,6 +182,11 @@ pub unsafe fn apply(sb: &ChildSandbox) -> Result<(), (Step, i32)> {
 }
 
 const SECCOMP_SET_MODE_FILTER: u32 = 1;
+/// `SECBIT_NOROOT | SECBIT_NO_SETUID_FIXUP | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE`
+/// and the locks of the first two and the last: root gains nothing at exec and nobody can turn
+/// that off.
+const SECUREBITS_LOCKED_NOROOT: libc::c_ulong =
+    (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 6) | (1 << 7);
 const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 
 #[repr(C)]
@@ -192,6 +201,25 @@ struct CapData {
     effective: u32,
     permitted: u32,
     inheritable: u32,
+}
+
+/// Installs the sandbox's seccomp filter (and `no_new_privs`, which it needs) on the calling
+/// thread only: for a launcher thread whose children are all sandboxed with this filter.
+pub fn filter_this_thread(network: bool) -> std::io::Result<()> {
+    let prog = super::seccomp::program(network).map_err(std::io::Error::other)?;
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl and seccomp on the calling thread with a valid program.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0
+            || libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &fprog) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Every signal back to its default action (Node handles or ignores several). The raw system

@@ -110,8 +110,8 @@ pub struct Prepared {
     ruleset: std::os::fd::OwnedFd,
     fprogs: Vec<libc::sock_fprog>,
     ns: Option<Box<pidns::NsPlan>>,
-    last_cap: i32,
-    drop_bounding: bool,
+    lock_root: bool,
+    network: bool,
     tmpdir: tmpdir::TempDir,
 }
 
@@ -218,8 +218,8 @@ impl Prepared {
             ruleset_fd: self.ruleset.as_raw_fd(),
             fprogs: self.fprogs.as_ptr(),
             n_fprogs: self.fprogs.len(),
-            last_cap: self.last_cap,
-            drop_bounding: self.drop_bounding,
+            lock_root: self.lock_root,
+            network: self.network,
             ns: self.ns.as_deref().map(|n| n as *const pidns::NsPlan),
         }
     }
@@ -294,17 +294,17 @@ pub fn prepare(
     Ok(Prepared {
         ruleset,
         fprogs,
-        drop_bounding: drop_bounding(ns.as_deref()),
+        lock_root: lock_root(ns.as_deref()),
+        network: spec.network,
         ns,
-        last_cap: support::last_cap(),
         tmpdir,
     })
 }
 
-/// Whether the child can and should empty its capability bounding set: as root, or with a
-/// user namespace (where it holds every capability until it execs).
+/// Whether the child can and should lock root's capabilities away: as root, or with a user
+/// namespace (where it holds every capability until it execs).
 #[cfg(target_os = "linux")]
-fn drop_bounding(ns: Option<&pidns::NsPlan>) -> bool {
+fn lock_root(ns: Option<&pidns::NsPlan>) -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     root || ns.is_some_and(|n| n.userns())
@@ -327,8 +327,8 @@ fn probe_namespace(plan: pidns::NsPlan) -> Result<(), String> {
         ruleset_fd: -1,
         fprogs: std::ptr::null(),
         n_fprogs: 0,
-        last_cap: support::last_cap(),
-        drop_bounding: drop_bounding(Some(&plan)),
+        lock_root: lock_root(Some(&plan)),
+        network: false,
         ns: Some(&plan as *const pidns::NsPlan),
     };
     let spec = LaunchSpec {
@@ -512,7 +512,10 @@ mod tests {
         // pid 1 is the init (`sleep`), the shell is pid 2, and nothing else exists.
         let (code, out) = run_sandboxed(
             &spec,
-            "echo $$; cat /proc/1/cmdline | tr '\\0' ' '; echo; ls /proc | grep -c '^[0-9]'",
+            // (the init may still be finishing its exec when the command starts: its
+            // command line appears then)
+            "echo $$; for i in $(seq 200); do c=$(tr '\\0' ' ' < /proc/1/cmdline); \
+             [ -n \"$c\" ] && break; sleep 0.01; done; echo \"$c\"; ls /proc | grep -c '^[0-9]'",
         );
         assert_eq!(code, 0, "{out}");
         let lines: Vec<&str> = out.lines().collect();

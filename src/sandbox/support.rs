@@ -96,17 +96,6 @@ pub fn support() -> &'static Support {
     })
 }
 
-/// Highest capability number (`/proc/sys/kernel/cap_last_cap`; 40 if unreadable).
-pub fn last_cap() -> i32 {
-    static LAST: OnceLock<i32> = OnceLock::new();
-    *LAST.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(40)
-    })
-}
-
 const CAP_SYS_ADMIN: u32 = 21;
 
 /// Whether the caller may create PID and mount namespaces directly (CAP_SYS_ADMIN).
