@@ -5,8 +5,9 @@
 //! once it execs).
 //!
 //! Without forking Node, in three system-call-only steps (see `launch`):
-//! 1. the vfork child C (in Node's namespaces) calls [`enter`]: `unshare` of the user (if
-//!    unprivileged) and PID namespaces, and writes the id maps;
+//! 1. the vfork child C (in Node's namespaces) changes into the command's working directory and
+//!    calls [`enter`]: `unshare` of the user (if unprivileged), PID and mount namespaces (the
+//!    working directory moves along), the id maps, mounts made slaves;
 //! 2. C starts the namespace's init P1 with `CLONE_VM | CLONE_VFORK | CLONE_PARENT`
 //!    ([`init_main`]): P1 is pid 1 of the namespace, a child of Node's launcher thread with
 //!    SIGKILL as its parent-death signal, in a session of its own, SIGCHLD ignored (so the
@@ -14,9 +15,9 @@
 //!    environment: it holds the namespace until the terminal is released. When it dies, the
 //!    kernel kills everything left in the namespace;
 //! 3. C starts the command D the same way (pid 2, also Node's child, so Node waits for it and
-//!    signals its group exactly as without a namespace; its exit status is its own); D unshares
-//!    a mount namespace and mounts the namespace's `/proc` ([`mount_proc`]) before the rest of
-//!    the sandbox.
+//!    signals its group exactly as without a namespace; its exit status is its own); D keeps
+//!    C's working directory and mounts the namespace's `/proc` ([`mount_proc`]) before the rest
+//!    of the sandbox.
 //!
 //! C then exits; the launcher reaps it. Measured cost: see `bench/limits.js`.
 
@@ -97,13 +98,18 @@ unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> Result<(), i32> {
     Ok(())
 }
 
-/// Step 1, in C: new user (optional) and PID namespaces; the PID namespace applies to C's
-/// next children.
+/// Step 1, in C, which has already changed into the command's working directory: new user
+/// (optional), PID and mount namespaces (the PID namespace applies to C's next children; the
+/// working directory moves to the new mount namespace's copy of its mount, and the command
+/// inherits it), the id maps, and every mount made a slave (nothing propagates back to the
+/// host; mounts the host makes later still arrive). The init and the command share the mount
+/// namespace, so the command's exit does not tear it down (that waits for an RCU grace
+/// period): the init's death at release does, off the path of anyone waiting.
 ///
 /// # Safety
-/// Call only in the vfork child C.
+/// Call only in C.
 pub unsafe fn enter(plan: &NsPlan) -> Result<(), i32> {
-    let mut flags = libc::CLONE_NEWPID;
+    let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
     if plan.maps.is_some() {
         flags |= libc::CLONE_NEWUSER;
     }
@@ -114,6 +120,16 @@ pub unsafe fn enter(plan: &NsPlan) -> Result<(), i32> {
         write_file(c"/proc/self/setgroups", b"deny")?;
         write_file(c"/proc/self/uid_map", uid_map.as_bytes())?;
         write_file(c"/proc/self/gid_map", gid_map.as_bytes())?;
+    }
+    let r = libc::mount(
+        std::ptr::null(),
+        c"/".as_ptr(),
+        std::ptr::null(),
+        libc::MS_REC | libc::MS_SLAVE,
+        std::ptr::null(),
+    );
+    if r != 0 {
+        return Err(errno());
     }
     Ok(())
 }
@@ -184,29 +200,13 @@ pub extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
-/// Step 3, in the command's process (inside the namespace, after it changed to its working
-/// directory, before the rest of the sandbox): a mount namespace of its own (unshared here,
-/// so that the working directory moves to the new namespace's copy of its mount), every mount
-/// a slave (nothing propagates back to the host; mounts the host makes later still arrive),
-/// and a `/proc` that shows only the namespace's processes.
+/// Step 3, in the command's process (inside the namespace, before the rest of the sandbox):
+/// mounts a `/proc` that shows only the namespace's processes (in the mount namespace C
+/// created, which only the namespace's processes share).
 ///
 /// # Safety
 /// Call only in the vfork child D.
 pub unsafe fn mount_proc() -> i32 {
-    if libc::unshare(libc::CLONE_NEWNS) != 0 {
-        return -1;
-    }
-    let root = c"/".as_ptr();
-    let r = libc::mount(
-        std::ptr::null(),
-        root,
-        std::ptr::null(),
-        libc::MS_REC | libc::MS_SLAVE,
-        std::ptr::null(),
-    );
-    if r != 0 {
-        return r;
-    }
     libc::mount(
         c"proc".as_ptr(),
         c"/proc".as_ptr(),

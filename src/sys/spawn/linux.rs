@@ -47,6 +47,8 @@ struct ChildArgs {
     n_cgroups: usize,
     /// The sandbox, or null.
     sandbox: *const ChildSandbox,
+    /// A namespace launch (C sets up the working directory and the namespaces).
+    namespace: bool,
     /// Namespace launches: stacks of the init and of the command (C uses the first stack).
     init_stack: *mut u8,
     cmd_stack: *mut u8,
@@ -128,7 +130,8 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         // Before stdio: the directory descriptor is never one of 0, 1, 2 we overwrite.
-        if libc::fchdir(a.cwd) != 0 {
+        // (In a namespace launch, C already did, before it unshared the mount namespace.)
+        if !a.namespace && libc::fchdir(a.cwd) != 0 {
             fail(a, STAGE_CWD);
         }
         for (target, &src) in a.stdio.iter().enumerate() {
@@ -141,8 +144,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(a, STAGE_STDIO);
             }
         }
-        // Last, after the working directory: the mount namespace it may unshare takes the
-        // cwd along.
+        // Last: a namespace's /proc is mounted, then the process locked down.
         if !a.sandbox.is_null() {
             if let Err((step, e)) = crate::sandbox::child::apply(&*a.sandbox) {
                 *libc::__errno_location() = e;
@@ -173,6 +175,11 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             Some(p) => &*p,
             None => fail(a, STAGE_SANDBOX + Step::Namespaces as i32, libc::EINVAL),
         };
+        // The command's working directory first: unsharing the mount namespace moves it to
+        // the new namespace's copy of its mount, and the command inherits it.
+        if libc::fchdir(a.cwd) != 0 {
+            fail(a, STAGE_CWD, *libc::__errno_location());
+        }
         if let Err(e) = pidns::enter(plan) {
             fail(a, STAGE_SANDBOX + Step::Namespaces as i32, e);
         }
@@ -257,6 +264,7 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
             .sandbox
             .as_ref()
             .map_or(std::ptr::null(), |s| s as *const ChildSandbox),
+        namespace,
         init_stack,
         cmd_stack,
         init_pid: 0,
