@@ -18,6 +18,21 @@ async function med(opts, n = 300) {
   }
   xs.sort((a, b) => a - b); return xs[n >> 1];
 }
+/** Medians of `n` create→wait→release of each option set, taken in turn (so that a change of
+ * load on the machine weighs on all of them alike: their ratio is what matters). */
+async function interleaved(optsList, n = 300) {
+  const xs = optsList.map(() => []);
+  for (let i = 0; i < n + 20; i++) {
+    for (let c = 0; c < optsList.length; c++) {
+      const t0 = process.hrtime.bigint();
+      const t = await createTerminal({ command: 'true' }, optsList[c]);
+      await t.waitForExit();
+      await t.release();
+      if (i >= 20) xs[c].push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  }
+  return xs.map((x) => x.sort((a, b) => a - b)[n >> 1]);
+}
 (async () => {
   const sandbox = containmentInfo().sandbox;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-bench-'));
@@ -29,10 +44,11 @@ async function med(opts, n = 300) {
       await med({ limits: { processes: 512 } }),
       await med({ timeoutMs: 60000 }),
       ...(sandbox.available
-        ? [
-            await med({ sandbox: { writableRoots: [root], isolateProcesses: false } }),
-            await med({ sandbox: { writableRoots: [root] } }),
-          ]
+        ? await interleaved([
+            {},
+            { sandbox: { writableRoots: [root], isolateProcesses: false } },
+            { sandbox: { writableRoots: [root] } },
+          ])
         : []),
     ]);
   }
@@ -42,10 +58,10 @@ async function med(opts, n = 300) {
   console.log(`median ms per create→wait→release of true (median of 3 runs of 300):`);
   console.log(`no limits ${f(0)} | rlimits (cpu, as, nofile, fsize) ${f(1)} | processes (rlimit + pids cgroup) ${f(2)} | timeoutMs ${f(3)}`);
   if (sandbox.available) {
-    const x = (i) => (m(i) / m(0)).toFixed(2);
+    const x = (i) => (m(i) / m(4)).toFixed(2);
     console.log(
-      `sandbox (Landlock + seccomp + no_new_privs) ${f(4)} (${x(4)}x) | ` +
-        `sandbox + PID namespace (${sandbox.processIsolation}) ${f(5)} (${x(5)}x)`,
+      `sandbox, interleaved with plain creates (${f(4)}): Landlock + seccomp + no_new_privs ${f(5)} (${x(5)}x) | ` +
+        `+ PID namespace (${sandbox.processIsolation}) ${f(6)} (${x(6)}x)`,
     );
   } else {
     console.log(`sandbox: unavailable here (${sandbox.reasons.join('; ')})`);
