@@ -317,6 +317,22 @@ describe('lifecycle', () => {
     expect(fdCount()).toBe(fds);
   });
 
+  it("another sandboxed terminal cannot write into a terminal's TMPDIR (mode 0700 keeps other users out)", async () => {
+    const a = await createTerminal({ command: 'echo $TMPDIR; echo x > $TMPDIR/mine; exec sleep 100' }, { sandbox });
+    let tmp = '';
+    const poll = async () => (tmp = (await a.currentOutput()).output);
+    for (let i = 0; i < 2000 && !tmp.endsWith('\n'); i++) await poll().then(() => new Promise((r) => setTimeout(r, 5)));
+    tmp = tmp.trim();
+    expect(tmp).toMatch(/acp-terminal-sandbox-/);
+    expect((fs.statSync(tmp).mode & 0o777).toString(8)).toBe('700');
+    const b = await run({ command: `echo y > ${tmp}/theirs; rm -f ${tmp}/mine` }, { sandbox });
+    expect(b.output).toMatch(/theirs: Permission denied/);
+    expect(b.output).toMatch(/mine.*Permission denied/);
+    expect(fs.existsSync(path.join(tmp, 'theirs'))).toBe(false);
+    expect(fs.existsSync(path.join(tmp, 'mine'))).toBe(true);
+    await a.release();
+  });
+
   it('the command starts in its cwd, reachable from its root (not a path of the host mount namespace)', async () => {
     const r = await run({ command: '/bin/pwd; readlink /proc/self/cwd', cwd: dir }, { sandbox });
     const real = fs.realpathSync(dir);

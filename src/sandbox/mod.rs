@@ -415,6 +415,7 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_symlink_to_a_forbidden_place_is_refused() {
         let dir = tmpdir::TempDir::new().unwrap();
