@@ -169,7 +169,54 @@ fn probe() -> Result<&'static str, String> {
         } else {
             "pid-namespace"
         };
-        super::probe_namespace(plan).map(|()| kind)
+        probe_namespace(plan).map(|()| kind)
     })
     .clone()
+}
+
+/// Starts `true` with only the namespace part of the sandbox and checks it exits 0: whether
+/// process isolation works here (see `support`).
+fn probe_namespace(plan: NsPlan) -> Result<(), String> {
+    use crate::sys::spawn::{self as launch, LaunchSpec, SessionMode};
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    let program = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .ok_or("no `true` program to probe with")?;
+    let null = std::fs::File::open("/dev/null").map_err(|e| e.to_string())?;
+    let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).map_err(|e| e.to_string())?;
+    let sb = super::child::ChildSandbox {
+        ruleset_fd: -1,
+        fprogs: std::ptr::null(),
+        n_fprogs: 0,
+        lock_root: super::lock_root(Some(&plan)),
+        network: false,
+        ns: Some(&plan as *const NsPlan),
+    };
+    let spec = LaunchSpec {
+        program: CString::new(program).expect("literal"),
+        argv: vec![CString::new("true").expect("literal")],
+        envp: Vec::new(),
+        cwd: root.as_raw_fd(),
+        stdio: [null.as_raw_fd(); 3],
+        session: SessionMode::NewGroup,
+        rlimits: Vec::new(),
+        parent_death_signal: Some(libc::SIGKILL),
+        cgroup_procs: Vec::new(),
+        sandbox: Some(sb),
+    };
+    let launched = launch::launch_with(spec).map_err(|e| e.to_string())?;
+    let _guard = super::SandboxGuard {
+        tmpdir: None,
+        init_pid: launched.init_pid,
+    };
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(launched.pid, &mut status, 0) };
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else {
+        Err(format!("the probe process ended with status {status:#x}"))
+    }
 }
