@@ -141,6 +141,8 @@ export interface ContainmentInfo {
    * enforce it: a request with it fails there with `ENOTSUP`.
    */
   addressSpaceLimit: boolean
+  /** What `options.sandbox` can get here. */
+  sandbox: SandboxInfo
 }
 
 /**
@@ -210,6 +212,16 @@ export interface CreateTerminalOptions {
    * Absent or null: no restriction.
    */
   allowedRoots?: string[] | null
+  /**
+   * Run the command in an OS sandbox (Linux: Landlock, seccomp, no_new_privs, and a PID
+   * namespace with `isolateProcesses`). The command and everything it starts can write only
+   * under `writableRoots` (plus /dev/null, its tty and a private TMPDIR removed after
+   * release), cannot open network connections unless `network`, cannot signal or ptrace
+   * processes outside the terminal, cannot change cgroup, and cannot gain privileges.
+   * Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
+   * (see `containmentInfo().sandbox`); never runs the command with less.
+   */
+  sandbox?: SandboxOptions | null
 }
 
 /** The request to run a command: ACP's `CreateTerminalRequest` (`sessionId` optional here). */
@@ -424,6 +436,56 @@ export interface ResourceLimits {
    * fork fails beyond it.
    */
   processes?: number
+}
+
+/** What this kernel and process provide for `options.sandbox` (`containmentInfo().sandbox`). */
+export interface SandboxInfo {
+  /** A sandbox with its defaults (`network: false`, `isolateProcesses: true`) can be created. */
+  available: boolean
+  /**
+   * Landlock ABI version (0: no Landlock). Writes are confined from ABI 3, TCP is also
+   * refused by Landlock from ABI 4, signals and abstract unix sockets are scoped from 6.
+   */
+  landlockAbi: number
+  /** Writes confined to the writable roots (Landlock ABI >= 3). */
+  filesystem: boolean
+  /** How network access is refused: `'landlock+seccomp'` or `'seccomp'`; null: it cannot be. */
+  network: 'landlock+seccomp' | 'seccomp' | null | null
+  /**
+   * How signals to processes outside the terminal are refused: `'landlock'` (ABI >= 6);
+   * null: only a PID namespace (isolateProcesses) hides them.
+   */
+  signalScoping: 'landlock' | null | null
+  /** Abstract unix sockets outside the terminal are unreachable (Landlock ABI >= 6). */
+  abstractUnixScoping: boolean
+  /**
+   * How `isolateProcesses` is provided: `'pid-namespace'` (CAP_SYS_ADMIN) or
+   * `'user+pid-namespace'` (unprivileged user namespaces); null: it cannot be.
+   */
+  processIsolation: 'pid-namespace' | 'user+pid-namespace' | null | null
+  /** Why the missing parts are missing. */
+  reasons: Array<string>
+}
+
+/** The OS sandbox of a command (`options.sandbox`). */
+export interface SandboxOptions {
+  /**
+   * Absolute paths of existing directories the command may write under (symlinks are
+   * resolved once, at create). None of them may be `/` or be, contain or lie inside
+   * /proc, /sys or /dev. May be empty (only the private TMPDIR is writable).
+   */
+  writableRoots: Array<string>
+  /**
+   * Allow network access (default `false`: no sockets but unix ones, no `connect`, no
+   * TCP through Landlock, no io_uring).
+   */
+  network?: boolean
+  /**
+   * Run in a PID namespace with its own /proc, so that processes outside the terminal are
+   * invisible (default `true`). Where namespaces are refused, `createTerminal` rejects with
+   * `ERR_SANDBOX_UNAVAILABLE` unless this is `false`.
+   */
+  isolateProcesses?: boolean
 }
 
 /**

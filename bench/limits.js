@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// Spawn cost with and without resource limits and timeoutMs (issue: applying limits must not
-// slow spawning: the launcher sets them in the vfork child, no fork of Node). node bench/limits.js
+// Spawn cost with and without resource limits, timeoutMs and the OS sandbox (issues: applying
+// limits must not slow spawning: the launcher sets them in the vfork child, no fork of Node;
+// the sandbox costs at most 1.3x a plain spawn). node bench/limits.js
 'use strict';
-const { createTerminal } = require('..');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { createTerminal, containmentInfo } = require('..');
 async function med(opts, n = 300) {
   const xs = [];
   for (let i = 0; i < 20; i++) await (await createTerminal({ command: 'true' }, opts)).release();
@@ -14,7 +18,24 @@ async function med(opts, n = 300) {
   }
   xs.sort((a, b) => a - b); return xs[n >> 1];
 }
+/** Medians of `n` create→wait→release of each option set, taken in turn (so that a change of
+ * load on the machine weighs on all of them alike: their ratio is what matters). */
+async function interleaved(optsList, n = 300) {
+  const xs = optsList.map(() => []);
+  for (let i = 0; i < n + 20; i++) {
+    for (let c = 0; c < optsList.length; c++) {
+      const t0 = process.hrtime.bigint();
+      const t = await createTerminal({ command: 'true' }, optsList[c]);
+      await t.waitForExit();
+      await t.release();
+      if (i >= 20) xs[c].push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  }
+  return xs.map((x) => x.sort((a, b) => a - b)[n >> 1]);
+}
 (async () => {
+  const sandbox = containmentInfo().sandbox;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-bench-'));
   const rows = [];
   for (let r = 0; r < 3; r++) {
     rows.push([
@@ -22,9 +43,27 @@ async function med(opts, n = 300) {
       await med({ limits: { cpuSeconds: 60, addressSpaceBytes: 8 * 2 ** 30, openFiles: 1024, fileSizeBytes: 2 ** 30 } }),
       await med({ limits: { processes: 512 } }),
       await med({ timeoutMs: 60000 }),
+      ...(sandbox.available
+        ? await interleaved([
+            {},
+            { sandbox: { writableRoots: [root], isolateProcesses: false } },
+            { sandbox: { writableRoots: [root] } },
+          ])
+        : []),
     ]);
   }
-  const m = (i) => rows.map((x) => x[i]).sort((a, b) => a - b)[1].toFixed(3);
+  fs.rmSync(root, { recursive: true, force: true });
+  const m = (i) => rows.map((x) => x[i]).sort((a, b) => a - b)[1];
+  const f = (i) => m(i).toFixed(3);
   console.log(`median ms per create→wait→release of true (median of 3 runs of 300):`);
-  console.log(`no limits ${m(0)} | rlimits (cpu, as, nofile, fsize) ${m(1)} | processes (rlimit + pids cgroup) ${m(2)} | timeoutMs ${m(3)}`);
+  console.log(`no limits ${f(0)} | rlimits (cpu, as, nofile, fsize) ${f(1)} | processes (rlimit + pids cgroup) ${f(2)} | timeoutMs ${f(3)}`);
+  if (sandbox.available) {
+    const x = (i) => (m(i) / m(4)).toFixed(2);
+    console.log(
+      `sandbox, interleaved with plain creates (${f(4)}): Landlock + seccomp + no_new_privs ${f(5)} (${x(5)}x) | ` +
+        `+ PID namespace (${sandbox.processIsolation}) ${f(6)} (${x(6)}x)`,
+    );
+  } else {
+    console.log(`sandbox: unavailable here (${sandbox.reasons.join('; ')})`);
+  }
 })();

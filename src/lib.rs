@@ -30,6 +30,7 @@ mod pending;
 mod reap;
 mod registry;
 mod render;
+mod sandbox;
 mod spawn;
 mod start;
 mod sys;

@@ -1,8 +1,9 @@
 //! The core entry point: a request, validated by the binding's conversion, becomes a running
 //! terminal. The path of one request: [`crate::spawn::plan`] (checks and resolves program,
 //! argv, environment, cwd) -> [`crate::containment::Prepared`] (cgroups) ->
-//! [`crate::spawn::spawn`] (descriptors, then the platform launch) -> the containment of the
-//! child (the guardian lists it) -> [`Terminal::start`] (the output pump and the input queue).
+//! [`crate::spawn::spawn`] (descriptors, the sandbox if asked for, then the platform launch) ->
+//! the containment of the child (the guardian lists it; it owns what the sandbox leaves) ->
+//! [`Terminal::start`] (the output pump and the input queue).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -42,8 +43,8 @@ pub fn start(
 ) -> Result<Arc<Terminal>, TermError> {
     let plan = spawn::plan(&req.spawn, inherited, default_cwd)?;
     let prepared = Prepared::new(plan.limits.processes);
-    let spawned = spawn::spawn(&plan, prepared.procs_files())?;
-    let containment = prepared.contain(spawned.pid, spawned.pty.is_some());
+    let mut spawned = spawn::spawn(&plan, prepared.procs_files())?;
+    let containment = prepared.contain(spawned.pid, spawned.pty.is_some(), spawned.sandbox.take());
     let config = TerminalConfig {
         id: next_id(),
         session_id: req.session_id.clone(),

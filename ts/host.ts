@@ -31,6 +31,7 @@ import type {
   OutputSnapshot,
   ResolveProgramFn,
   ResourceLimits,
+  SandboxOptions,
   TerminalLike,
 } from './types';
 import { checkRequestEnv, compileEnvPolicy, type CompiledEnvPolicy, type EnvPolicy } from './policy-env';
@@ -169,6 +170,8 @@ export interface TerminalHostOptions {
   timeoutMs?: number;
   /** Resource limits for every command (see `ResourceLimits` for what Linux enforces, and for whom). */
   limits?: ResourceLimits;
+  /** Run every command in the OS sandbox (passed to each create; checked there, see `SandboxOptions`). */
+  sandbox?: SandboxOptions;
   /** Audit listener, same as calling `onEvent(listener)` right after construction. */
   onEvent?: TerminalAuditListener;
   /** Program resolution for the command policy (default: the core's `resolveProgram`). */
@@ -283,6 +286,7 @@ export class TerminalHost implements AsyncDisposable {
       ...(options.inheritEnv !== undefined ? { inheritEnv: options.inheritEnv } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(limits !== undefined ? { limits } : {}),
+      ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
     };
     this.backend = options.createTerminal;
     if (options.onEvent) this.eventListeners.add(options.onEvent);

@@ -157,6 +157,7 @@ export type {
   ResolveProgramFn,
   ResolveProgramOptions,
   ResourceLimits,
+  SandboxOptions,
   TerminalLike,
 } from './types';
 export {

@@ -4,7 +4,7 @@
  * and result.
  */
 
-import type { CreateTerminalOptions as NativeCreateTerminalOptions, PtyOptions } from '../index.js';
+import type { CreateTerminalOptions as NativeCreateTerminalOptions, PtyOptions, SandboxOptions } from '../index.js';
 import type { EnvNamePattern } from './policy';
 import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
 
@@ -41,7 +41,10 @@ export interface PtyTerminalLike {
  * Backend options `ShellSessions` passes when it creates a session's terminal: the native
  * `createTerminal` options it uses (`pty` always set).
  */
-export type PtyCreateTerminalOptions = Pick<NativeCreateTerminalOptions, 'inheritEnv' | 'killGraceMs' | 'output' | 'scrollback'> & {
+export type PtyCreateTerminalOptions = Pick<
+  NativeCreateTerminalOptions,
+  'inheritEnv' | 'killGraceMs' | 'output' | 'scrollback' | 'sandbox'
+> & {
   /** Terminal size. */
   pty: PtyOptions;
 };
@@ -94,6 +97,8 @@ export interface ShellSessionsOptions {
   screen?: boolean;
   /** Terminal backend (default: the native `createTerminal`). */
   createTerminal?: PtyCreateTerminalFn;
+  /** Run every session's shell in the OS sandbox (passed to each create; checked there, see `SandboxOptions`). */
+  sandbox?: SandboxOptions;
 }
 
 /** Parameters of {@link ShellSessions.execute}. */

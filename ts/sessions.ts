@@ -54,7 +54,7 @@ import type {
   PtyCreateTerminalFn,
   ShellSessionsOptions,
 } from './session-types';
-import type { EnvVariable } from './types';
+import type { EnvVariable, SandboxOptions } from './types';
 import { mergeEnv, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
 export { isKeyName, parseKeys } from './session-input';
@@ -116,6 +116,7 @@ export class ShellSessions implements AsyncDisposable {
   private readonly startTimeoutMs: number;
   private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
+  private readonly sandbox: SandboxOptions | undefined;
 
   /** Creates a session manager; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: ShellSessionsOptions = {}) {
@@ -147,6 +148,7 @@ export class ShellSessions implements AsyncDisposable {
       throw invalidArg('options.createTerminal', 'must be a function');
     }
     this.backend = options.createTerminal;
+    this.sandbox = options.sandbox;
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -434,6 +436,7 @@ export class ShellSessions implements AsyncDisposable {
           // Text mode for its emulator (query answers, full-screen programs); the scrollback is not used.
           ...(this.screen ? { output: 'text' as const, scrollback: 0 } : {}),
           ...(inheritEnv !== undefined ? { inheritEnv } : {}),
+          ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
         },
       );
       session.attach(terminal);

@@ -5,6 +5,8 @@
  * the ACP layer can also run on a substitute backend (a sandbox wrapper, a test fake).
  */
 
+import type * as Native from '../index.js';
+
 /** How a command ended: `exitCode` is null when a signal killed it, `signal` is a name such as `"SIGTERM"`. */
 export interface ExitStatus {
   /** Exit code (0..2^32-1), or null when the process was killed by a signal. */
@@ -49,49 +51,22 @@ export interface CreateTerminalParams {
   _meta?: unknown;
 }
 
-/** Backend options that are not part of the ACP request. */
-export interface CreateTerminalOptions {
-  /**
-   * Directories the command may start in (absolute). The backend opens the cwd once, checks that the
-   * opened directory's real path lies inside one of them (`ERR_CWD_OUTSIDE_ROOTS` otherwise) and starts
-   * the command in that very directory, so a path swapped for a symlink after the check changes nothing.
-   * A substitute backend must do the same or refuse the option.
-   */
-  allowedRoots?: string[];
-  /** `false` never uses a shell; a path selects the shell used for arg-less commands. */
-  shell?: false | string;
-  /** Whether the child inherits this process's environment (default true). */
-  inheritEnv?: boolean;
-  /** Milliseconds between SIGTERM and SIGKILL on kill (default 2000). */
-  killGraceMs?: number;
-  /**
-   * Kill the command (SIGTERM, then SIGKILL after `killGraceMs`) when it still runs after this many
-   * milliseconds; its exit status is then the signal's.
-   */
-  timeoutMs?: number;
-  /** Resource limits applied to the child before it executes (soft = hard = value). */
-  limits?: ResourceLimits;
-}
-
 /**
- * Resource limits for a command (setrlimit in the child before exec; soft = hard = value). They apply
- * to the command and are inherited by everything it starts.
+ * Backend options that are not part of the ACP request: the native option schema (declared once,
+ * in the Rust binding, and generated into `index.d.ts` with its documentation), narrowed to what the
+ * ACP layer passes. A substitute backend must honour `allowedRoots` (open the cwd once, check that
+ * directory, start the command in it) or refuse it, and must refuse a `sandbox` it cannot provide.
  */
-export interface ResourceLimits {
-  /** CPU time in seconds (`RLIMIT_CPU`): SIGXCPU, then SIGKILL, when exceeded. */
-  cpuSeconds?: number;
-  /** Virtual address space in bytes (`RLIMIT_AS`): allocations fail beyond it. */
-  addressSpaceBytes?: number;
-  /** Open file descriptors (`RLIMIT_NOFILE`): the highest descriptor number + 1. */
-  openFiles?: number;
-  /** Largest file the command may write, in bytes (`RLIMIT_FSIZE`): SIGXFSZ beyond it. */
-  fileSizeBytes?: number;
-  /**
-   * Processes (`RLIMIT_NPROC`). Linux counts every process of the user (real uid), not only the
-   * command's, and does not enforce it for root or a process with CAP_SYS_RESOURCE / CAP_SYS_ADMIN.
-   */
-  processes?: number;
-}
+export type CreateTerminalOptions = Pick<
+  Native.CreateTerminalOptions,
+  'allowedRoots' | 'shell' | 'inheritEnv' | 'killGraceMs' | 'timeoutMs' | 'limits' | 'sandbox'
+>;
+
+/** The OS sandbox of a command: the native schema (see `index.d.ts`). */
+export type SandboxOptions = Native.SandboxOptions;
+
+/** Resource limits for a command: the native schema (see `index.d.ts`). */
+export type ResourceLimits = Native.ResourceLimits;
 
 /** Options of `resolveProgram()`. */
 export interface ResolveProgramOptions {

@@ -13,6 +13,7 @@ use napi_derive::napi;
 use super::args::*;
 use crate::error::TermError;
 use crate::render::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
+use crate::sandbox::SandboxSpec;
 use crate::spawn::{Io, Limits, Shell, SpawnRequest};
 use crate::start::TerminalRequest;
 use crate::sys::pty::PtySize;
@@ -138,6 +139,71 @@ pub struct CreateTerminalOptions {
     /// Absent or null: no restriction.
     #[napi(ts_type = "string[] | null")]
     pub allowed_roots: Option<Vec<String>>,
+    /// Run the command in an OS sandbox (Linux: Landlock, seccomp, no_new_privs, and a PID
+    /// namespace with `isolateProcesses`). The command and everything it starts can write only
+    /// under `writableRoots` (plus /dev/null, its tty and a private TMPDIR removed after
+    /// release), cannot open network connections unless `network`, cannot signal or ptrace
+    /// processes outside the terminal, cannot change cgroup, and cannot gain privileges.
+    /// Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
+    /// (see `containmentInfo().sandbox`); never runs the command with less.
+    #[napi(ts_type = "SandboxOptions | null")]
+    pub sandbox: Option<SandboxOptions>,
+}
+
+/// The OS sandbox of a command (`options.sandbox`).
+#[napi(object, object_to_js = false)]
+pub struct SandboxOptions {
+    /// Absolute paths of existing directories the command may write under (symlinks are
+    /// resolved once, at create). None of them may be `/` or be, contain or lie inside
+    /// /proc, /sys or /dev. May be empty (only the private TMPDIR is writable).
+    pub writable_roots: Vec<String>,
+    /// Allow network access (default `false`: no sockets but unix ones, no `connect`, no
+    /// TCP through Landlock, no io_uring).
+    pub network: Option<bool>,
+    /// Run in a PID namespace with its own /proc, so that processes outside the terminal are
+    /// invisible (default `true`). Where namespaces are refused, `createTerminal` rejects with
+    /// `ERR_SANDBOX_UNAVAILABLE` unless this is `false`.
+    pub isolate_processes: Option<bool>,
+}
+
+impl SandboxOptions {
+    /// Unknown keys are refused: a misspelt key of a security option must not pass.
+    fn read(o: &Object) -> Parsed<Self> {
+        const FIELD: &str = "options.sandbox";
+        const KEYS: [&str; 3] = ["writableRoots", "network", "isolateProcesses"];
+        for k in Object::keys(o).map_err(internal)? {
+            if !KEYS.contains(&k.as_str()) {
+                return Err(TermError::invalid_arg(format!(
+                    "{FIELD}.{k} is not a sandbox option (known: {})",
+                    KEYS.join(", ")
+                )));
+            }
+        }
+        let roots =
+            opt_array(o, "writableRoots", "options.sandbox.writableRoots")?.ok_or_else(|| {
+                TermError::invalid_arg(format!(
+                    "{FIELD}.writableRoots is required (an array of absolute paths; [] for none)"
+                ))
+            })?;
+        let mut writable_roots = Vec::with_capacity(roots.len());
+        for (i, r) in roots.iter().enumerate() {
+            writable_roots.push(as_string(r, &format!("{FIELD}.writableRoots[{i}]"))?);
+        }
+        Ok(Self {
+            writable_roots,
+            network: opt_bool(o, "network", "options.sandbox.network")?,
+            isolate_processes: opt_bool(o, "isolateProcesses", "options.sandbox.isolateProcesses")?,
+        })
+    }
+
+    fn spec(&self) -> SandboxSpec {
+        let d = SandboxSpec::default();
+        SandboxSpec {
+            writable_roots: self.writable_roots.clone(),
+            network: self.network.unwrap_or(d.network),
+            isolate_processes: self.isolate_processes.unwrap_or(d.isolate_processes),
+        }
+    }
 }
 
 impl CreateTerminalOptions {
@@ -182,6 +248,9 @@ impl CreateTerminalOptions {
                         .map(|(i, r)| as_string(r, &format!("options.allowedRoots[{i}]")))
                         .collect::<Parsed<Vec<_>>>()
                 })
+                .transpose()?,
+            sandbox: opt_object(o, "sandbox", "options.sandbox")?
+                .map(|s| SandboxOptions::read(&s))
                 .transpose()?,
         })
     }
@@ -333,6 +402,10 @@ pub(super) fn request(params: &Unknown, options: Option<&Unknown>) -> Parsed<Ter
                 .map(ResourceLimits::limits)
                 .unwrap_or_default(),
             io,
+            sandbox: o
+                .as_ref()
+                .and_then(|o| o.sandbox.as_ref())
+                .map(SandboxOptions::spec),
         },
         session_id: p.session_id.unwrap_or_default(),
         output_byte_limit: p

@@ -35,6 +35,8 @@ pub struct ContainmentInfo {
     /// `limits.addressSpaceBytes` is enforced (`RLIMIT_AS`). False on macOS, which does not
     /// enforce it: a request with it fails there with `ENOTSUP`.
     pub address_space_limit: bool,
+    /// What `options.sandbox` can get here.
+    pub sandbox: SandboxInfo,
 }
 
 /// Reports how terminals are contained in this process (starts the guardian if needed).
@@ -46,6 +48,48 @@ pub fn containment_info() -> ContainmentInfo {
         guardian_pid: crate::guardian::guardian_pid().map(|p| p as u32),
         parent_death_signal: crate::sys::spawn::PARENT_DEATH_SIGNAL,
         address_space_limit: crate::sys::spawn::ADDRESS_SPACE_LIMIT,
+        sandbox: sandbox_info(),
+    }
+}
+
+/// What this kernel and process provide for `options.sandbox` (`containmentInfo().sandbox`).
+#[napi(object, use_nullable = true)]
+pub struct SandboxInfo {
+    /// A sandbox with its defaults (`network: false`, `isolateProcesses: true`) can be created.
+    pub available: bool,
+    /// Landlock ABI version (0: no Landlock). Writes are confined from ABI 3, TCP is also
+    /// refused by Landlock from ABI 4, signals and abstract unix sockets are scoped from 6.
+    pub landlock_abi: u32,
+    /// Writes confined to the writable roots (Landlock ABI >= 3).
+    pub filesystem: bool,
+    /// How network access is refused: `'landlock+seccomp'` or `'seccomp'`; null: it cannot be.
+    #[napi(ts_type = "'landlock+seccomp' | 'seccomp' | null")]
+    pub network: Option<String>,
+    /// How signals to processes outside the terminal are refused: `'landlock'` (ABI >= 6);
+    /// null: only a PID namespace (isolateProcesses) hides them.
+    #[napi(ts_type = "'landlock' | null")]
+    pub signal_scoping: Option<String>,
+    /// Abstract unix sockets outside the terminal are unreachable (Landlock ABI >= 6).
+    pub abstract_unix_scoping: bool,
+    /// How `isolateProcesses` is provided: `'pid-namespace'` (CAP_SYS_ADMIN) or
+    /// `'user+pid-namespace'` (unprivileged user namespaces); null: it cannot be.
+    #[napi(ts_type = "'pid-namespace' | 'user+pid-namespace' | null")]
+    pub process_isolation: Option<String>,
+    /// Why the missing parts are missing.
+    pub reasons: Vec<String>,
+}
+
+fn sandbox_info() -> SandboxInfo {
+    let s = crate::sandbox::support();
+    SandboxInfo {
+        available: s.filesystem && s.network.is_some() && s.process_isolation.is_some(),
+        landlock_abi: s.landlock_abi,
+        filesystem: s.filesystem,
+        network: s.network.map(String::from),
+        signal_scoping: s.signal_scoping.map(String::from),
+        abstract_unix_scoping: s.abstract_unix_scoping,
+        process_isolation: s.process_isolation.map(String::from),
+        reasons: s.reasons.clone(),
     }
 }
 

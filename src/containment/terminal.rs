@@ -1,8 +1,10 @@
-//! A terminal's containment: its process group, on a pty its session, and its cgroups where
-//! the system has them; registered with the guardian while anything of it may run.
+//! A terminal's containment: its process group, on a pty its session, its cgroups where the
+//! system has them, and its OS sandbox's leftovers (the PID namespace's init, the private
+//! TMPDIR); registered with the guardian while anything of it may run.
 
 use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -10,6 +12,7 @@ use nix::sys::signal::Signal;
 use super::group::{signal_pids, ProcessGroup, SessionTree};
 use super::Target;
 use crate::guardian;
+use crate::sandbox::SandboxGuard;
 use crate::sys::cgroup::{Cgroup, PidsCgroup};
 use crate::sys::procs;
 
@@ -43,14 +46,15 @@ impl Prepared {
     }
 
     /// The containment of the started child `pid` (which leads its own process group, and on
-    /// a pty its own session); the guardian lists it from now on.
-    pub fn contain(self, pid: i32, session: bool) -> Containment {
+    /// a pty its own session, and may be sandboxed); the guardian lists it from now on.
+    pub fn contain(self, pid: i32, session: bool, sandbox: Option<SandboxGuard>) -> Containment {
         guardian::track(pid, self.cgroup.as_ref().map(|c| c.dir()));
         Containment {
             group: ProcessGroup(pid),
             session,
             cgroup: self.cgroup,
             pids: self.pids,
+            sandbox: Mutex::new(sandbox),
             tracked: AtomicBool::new(true),
         }
     }
@@ -64,6 +68,9 @@ pub struct Containment {
     session: bool,
     cgroup: Option<Cgroup>,
     pids: Option<PidsCgroup>,
+    /// A sandboxed terminal's PID-namespace init and TMPDIR (ended at release or abandon, or
+    /// when the containment is dropped).
+    sandbox: Mutex<Option<SandboxGuard>>,
     /// The guardian still lists this terminal.
     tracked: AtomicBool,
 }
@@ -74,9 +81,29 @@ impl Containment {
         self.group.0
     }
 
-    /// SIGKILL to everything at once (a handle dropped, its environment going away).
+    /// SIGKILL to everything at once (a handle dropped, its environment going away), the
+    /// sandbox's namespace included, whose cleanup finishes before this returns (Node may be
+    /// about to exit).
     pub fn kill_now(&self) {
         self.signal(Signal::SIGKILL);
+        #[cfg(target_os = "linux")]
+        if let Some(g) = self.take_sandbox() {
+            g.finish_now();
+        }
+    }
+
+    /// Ends the sandbox's PID namespace (SIGKILL to its init: the kernel kills whatever is
+    /// left in it, even processes that left the group) and has its init reaped and its TMPDIR
+    /// removed in the background. For release, once the command is gone.
+    pub fn end_sandbox(&self) {
+        drop(self.take_sandbox());
+    }
+
+    fn take_sandbox(&self) -> Option<SandboxGuard> {
+        self.sandbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// Tells the guardian the terminal's processes are gone (only once).

@@ -121,6 +121,7 @@ pub(super) fn start() -> Option<Process> {
         rlimits: Vec::new(),
         parent_death_signal: None,
         cgroup_procs: Vec::new(),
+        sandbox: None,
     };
     let pid = launch(spec).ok()?;
     drop(read);

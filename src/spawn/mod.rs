@@ -6,8 +6,11 @@
 //! leads a new session with the pty's slave as its controlling terminal and as stdin, stdout
 //! and stderr. It is started by [`crate::sys::spawn`] without forking Node, with resource
 //! limits, a parent-death signal and the terminal's cgroups applied in the child before exec.
+//!
+//! With a sandbox ([`crate::sandbox`]), the child also gets a private TMPDIR and enters the
+//! sandbox right before exec; a part the kernel cannot provide is `ERR_SANDBOX_UNAVAILABLE`.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -15,6 +18,7 @@ use std::sync::OnceLock;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
 use crate::error::TermError;
+use crate::sandbox::SandboxGuard;
 use crate::sys::pty::{self, PtySize};
 use crate::sys::spawn::{self as launch, LaunchSpec, SessionMode};
 
@@ -37,6 +41,8 @@ pub struct Spawned {
     /// The working directory the child got: where the descriptor it changed into is (symlinks
     /// resolved), whatever the checked path names by now.
     pub cwd: PathBuf,
+    /// A sandboxed child's TMPDIR and namespace init, cleaned up when dropped (at release).
+    pub sandbox: Option<SandboxGuard>,
 }
 
 fn dev_null() -> Result<&'static OwnedFd, TermError> {
@@ -104,6 +110,18 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
     } else {
         SessionMode::NewGroup
     };
+    let tty = pty.is_some().then(|| child_out.as_fd());
+    let sandbox = prepare_sandbox(plan, tty)?;
+    // A sandbox gives the command its private TMPDIR.
+    #[cfg(target_os = "linux")]
+    let env_override = sandbox.as_ref().map(|sb| {
+        let mut env = plan.env.clone();
+        env.retain(|(k, _)| k != "TMPDIR");
+        env.push(("TMPDIR".into(), sb.tmpdir().as_os_str().to_owned()));
+        env
+    });
+    #[cfg(not(target_os = "linux"))]
+    let env_override: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>> = None;
     let spec = LaunchSpec {
         program: launch::cpath(&plan.program).map_err(io)?,
         argv: plan
@@ -112,26 +130,74 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
             .map(|a| launch::cstring(a))
             .collect::<Result<_, _>>()
             .map_err(io)?,
-        envp: launch::envp(&plan.env).map_err(io)?,
+        envp: launch::envp(env_override.as_deref().unwrap_or(&plan.env)).map_err(io)?,
         cwd: plan.cwd_dir.as_raw_fd(),
         stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
         session,
         rlimits: plan.limits.rlimits(),
         parent_death_signal: Some(libc::SIGKILL),
         cgroup_procs: cgroups,
+        #[cfg(target_os = "linux")]
+        sandbox: sandbox.as_ref().map(|s| s.child()),
+        #[cfg(not(target_os = "linux"))]
+        sandbox: None,
     };
-    let pid = launch::launch(spec).map_err(io)?;
+    let launched = launch::launch_with(spec).map_err(|e| launch_error(e, &ctx()))?;
+    let pid = launched.pid;
     // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
     drop(child_out);
     drop(child_in);
     let cwd = crate::sys::cwd::fd_path(&*plan.cwd_dir).unwrap_or_else(|_| plan.cwd.clone());
+    #[cfg(target_os = "linux")]
+    let sandbox = sandbox.map(|s| s.into_guard(launched.init_pid));
+    #[cfg(not(target_os = "linux"))]
+    let sandbox: Option<SandboxGuard> = sandbox.map(|never| match never {});
     Ok(Spawned {
         pid,
         output,
         input,
         pty,
         cwd,
+        sandbox,
     })
+}
+
+#[cfg(target_os = "linux")]
+fn prepare_sandbox(
+    plan: &SpawnPlan,
+    tty: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<Option<crate::sandbox::Prepared>, TermError> {
+    plan.sandbox
+        .as_ref()
+        .map(|sb| crate::sandbox::prepare(sb, tty, "options.sandbox"))
+        .transpose()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn prepare_sandbox(
+    plan: &SpawnPlan,
+    _tty: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<Option<std::convert::Infallible>, TermError> {
+    plan.sandbox
+        .as_ref()
+        .map(|sb| crate::sandbox::prepare(sb, "options.sandbox"))
+        .transpose()
+}
+
+/// A launch failure as a core error: a failed sandbox step is `ERR_SANDBOX_UNAVAILABLE`
+/// naming the part (the kernel refused it), anything else keeps its errno as the code.
+fn launch_error(e: std::io::Error, context: &str) -> TermError {
+    #[cfg(target_os = "linux")]
+    if let Some(step) = launch::sandbox_step(&e) {
+        return TermError::new(
+            crate::sandbox::ERR_SANDBOX_UNAVAILABLE,
+            format!(
+                "{context}: sandbox: {} was refused by the kernel: {e}",
+                step.part()
+            ),
+        );
+    }
+    TermError::from_io(&e, context)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{TermError, ERR_CWD_OUTSIDE_ROOTS};
+use crate::sandbox::SandboxSpec;
 use crate::sys::pty::PtySize;
 use crate::sys::spawn::Rlimit;
 
@@ -112,6 +113,8 @@ pub struct SpawnRequest {
     pub limits: Limits,
     /// Pipes or a pty.
     pub io: Io,
+    /// The OS sandbox, if any.
+    pub sandbox: Option<SandboxSpec>,
 }
 
 /// A validated, fully resolved spawn: what will be executed, exactly.
@@ -131,6 +134,8 @@ pub struct SpawnPlan {
     pub limits: Limits,
     /// Pipes or a pty.
     pub io: Io,
+    /// The OS sandbox, if any (its writable roots already checked).
+    pub sandbox: Option<SandboxSpec>,
 }
 
 fn reject_nul(value: &str, field: &str) -> Result<(), TermError> {
@@ -182,6 +187,9 @@ pub fn plan(
         Shell::Never => None,
     };
     let roots = canonical_roots(req.allowed_roots.as_deref())?;
+    if let Some(sb) = &req.sandbox {
+        crate::sandbox::validate_roots(sb, "options.sandbox")?;
+    }
     let (cwd, cwd_dir) = resolve_cwd(req.cwd.as_deref(), default_cwd)?;
     if let Some(roots) = &roots {
         check_inside(&cwd, &cwd_dir, roots)?;
@@ -215,6 +223,7 @@ pub fn plan(
         cwd_dir: Arc::new(cwd_dir),
         limits: req.limits,
         io: req.io,
+        sandbox: req.sandbox.clone(),
     })
 }
 

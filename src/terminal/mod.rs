@@ -133,6 +133,7 @@ impl Terminal {
             input,
             pty,
             cwd,
+            sandbox: _, // owned by the containment (see `start`)
         } = spawned;
         let io_err = |e: std::io::Error| {
             // The child runs but cannot be watched: do not leave it behind.
@@ -376,6 +377,7 @@ impl Terminal {
     pub async fn finish_release(&self) {
         self.kill().await;
         self.wait_for_exit().await;
+        self.containment.end_sandbox();
         self.containment.untrack();
         self.shutdown.notify_one();
         // Close the pty control fd and the input (its task ends once the queue is empty; the

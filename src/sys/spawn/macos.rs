@@ -24,7 +24,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::posix_spawn::{failed_stage, flags, Grouping, Prepared};
-use super::{LaunchError, LaunchSpec, SessionMode, Stage};
+use super::{LaunchError, LaunchSpec, Launched, SessionMode, Stage};
 
 pub(super) const PARENT_DEATH_SIGNAL: bool = false;
 pub(super) const ADDRESS_SPACE_LIMIT: bool = false;
@@ -37,7 +37,15 @@ const STAGE_SESSION: i32 = 1;
 const STAGE_RLIMIT: i32 = 2;
 const STAGE_SPAWN: i32 = 3;
 
-pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
+pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
+    // No sandbox and so no PID namespace here: the command is the only child.
+    launch_pid(spec).map(|pid| Launched {
+        pid,
+        init_pid: None,
+    })
+}
+
+fn launch_pid(spec: &LaunchSpec) -> io::Result<i32> {
     debug_assert!(spec.cgroup_procs.is_empty(), "macOS has no cgroups");
     if !ADDRESS_SPACE_LIMIT && spec.rlimits.iter().any(|r| r.resource == libc::RLIMIT_AS) {
         return Err(io::Error::new(
@@ -46,6 +54,7 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<i32> {
                 errno: libc::ENOTSUP,
                 what: "applying resource limits (limits.addressSpaceBytes: macOS does not enforce RLIMIT_AS)",
                 err: io::Error::from_raw_os_error(libc::ENOTSUP),
+                stage: Stage::Rlimit,
             },
         ));
     }
@@ -211,6 +220,7 @@ mod tests {
             rlimits: Vec::new(),
             parent_death_signal: None,
             cgroup_procs: Vec::new(),
+            sandbox: None,
         }
     }
 
@@ -238,7 +248,7 @@ mod tests {
             &root,
         );
         s.session = SessionMode::NewSession(Some(slave));
-        let pid = launch_here(&s).unwrap();
+        let pid = launch_pid(&s).unwrap();
         drop(pty.slave);
         let mut out = Vec::new();
         let mut buf = [0u8; 256];
@@ -267,7 +277,7 @@ mod tests {
             resource: libc::RLIMIT_NOFILE,
             value: 77,
         });
-        let pid = launch_here(&s).unwrap();
+        let pid = launch_pid(&s).unwrap();
         drop(w);
         let mut text = String::new();
         std::fs::File::from(r).read_to_string(&mut text).unwrap();

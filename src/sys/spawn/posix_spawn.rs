@@ -394,6 +394,7 @@ mod tests {
             rlimits: Vec::new(),
             parent_death_signal: None,
             cgroup_procs: Vec::new(),
+            sandbox: None,
         }
     }
 

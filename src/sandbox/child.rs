@@ -1,0 +1,238 @@
+//! The child's half of the sandbox: system calls only, on values the parent prepared
+//! ([`ChildSandbox`]). Runs in the vfork child right before `execve`, after its session,
+//! limits, cgroup, stdio and working directory are set up.
+//!
+//! Order matters: `/proc` is mounted while the child still has its capabilities (namespace
+//! case); descriptors other than 0-2 are marked close-on-exec; capabilities are dropped;
+//! `no_new_privs` is set (required by both of the next calls for an unprivileged process);
+//! then the Landlock domain and the seccomp filters are entered. Each is checked: a failure is
+//! reported with its step and errno and the child exits without running the command.
+
+use std::os::fd::RawFd;
+
+use super::pidns::{self, NsPlan};
+
+/// The steps of [`apply`], as reported on failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Step {
+    /// Creating the namespaces (user, PID, mount) or writing the id maps.
+    Namespaces = 1,
+    /// Starting the namespace's init process.
+    Init = 2,
+    /// Mounting the namespace's own /proc.
+    Proc = 3,
+    /// Marking inherited descriptors close-on-exec.
+    Descriptors = 4,
+    /// Dropping capabilities.
+    Capabilities = 5,
+    /// `PR_SET_NO_NEW_PRIVS`.
+    NoNewPrivs = 6,
+    /// `landlock_restrict_self`.
+    Landlock = 7,
+    /// Installing the seccomp filters.
+    Seccomp = 8,
+}
+
+impl Step {
+    /// The step numbered `n` (as stored by the child).
+    pub fn from_i32(n: i32) -> Option<Step> {
+        use Step::*;
+        [
+            Namespaces,
+            Init,
+            Proc,
+            Descriptors,
+            Capabilities,
+            NoNewPrivs,
+            Landlock,
+            Seccomp,
+        ]
+        .into_iter()
+        .find(|s| *s as i32 == n)
+    }
+
+    /// The promised part this step provides, for `ERR_SANDBOX_UNAVAILABLE`.
+    pub fn part(self) -> &'static str {
+        match self {
+            Step::Namespaces | Step::Init | Step::Proc => {
+                "process isolation (a PID namespace with its own /proc)"
+            }
+            Step::Descriptors => "descriptor hygiene (close_range)",
+            Step::Capabilities => "dropping capabilities",
+            Step::NoNewPrivs => "no_new_privs",
+            Step::Landlock => "the filesystem, ptrace and signal part (Landlock)",
+            Step::Seccomp => "the network and cgroup part (seccomp)",
+        }
+    }
+}
+
+/// What the child needs, as plain values and pointers into the parent's [`super::Prepared`]
+/// (alive while the parent waits for the vfork child).
+#[derive(Debug, Clone, Copy)]
+pub struct ChildSandbox {
+    /// The Landlock ruleset (close-on-exec); -1 only for the namespace probe.
+    pub ruleset_fd: RawFd,
+    /// The seccomp filters, in installation order.
+    pub fprogs: *const libc::sock_fprog,
+    /// How many filters.
+    pub n_fprogs: usize,
+    /// Lock root's capabilities away (root, or a process with a user namespace, where it holds
+    /// every capability until it execs): `SECBIT_NOROOT` and friends, locked, so that
+    /// `execve` grants uid 0 nothing.
+    pub lock_root: bool,
+    /// Which filter this is (network allowed or not): a launcher thread that installed the
+    /// same filter on itself clears `n_fprogs`, and the child inherits it instead.
+    pub network: bool,
+    /// The namespace plan, with `isolate_processes`.
+    pub ns: Option<*const NsPlan>,
+}
+
+impl ChildSandbox {
+    /// Whether the launch goes through a PID namespace (and so reports an init pid).
+    pub fn has_namespace(&self) -> bool {
+        self.ns.is_some()
+    }
+}
+
+// SAFETY: the pointers refer to data owned by the `Prepared` the launching caller keeps alive
+// until the launch returned; the launcher thread only reads them.
+unsafe impl Send for ChildSandbox {}
+
+fn errno() -> i32 {
+    // SAFETY: reading the calling thread's errno.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Applies the sandbox to the calling vfork child (with a namespace plan, the caller is the
+/// command's process inside the new PID namespace: its /proc is mounted first).
+///
+/// # Safety
+/// Call only in a vfork child about to `execve`, with `sb` valid.
+pub unsafe fn apply(sb: &ChildSandbox) -> Result<(), (Step, i32)> {
+    let check = |r: libc::c_long, step: Step| -> Result<(), (Step, i32)> {
+        if r < 0 {
+            Err((step, errno()))
+        } else {
+            Ok(())
+        }
+    };
+    if sb.ns.is_some() {
+        check(pidns::mount_proc() as libc::c_long, Step::Proc)?;
+    }
+    check(
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ),
+        Step::Descriptors,
+    )?;
+    if sb.lock_root {
+        // One call instead of emptying the bounding set capability by capability (~3 µs each):
+        // with no_new_privs below, nothing can raise a capability again, and these bits stop
+        // execve from giving uid 0 the full set.
+        check(
+            libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS_LOCKED_NOROOT, 0, 0, 0) as _,
+            Step::Capabilities,
+        )?;
+    }
+    check(
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) as _,
+        Step::Capabilities,
+    )?;
+    let mut header = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [CapData::default(); 2];
+    check(
+        libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()),
+        Step::Capabilities,
+    )?;
+    check(
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) as _,
+        Step::NoNewPrivs,
+    )?;
+    if sb.ruleset_fd >= 0 {
+        check(
+            libc::syscall(libc::SYS_landlock_restrict_self, sb.ruleset_fd, 0u32),
+            Step::Landlock,
+        )?;
+    }
+    for i in 0..sb.n_fprogs {
+        check(
+            libc::syscall(
+                libc::SYS_seccomp,
+                SECCOMP_SET_MODE_FILTER,
+                0u32,
+                sb.fprogs.add(i),
+            ),
+            Step::Seccomp,
+        )?;
+    }
+    Ok(())
+}
+
+const SECCOMP_SET_MODE_FILTER: u32 = 1;
+/// `SECBIT_NOROOT | SECBIT_NO_SETUID_FIXUP | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE`
+/// and the locks of the first two and the last: root gains nothing at exec and nobody can turn
+/// that off.
+const SECUREBITS_LOCKED_NOROOT: libc::c_ulong =
+    (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 6) | (1 << 7);
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// Installs the sandbox's seccomp filter (and `no_new_privs`, which it needs) on the calling
+/// thread only: for a launcher thread whose children are all sandboxed with this filter.
+pub fn filter_this_thread(network: bool) -> std::io::Result<()> {
+    let prog = super::seccomp::program(network).map_err(std::io::Error::other)?;
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl and seccomp on the calling thread with a valid program.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0
+            || libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &fprog) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Every signal back to its default action (Node handles or ignores several). The raw system
+/// call also resets the signals glibc reserves (32, 33). All-zero is SIG_DFL, no flags and an
+/// empty mask in the kernel's layout.
+///
+/// # Safety
+/// Call only in a child about to `execve`.
+pub unsafe fn default_signals() {
+    let dfl = [0u64; 4];
+    for sig in 1..=64 {
+        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+            libc::syscall(libc::SYS_rt_sigaction, sig, dfl.as_ptr(), 0usize, 8usize);
+        }
+    }
+}

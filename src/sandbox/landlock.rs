@@ -1,0 +1,75 @@
+//! The Landlock ruleset of a sandboxed terminal, built in the parent with the `landlock`
+//! crate and handed to the child as a file descriptor (the child only calls
+//! `landlock_restrict_self` on it).
+//!
+//! Rules: everything is readable and executable; writing (and creating, removing, renaming,
+//! truncating) is allowed only beneath the writable roots and the private TMPDIR, and on
+//! /dev/null, /dev/zero, /dev/full, /dev/tty and the terminal's own pty. Device nodes cannot
+//! be created anywhere. With `network: false` and ABI >= 4, TCP bind and connect are refused;
+//! with ABI >= 6 signals and abstract unix sockets are scoped to the terminal (a Landlock
+//! domain also refuses ptrace of processes outside it, at every ABI).
+
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+};
+
+/// Files outside the roots the command may still write (when they exist).
+const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+
+/// Builds the ruleset for `abi` (>= 3, checked by the caller).
+pub fn ruleset(
+    abi: u32,
+    roots: &[PathBuf],
+    tmpdir: &Path,
+    tty: Option<BorrowedFd<'_>>,
+    network: bool,
+) -> Result<OwnedFd, String> {
+    let abi = ABI::from(abi as i32);
+    let all = AccessFs::from_all(abi);
+    let read = AccessFs::from_read(abi);
+    let dirs = all & !(AccessFs::MakeChar | AccessFs::MakeBlock);
+    let file = AccessFs::from_file(abi) & !AccessFs::Execute;
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let mut rs = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(all)
+        .map_err(|e| err(&e))?;
+    if !network && abi >= ABI::V4 {
+        rs = rs
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| err(&e))?;
+    }
+    if abi >= ABI::V6 {
+        rs = rs
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)
+            .map_err(|e| err(&e))?;
+    }
+    let mut created = rs.create().map_err(|e| err(&e))?;
+    let open = |p: &Path| PathFd::new(p).map_err(|e| err(&e));
+    let mut rules: Vec<(PathFd, BitFlags<AccessFs>)> = vec![(open(Path::new("/"))?, read)];
+    for root in roots {
+        rules.push((open(root)?, dirs));
+    }
+    rules.push((open(tmpdir)?, dirs));
+    for dev in WRITABLE_DEVICES {
+        if let Ok(fd) = PathFd::new(dev) {
+            rules.push((fd, file));
+        }
+    }
+    for (fd, access) in rules {
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(|e| err(&e))?;
+    }
+    if let Some(tty) = tty {
+        created = created
+            .add_rule(PathBeneath::new(tty, file))
+            .map_err(|e| err(&e))?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| "the kernel did not create a Landlock ruleset".to_string())
+}

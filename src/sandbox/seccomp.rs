@@ -1,0 +1,243 @@
+//! The seccomp filter of a sandboxed terminal, compiled once per process with `seccompiler`
+//! (as Codex's Linux sandbox does) and installed by the child with
+//! `seccomp(SECCOMP_SET_MODE_FILTER)` after `no_new_privs`.
+//!
+//! Always: `clone3` fails with ENOSYS (C libraries then fall back to `clone`), because its
+//! `CLONE_INTO_CGROUP` would let a process start a child in another cgroup without writing a
+//! `cgroup.procs` file. Without network: `socket` and `socketpair` of any family but
+//! `AF_UNIX`, every `connect` (which also keeps host services behind pathname unix sockets out
+//! of reach), and `io_uring_*` (which can open sockets without `socket`) fail with EPERM.
+//!
+//! Before seccompiler's program comes a short hand-written prologue: on x86-64, system call
+//! numbers with the x32 bit set would otherwise slip past rules written for the 64-bit
+//! numbers, and `clone3` needs another answer (ENOSYS) than the rules (EPERM).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use seccompiler::{
+    sock_filter, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// The architecture the filter is compiled for, where seccompiler knows it.
+fn target_arch() -> Option<TargetArch> {
+    if cfg!(target_arch = "x86_64") {
+        Some(TargetArch::x86_64)
+    } else if cfg!(target_arch = "aarch64") {
+        Some(TargetArch::aarch64)
+    } else if cfg!(target_arch = "riscv64") {
+        Some(TargetArch::riscv64)
+    } else {
+        None
+    }
+}
+
+/// Whether this build can filter system calls on this architecture.
+pub fn arch_supported() -> bool {
+    target_arch().is_some()
+}
+
+/// The network rules (all answered EPERM).
+fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+    let e = |e: seccompiler::BackendError| e.to_string();
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    {
+        for nr in [
+            libc::SYS_connect,
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+        ] {
+            rules.insert(nr, vec![]);
+        }
+        let not_unix = SeccompRule::new(vec![SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+        .map_err(e)?])
+        .map_err(e)?;
+        rules.insert(libc::SYS_socket, vec![not_unix.clone()]);
+        rules.insert(libc::SYS_socketpair, vec![not_unix]);
+    }
+    Ok(rules)
+}
+
+/// Classic BPF opcodes: `BPF_LD | BPF_W | BPF_ABS`, `BPF_JMP | BPF_JGE | BPF_K`,
+/// `BPF_JMP | BPF_JEQ | BPF_K`, `BPF_RET | BPF_K`.
+const LD_W_ABS: u16 = 0x20;
+const JGE_K: u16 = 0x35;
+const JEQ_K: u16 = 0x15;
+const RET_K: u16 = 0x06;
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// `SECCOMP_RET_ERRNO | errno`.
+fn ret_errno(n: i32) -> u32 {
+    0x0005_0000 | (n as u32 & 0xffff)
+}
+
+/// One filter (one `seccomp` call, one JIT compilation in the kernel): a hand-written
+/// prologue answering ENOSYS (x32 numbers, `clone3`), then seccompiler's program, which checks
+/// the architecture (any other is killed) and answers EPERM to the network rules.
+fn compile(network: bool) -> Result<Vec<sock_filter>, String> {
+    let arch = target_arch().ok_or("no seccomp filter for this architecture")?;
+    let rules = if network { BTreeMap::new() } else { rules()? };
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| e.to_string())?;
+    let body: seccompiler::BpfProgram = filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())?;
+    let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    let mut prog = vec![
+        // A = seccomp_data.nr
+        ins(LD_W_ABS, 0, 0, 0),
+        // x32 numbers would slip past rules written for the 64-bit ones.
+        ins(JGE_K, 0, 1, X32_SYSCALL_BIT),
+        ins(RET_K, 0, 0, ret_errno(libc::ENOSYS)),
+        // clone3's CLONE_INTO_CGROUP would start a child in another cgroup; C libraries fall
+        // back to clone on ENOSYS. (Same number on every architecture.)
+        ins(JEQ_K, 0, 1, libc::SYS_clone3 as u32),
+        ins(RET_K, 0, 0, ret_errno(libc::ENOSYS)),
+    ];
+    prog.extend(body);
+    Ok(prog)
+}
+
+/// The compiled filter for `network` (compiled once per process, then shared).
+pub fn program(network: bool) -> Result<&'static [sock_filter], String> {
+    static CACHE: [OnceLock<Result<Vec<sock_filter>, String>>; 2] =
+        [OnceLock::new(), OnceLock::new()];
+    CACHE[network as usize]
+        .get_or_init(|| compile(network))
+        .as_deref()
+        .map_err(|e| e.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Installs the filter in a forked child, runs `probe` there (system calls only) and
+    /// returns its exit code.
+    fn in_filtered_child(network: bool, probe: fn() -> i32) -> i32 {
+        let prog = program(network).unwrap();
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: the child only makes system calls before `_exit`.
+        unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                    || libc::syscall(libc::SYS_seccomp, 1u32, 0u32, &fprog) != 0
+                {
+                    libc::_exit(200);
+                }
+                libc::_exit(probe());
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            assert!(libc::WIFEXITED(status), "status {status:#x}");
+            libc::WEXITSTATUS(status)
+        }
+    }
+
+    /// errno of a failed raw system call, or 0 when it succeeded.
+    fn err_of(r: libc::c_long) -> i32 {
+        if r < 0 {
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(255)
+        } else {
+            0
+        }
+    }
+
+    #[test]
+    fn without_network_only_unix_sockets_and_no_connect() {
+        // SAFETY: plain system calls with valid or null arguments.
+        let code = in_filtered_child(false, || unsafe {
+            let inet = err_of(libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) as _);
+            let inet6 = err_of(libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) as _);
+            let netlink = err_of(libc::socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) as _);
+            let unix = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+            let addr: libc::sockaddr_un = std::mem::zeroed();
+            let connect =
+                err_of(libc::connect(unix, &addr as *const _ as *const libc::sockaddr, 2) as _);
+            let uring = err_of(libc::syscall(
+                libc::SYS_io_uring_setup,
+                1,
+                std::ptr::null::<u8>(),
+            ));
+            let ok = inet == libc::EPERM
+                && inet6 == libc::EPERM
+                && netlink == libc::EPERM
+                && unix >= 0
+                && connect == libc::EPERM
+                && uring == libc::EPERM;
+            if ok {
+                0
+            } else {
+                1
+            }
+        });
+        assert_eq!(code, 0);
+    }
+
+    #[test]
+    fn the_prologue_answers_x32_numbers_and_clone3_before_anything_else() {
+        for network in [false, true] {
+            let p = program(network).unwrap();
+            assert_eq!((p[0].code, p[0].k), (LD_W_ABS, 0));
+            assert_eq!((p[1].code, p[1].k), (JGE_K, X32_SYSCALL_BIT));
+            assert_eq!((p[2].code, p[2].k), (RET_K, ret_errno(libc::ENOSYS)));
+            assert_eq!((p[3].code, p[3].k), (JEQ_K, libc::SYS_clone3 as u32));
+            assert_eq!((p[4].code, p[4].k), (RET_K, ret_errno(libc::ENOSYS)));
+        }
+    }
+
+    /// (On kernels built without x32 the kernel answers ENOSYS to x32 numbers by itself; the
+    /// test above pins the filter's own answer.)
+    #[test]
+    fn clone3_and_x32_numbers_are_enosys_with_or_without_network() {
+        for network in [false, true] {
+            // SAFETY: clone3 with a null argument fails before doing anything unless
+            // filtered; the x32 number of socket(AF_INET) must not create a socket.
+            let code = in_filtered_child(network, || unsafe {
+                let clone3 = err_of(libc::syscall(libc::SYS_clone3, std::ptr::null::<u8>(), 0));
+                let x32 = err_of(libc::syscall(
+                    X32_SYSCALL_BIT as libc::c_long | libc::SYS_socket,
+                    libc::AF_INET,
+                    libc::SOCK_STREAM,
+                    0,
+                ));
+                let fork_still_works = libc::syscall(libc::SYS_getpid) > 0;
+                if clone3 == libc::ENOSYS && x32 == libc::ENOSYS && fork_still_works {
+                    0
+                } else {
+                    1
+                }
+            });
+            assert_eq!(code, 0, "network {network}");
+        }
+        // SAFETY: a plain socket call.
+        let code = in_filtered_child(true, || unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            if fd >= 0 {
+                0
+            } else {
+                1
+            }
+        });
+        assert_eq!(code, 0, "network: true leaves sockets alone");
+    }
+}
