@@ -9,6 +9,7 @@
 pub mod cgroup;
 pub mod error;
 pub mod exit;
+pub mod fastforward;
 pub mod guard;
 pub mod keys;
 pub mod kill;
