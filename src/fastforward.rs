@@ -115,7 +115,31 @@ impl Scanner {
     pub fn plan(&mut self, bytes: &[u8], keep_lines: usize) -> Vec<Range<usize>> {
         let mut skips = Vec::new();
         let mut run = Run::start(self.plain_start(), 0);
-        for (i, &b) in bytes.iter().enumerate() {
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.state == State::Ground {
+                // Fast path: everything up to the next ESC or line feed is characters and
+                // controls that keep the parser in the ground state.
+                let rest = &bytes[i..];
+                let len = memchr::memchr2(0x1b, b'\n', rest).unwrap_or(rest.len());
+                if len > 0 {
+                    let span = &rest[..len];
+                    if let Some(at) = memchr::memchr2(0x0b, 0x0c, span) {
+                        // VT or FF: the plain stretch ends there.
+                        run.mark_span(&span[..at]);
+                        run.finish(keep_lines, &mut skips);
+                        run = Run::start(false, i + at + 1);
+                        self.at_line_start = false;
+                        i += at + 1;
+                        continue;
+                    }
+                    run.mark_span(span);
+                    self.at_line_start = false;
+                    i += len;
+                    continue;
+                }
+            }
+            let b = bytes[i];
             let effect = self.step(b);
             match effect {
                 Effect::Plain => run.mark_byte(b),
@@ -132,6 +156,7 @@ impl Scanner {
                     run = Run::start(false, i + 1);
                 }
             }
+            i += 1;
         }
         run.finish(keep_lines, &mut skips);
         skips
@@ -139,9 +164,7 @@ impl Scanner {
 
     /// Consumes `bytes` that are processed in full (no skip planned), staying in step.
     pub fn advance(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.step(b);
-        }
+        let _ = self.plan(bytes, 0);
     }
 
     /// Whether a plain run may start at the current position.
@@ -323,6 +346,16 @@ impl Run {
         // Characters (printable ASCII, DEL and every byte of a multibyte character) may print;
         // C0 controls (BS, HT, BEL, ...) never do.
         if b >= 0x20 {
+            self.cur.may_print = true;
+        }
+    }
+
+    /// A stretch of ground-state bytes without ESC, LF, VT or FF.
+    fn mark_span(&mut self, span: &[u8]) {
+        if !self.cur.has_cr && memchr::memchr(b'\r', span).is_some() {
+            self.cur.has_cr = true;
+        }
+        if !self.cur.may_print && span.iter().any(|&b| b >= 0x20) {
             self.cur.may_print = true;
         }
     }
