@@ -18,6 +18,12 @@ export declare class TerminalHandle {
   get id(): string
   /** Session id from the request (`""` if absent). */
   get sessionId(): string
+  /**
+   * The working directory the command got: the directory checked at creation (the request's
+   * `cwd`, or the Node process's), as an absolute path with symlinks resolved. The command
+   * was started in that very directory even if its path was changed after the check.
+   */
+  get cwd(): string
   /** Pid of the child; it leads its own process group with the same id. */
   get pid(): number
   /** True when `timeoutMs` expired and the command was killed for it. */
@@ -85,6 +91,13 @@ export declare class TerminalHandle {
    * `ERR_TERMINAL_RELEASED`.
    */
   closeStdin(): Promise<void>
+  /**
+   * The pty's foreground process group (`tcgetpgrp` on the master): the shell's own
+   * process group while it waits at its prompt, a job's group while that runs. `null` once
+   * the command exited or the terminal was released (its master is closed). Throws
+   * `ERR_NOT_A_PTY` on a pipe terminal.
+   */
+  foregroundProcessGroup(): number | null
   /**
    * Changes the pty's size (the command gets SIGWINCH; text mode re-renders at the new
    * size). `cols` and `rows` are integers from 1 to 65535. Rejects with `ERR_NOT_A_PTY` on
@@ -204,11 +217,44 @@ export interface EnvVariable {
   value: string
 }
 
+/**
+ * True when `name`, as written, is a tmux key name that `sendKeys()` sends as a key: the
+ * canonical spelling only (case-sensitive): optional `C-`, `M-`, `S-` prefixes, then a named
+ * key exactly as tmux spells it (`Enter`, `Up`, `F5`, `PgUp`, `BSpace`, `DC`, …) or, after at
+ * least one prefix, one printable ASCII character (`C-c`, `M-x`). A lone character (`q`),
+ * another case (`enter`, `dc`), `^c` and unknown names (`F13`) are text. `sendKeys()` itself
+ * is more lenient (case-insensitive, `^c`): every name this accepts, it accepts.
+ */
+export declare function isKeyName(name: string): boolean
+
+/**
+ * Terminates process group `pgid`: SIGTERM (and SIGCONT, for stopped members) to the group,
+ * then SIGKILL once `graceMs` (default 2000; an integer from 0 to 600000) has passed if any
+ * member still runs. Resolves once the group is empty (zombies aside), with `true` when the
+ * group had live members, `false` when there was nothing to kill. Rejects with
+ * `ERR_INVALID_ARG` naming `pgid` (not a positive integer, 1, or the Node process's own
+ * group) or `graceMs`.
+ */
+export declare function killProcessGroup(pgid: number, graceMs?: number | null): Promise<boolean>
+
+/**
+ * SIGKILLs every process of `sessionTreePids(shellPid)`, again while anything is left (a
+ * process may fork while the previous round is being killed), at most 10 rounds. Never the
+ * Node process itself. Throws `ERR_INVALID_ARG` naming `shellPid`.
+ */
+export declare function killSessionTree(shellPid: number): void
+
 /** Options of `onOutput()`. */
 export interface OnOutputOptions {
   /** Deliver the output retained so far first (default `false`: only what arrives from now). */
   replay?: boolean
 }
+
+/**
+ * The current working directory of process `pid` (absolute, symlinks resolved), or `null`
+ * when it cannot be read (gone, or another user's). Throws `ERR_INVALID_ARG` naming `pid`.
+ */
+export declare function processCwd(pid: number): string | null
 
 /** Size of a pseudo-terminal, in character cells. */
 export interface PtyOptions {
@@ -306,6 +352,14 @@ export interface ResourceLimits {
    */
   processes?: number
 }
+
+/**
+ * The live processes of a shell's session: every process whose session id is `shellPid`
+ * (background jobs in process groups of their own too), `shellPid` itself, and every
+ * descendant of those even after `setsid`. Zombies and the Node process itself are never
+ * listed. Throws `ERR_INVALID_ARG` naming `shellPid` for anything but a positive integer.
+ */
+export declare function sessionTreePids(shellPid: number): Array<number>
 
 /** Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`). */
 export interface TerminalEmptyResponse {

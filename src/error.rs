@@ -50,7 +50,7 @@ impl TermError {
 
     /// Maps an OS error to its errno name (`ENOENT`, `EACCES`, …), prefixing `context`.
     pub fn from_io(err: &io::Error, context: &str) -> Self {
-        let code = crate::launch::launch_errno(err)
+        let code = crate::sys::spawn::launch_errno(err)
             .map(nix::errno::Errno::from_raw)
             .map(|e| format!("{e:?}"))
             .unwrap_or_else(|| "ERR_SPAWN".to_string());

@@ -30,6 +30,15 @@ impl ExitStatus {
         }
     }
 
+    /// Neither code nor signal: the status could not be known (someone else reaped the
+    /// child). Never invented.
+    pub fn unknown() -> Self {
+        Self {
+            exit_code: None,
+            signal: None,
+        }
+    }
+
     /// Converts a final wait status; `None` for non-final ones (stopped, continued).
     pub fn from_wait_status(status: WaitStatus) -> Option<Self> {
         match status {
@@ -45,16 +54,7 @@ pub fn signal_name(signo: i32) -> String {
     match Signal::try_from(signo) {
         Ok(sig) => sig.as_str().to_string(),
         Err(_) => {
-            let rtmin = libc::SIGRTMIN();
-            if signo >= rtmin && signo <= libc::SIGRTMAX() {
-                if signo == rtmin {
-                    "SIGRTMIN".to_string()
-                } else {
-                    format!("SIGRTMIN+{}", signo - rtmin)
-                }
-            } else {
-                format!("SIG{signo}")
-            }
+            crate::sys::signals::realtime_name(signo).unwrap_or_else(|| format!("SIG{signo}"))
         }
     }
 }

@@ -13,6 +13,13 @@
 //!   C-\ = 0x1c, C-] = 0x1d, C-^ = 0x1e, C-_ = 0x1f, C-? = 0x7f, and xterm's digit forms);
 //!   `S-` upper-cases a letter; `M-` prefixes ESC;
 //! - S-Tab is BTab (`ESC [ Z`), C-Space is NUL, C-BSpace is BS (0x08).
+//!
+//! [`is_key_name`] answers a stricter question with the same table: is this word, as written,
+//! a tmux key name rather than text? Only the canonical spelling counts there: the modifier
+//! prefixes `C-`, `M-`, `S-` in upper case, a named key exactly as the table spells it
+//! (`Enter`, `PgUp`, `DC`; not `enter`, not `dc`, which is also a program), no `^x` form, and
+//! a single character only with a modifier (`q` alone is text). Every name it accepts is one
+//! [`encode`] accepts; the reverse does not hold (`encode` is lenient, as tmux's `send-keys`).
 
 use crate::error::TermError;
 
@@ -182,6 +189,23 @@ pub fn encode(name: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// True when `name`, as written, is a key name in its canonical spelling (see the module
+/// docs): case-sensitive, `C-`/`M-`/`S-` prefixes only, a lone character is not a key.
+pub fn is_key_name(name: &str) -> bool {
+    let mut rest = name;
+    let mut modified = false;
+    while let Some(r) = ["C-", "M-", "S-"]
+        .iter()
+        .find_map(|p| rest.strip_prefix(p).filter(|r| !r.is_empty()))
+    {
+        rest = r;
+        modified = true;
+    }
+    let named = NAMED.iter().any(|(names, _)| names.contains(&rest));
+    let modified_char = modified && rest.len() == 1 && rest.as_bytes()[0].is_ascii_graphic();
+    (named || modified_char) && encode(name).is_ok()
+}
+
 /// Encodes a list of keys into one byte string; an invalid key fails the whole list (nothing
 /// is sent) with `ERR_INVALID_ARG` naming `keys[i]`.
 pub fn encode_all<S: AsRef<str>>(keys: &[S]) -> Result<Vec<u8>, TermError> {
@@ -304,6 +328,23 @@ mod tests {
         ];
         for (name, bytes) in table {
             assert_eq!(k(name), *bytes, "{name}");
+        }
+    }
+
+    #[test]
+    fn key_names_in_canonical_spelling_only() {
+        for key in [
+            "C-c", "M-x", "S-Tab", "Up", "F5", "F12", "Enter", "C-M-a", "BSpace", "DC", "IC",
+            "PgUp", "PageDown", "BTab", "Escape", "C-Space", "M--", "C-[", "S-F6", "C-S-Left",
+        ] {
+            assert!(is_key_name(key), "{key}");
+            assert!(encode(key).is_ok(), "{key}");
+        }
+        for text in [
+            "q", "-", "enter", "up", "dc", "^c", "c-c", "C-", "F13", "C-1", "ls", "", "C-é",
+            "Enter ", "C-c echo", "M-", "S-",
+        ] {
+            assert!(!is_key_name(text), "{text}");
         }
     }
 

@@ -95,11 +95,13 @@ impl OutputBuffer {
     }
 
     /// Bytes currently retained (raw, before decoding).
+    #[cfg(test)]
     pub fn retained_bytes(&self) -> usize {
         self.len
     }
 
     /// Bytes of storage currently allocated for the ring.
+    #[cfg(test)]
     pub fn storage_bytes(&self) -> usize {
         self.buf.capacity()
     }
@@ -154,6 +156,7 @@ impl OutputBuffer {
 
     /// Decodes the retained bytes. `exited`: the stream is complete, so an incomplete
     /// character at the end becomes U+FFFD instead of being held back.
+    #[cfg(test)]
     pub fn snapshot(&mut self, exited: bool) -> Snapshot {
         let raw = self.raw_snapshot(exited);
         let snap = raw.decode();

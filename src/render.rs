@@ -18,7 +18,7 @@
 
 use std::num::NonZeroU16;
 
-use crate::pty::PtySize;
+use crate::sys::pty::PtySize;
 
 /// Default number of lines kept above the screen in text mode.
 pub const DEFAULT_SCROLLBACK: usize = 1000;

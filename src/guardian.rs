@@ -14,9 +14,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Mutex, OnceLock};
 
-use nix::fcntl::OFlag;
-
-use crate::launch::{cstring, launch, LaunchSpec, SessionMode};
+use crate::sys::spawn::{cstring, launch, LaunchSpec, SessionMode};
 
 /// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
 /// quadratic and burned a core under 1,000 terminals). Ignored signals survive the exec.
@@ -62,13 +60,14 @@ fn guardian() -> Option<&'static Guardian> {
 }
 
 fn start() -> Option<Guardian> {
-    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).ok()?;
+    let (read, write) = crate::sys::pipe::pipe_cloexec().ok()?;
+    let root = crate::sys::cwd::open_dir("/".as_ref()).ok()?;
     let null: OwnedFd = File::options().write(true).open("/dev/null").ok()?.into();
-    let base = crate::cgroup::base()
+    let base = crate::sys::cgroup::base()
         .map(|p| p.as_os_str().to_owned())
         .unwrap_or_default();
-    let pids_base = crate::cgroup::pids_base()
-        .filter(|p| Some(*p) != crate::cgroup::base())
+    let pids_base = crate::sys::cgroup::pids_base()
+        .filter(|p| Some(*p) != crate::sys::cgroup::base())
         .map(|p| p.as_os_str().to_owned())
         .unwrap_or_default();
     let spec = LaunchSpec {
@@ -86,7 +85,7 @@ fn start() -> Option<Guardian> {
             cstring("PATH=/usr/bin:/bin".as_ref()).ok()?,
             cstring(format!("ACP_TERMINAL_GUARDIAN={SCRIPT}").as_ref()).ok()?,
         ],
-        cwd: cstring("/".as_ref()).ok()?,
+        cwd: root.as_raw_fd(),
         stdio: [read.as_raw_fd(), null.as_raw_fd(), null.as_raw_fd()],
         session: SessionMode::NewSession(None),
         rlimits: Vec::new(),

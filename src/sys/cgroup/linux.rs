@@ -137,7 +137,7 @@ impl PidsCgroup {
 
 /// The `cgroup.procs` file of a cgroup directory, as a C string for the launcher.
 fn procs_file(dir: &Path) -> Option<CString> {
-    crate::launch::cpath(&dir.join("cgroup.procs")).ok()
+    crate::sys::spawn::cpath(&dir.join("cgroup.procs")).ok()
 }
 
 /// Pids listed in a cgroup directory's `cgroup.procs` (exited processes are not listed).
@@ -148,15 +148,12 @@ fn read_pids(dir: &Path) -> Vec<i32> {
 }
 
 impl Drop for PidsCgroup {
+    /// Bookkeeping only (the terminal's containment killed what was in it): a v2 terminal
+    /// cgroup goes back to the pool uncapped; a v1 directory is removed once empty.
     fn drop(&mut self) {
-        // A v2 terminal cgroup goes back to the pool uncapped; a v1 directory is removed.
         if self.dir.join("cgroup.kill").exists() {
             let _ = std::fs::write(self.dir.join("pids.max"), b"max");
             return;
-        }
-        for pid in self.pids() {
-            // SAFETY: plain kill(2) of what is left in a terminal's own cgroup.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         for _ in 0..100 {
             if std::fs::remove_dir(&self.dir).is_ok() {
@@ -250,33 +247,27 @@ impl Cgroup {
     }
 
     /// Sends `sig` to every process in the cgroup.
-    pub fn signal_all(&self, sig: i32) {
+    pub fn signal_all(&self, sig: nix::sys::signal::Signal) {
         for pid in self.pids() {
-            // SAFETY: plain kill(2).
-            unsafe { libc::kill(pid, sig) };
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
         }
     }
 }
 
 impl Drop for Cgroup {
+    /// Bookkeeping only (the terminal's containment killed what was in it): an empty cgroup
+    /// goes back to the pool (or is removed when the pool is full); one still populated
+    /// cannot be removed and is left to the guardian's cleanup.
     fn drop(&mut self) {
-        if !self.populated() {
-            let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-            if pool.len() < POOL_MAX {
-                pool.push(std::mem::take(&mut self.dir));
-                return;
-            }
-        }
-        // Only an empty cgroup can be removed; a populated one is killed first.
         if self.populated() {
-            self.kill_all();
-            for _ in 0..100 {
-                if !self.populated() {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
+            return;
         }
+        let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < POOL_MAX {
+            pool.push(std::mem::take(&mut self.dir));
+            return;
+        }
+        drop(pool);
         let _ = std::fs::remove_dir(&self.dir);
     }
 }

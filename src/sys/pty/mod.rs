@@ -1,17 +1,21 @@
-//! Pseudo-terminals: opening a pair, the window size, and resizing.
+//! Pseudo-terminals: opening a pair (per platform), the window size, the foreground group.
 //!
 //! Invariants:
-//! - Both ends are opened close-on-exec atomically (`O_CLOEXEC` at open, `TIOCGPTPEER` for the
-//!   slave), so a child launched concurrently for another terminal never inherits them: the
-//!   master sees EIO exactly when this terminal's processes have closed the slave.
+//! - Both ends are opened close-on-exec atomically, so a child launched concurrently for
+//!   another terminal never inherits them: the master sees EIO exactly when this terminal's
+//!   processes have closed the slave.
 //! - The master is non-blocking (it lives in the runtime's epoll); the slave is blocking, as
 //!   programs expect of their terminal.
 //! - The caller closes its slave right after the launch; from then on, EIO on a master read
 //!   means "every process of the terminal closed it", i.e. the end of the output.
 
-use std::ffi::CStr;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as imp;
+
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// Default size of a pty terminal: columns.
 pub const DEFAULT_COLS: u16 = 80;
@@ -53,34 +57,11 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-/// Opens a pty pair of the given size.
+/// Opens a pty pair of the given size: master non-blocking, both close-on-exec.
 pub fn open(size: PtySize) -> io::Result<Pty> {
-    // SAFETY: plain system calls on descriptors we own; results are checked.
-    unsafe {
-        let m = cvt(libc::posix_openpt(
-            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK,
-        ))?;
-        let master = OwnedFd::from_raw_fd(m);
-        cvt(libc::grantpt(m))?;
-        cvt(libc::unlockpt(m))?;
-        let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
-        // Linux >= 4.13: open the peer through the master, no path lookup (and no race with
-        // a concurrent /dev/pts change).
-        let s = libc::ioctl(m, libc::TIOCGPTPEER as _, flags);
-        let s = if s >= 0 {
-            s
-        } else {
-            let mut name = [0 as libc::c_char; 128];
-            if libc::ptsname_r(m, name.as_mut_ptr(), name.len()) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let path = CStr::from_ptr(name.as_ptr());
-            cvt(libc::open(path.as_ptr(), flags))?
-        };
-        let slave = OwnedFd::from_raw_fd(s);
-        set_size(&master, size)?;
-        Ok(Pty { master, slave })
-    }
+    let pty = imp::open_pair()?;
+    set_size(&pty.master, size)?;
+    Ok(pty)
 }
 
 /// Sets the window size (`TIOCSWINSZ`); the kernel sends SIGWINCH to the terminal's
@@ -97,7 +78,8 @@ pub fn set_size(fd: &impl AsRawFd, size: PtySize) -> io::Result<()> {
 }
 
 /// Reads the window size (`TIOCGWINSZ`).
-pub fn get_size(fd: &impl AsRawFd) -> io::Result<PtySize> {
+#[cfg(test)]
+fn get_size(fd: &impl AsRawFd) -> io::Result<PtySize> {
     let mut ws = libc::winsize {
         ws_row: 0,
         ws_col: 0,
@@ -112,24 +94,30 @@ pub fn get_size(fd: &impl AsRawFd) -> io::Result<PtySize> {
     })
 }
 
-/// Duplicates `fd` (close-on-exec).
-pub fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
-    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own.
-    let d = cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) })?;
-    Ok(unsafe { OwnedFd::from_raw_fd(d) })
+/// The foreground process group of the terminal whose master (or slave) is `fd`
+/// (`tcgetpgrp`); `None` when the terminal has none or is gone.
+pub fn foreground_group(fd: &impl std::os::fd::AsFd) -> Option<i32> {
+    nix::unistd::tcgetpgrp(fd)
+        .ok()
+        .map(|p| p.as_raw())
+        .filter(|&p| p > 0)
+}
+
+/// Duplicates `fd` (close-on-exec: `F_DUPFD_CLOEXEC`).
+pub fn dup(fd: &impl std::os::fd::AsFd) -> io::Result<OwnedFd> {
+    fd.as_fd().try_clone_to_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn flags(fd: &impl AsRawFd) -> (i32, i32) {
-        unsafe {
-            (
-                libc::fcntl(fd.as_raw_fd(), libc::F_GETFL),
-                libc::fcntl(fd.as_raw_fd(), libc::F_GETFD),
-            )
-        }
+    fn flags(fd: &impl std::os::fd::AsFd) -> (i32, i32) {
+        use nix::fcntl::{fcntl, FcntlArg};
+        (
+            fcntl(fd, FcntlArg::F_GETFL).unwrap(),
+            fcntl(fd, FcntlArg::F_GETFD).unwrap(),
+        )
     }
 
     #[test]
@@ -159,18 +147,19 @@ mod tests {
     #[test]
     fn master_reads_eio_once_the_slave_is_closed_after_the_data() {
         let p = open(PtySize::default()).unwrap();
-        let n = unsafe { libc::write(p.slave.as_raw_fd(), b"tail\n".as_ptr().cast(), 5) };
-        assert_eq!(n, 5);
+        assert_eq!(nix::unistd::write(&p.slave, b"tail\n").unwrap(), 5);
         drop(p.slave);
         let mut got = Vec::new();
         let mut buf = [0u8; 64];
         loop {
-            let n = unsafe { libc::read(p.master.as_raw_fd(), buf.as_mut_ptr().cast(), 64) };
-            if n > 0 {
-                got.extend_from_slice(&buf[..n as usize]);
-                continue;
-            }
-            let e = io::Error::last_os_error().raw_os_error();
+            let e = match nix::unistd::read(&p.master, &mut buf) {
+                Ok(n) if n > 0 => {
+                    got.extend_from_slice(&buf[..n]);
+                    continue;
+                }
+                Ok(_) => None,
+                Err(e) => Some(e as i32),
+            };
             if e == Some(libc::EAGAIN) {
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 continue;

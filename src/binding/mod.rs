@@ -1,0 +1,89 @@
+//! The napi binding: converts JS values to core requests and core results and errors (with
+//! `code`) back to JS. No process logic lives here: one create is one call to
+//! [`crate::start::start`].
+//!
+//! | file | job |
+//! |---|---|
+//! | `args.rs` | reading JS values, errors naming the field |
+//! | `options.rs` | the option structs (the schema of index.d.ts) and their conversion |
+//! | `errors.rs` | core errors to JS errors, promises settled on the JS thread |
+//! | `env.rs` | `process.env`, the per-environment registry |
+//! | `handle.rs` | `TerminalHandle` |
+//! | `sink.rs` | `onOutput` streaming |
+//! | `render.rs` | `renderTerminalOutput[Async]` |
+//! | `process.rs` | `containmentInfo`, `resolveProgram`, keys, session trees, process groups |
+
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+
+mod args;
+mod env;
+mod errors;
+mod handle;
+mod options;
+mod process;
+mod render;
+mod sink;
+
+use crate::error::TermError;
+use env::{env_state, js_process_env};
+use errors::{rejected, settle};
+pub use handle::TerminalHandle;
+
+/// Starts a command and resolves with its handle once it runs (spawn failures reject).
+///
+/// With no `args`, `command` is a shell line run by `/bin/sh -c`; with `args`, `command` is
+/// executed directly. By default stdin is /dev/null and stdout and stderr form one stream in
+/// write order; `options.stdin: 'pipe'` gives it an input pipe, `options.pty` a pseudo-terminal
+/// (and `options.output: 'text'` the rendered screen as output).
+/// Rejects with `code` `ENOENT`, `EACCES`, `ERR_INVALID_CWD` or `ERR_INVALID_ARG` and a
+/// message naming the field; nothing is spawned for a rejected request.
+#[napi(
+    ts_args_type = "params: CreateTerminalParams, options?: CreateTerminalOptions | null",
+    ts_return_type = "Promise<TerminalHandle>"
+)]
+pub fn create_terminal<'env>(
+    env: &'env Env,
+    params: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, TerminalHandle>> {
+    let state = env_state(env)?;
+    let registry = state.registry.clone();
+    // Only what must run on the JS thread happens here: reading the arguments, the cwd and
+    // the environment (where `process.env` writes happen). Validation of the paths, PATH
+    // resolution and the spawn run on the runtime, so a burst of creates never blocks JS.
+    let captured = options::request(&params, options.as_ref()).and_then(|p| {
+        let cwd = std::env::current_dir().map_err(|e| {
+            TermError::invalid_cwd(format!("the Node process's cwd is unusable: {e}"))
+        })?;
+        let inherited = if !p.spawn.inherit_env {
+            Vec::new()
+        } else if state.main_thread {
+            std::env::vars_os().collect()
+        } else {
+            js_process_env(env)?
+        };
+        Ok((p, inherited, cwd))
+    });
+    let (req, inherited, cwd) = match captured {
+        Ok(v) => v,
+        Err(e) => return rejected(env, e),
+    };
+    let reg = registry.clone();
+    settle(
+        env,
+        async move {
+            let term = crate::start::start(&req, inherited, &cwd)?;
+            reg.insert(&term);
+            Ok(term)
+        },
+        move |_env, term| {
+            Ok(TerminalHandle {
+                term,
+                registry,
+                cache: Default::default(),
+            })
+        },
+    )
+}

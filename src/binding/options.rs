@@ -1,0 +1,306 @@
+//! The options of `createTerminal()`, declared once: each `#[napi(object, object_to_js = false)]`
+//! struct below is the schema (its `///` docs, with range and default, become the types and
+//! JSDoc in index.d.ts, which the TS layer imports); its `read` fills it from a JS value with
+//! field-named type errors; [`request`] checks ranges and combinations and builds the core's
+//! [`TerminalRequest`]. Nothing else reads these options.
+
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::ValueType;
+use napi_derive::napi;
+
+use super::args::*;
+use crate::error::TermError;
+use crate::render::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
+use crate::spawn::{Io, Limits, Shell, SpawnRequest};
+use crate::start::TerminalRequest;
+use crate::sys::pty::PtySize;
+use crate::terminal::DEFAULT_KILL_GRACE;
+
+/// An environment variable for the command (ACP `EnvVariable`).
+#[napi(object, object_to_js = false)]
+pub struct EnvVariable {
+    /// Variable name: non-empty, no `=`, no NUL byte.
+    pub name: String,
+    /// Variable value: no NUL byte.
+    pub value: String,
+}
+
+/// The request to run a command: ACP's `CreateTerminalRequest` (`sessionId` optional here).
+#[napi(object, object_to_js = false)]
+pub struct CreateTerminalParams {
+    /// Session the terminal belongs to; `""` when absent.
+    pub session_id: Option<String>,
+    /// A shell line (when `args` is absent or empty, run by `/bin/sh -c`), or the program to
+    /// execute directly with `args`.
+    pub command: String,
+    /// Arguments, each passed literally (no shell) when there is at least one.
+    #[napi(ts_type = "string[] | null")]
+    pub args: Option<Vec<String>>,
+    /// Variables applied in order over the inherited environment (later entries win).
+    #[napi(ts_type = "EnvVariable[] | null")]
+    pub env: Option<Vec<EnvVariable>>,
+    /// Absolute path of an existing directory; defaults to the Node process's cwd.
+    #[napi(ts_type = "string | null")]
+    pub cwd: Option<String>,
+    /// Keep at most this many bytes of output (the newest, cut on a character boundary).
+    /// Absent or null: keep everything.
+    #[napi(ts_type = "number | null")]
+    pub output_byte_limit: Option<f64>,
+    /// Extension data; ignored.
+    #[napi(js_name = "_meta", ts_type = "unknown")]
+    #[allow(dead_code)] // declared for the type; never read
+    pub meta: Option<serde_json::Value>,
+}
+
+impl CreateTerminalParams {
+    fn read(v: &Unknown) -> Parsed<Self> {
+        let p = as_object(v, "params")?;
+        let command = as_string(&get(&p, "command")?, "command")?;
+        let session_id = opt_string(&p, "sessionId", "sessionId")?;
+        let mut args = Vec::new();
+        for (i, a) in opt_array(&p, "args", "args")?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            args.push(as_string(a, &format!("args[{i}]"))?);
+        }
+        let mut env = Vec::new();
+        for (i, e) in opt_array(&p, "env", "env")?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let o = as_object(e, &format!("env[{i}]"))?;
+            env.push(EnvVariable {
+                name: as_string(&get(&o, "name")?, &format!("env[{i}].name"))?,
+                value: as_string(&get(&o, "value")?, &format!("env[{i}].value"))?,
+            });
+        }
+        Ok(Self {
+            session_id,
+            command,
+            args: Some(args),
+            env: Some(env),
+            cwd: opt_string(&p, "cwd", "cwd")?,
+            output_byte_limit: opt_count(&p, "outputByteLimit", "outputByteLimit")?,
+            meta: None,
+        })
+    }
+}
+
+/// Options that are not part of the ACP request.
+#[napi(object, object_to_js = false)]
+pub struct CreateTerminalOptions {
+    /// `false`: always execute `command` directly. A string: the shell used for command lines
+    /// (default `/bin/sh`).
+    #[napi(ts_type = "false | string")]
+    pub shell: Option<Either<bool, String>>,
+    /// Start from the Node process's environment (default `true`) or from an empty one.
+    pub inherit_env: Option<bool>,
+    /// Milliseconds between SIGTERM and SIGKILL when killing (default 2000).
+    pub kill_grace_ms: Option<f64>,
+    /// Kill the command (as `kill()` does) if it still runs after this many milliseconds.
+    pub timeout_ms: Option<f64>,
+    /// Resource limits applied to the command before it starts (soft = hard).
+    pub limits: Option<ResourceLimits>,
+    /// Run the command on a pseudo-terminal of this size (default 80x24 when given): it leads
+    /// a new session with the pty as its controlling terminal, stdin, stdout and stderr, and
+    /// gets `TERM=xterm-256color` unless the request sets `TERM`. Enables `write()`,
+    /// `sendKeys()`, `closeStdin()` and `resize()`.
+    #[napi(ts_type = "PtyOptions | null")]
+    pub pty: Option<PtyOptions>,
+    /// Pipe terminals only: `'null'` (default) gives the command /dev/null as stdin; `'pipe'`
+    /// a pipe that `write()` feeds and `closeStdin()` closes.
+    #[napi(ts_type = "'null' | 'pipe'")]
+    pub stdin: Option<String>,
+    /// `'raw'` (default): `currentOutput()` is the bytes the command wrote. `'text'` (needs
+    /// `pty`): what a person would see on the terminal: escape sequences consumed, `\r`
+    /// overwrites and backspaces applied, full-screen programs as their screen, terminal
+    /// queries answered (while the program waits for the answer in raw mode) and never shown;
+    /// scrollback plus screen (the alternate screen alone while a full-screen program uses
+    /// it), trailing blanks trimmed, still tail-limited by `outputByteLimit` on a character
+    /// boundary. `onOutput` still delivers the raw bytes (a replay: at most the last MiB).
+    #[napi(ts_type = "'raw' | 'text'")]
+    pub output: Option<String>,
+    /// Text mode: lines kept above the screen (default 1000, at most 100000); older lines are
+    /// dropped and `truncated` becomes true.
+    pub scrollback: Option<f64>,
+}
+
+impl CreateTerminalOptions {
+    fn read(o: &Object) -> Parsed<Self> {
+        let s = get(o, "shell")?;
+        let shell = match type_of(&s)? {
+            ValueType::Undefined | ValueType::Null => None,
+            ValueType::Boolean => Some(Either::A(bool::from_unknown(s).map_err(internal)?)),
+            ValueType::String => Some(Either::B(as_string(&s, "options.shell")?)),
+            _ => {
+                return Err(TermError::invalid_arg(format!(
+                    "options.shell must be false or a string, got {}",
+                    describe(&s)
+                )))
+            }
+        };
+        if matches!(shell, Some(Either::A(true))) {
+            return Err(TermError::invalid_arg(
+                "options.shell must be false or a string (true is the default: omit it)",
+            ));
+        }
+        Ok(Self {
+            shell,
+            inherit_env: opt_bool(o, "inheritEnv", "options.inheritEnv")?,
+            kill_grace_ms: opt_count(o, "killGraceMs", "options.killGraceMs")?,
+            timeout_ms: opt_count(o, "timeoutMs", "options.timeoutMs")?,
+            limits: opt_object(o, "limits", "options.limits")?
+                .map(|l| ResourceLimits::read(&l))
+                .transpose()?,
+            pty: opt_object(o, "pty", "options.pty")?
+                .map(|p| PtyOptions::read(&p))
+                .transpose()?,
+            stdin: opt_choice(o, "stdin", "options.stdin", &["null", "pipe"])?,
+            output: opt_choice(o, "output", "options.output", &["raw", "text"])?,
+            scrollback: opt_count(o, "scrollback", "options.scrollback")?,
+        })
+    }
+}
+
+/// Size of a pseudo-terminal, in character cells.
+#[napi(object, object_to_js = false)]
+pub struct PtyOptions {
+    /// Columns, 1 to 65535 (default 80).
+    pub cols: Option<f64>,
+    /// Rows, 1 to 65535 (default 24).
+    pub rows: Option<f64>,
+}
+
+impl PtyOptions {
+    fn read(p: &Object) -> Parsed<Self> {
+        Ok(Self {
+            cols: opt_dimension(p, "cols", "options.pty.cols")?.map(f64::from),
+            rows: opt_dimension(p, "rows", "options.pty.rows")?.map(f64::from),
+        })
+    }
+
+    fn size(&self) -> PtySize {
+        let d = PtySize::default();
+        PtySize {
+            cols: self.cols.map_or(d.cols, |c| c as u16),
+            rows: self.rows.map_or(d.rows, |r| r as u16),
+        }
+    }
+}
+
+/// Resource limits of the command (`setrlimit`, inherited by its children).
+#[napi(object, object_to_js = false)]
+pub struct ResourceLimits {
+    /// CPU time in seconds (`RLIMIT_CPU`): SIGXCPU, then SIGKILL.
+    pub cpu_seconds: Option<f64>,
+    /// Address space in bytes (`RLIMIT_AS`): allocations beyond it fail.
+    pub address_space_bytes: Option<f64>,
+    /// Open file descriptors (`RLIMIT_NOFILE`).
+    pub open_files: Option<f64>,
+    /// Largest file the command may write, in bytes (`RLIMIT_FSIZE`): SIGXFSZ beyond it.
+    pub file_size_bytes: Option<f64>,
+    /// Processes of the user (`RLIMIT_NPROC`, counted per user, not per terminal):
+    /// fork fails beyond it.
+    pub processes: Option<f64>,
+}
+
+impl ResourceLimits {
+    fn read(l: &Object) -> Parsed<Self> {
+        let field = |key: &str| opt_count(l, key, &format!("options.limits.{key}"));
+        Ok(Self {
+            cpu_seconds: field("cpuSeconds")?,
+            address_space_bytes: field("addressSpaceBytes")?,
+            open_files: field("openFiles")?,
+            file_size_bytes: field("fileSizeBytes")?,
+            processes: field("processes")?,
+        })
+    }
+
+    fn limits(&self) -> Limits {
+        let n = |v: Option<f64>| v.map(|n| n as u64);
+        Limits {
+            cpu_seconds: n(self.cpu_seconds),
+            address_space_bytes: n(self.address_space_bytes),
+            open_files: n(self.open_files),
+            file_size_bytes: n(self.file_size_bytes),
+            processes: n(self.processes),
+        }
+    }
+}
+
+/// Reads `createTerminal(params, options)` and checks what the types alone do not say; the
+/// error names the field. The core checks the rest (NUL bytes, env names, cwd, program).
+pub(super) fn request(params: &Unknown, options: Option<&Unknown>) -> Parsed<TerminalRequest> {
+    let p = CreateTerminalParams::read(params)?;
+    let o = match options {
+        Some(o) if !is_nullish(o)? => Some(CreateTerminalOptions::read(&as_object(o, "options")?)?),
+        _ => None,
+    };
+    let mut io = Io::Pipe;
+    let mut text_scrollback = None;
+    if let Some(o) = &o {
+        if let Some(sb) = o.scrollback {
+            if sb > MAX_SCROLLBACK as f64 {
+                return Err(TermError::invalid_arg(format!(
+                    "options.scrollback must be at most {MAX_SCROLLBACK} lines, got {sb}"
+                )));
+            }
+        }
+        io = match (&o.pty, o.stdin.as_deref()) {
+            (Some(_), Some("pipe")) => {
+                return Err(TermError::invalid_arg(
+                    "options.stdin 'pipe' is for pipe terminals: a pty terminal's input is the pty (omit options.stdin)",
+                ))
+            }
+            (Some(pty), _) => Io::Pty(pty.size()),
+            (None, Some("pipe")) => Io::PipeWithStdin,
+            (None, _) => Io::Pipe,
+        };
+        if o.output.as_deref() == Some("text") {
+            if o.pty.is_none() {
+                return Err(TermError::invalid_arg(
+                    "options.output 'text' needs options.pty (text is rendered by a terminal emulator)",
+                ));
+            }
+            text_scrollback = Some(o.scrollback.map_or(DEFAULT_SCROLLBACK, |n| n as usize));
+        }
+    }
+    let ms = |v: Option<f64>| v.map(|n| Duration::from_millis(n as u64));
+    Ok(TerminalRequest {
+        spawn: SpawnRequest {
+            command: p.command,
+            args: p.args.unwrap_or_default(),
+            env: p
+                .env
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| (e.name, e.value))
+                .collect(),
+            cwd: p.cwd,
+            inherit_env: o.as_ref().and_then(|o| o.inherit_env).unwrap_or(true),
+            shell: match o.as_ref().and_then(|o| o.shell.as_ref()) {
+                None => Shell::Default,
+                Some(Either::A(_)) => Shell::Never,
+                Some(Either::B(s)) => Shell::Custom(s.clone()),
+            },
+            limits: o
+                .as_ref()
+                .and_then(|o| o.limits.as_ref())
+                .map(ResourceLimits::limits)
+                .unwrap_or_default(),
+            io,
+        },
+        session_id: p.session_id.unwrap_or_default(),
+        output_byte_limit: p
+            .output_byte_limit
+            .map(|n| n.min(usize::MAX as f64) as usize),
+        kill_grace: ms(o.as_ref().and_then(|o| o.kill_grace_ms)).unwrap_or(DEFAULT_KILL_GRACE),
+        timeout: ms(o.as_ref().and_then(|o| o.timeout_ms)),
+        text_scrollback,
+    })
+}

@@ -1,0 +1,445 @@
+//! One running command: its state (retained output, exit status, subscribers), and the calls
+//! made on it (snapshots, input, resize, kill, release).
+//!
+//! Who does what:
+//! - [`pump`]: the task that reads output, reaps, drains and publishes the exit;
+//! - [`input`]: the input queue and the task that writes it;
+//! - [`crate::containment`]: every signal (kill, timeout, release, abandon);
+//! - [`crate::reap`]: the exit watch.
+//!
+//! Invariants:
+//! - One reader task and (with input) one writer task per terminal; no thread per terminal.
+//! - The child is always reaped (no zombie of ours), and the pipe, the pty and the exit watch
+//!   are closed when the terminal is released or dropped.
+//! - In text mode the output also feeds a terminal emulator ([`crate::render`]), whose answers
+//!   to terminal queries are written back as input while the pty is in raw mode (no ICANON, no
+//!   ECHO: a program waiting for the answer), never echoed into the output.
+
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use nix::sys::wait::waitpid;
+use nix::unistd::Pid;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::{watch, Notify};
+
+use crate::containment::{escalate, Containment, Target};
+use crate::error::TermError;
+use crate::exit::ExitStatus;
+use crate::output::OutputBuffer;
+use crate::render::TextScreen;
+use crate::spawn::Spawned;
+
+mod input;
+mod pump;
+mod retain;
+use crate::sys::pty::{self, PtySize};
+use input::Input;
+
+/// Identifies the content of a snapshot: bytes written so far, resizes, exit published.
+pub type OutputVersion = (u64, u64, bool);
+
+/// Code of a write to a terminal without input (neither a pty nor `stdin: 'pipe'`).
+pub const ERR_NO_STDIN: &str = "ERR_NO_STDIN";
+/// Code of a write to a terminal whose command exited.
+pub const ERR_TERMINAL_EXITED: &str = "ERR_TERMINAL_EXITED";
+/// Code of a write after `closeStdin()` on a pipe.
+pub const ERR_STDIN_CLOSED: &str = "ERR_STDIN_CLOSED";
+/// Code of a pty-only call (`resize`) on a pipe terminal.
+pub const ERR_NOT_A_PTY: &str = "ERR_NOT_A_PTY";
+/// Raw bytes kept for `onOutput` replay in text mode (the text is what is retained there).
+const TEXT_RAW_RETAIN: usize = 1 << 20;
+/// Default grace between SIGTERM and SIGKILL.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(2000);
+/// Receives raw output as it arrives. Implementations must not block.
+pub trait OutputSink: Send + Sync {
+    /// A chunk of output, in order.
+    fn push(&self, chunk: &[u8]);
+    /// The stream ended (or the terminal was released); no more chunks follow.
+    fn close(&self);
+}
+
+/// Options fixed at creation.
+#[derive(Debug, Clone)]
+pub struct TerminalConfig {
+    /// Terminal id.
+    pub id: String,
+    /// Owning ACP session ("" if none).
+    pub session_id: String,
+    /// Bytes of output to retain (`None`: all).
+    pub output_byte_limit: Option<usize>,
+    /// Grace between SIGTERM and SIGKILL.
+    pub kill_grace: Duration,
+    /// Kill the command when it still runs after this long.
+    pub timeout: Option<Duration>,
+    /// Text mode (pty only): lines of scrollback kept above the screen. `None`: raw output.
+    pub text_scrollback: Option<usize>,
+}
+
+struct Inner {
+    output: OutputBuffer,
+    exit: Option<ExitStatus>,
+    sinks: Vec<(u64, Arc<dyn OutputSink>)>,
+    next_sink: u64,
+    /// The reader task ended: no more output will arrive.
+    closed: bool,
+    /// Text mode: the emulated screen.
+    screen: Option<TextScreen>,
+    /// Text mode: the text was ever cut (by the limit or the scrollback).
+    text_truncated: bool,
+    /// Number of resizes (a resize changes the text).
+    resizes: u64,
+}
+
+/// A running (or finished) command. Shared by the handle and its reader task.
+pub struct Terminal {
+    config: TerminalConfig,
+    /// The working directory the child got.
+    cwd: std::path::PathBuf,
+    inner: Mutex<Inner>,
+    exit_tx: watch::Sender<Option<ExitStatus>>,
+    released: AtomicBool,
+    /// The handle is gone: stop reading once the exit is published.
+    detached: AtomicBool,
+    shutdown: Notify,
+    kill_lock: tokio::sync::Mutex<()>,
+    bytes_read: AtomicU64,
+    /// What its processes live in; the only way they are signalled.
+    containment: Containment,
+    /// The timeout fired (the kill that followed was ours).
+    timed_out: AtomicBool,
+    /// Set once the reader task ended and closed the pipe and the pidfd.
+    closed_tx: watch::Sender<bool>,
+    /// Where input goes.
+    input: Input,
+    /// On a pty: a duplicate of the master, for the window size.
+    pty: Mutex<Option<OwnedFd>>,
+    is_pty: bool,
+}
+
+impl Terminal {
+    /// Starts the reader task (and the input task) for a spawned child in its containment.
+    /// Must run inside a tokio runtime.
+    pub fn start(
+        spawned: Spawned,
+        config: TerminalConfig,
+        containment: Containment,
+    ) -> Result<Arc<Self>, TermError> {
+        let Spawned {
+            pid,
+            output,
+            input,
+            pty,
+            cwd,
+        } = spawned;
+        let io_err = |e: std::io::Error| {
+            // The child runs but cannot be watched: do not leave it behind.
+            containment.kill_now();
+            containment.untrack();
+            let _ = waitpid(Pid::from_raw(pid), None);
+            TermError::from_io(&e, "watching the child")
+        };
+        let pipe = register_readable(output).map_err(io_err)?;
+        let child = crate::reap::watch(pid).map_err(io_err)?;
+        let input = match input {
+            Some(fd) => Some(register_writable(fd).map_err(io_err)?),
+            None => None,
+        };
+        let (exit_tx, _) = watch::channel(None);
+        let is_pty = pty.is_some();
+        let (pty_fd, size) = match pty {
+            Some((fd, size)) => (Some(fd), size),
+            None => (None, PtySize::default()),
+        };
+        let screen = match (config.text_scrollback, is_pty) {
+            (Some(sb), true) => Some(TextScreen::new(size, sb)),
+            _ => None,
+        };
+        let raw_limit = if screen.is_some() {
+            Some(
+                config
+                    .output_byte_limit
+                    .map_or(TEXT_RAW_RETAIN, |l| l.min(TEXT_RAW_RETAIN)),
+            )
+        } else {
+            config.output_byte_limit
+        };
+        let input = Input::start(input, is_pty, exit_tx.subscribe(), config.id.clone());
+        let term = Arc::new(Terminal {
+            inner: Mutex::new(Inner {
+                output: OutputBuffer::new(raw_limit),
+                exit: None,
+                sinks: Vec::new(),
+                next_sink: 0,
+                closed: false,
+                screen,
+                text_truncated: false,
+                resizes: 0,
+            }),
+            input,
+            pty: Mutex::new(pty_fd),
+            is_pty,
+            config,
+            cwd,
+            exit_tx,
+            released: AtomicBool::new(false),
+            detached: AtomicBool::new(false),
+            shutdown: Notify::new(),
+            kill_lock: tokio::sync::Mutex::new(()),
+            bytes_read: AtomicU64::new(0),
+            containment,
+            timed_out: AtomicBool::new(false),
+            closed_tx: watch::channel(false).0,
+        });
+        tokio::spawn(pump::drive(term.clone(), pipe, child));
+        Ok(term)
+    }
+
+    /// Terminal id.
+    pub fn id(&self) -> &str {
+        &self.config.id
+    }
+
+    /// Owning session id.
+    pub fn session_id(&self) -> &str {
+        &self.config.session_id
+    }
+
+    /// The working directory the child got (the checked directory, symlinks resolved).
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.cwd
+    }
+
+    /// Child pid (also its process group id).
+    pub fn pid(&self) -> i32 {
+        self.containment.pgid()
+    }
+
+    /// Whether `release()` was called.
+    pub fn is_released(&self) -> bool {
+        self.released.load(Ordering::Acquire)
+    }
+
+    /// The published exit status, if the command exited and its output was collected.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.exit_tx.borrow().clone()
+    }
+
+    /// Total bytes the command wrote so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Fails with `ERR_TERMINAL_RELEASED` once `release()` was called. Callers check this when
+    /// a call is made, before awaiting anything, so a call made before `release()` never fails
+    /// because the release won the race.
+    pub fn check_live(&self) -> Result<(), TermError> {
+        if self.is_released() {
+            return Err(TermError::released(self.id()));
+        }
+        Ok(())
+    }
+
+    /// Whether the command runs on a pty.
+    pub fn is_pty(&self) -> bool {
+        self.is_pty
+    }
+
+    /// Queues `data` as the command's input, in call order, and returns a future that resolves
+    /// once every byte was written (or fails: the command exited or closed its input). Fails
+    /// at once (nothing queued) after release, without input, after the exit, or after
+    /// `close_stdin` on a pipe.
+    pub fn write(
+        &self,
+        data: Vec<u8>,
+    ) -> Result<impl std::future::Future<Output = Result<(), TermError>> + Send + 'static, TermError>
+    {
+        self.check_live()?;
+        let rx = self
+            .input
+            .enqueue(data, true, self.exit_status().is_some())?;
+        Ok(async move {
+            match rx {
+                Some(rx) => rx.await.unwrap_or(Ok(())),
+                None => Ok(()),
+            }
+        })
+    }
+
+    /// End of input: on a pipe, closes it after the queued writes (the command reads EOF;
+    /// later writes fail with `ERR_STDIN_CLOSED`); on a pty, queues VEOF (^D), which ends
+    /// input for a program reading in canonical mode at the start of a line (after a partial
+    /// line, the first ^D only submits that line). A no-op once closed or exited.
+    pub fn close_stdin(
+        &self,
+    ) -> Result<impl std::future::Future<Output = Result<(), TermError>> + Send + 'static, TermError>
+    {
+        self.check_live()?;
+        self.input.close(self.exit_status().is_some())
+    }
+
+    /// Resizes the pty (the kernel sends SIGWINCH to its foreground process group) and, in
+    /// text mode, the emulated screen. `ERR_NOT_A_PTY` on a pipe terminal.
+    pub fn resize(&self, size: PtySize) -> Result<(), TermError> {
+        self.check_live()?;
+        if !self.is_pty {
+            return Err(TermError::new(
+                ERR_NOT_A_PTY,
+                format!(
+                    "terminal {} is not a pty: resize needs options.pty at creation",
+                    self.id()
+                ),
+            ));
+        }
+        // The screen first: what the program draws after its SIGWINCH uses the new size.
+        {
+            let mut inner = self.lock();
+            if let Some(s) = inner.screen.as_mut() {
+                s.resize(size);
+            }
+            inner.resizes += 1;
+        }
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(fd) = fd.as_ref() {
+            pty::set_size(fd, size).map_err(|e| TermError::from_io(&e, "resize"))?;
+        }
+        Ok(())
+    }
+
+    /// The pty's foreground process group (`tcgetpgrp` on the master): the shell's own group
+    /// while it waits at its prompt, a job's while that runs. `None` once the command exited
+    /// or the terminal was released (its master is closed). `ERR_NOT_A_PTY` on a pipe terminal.
+    pub fn foreground_process_group(&self) -> Result<Option<i32>, TermError> {
+        if !self.is_pty {
+            return Err(TermError::new(
+                ERR_NOT_A_PTY,
+                format!(
+                    "terminal {} is not a pty: foregroundProcessGroup needs options.pty at creation",
+                    self.id()
+                ),
+            ));
+        }
+        if self.exit_status().is_some() || self.is_released() {
+            return Ok(None);
+        }
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(fd.as_ref().and_then(pty::foreground_group))
+    }
+
+    /// Resolves with the exit status once the command exited and its output was collected.
+    pub async fn wait_for_exit(&self) -> ExitStatus {
+        let mut rx = self.exit_tx.subscribe();
+        let status = rx
+            .wait_for(|s| s.is_some())
+            .await
+            .map(|s| s.clone())
+            .ok()
+            .flatten();
+        // The sender lives as long as `self`, so the wait cannot fail.
+        status.unwrap_or_else(ExitStatus::unknown)
+    }
+
+    /// Terminates the command through its containment's escalation (SIGTERM, SIGKILL after
+    /// the grace if anything still runs); resolves once the command exited. A no-op for an
+    /// exited command with nothing left running.
+    pub async fn kill(&self) {
+        let _serial = self.kill_lock.lock().await;
+        if self.exit_status().is_some() && !self.containment.alive() {
+            return;
+        }
+        let mut rx = self.exit_tx.subscribe();
+        let leader_exit = async move {
+            let _ = rx.wait_for(|s| s.is_some()).await;
+        };
+        escalate(&self.containment, self.config.kill_grace, leader_exit).await;
+        self.wait_for_exit().await;
+    }
+
+    /// Whether `timeoutMs` expired and the terminal was killed for it.
+    pub fn timed_out(&self) -> bool {
+        self.timed_out.load(Ordering::Acquire)
+    }
+
+    /// Marks the terminal released (every later call fails); returns false if it already was.
+    /// Follow with [`Terminal::finish_release`].
+    pub fn mark_released(&self) -> bool {
+        !self.released.swap(true, Ordering::AcqRel)
+    }
+
+    /// Kills if running, waits for the exit, then frees the output and closes every fd.
+    pub async fn finish_release(&self) {
+        self.kill().await;
+        self.wait_for_exit().await;
+        self.containment.untrack();
+        self.shutdown.notify_one();
+        // Close the pty control fd and the input (its task ends once the queue is empty; the
+        // exit is published, so nothing in it can block).
+        self.pty.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.input.shut().await;
+        // Resolve only once the descriptors are really closed.
+        let _ = self.closed_tx.subscribe().wait_for(|closed| *closed).await;
+        let sinks = {
+            let mut inner = self.lock();
+            inner.output = OutputBuffer::new(Some(0));
+            std::mem::take(&mut inner.sinks)
+        };
+        for (_, s) in sinks {
+            s.close();
+        }
+    }
+
+    /// The handle was dropped without release (garbage collected, or its environment is
+    /// going away): SIGKILL the group at once; the task reaps and closes everything.
+    pub fn abandon(&self) {
+        self.detached.store(true, Ordering::Release);
+        if !self.is_released() {
+            self.containment.kill_now();
+        }
+        self.shutdown.notify_one();
+    }
+
+    fn publish(&self, status: ExitStatus) {
+        self.lock().exit = Some(status.clone());
+        self.exit_tx.send_replace(Some(status));
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let sinks = std::mem::take(&mut self.lock().sinks);
+        for (_, s) in sinks {
+            s.close();
+        }
+    }
+}
+
+/// Registers an owned fd with the runtime's reactor for readability.
+pub(crate) fn register_readable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: the `OwnedFd` is moved into the `AsyncFd`, so the descriptor stays open and
+    // refers to the same file description for the `AsyncFd`'s whole lifetime.
+    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        .map_err(std::io::Error::from)
+}
+
+/// Registers an owned fd with the runtime's reactor for writability.
+fn register_writable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: as in `register_readable`.
+    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }
+        .map_err(std::io::Error::from)
+}
+
+fn exited_error(id: &str) -> TermError {
+    TermError::new(
+        ERR_TERMINAL_EXITED,
+        format!("terminal {id}: the command exited, its input is gone"),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,125 @@
+//! What a terminal's output becomes: the retained tail (or, in text mode, the emulated
+//! screen), snapshots of it, and the subscribers that get every chunk as it arrives.
+//! Called by the output pump ([`Terminal::append`]) and by the handle.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{OutputSink, OutputVersion, Terminal};
+use crate::error::TermError;
+use crate::exit::ExitStatus;
+use crate::output::RawSnapshot;
+
+impl Terminal {
+    /// The raw material of a snapshot, with the [`Terminal::output_version`] it belongs to.
+    /// In text mode, the rendered text (the limit is applied when decoding, on a character
+    /// boundary, as for raw output).
+    pub fn raw_output(&self) -> (RawSnapshot, Option<ExitStatus>, OutputVersion) {
+        let mut inner = self.lock();
+        let exit = inner.exit.clone();
+        let version = (inner.output.total_bytes(), inner.resizes, exit.is_some());
+        let limit = self.config.output_byte_limit;
+        if let Some(screen) = inner.screen.as_mut() {
+            let text = screen.text();
+            let cut = screen.lines_dropped() || limit.is_some_and(|l| text.len() > l);
+            inner.text_truncated |= cut;
+            let raw = RawSnapshot {
+                bytes: text.into_bytes(),
+                limit,
+                truncated: inner.text_truncated,
+            };
+            return (raw, exit, version);
+        }
+        (inner.output.raw_snapshot(exit.is_some()), exit, version)
+    }
+
+    /// Changes whenever `current_output()` could return something else (bytes written,
+    /// resizes, and whether the exit was published), so a caller can reuse its last snapshot.
+    pub fn output_version(&self) -> OutputVersion {
+        let inner = self.lock();
+        (
+            inner.output.total_bytes(),
+            inner.resizes,
+            inner.exit.is_some(),
+        )
+    }
+
+    /// Whether an answer to a terminal query should be sent now: only while the pty is in
+    /// non-canonical mode without echo, as a program that reads the answer sets it. Otherwise
+    /// (a program that queried and exited, a shell back in cooked mode) the answer would be
+    /// echoed into the output or left as input for whatever reads next.
+    pub(super) fn awaits_replies(&self) -> bool {
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(fd) = fd.as_ref() else {
+            return false;
+        };
+        // On a pty master, the termios calls act on the slave's settings.
+        match nix::sys::termios::tcgetattr(fd) {
+            Ok(t) => {
+                use nix::sys::termios::LocalFlags;
+                !t.local_flags
+                    .intersects(LocalFlags::ICANON | LocalFlags::ECHO)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Subscribes to raw output from now on; with `replay`, the retained output is delivered
+    /// first, with no gap or overlap with what follows. Returns a key for
+    /// [`Terminal::unsubscribe`].
+    pub fn subscribe(&self, sink: Arc<dyn OutputSink>, replay: bool) -> Result<u64, TermError> {
+        self.check_live()?;
+        let mut inner = self.lock();
+        if replay {
+            let retained = inner.output.raw_tail();
+            if !retained.is_empty() {
+                sink.push(retained);
+            }
+        }
+        let key = inner.next_sink;
+        inner.next_sink += 1;
+        if inner.closed {
+            drop(inner);
+            sink.close();
+        } else {
+            inner.sinks.push((key, sink));
+        }
+        Ok(key)
+    }
+
+    /// Removes a subscriber; it receives no further chunks.
+    pub fn unsubscribe(&self, key: u64) {
+        let removed = {
+            let mut inner = self.lock();
+            let pos = inner.sinks.iter().position(|(k, _)| *k == key);
+            pos.map(|i| inner.sinks.remove(i).1)
+        };
+        if let Some(s) = removed {
+            s.close();
+        }
+    }
+
+    pub(super) fn append(&self, chunk: &[u8]) {
+        self.bytes_read
+            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        let mut inner = self.lock();
+        inner.output.write(chunk);
+        let replies = match inner.screen.as_mut() {
+            Some(s) => {
+                s.feed(chunk);
+                s.take_replies()
+            }
+            None => Vec::new(),
+        };
+        for (_, s) in &inner.sinks {
+            s.push(chunk);
+        }
+        drop(inner);
+        if !replies.is_empty() && self.awaits_replies() {
+            // Answers to terminal queries go back as input; nobody waits for them.
+            let _ = self
+                .input
+                .enqueue(replies, false, self.exit_status().is_some());
+        }
+    }
+}
