@@ -148,6 +148,7 @@ impl TextScreen {
     }
 
     /// Bytes skipped unseen so far (they scrolled off the top of the scrollback).
+    #[cfg(test)]
     pub fn skipped_bytes(&self) -> u64 {
         self.skipped
     }
@@ -174,6 +175,9 @@ impl TextScreen {
             at = skip.end;
         }
         self.parser.process(&pending[at..]);
+        // Deferred output was output nobody awaited answers for: its queries stay unanswered
+        // (an answer now would be typed into whatever reads the terminal next).
+        self.parser.callbacks_mut().replies.clear();
         // Reuse the allocation for the next batch.
         self.pending = pending;
         self.pending.clear();
@@ -520,6 +524,17 @@ mod tests {
         assert_eq!(r.text, "back");
         assert!(!r.alternate_screen);
         assert!(render("no switch", true).alternate_screen);
+    }
+
+    #[test]
+    fn deferred_queries_are_never_answered_late() {
+        let mut s = screen(80, 24, 100);
+        s.defer(b"cooked \x1b[6n\r\n");
+        s.feed(b"raw \x1b[c");
+        assert_eq!(String::from_utf8(s.take_replies()).unwrap(), "\x1b[?62;22c");
+        s.defer(b"\x1b[5n");
+        assert_eq!(s.text(), "cooked\nraw");
+        assert!(s.take_replies().is_empty());
     }
 
     /// A deterministic pseudo-random generator (xorshift), so failures reproduce.

@@ -102,12 +102,20 @@ impl Terminal {
     pub(super) fn append(&self, chunk: &[u8]) {
         self.bytes_read
             .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        // Text mode: a program waiting for answers to its queries has the pty in raw mode (asked
+        // before taking the lock: it locks the pty descriptor). Otherwise nobody needs an answer
+        // now, and the screen renders in batches, skipping what scrolls off unseen.
+        let eager = self.config.text_scrollback.is_some() && self.is_pty && self.awaits_replies();
         let mut inner = self.lock();
         inner.output.write(chunk);
         let replies = match inner.screen.as_mut() {
-            Some(s) => {
+            Some(s) if eager => {
                 s.feed(chunk);
                 s.take_replies()
+            }
+            Some(s) => {
+                s.defer(chunk);
+                Vec::new()
             }
             None => Vec::new(),
         };
