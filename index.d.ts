@@ -56,11 +56,14 @@ export declare class TerminalHandle {
   /**
    * Calls `listener` with raw output bytes as they arrive, in order, from now on. Chunks
    * are coalesced while JS is busy; a slow listener never slows the command or the
-   * retained output. With `{ replay: true }` the output retained so far comes first (so a
-   * listener attached right after `createTerminal` sees everything within the limit).
+   * retained output. At most 8 MiB (the high-water mark) wait for one listener: past it
+   * the oldest waiting bytes are dropped, and the next call's `info.dropped` says how many
+   * (0 normally); `currentOutput()` is never affected. With `{ replay: true }` the output
+   * retained so far comes first (so a listener attached right after `createTerminal` sees
+   * everything within the limit; the same mark applies to it).
    * Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
    */
-  onOutput(listener: (chunk: Buffer) => void, options?: OnOutputOptions | null): () => void
+  onOutput(listener: (chunk: Buffer, info: OutputChunkInfo) => void, options?: OnOutputOptions | null): () => void
   /** True when the command runs on a pseudo-terminal (`options.pty`). */
   get isPty(): boolean
   /**
@@ -150,7 +153,11 @@ export interface CreateTerminalOptions {
   shell?: false | string
   /** Start from the Node process's environment (default `true`) or from an empty one. */
   inheritEnv?: boolean
-  /** Milliseconds between SIGTERM and SIGKILL when killing (default 2000). */
+  /**
+   * Milliseconds between SIGTERM and SIGKILL when killing, the timeout's kill and
+   * `release()` included: an integer from 0 to 600000 (default 2000), so that a command
+   * that ignores SIGTERM is gone at most that long after a kill starts.
+   */
   killGraceMs?: number
   /** Kill the command (as `kill()` does) if it still runs after this many milliseconds. */
   timeoutMs?: number
@@ -183,6 +190,15 @@ export interface CreateTerminalOptions {
    * dropped and `truncated` becomes true.
    */
   scrollback?: number
+  /**
+   * Directories the command may start in (absolute; each resolved with realpath when the
+   * request is checked): the working directory must be one of them or lie below one.
+   * Checked on the opened directory itself, which is the directory the command is then
+   * started in, so swapping a path for a symlink after any earlier check cannot move the
+   * command elsewhere. Rejects with `ERR_CWD_OUTSIDE_ROOTS` (nothing is started).
+   * Absent or null: no restriction.
+   */
+  allowedRoots?: string[] | null
 }
 
 /** The request to run a command: ACP's `CreateTerminalRequest` (`sessionId` optional here). */
@@ -248,6 +264,16 @@ export declare function killSessionTree(shellPid: number): void
 export interface OnOutputOptions {
   /** Deliver the output retained so far first (default `false`: only what arrives from now). */
   replay?: boolean
+}
+
+/** What a listener learns besides the bytes of a chunk. */
+export interface OutputChunkInfo {
+  /**
+   * Bytes dropped right before this chunk because the listener fell more than 8 MiB
+   * (the high-water mark) behind the command; 0 normally. The retained output
+   * (`currentOutput()`) never loses bytes this way.
+   */
+  dropped: number
 }
 
 /**
@@ -336,7 +362,10 @@ export interface ResolveProgramOptions {
   path?: string | null
 }
 
-/** Resource limits of the command (`setrlimit`, inherited by its children). */
+/**
+ * Resource limits of the command (`setrlimit`, inherited by its children). Any other key is
+ * refused (`ERR_INVALID_ARG` naming it), so a misspelled limit is never silently ignored.
+ */
 export interface ResourceLimits {
   /** CPU time in seconds (`RLIMIT_CPU`): SIGXCPU, then SIGKILL. */
   cpuSeconds?: number

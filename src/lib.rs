@@ -27,6 +27,7 @@ mod fastforward;
 mod guardian;
 mod keys;
 mod output;
+mod pending;
 mod reap;
 mod registry;
 mod render;

@@ -54,3 +54,92 @@ pub fn start(
     };
     Terminal::start(spawned, config, containment)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
+
+    /// The allowedRoots race of the security review: the checked directory is exchanged
+    /// (atomically, over and over) with a symlink to a directory outside the root while
+    /// terminals are created in it. Every command either is refused or starts inside the root.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_cwd_swapped_for_a_symlink_never_starts_a_command_outside_the_roots() {
+        let base = std::env::temp_dir().join(format!("acp-cwd-race-{}", std::process::id()));
+        let root = base.join("root");
+        let checked = root.join("work");
+        let link = root.join("link");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&checked).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let root_real = std::fs::canonicalize(&root).unwrap();
+
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let swaps = std::sync::Arc::new(AtomicUsize::new(0));
+        let swapper = {
+            let (stop, swaps, checked, link) =
+                (stop.clone(), swaps.clone(), checked.clone(), link.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    renameat2(
+                        AT_FDCWD,
+                        &checked,
+                        AT_FDCWD,
+                        &link,
+                        RenameFlags::RENAME_EXCHANGE,
+                    )
+                    .unwrap();
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        let (mut started, mut refused, mut escapes) = (0, 0, 0);
+        // At least 1,000 creates, and enough of them started (a refusal is much quicker than
+        // a start, so refusals dominate the count).
+        while started + refused < 1000 || (started < 100 && refused < 100_000) {
+            let req = TerminalRequest {
+                spawn: SpawnRequest {
+                    command: "pwd -P".into(),
+                    cwd: Some(checked.to_string_lossy().into_owned()),
+                    allowed_roots: Some(vec![root.to_string_lossy().into_owned()]),
+                    ..Default::default()
+                },
+                kill_grace: Duration::from_secs(2),
+                ..Default::default()
+            };
+            match start(&req, Vec::new(), Path::new("/")) {
+                Ok(t) => {
+                    t.wait_for_exit().await;
+                    let out = t.raw_output().0.decode().output;
+                    let ran_in = Path::new(out.trim_end());
+                    if !ran_in.starts_with(&root_real) || !t.cwd().starts_with(&root_real) {
+                        escapes += 1;
+                    }
+                    started += 1;
+                    t.mark_released();
+                    t.finish_release().await;
+                }
+                Err(e) => {
+                    assert!(
+                        e.code == crate::spawn::ERR_CWD_OUTSIDE_ROOTS
+                            || e.code == crate::error::ERR_INVALID_CWD,
+                        "{e}"
+                    );
+                    refused += 1;
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        eprintln!(
+            "{started} started, {refused} refused, {} swaps",
+            swaps.load(Ordering::Relaxed)
+        );
+        assert_eq!(escapes, 0, "{escapes} commands started outside the root");
+        assert!(started > 0 && refused > 0, "the race happened both ways");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}

@@ -10,7 +10,7 @@ use napi_derive::napi;
 
 use super::args::*;
 use super::errors::{js_error, js_string, rejected, settle};
-use super::sink::JsSink;
+use super::sink::{JsSink, OutputChunkInfo};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::keys;
@@ -224,17 +224,20 @@ impl TerminalHandle {
 
     /// Calls `listener` with raw output bytes as they arrive, in order, from now on. Chunks
     /// are coalesced while JS is busy; a slow listener never slows the command or the
-    /// retained output. With `{ replay: true }` the output retained so far comes first (so a
-    /// listener attached right after `createTerminal` sees everything within the limit).
+    /// retained output. At most 8 MiB (the high-water mark) wait for one listener: past it
+    /// the oldest waiting bytes are dropped, and the next call's `info.dropped` says how many
+    /// (0 normally); `currentOutput()` is never affected. With `{ replay: true }` the output
+    /// retained so far comes first (so a listener attached right after `createTerminal` sees
+    /// everything within the limit; the same mark applies to it).
     /// Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
     #[napi(
-        ts_args_type = "listener: (chunk: Buffer) => void, options?: OnOutputOptions | null",
+        ts_args_type = "listener: (chunk: Buffer, info: OutputChunkInfo) => void, options?: OnOutputOptions | null",
         ts_return_type = "() => void"
     )]
     pub fn on_output<'env>(
         &self,
         env: &'env Env,
-        listener: Function<'env, Buffer, UnknownReturnValue>,
+        listener: Function<'env, FnArgs<(Buffer, OutputChunkInfo)>, UnknownReturnValue>,
         options: Option<OnOutputOptions>,
     ) -> Result<Function<'env, (), ()>> {
         let replay = options.and_then(|o| o.replay).unwrap_or(false);

@@ -100,7 +100,9 @@ pub struct CreateTerminalOptions {
     pub shell: Option<Either<bool, String>>,
     /// Start from the Node process's environment (default `true`) or from an empty one.
     pub inherit_env: Option<bool>,
-    /// Milliseconds between SIGTERM and SIGKILL when killing (default 2000).
+    /// Milliseconds between SIGTERM and SIGKILL when killing, the timeout's kill and
+    /// `release()` included: an integer from 0 to 600000 (default 2000), so that a command
+    /// that ignores SIGTERM is gone at most that long after a kill starts.
     pub kill_grace_ms: Option<f64>,
     /// Kill the command (as `kill()` does) if it still runs after this many milliseconds.
     pub timeout_ms: Option<f64>,
@@ -128,6 +130,14 @@ pub struct CreateTerminalOptions {
     /// Text mode: lines kept above the screen (default 1000, at most 100000); older lines are
     /// dropped and `truncated` becomes true.
     pub scrollback: Option<f64>,
+    /// Directories the command may start in (absolute; each resolved with realpath when the
+    /// request is checked): the working directory must be one of them or lie below one.
+    /// Checked on the opened directory itself, which is the directory the command is then
+    /// started in, so swapping a path for a symlink after any earlier check cannot move the
+    /// command elsewhere. Rejects with `ERR_CWD_OUTSIDE_ROOTS` (nothing is started).
+    /// Absent or null: no restriction.
+    #[napi(ts_type = "string[] | null")]
+    pub allowed_roots: Option<Vec<String>>,
 }
 
 impl CreateTerminalOptions {
@@ -152,7 +162,8 @@ impl CreateTerminalOptions {
         Ok(Self {
             shell,
             inherit_env: opt_bool(o, "inheritEnv", "options.inheritEnv")?,
-            kill_grace_ms: opt_count(o, "killGraceMs", "options.killGraceMs")?,
+            kill_grace_ms: opt_grace(&get(o, "killGraceMs")?, "options.killGraceMs")?
+                .map(|d| d.as_millis() as f64),
             timeout_ms: opt_count(o, "timeoutMs", "options.timeoutMs")?,
             limits: opt_object(o, "limits", "options.limits")?
                 .map(|l| ResourceLimits::read(&l))
@@ -163,6 +174,15 @@ impl CreateTerminalOptions {
             stdin: opt_choice(o, "stdin", "options.stdin", &["null", "pipe"])?,
             output: opt_choice(o, "output", "options.output", &["raw", "text"])?,
             scrollback: opt_count(o, "scrollback", "options.scrollback")?,
+            allowed_roots: opt_array(o, "allowedRoots", "options.allowedRoots")?
+                .map(|roots| {
+                    roots
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| as_string(r, &format!("options.allowedRoots[{i}]")))
+                        .collect::<Parsed<Vec<_>>>()
+                })
+                .transpose()?,
         })
     }
 }
@@ -193,7 +213,8 @@ impl PtyOptions {
     }
 }
 
-/// Resource limits of the command (`setrlimit`, inherited by its children).
+/// Resource limits of the command (`setrlimit`, inherited by its children). Any other key is
+/// refused (`ERR_INVALID_ARG` naming it), so a misspelled limit is never silently ignored.
 #[napi(object, object_to_js = false)]
 pub struct ResourceLimits {
     /// CPU time in seconds (`RLIMIT_CPU`): SIGXCPU, then SIGKILL.
@@ -210,7 +231,24 @@ pub struct ResourceLimits {
 }
 
 impl ResourceLimits {
+    /// The keys a limits object may have.
+    const KEYS: [&'static str; 5] = [
+        "cpuSeconds",
+        "addressSpaceBytes",
+        "openFiles",
+        "fileSizeBytes",
+        "processes",
+    ];
+
     fn read(l: &Object) -> Parsed<Self> {
+        for key in Object::keys(l).map_err(internal)? {
+            if !Self::KEYS.contains(&key.as_str()) {
+                return Err(TermError::invalid_arg(format!(
+                    "options.limits.{key} is not a limit (known: {})",
+                    Self::KEYS.join(", ")
+                )));
+            }
+        }
         let field = |key: &str| opt_count(l, key, &format!("options.limits.{key}"));
         Ok(Self {
             cpu_seconds: field("cpuSeconds")?,
@@ -282,6 +320,7 @@ pub(super) fn request(params: &Unknown, options: Option<&Unknown>) -> Parsed<Ter
                 .map(|e| (e.name, e.value))
                 .collect(),
             cwd: p.cwd,
+            allowed_roots: o.as_ref().and_then(|o| o.allowed_roots.clone()),
             inherit_env: o.as_ref().and_then(|o| o.inherit_env).unwrap_or(true),
             shell: match o.as_ref().and_then(|o| o.shell.as_ref()) {
                 None => Shell::Default,

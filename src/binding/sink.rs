@@ -1,6 +1,8 @@
 //! Output streaming to a JS listener (`onOutput`): the core pushes chunks from its reader
 //! task; at most one call into JS is queued at a time, and it takes everything pending, so
-//! chunks coalesce while JS is busy and a slow listener never slows the command.
+//! chunks coalesce while JS is busy and a slow listener never slows the command. What is
+//! pending is bounded ([`crate::pending`]): a listener more than 8 MiB behind loses the oldest
+//! bytes, and its next call says how many.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,14 +12,28 @@ use napi::threadsafe_function::{
 };
 use napi::Env;
 
+use napi_derive::napi;
+
+use crate::pending::{Pending, HIGH_WATER_MARK};
 use crate::terminal::OutputSink;
 
-#[derive(Default)]
 struct SinkState {
-    pending: Vec<u8>,
+    pending: Pending,
     scheduled: bool,
     cancelled: bool,
 }
+
+/// What a listener learns besides the bytes of a chunk.
+#[napi(object, object_from_js = false)]
+pub struct OutputChunkInfo {
+    /// Bytes dropped right before this chunk because the listener fell more than 8 MiB
+    /// (the high-water mark) behind the command; 0 normally. The retained output
+    /// (`currentOutput()`) never loses bytes this way.
+    pub dropped: f64,
+}
+
+/// The listener's arguments.
+type ListenerArgs = FnArgs<(Buffer, OutputChunkInfo)>;
 
 type DispatchFn = ThreadsafeFunction<Arc<JsSink>, (), (), Status, false, true>;
 
@@ -25,17 +41,21 @@ type DispatchFn = ThreadsafeFunction<Arc<JsSink>, (), (), Status, false, true>;
 /// everything that arrived until it runs (so chunks coalesce while JS is busy).
 pub(super) struct JsSink {
     state: Mutex<SinkState>,
-    listener: FunctionRef<Buffer, UnknownReturnValue>,
+    listener: FunctionRef<ListenerArgs, UnknownReturnValue>,
     dispatch: std::sync::OnceLock<DispatchFn>,
 }
 
 impl JsSink {
     pub(super) fn new(
         env: &Env,
-        listener: &Function<Buffer, UnknownReturnValue>,
+        listener: &Function<ListenerArgs, UnknownReturnValue>,
     ) -> Result<Arc<Self>> {
         let sink = Arc::new(JsSink {
-            state: Mutex::new(SinkState::default()),
+            state: Mutex::new(SinkState {
+                pending: Pending::new(HIGH_WATER_MARK),
+                scheduled: false,
+                cancelled: false,
+            }),
             listener: listener.create_ref()?,
             dispatch: std::sync::OnceLock::new(),
         });
@@ -61,26 +81,29 @@ impl JsSink {
 
     /// On the JS thread: hand everything pending to the listener.
     fn deliver(&self, env: &Env) -> Result<()> {
-        let data = {
+        let (data, dropped) = {
             let mut s = self.lock();
             s.scheduled = false;
             if s.cancelled {
                 return Ok(());
             }
-            std::mem::take(&mut s.pending)
+            match s.pending.take() {
+                Some(taken) => taken,
+                None => return Ok(()),
+            }
         };
-        if data.is_empty() {
-            return Ok(());
-        }
         let f = self.listener.borrow_back(env)?;
-        f.call(Buffer::from(data))?;
+        let info = OutputChunkInfo {
+            dropped: dropped as f64,
+        };
+        f.call((Buffer::from(data), info).into())?;
         Ok(())
     }
 
     pub(super) fn cancel(&self) {
         let mut s = self.lock();
         s.cancelled = true;
-        s.pending = Vec::new();
+        s.pending.clear();
     }
 }
 
@@ -90,7 +113,7 @@ impl OutputSink for Arc<JsSink> {
         if s.cancelled {
             return;
         }
-        s.pending.extend_from_slice(chunk);
+        s.pending.push(chunk);
         if !s.scheduled {
             s.scheduled = true;
             drop(s);

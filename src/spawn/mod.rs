@@ -20,6 +20,8 @@ use crate::sys::spawn::{self as launch, LaunchSpec, SessionMode};
 
 mod plan;
 
+#[cfg(test)]
+pub use plan::ERR_CWD_OUTSIDE_ROOTS;
 pub use plan::{plan, resolve, Io, Limits, Shell, SpawnPlan, SpawnRequest};
 
 /// A started child: its pid (also its process group id) and its descriptors.

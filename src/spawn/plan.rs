@@ -98,6 +98,10 @@ pub struct SpawnRequest {
     pub env: Vec<(String, String)>,
     /// Working directory; `None` uses `default_cwd`.
     pub cwd: Option<String>,
+    /// Directories the working directory must be in (or be); `None`: anywhere. Checked on the
+    /// opened directory itself, so a path swapped after any earlier check cannot move the
+    /// command elsewhere.
+    pub allowed_roots: Option<Vec<String>>,
     /// Start from the inherited environment (`true`) or an empty one.
     pub inherit_env: bool,
     /// Shell choice.
@@ -175,7 +179,11 @@ pub fn plan(
         Shell::Default => Some(DEFAULT_SHELL),
         Shell::Never => None,
     };
+    let roots = canonical_roots(req.allowed_roots.as_deref())?;
     let (cwd, cwd_dir) = resolve_cwd(req.cwd.as_deref(), default_cwd)?;
+    if let Some(roots) = &roots {
+        check_inside(&cwd, &cwd_dir, roots)?;
+    }
     let env = build_env(req, inherited);
     let path_var = env
         .iter()
@@ -209,6 +217,52 @@ pub fn plan(
 }
 
 /// Checks the working directory and opens it: the descriptor is what the child gets.
+/// Code of a working directory outside `allowedRoots`.
+pub const ERR_CWD_OUTSIDE_ROOTS: &str = "ERR_CWD_OUTSIDE_ROOTS";
+
+/// The roots, each absolute and resolved (symlinks, `..`) as they are now.
+fn canonical_roots(roots: Option<&[String]>) -> Result<Option<Vec<PathBuf>>, TermError> {
+    let Some(roots) = roots else {
+        return Ok(None);
+    };
+    roots
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let field = format!("options.allowedRoots[{i}]");
+            reject_nul(r, &field)?;
+            if !Path::new(r).is_absolute() {
+                return Err(TermError::invalid_arg(format!(
+                    "{field} must be an absolute path, got `{r}`"
+                )));
+            }
+            std::fs::canonicalize(r)
+                .map_err(|e| TermError::invalid_arg(format!("{field} `{r}`: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// Refuses an opened working directory that is not one of `roots` or below one: where the
+/// descriptor really is counts, not what its path named when it was checked.
+fn check_inside(cwd: &Path, dir: &OwnedFd, roots: &[PathBuf]) -> Result<(), TermError> {
+    let real = crate::sys::cwd::fd_path(dir)
+        .map_err(|e| TermError::invalid_cwd(format!("cwd `{}`: {e}", cwd.display())))?;
+    if roots.iter().any(|root| real.starts_with(root)) {
+        return Ok(());
+    }
+    let list: Vec<String> = roots.iter().map(|r| format!("`{}`", r.display())).collect();
+    Err(TermError::new(
+        ERR_CWD_OUTSIDE_ROOTS,
+        format!(
+            "cwd `{}` (resolved: `{}`) is outside options.allowedRoots ({})",
+            cwd.display(),
+            real.display(),
+            list.join(", ")
+        ),
+    ))
+}
+
 fn resolve_cwd(cwd: Option<&str>, default_cwd: &Path) -> Result<(PathBuf, OwnedFd), TermError> {
     let path = match cwd {
         None => default_cwd.to_path_buf(),

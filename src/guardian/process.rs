@@ -1,18 +1,15 @@
-//! The guardian: one small process (`sh` exec'ing `awk`) per Node process that kills every terminal still
-//! tracked when Node goes away in a way that runs no code of ours (SIGKILL, SIGINT or SIGTERM
-//! with default handling, a crash). It reads `+<pgid>@<cgroup dir>` / `-<pgid>@<cgroup dir>`
-//! lines from a pipe whose write end only Node holds; end-of-file means Node is gone, and it
-//! SIGKILLs every process group and cgroup still listed, and every process whose session is
-//! one of those groups' ids (a pty terminal leads its own session; a shell's jobs live there in
-//! groups of their own), then removes the cgroup directories.
+//! The guardian process itself: a shell exec'ing awk, which keeps the listed terminals in a
+//! hash table and kills them all when its input (a pipe only Node writes to) ends.
 //!
-//! It runs in its own session (a Ctrl-C to Node's terminal does not reach it) and ignores the
-//! usual termination signals, so it outlives Node long enough to do its job.
+//! Protocol, one line each: `+<pgid>@<cgroup dir or ->` lists a terminal, `-…` unlists it,
+//! `=` forgets everything (a full list follows). End of input: SIGKILL every listed process
+//! group and cgroup, and every process whose session is one of those groups' ids (a pty
+//! terminal leads its own session), then remove the cgroup directories.
 
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::{Mutex, OnceLock};
+
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
 use crate::sys::spawn::{cstring, launch, LaunchSpec, SessionMode};
 
@@ -20,16 +17,12 @@ use crate::sys::spawn::{cstring, launch, LaunchSpec, SessionMode};
 /// quadratic and burned a core under 1,000 terminals). Ignored signals survive the exec.
 const SCRIPT: &str = r#"trap '' INT TERM HUP QUIT PIPE
 exec awk -v base="$1" -v pbase="$2" '
+  /^=/ { split("", live); next }
   /^[+]/ { live[substr($0, 2)] = 1; next }
   /^-/ { delete live[substr($0, 2)]; next }
-  END {
-    cmd = ""; sids = ""
-    for (e in live) {
-      at = index(e, "@"); pg = substr(e, 1, at - 1); cg = substr(e, at + 1)
-      cmd = cmd "kill -9 -" pg " 2>/dev/null; "
-      if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
-      sids = sids " " pg
-    }
+  # One shell command per batch of terminals: a single command line for thousands of them
+  # would exceed the kernel limit for one argument (128 KiB) and kill nothing.
+  function run(cmd, sids) {
     # A pty terminal leads its own session, whose jobs sit in other process groups:
     # kill every process whose session id is a listed terminal.
     if (sids != "") {
@@ -37,6 +30,18 @@ exec awk -v base="$1" -v pbase="$2" '
       cmd = cmd "read -r s < \"$f\" 2>/dev/null || continue; set -- ${s##*) }; "
       cmd = cmd "case $live in *\" $4 \"*) p=${f#/proc/}; kill -9 \"${p%/stat}\" 2>/dev/null ;; esac; done; "
     }
+    if (cmd != "") system(cmd)
+  }
+  END {
+    cmd = ""; sids = ""; n = 0
+    for (e in live) {
+      at = index(e, "@"); pg = substr(e, 1, at - 1); cg = substr(e, at + 1)
+      cmd = cmd "kill -9 -" pg " 2>/dev/null; "
+      if (cg != "-") cmd = cmd "echo 1 > \"" cg "/cgroup.kill\" 2>/dev/null; "
+      sids = sids " " pg
+      if (++n % 500 == 0) { run(cmd, sids); cmd = ""; sids = "" }
+    }
+    run(cmd, sids); cmd = ""
     for (k = 1; k <= 2; k++) {
       b = (k == 1) ? base : pbase
       if (b == "") continue
@@ -49,17 +54,37 @@ exec awk -v base="$1" -v pbase="$2" '
   }'
 "#;
 
-struct Guardian {
-    pipe: Mutex<Option<File>>,
-    pid: i32,
+/// A running guardian: its pid and the (non-blocking) write end of its input.
+#[derive(Debug)]
+pub(super) struct Process {
+    /// Shared with the writer thread while it waits for the pipe to take more.
+    pub(super) pipe: std::sync::Arc<OwnedFd>,
+    pub(super) pid: i32,
 }
 
-fn guardian() -> Option<&'static Guardian> {
-    static G: OnceLock<Option<Guardian>> = OnceLock::new();
-    G.get_or_init(start).as_ref()
+impl Process {
+    /// False once it is stopped or has died (`waitpid(WUNTRACED | WNOHANG)`: it is our child).
+    pub(super) fn running(&self) -> bool {
+        use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+        let flags = WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED;
+        matches!(
+            waitpid(nix::unistd::Pid::from_raw(self.pid), Some(flags)),
+            Ok(WaitStatus::StillAlive | WaitStatus::Continued(_))
+        )
+    }
+
+    /// Kills it at once (it can no longer act on its list), then reaps it. Only then is its
+    /// pipe closed: a live guardian that saw end-of-file would kill every listed terminal.
+    pub(super) fn discard(self) {
+        let pid = nix::unistd::Pid::from_raw(self.pid);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::wait::waitpid(pid, None);
+        drop(self.pipe);
+    }
 }
 
-fn start() -> Option<Guardian> {
+/// Starts a guardian process; `None` where it cannot start.
+pub(super) fn start() -> Option<Process> {
     let (read, write) = crate::sys::pipe::pipe_cloexec().ok()?;
     let root = crate::sys::cwd::open_dir("/".as_ref()).ok()?;
     let null: OwnedFd = File::options().write(true).open("/dev/null").ok()?.into();
@@ -94,39 +119,10 @@ fn start() -> Option<Guardian> {
     };
     let pid = launch(spec).ok()?;
     drop(read);
-    Some(Guardian {
-        pipe: Mutex::new(Some(File::from(write))),
+    // Writes never block: a guardian that stops reading costs a replacement, not a hang.
+    fcntl(&write, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).ok()?;
+    Some(Process {
+        pipe: std::sync::Arc::new(write),
         pid,
     })
-}
-
-fn send(line: String) {
-    let Some(g) = guardian() else { return };
-    let mut pipe = g.pipe.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(f) = pipe.as_mut() {
-        if f.write_all(line.as_bytes()).is_err() {
-            // The guardian is gone (someone killed it): stop writing to it.
-            *pipe = None;
-        }
-    }
-}
-
-fn entry(pgid: i32, cgroup: Option<&std::path::Path>) -> String {
-    let cg = cgroup.map_or("-".to_string(), |p| p.display().to_string());
-    format!("{pgid}@{cg}")
-}
-
-/// Starts watching a terminal's process group (and cgroup).
-pub fn track(pgid: i32, cgroup: Option<&std::path::Path>) {
-    send(format!("+{}\n", entry(pgid, cgroup)));
-}
-
-/// Stops watching it (its processes are gone).
-pub fn untrack(pgid: i32, cgroup: Option<&std::path::Path>) {
-    send(format!("-{}\n", entry(pgid, cgroup)));
-}
-
-/// Pid of the guardian process, if it runs.
-pub fn guardian_pid() -> Option<i32> {
-    guardian().map(|g| g.pid)
 }
