@@ -65,12 +65,17 @@ impl Terminal {
     }
 
     /// Subscribes to raw output from now on; with `replay`, the retained output is delivered
-    /// first, with no gap or overlap with what follows. Returns a key for
-    /// [`Terminal::unsubscribe`].
+    /// first, with no gap or overlap with what follows. While the first output is held
+    /// ([`Terminal::release_hold`] not called yet), the sink gets everything from the first
+    /// byte instead, `replay` or not. Returns a key for [`Terminal::unsubscribe`].
     pub fn subscribe(&self, sink: Arc<dyn OutputSink>, replay: bool) -> Result<u64, TermError> {
         self.check_live()?;
         let mut inner = self.lock();
-        if replay {
+        if let Some(held) = inner.held.as_ref() {
+            if !held.is_empty() {
+                sink.push(held);
+            }
+        } else if replay {
             let retained = inner.output.raw_tail();
             if !retained.is_empty() {
                 sink.push(retained);
@@ -85,6 +90,22 @@ impl Terminal {
             inner.sinks.push((key, sink));
         }
         Ok(key)
+    }
+
+    /// Ends the hold of the first output (see [`super::TerminalConfig::hold_first_output`]):
+    /// later subscribers get what arrives from their subscription on (or the retained output
+    /// with `replay`), and the pump reads on if the hold was full. Idempotent.
+    pub fn release_hold(&self) {
+        self.lock().held = None;
+        self.holding.send_replace(false);
+    }
+
+    /// Whether the hold of the first output is full: the pump waits for its release.
+    pub(super) fn hold_full(&self) -> bool {
+        self.lock()
+            .held
+            .as_ref()
+            .is_some_and(|h| h.len() >= super::HOLD_MAX)
     }
 
     /// Removes a subscriber; it receives no further chunks.
@@ -108,6 +129,9 @@ impl Terminal {
         let eager = self.config.text_scrollback.is_some() && self.is_pty && self.awaits_replies();
         let mut inner = self.lock();
         inner.output.write(chunk);
+        if let Some(held) = inner.held.as_mut() {
+            held.extend_from_slice(chunk);
+        }
         let replies = match inner.screen.as_mut() {
             Some(s) if eager => {
                 s.feed(chunk);
