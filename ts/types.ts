@@ -64,6 +64,12 @@ export interface CreateTerminalOptions {
   timeoutMs?: number;
   /** Resource limits applied to the child before it executes (soft = hard = value). */
   limits?: ResourceLimits;
+  /**
+   * A listener attached before the command starts: every output byte, exactly once, in order, from the
+   * first (`info.dropped`: bytes a listener that fell more than 8 MiB behind lost). Backends that do not
+   * stream may ignore it.
+   */
+  onOutput?: ((chunk: Buffer, info: { dropped: number }) => void) | null;
 }
 
 /**

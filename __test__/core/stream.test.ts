@@ -1,5 +1,6 @@
 // Streaming from the first byte (issue 12 §1): options.onOutput is attached before the command
 // starts; listeners attached in the tick that receives the handle get the whole stream too.
+import { TerminalHost } from '../../ts/host';
 import { createTerminal, eventually } from './helpers';
 
 /** `n` distinct lines, `line 000000001\n` ...: 15 bytes each. */
@@ -162,5 +163,28 @@ describe('listeners attached in the tick that receives the handle', () => {
     expect(plain.all().toString()).toBe('late');
     expect(replayed.all().toString()).toBe('earlylate');
     await t.release();
+  });
+});
+
+describe('TerminalHost.onCreate', () => {
+  test('terminal.onOutput attached synchronously in onCreate gets the whole 20 MB stream, byte-exact', async () => {
+    const host = new TerminalHost();
+    const c = collector();
+    host.onCreate(({ terminal }) => {
+      terminal.onOutput(c.listener);
+    });
+    try {
+      const { terminalId } = await host.createTerminal({ sessionId: 's', command: DISTINCT(LINES_20MB) });
+      const t = host.terminal(terminalId)!;
+      await host.waitForTerminalExit({ sessionId: 's', terminalId });
+      await eventually(() => c.bytes >= t.outputBytes!, 'every byte delivered');
+      expect(c.all().equals(expected20MB)).toBe(true);
+      // The agent's own view stays the host's bounded tail (1 MiB by default).
+      const out = await host.terminalOutput({ sessionId: 's', terminalId });
+      expect(out.truncated).toBe(true);
+      expect(Buffer.from(out.output).equals(expected20MB.subarray(-1024 * 1024))).toBe(true);
+    } finally {
+      await host.close();
+    }
   });
 });
