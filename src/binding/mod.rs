@@ -10,6 +10,7 @@
 //! | `env.rs` | `process.env`, the per-environment registry |
 //! | `handle.rs` | `TerminalHandle` |
 //! | `sink.rs` | `onOutput` streaming |
+//! | `strings.rs` | output strings (large ASCII output handed to V8 without a copy) |
 //! | `render.rs` | `renderTerminalOutput[Async]` |
 //! | `process.rs` | `containmentInfo`, `resolveProgram`, keys, session trees, process groups |
 
@@ -25,6 +26,7 @@ mod options;
 mod process;
 mod render;
 mod sink;
+mod strings;
 
 use std::sync::Arc;
 
