@@ -3,14 +3,16 @@
 //!
 //! Protocol, one line each: `+<pgid>@<cgroup dir or ->` lists a terminal, `-…` unlists it,
 //! `=` forgets everything (a full list follows). End of input: SIGKILL every listed process
-//! group and cgroup, and every process whose session is one of those groups' ids (a pty
-//! terminal leads its own session), then remove the cgroup directories.
+//! group and cgroup, and what is left of those terminals' sessions (a pty terminal leads its
+//! own session) with the platform's commands ([`GUARDIAN_KILL`]), in batches of 500
+//! terminals, then remove the cgroup directories.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
+use crate::sys::procs::GUARDIAN_KILL;
 use crate::sys::spawn::{cstring, launch, LaunchSpec, SessionMode};
 
 /// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
@@ -23,12 +25,11 @@ exec awk -v base="$1" -v pbase="$2" '
   # One shell command per batch of terminals: a single command line for thousands of them
   # would exceed the kernel limit for one argument (128 KiB) and kill nothing.
   function run(cmd, sids) {
-    # A pty terminal leads its own session, whose jobs sit in other process groups:
-    # kill every process whose session id is a listed terminal.
+    # A pty terminal leads its own session, whose jobs sit in other process groups: commands
+    # of this platform (sys::procs::GUARDIAN_KILL) kill them, before or after the groups.
     if (sids != "") {
-      cmd = cmd "live=\"" sids " \"; for f in /proc/[0-9]*/stat; do "
-      cmd = cmd "read -r s < \"$f\" 2>/dev/null || continue; set -- ${s##*) }; "
-      cmd = cmd "case $live in *\" $4 \"*) p=${f#/proc/}; kill -9 \"${p%/stat}\" 2>/dev/null ;; esac; done; "
+      cmd = "live=\"" sids " \"; " ENVIRON["ACP_TERMINAL_KILL_BEFORE"] cmd
+      cmd = cmd ENVIRON["ACP_TERMINAL_KILL_AFTER"]
     }
     if (cmd != "") system(cmd)
   }
@@ -109,6 +110,10 @@ pub(super) fn start() -> Option<Process> {
         envp: vec![
             cstring("PATH=/usr/bin:/bin".as_ref()).ok()?,
             cstring(format!("ACP_TERMINAL_GUARDIAN={SCRIPT}").as_ref()).ok()?,
+            cstring(format!("ACP_TERMINAL_KILL_BEFORE={}", GUARDIAN_KILL.before_groups).as_ref())
+                .ok()?,
+            cstring(format!("ACP_TERMINAL_KILL_AFTER={}", GUARDIAN_KILL.after_groups).as_ref())
+                .ok()?,
         ],
         cwd: root.as_raw_fd(),
         stdio: [read.as_raw_fd(), null.as_raw_fd(), null.as_raw_fd()],
@@ -125,4 +130,50 @@ pub(super) fn start() -> Option<Process> {
         pipe: std::sync::Arc::new(write),
         pid,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+
+    /// Runs the script on `input` with echoing platform commands; returns what they printed.
+    fn run_script(input: &[u8]) -> String {
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", SCRIPT, "acp-terminal-guardian", "", ""])
+            .env("ACP_TERMINAL_KILL_BEFORE", "echo before $live;")
+            .env("ACP_TERMINAL_KILL_AFTER", "echo after $live;")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input).unwrap();
+        drop(stdin);
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        out
+    }
+
+    #[test]
+    fn the_script_runs_the_platform_commands_around_the_group_kills_for_the_listed_ids() {
+        // Ids no process group has, so the kills in between hit nothing.
+        let out = run_script(b"+2147483001@-\n+2147483002@-\n-2147483001@-\n");
+        assert_eq!(out, "before 2147483002\nafter 2147483002\n");
+        // `=` forgets what was listed before it.
+        let out = run_script(b"+2147483001@-\n=\n+2147483003@-\n");
+        assert_eq!(out, "before 2147483003\nafter 2147483003\n");
+        // Batches of 500: 1,200 listed ids take three rounds.
+        let many: String = (0..1200)
+            .map(|i| format!("+{}@-\n", 2_000_000_000 + i))
+            .collect();
+        assert_eq!(run_script(many.as_bytes()).matches("before").count(), 3);
+    }
 }

@@ -105,3 +105,43 @@ fn thousands_of_listed_terminals_are_all_killed() {
     drop(g);
     assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
 }
+
+#[test]
+fn a_listed_session_loses_its_jobs_in_other_groups_too() {
+    let g = Guardian::new(process::start);
+    let mut cmd = Command::new("bash");
+    cmd.args(["-c", "set -m; sleep 60 & echo $!; wait"])
+        .stdout(std::process::Stdio::piped());
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(drop)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let mut leader = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(leader.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let job: i32 = line.trim().parse().unwrap();
+    let sid = leader.id() as i32;
+    assert_ne!(
+        crate::sys::procs::list()
+            .iter()
+            .find(|p| p.pid == job)
+            .map(|p| p.pgrp),
+        Some(sid),
+        "the job has a group of its own"
+    );
+    g.track(sid, None);
+    wait_until("the list written", || g.shared.lock().pending.is_empty());
+    drop(g);
+    wait_until("the job killed", || {
+        std::fs::read_to_string(format!("/proc/{job}/stat")).map_or(true, |s| s.contains(") Z "))
+    });
+    leader.wait().unwrap();
+}

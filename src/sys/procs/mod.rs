@@ -69,6 +69,53 @@ fn tree_of(procs: &[ProcInfo], root: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
     out
 }
 
+/// How the guardian kills what is left of the listed terminals once Node is gone, as `sh`
+/// commands (it runs without Node, so it cannot call this module). `$live` holds the
+/// terminals' ids as `" id1 id2 "`: a terminal's process group id, which is also its session
+/// id on a pty. `before_groups` runs before the guardian kills those process groups,
+/// `after_groups` after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardianKill {
+    /// Commands run before the process groups are killed.
+    pub before_groups: &'static str,
+    /// Commands run after the process groups were killed.
+    pub after_groups: &'static str,
+}
+
+/// Linux: every process whose session id (field 6 of `/proc/<pid>/stat`) is listed. Sessions
+/// survive their leader, so this runs after the groups are killed and also catches what they
+/// forked meanwhile.
+const PROC_SESSION_KILL: &str = concat!(
+    r#"for f in /proc/[0-9]*/stat; do "#,
+    r#"read -r s < "$f" 2>/dev/null || continue; set -- ${s##*) }; "#,
+    r#"case $live in *" $4 "*) p=${f#/proc/}; kill -9 "${p%/stat}" 2>/dev/null ;; esac; done; "#,
+);
+
+/// Without `/proc` (macOS, whose `ps` shows no session id): every process of a listed group and
+/// every descendant of those, from one `ps` snapshot. It runs before the groups are killed:
+/// once a shell dies, its jobs are reparented and the tree is lost.
+const PS_TREE_KILL: &str = concat!(
+    r#"ps -A -o pid= -o ppid= -o pgid= 2>/dev/null | awk -v live="$live" '"#,
+    r#"BEGIN { n = split(live, l, " "); for (i = 1; i <= n; i++) root[l[i]] = 1 } "#,
+    r#"{ pid[NR] = $1; ppid[NR] = $2; if (($3 in root) || ($1 in root)) mark[$1] = 1 } "#,
+    r#"END { do { grew = 0; for (i = 1; i <= NR; i++) "#,
+    r#"if (!(pid[i] in mark) && (ppid[i] in mark)) { mark[pid[i]] = 1; grew = 1 } } while (grew); "#,
+    r#"for (p in mark) print p }' | while read -r p; do kill -9 "$p" 2>/dev/null; done; "#,
+);
+
+/// This platform's [`GuardianKill`].
+pub const GUARDIAN_KILL: GuardianKill = if cfg!(target_os = "linux") {
+    GuardianKill {
+        before_groups: "",
+        after_groups: PROC_SESSION_KILL,
+    }
+} else {
+    GuardianKill {
+        before_groups: PS_TREE_KILL,
+        after_groups: "",
+    }
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
