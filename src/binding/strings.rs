@@ -51,11 +51,20 @@ fn external_latin1() -> Option<CreateExternalLatin1> {
 
 /// Frees the buffer of an external string: `data` and `hint` (the length) are what
 /// [`output_string`] passed, from `Box::<[u8]>::into_raw`.
-unsafe extern "C" fn free_buffer(_env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
+unsafe extern "C" fn free_buffer(env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
     let len = hint as usize;
+    adjust_external_memory(env, -(len as i64));
     // SAFETY: `data`/`len` come from `Box::<[u8]>::into_raw` in `output_string`, and V8 calls
     // the finalizer exactly once.
     drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(data.cast::<u8>(), len)) });
+}
+
+/// Tells V8 how much memory outside its heap its strings keep alive (`change` bytes more).
+fn adjust_external_memory(env: sys::napi_env, change: i64) {
+    let mut total = 0;
+    // SAFETY: a Node-API call with a valid environment; it touches no JS value, so it is also
+    // allowed from a finalizer.
+    unsafe { sys::napi_adjust_external_memory(env, change, &mut total) };
 }
 
 /// The JS string of `s`: external (no copy) when it is large ASCII and Node can, else copied.
@@ -64,6 +73,10 @@ pub(super) fn output_string(env: &Env, s: String) -> Result<Unknown<'_>> {
         return js_string(env, &s);
     };
     let len = s.len();
+    // V8 does not know the buffer's size: tell it, so that garbage collection keeps up with a
+    // client that polls a flood (each poll of changed output makes a new string). The
+    // finalizer gives it back (it runs at once if V8 copies after all).
+    adjust_external_memory(env.raw(), len as i64);
     let data = Box::into_raw(s.into_bytes().into_boxed_slice()).cast::<u8>();
     let mut value = std::ptr::null_mut();
     let mut copied = false;
@@ -82,6 +95,7 @@ pub(super) fn output_string(env: &Env, s: String) -> Result<Unknown<'_>> {
     };
     if status != sys::Status::napi_ok {
         // Not created: the finalizer will never run; take the buffer back and copy it.
+        adjust_external_memory(env.raw(), -(len as i64));
         // SAFETY: as in `free_buffer`; ownership was not transferred.
         let bytes = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(data, len)) };
         let s = String::from_utf8_lossy(&bytes);
