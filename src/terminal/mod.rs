@@ -128,6 +128,8 @@ pub struct Terminal {
     shutdown: Notify,
     kill_lock: tokio::sync::Mutex<()>,
     bytes_read: AtomicU64,
+    /// Mirrors `Inner::resizes`, so `output_version` needs no lock.
+    resize_count: AtomicU64,
     /// What its processes live in; the only way they are signalled.
     containment: Containment,
     /// The timeout fired (the kill that followed was ours).
@@ -218,6 +220,7 @@ impl Terminal {
             shutdown: Notify::new(),
             kill_lock: tokio::sync::Mutex::new(()),
             bytes_read: AtomicU64::new(0),
+            resize_count: AtomicU64::new(0),
             containment,
             timed_out: AtomicBool::new(false),
             closed_tx: watch::channel(false).0,
@@ -333,6 +336,7 @@ impl Terminal {
                 s.resize(size);
             }
             inner.resizes += 1;
+            self.resize_count.fetch_add(1, Ordering::Release);
         }
         let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(fd) = fd.as_ref() {

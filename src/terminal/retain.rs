@@ -35,12 +35,15 @@ impl Terminal {
 
     /// Changes whenever `current_output()` could return something else (bytes written,
     /// resizes, and whether the exit was published), so a caller can reuse its last snapshot.
+    /// Reads counters only, never the lock the output pump needs: a client polling as fast as
+    /// it can does not slow the command. The counters move before (bytes) or with (resizes,
+    /// exit) the state a snapshot reads, so an unchanged version means an unchanged snapshot;
+    /// once the exit is published the version differs from any snapshot taken before it.
     pub fn output_version(&self) -> OutputVersion {
-        let inner = self.lock();
         (
-            inner.output.total_bytes(),
-            inner.resizes,
-            inner.exit.is_some(),
+            self.bytes_read.load(Ordering::Acquire),
+            self.resize_count.load(Ordering::Acquire),
+            self.exit_tx.borrow().is_some(),
         )
     }
 
@@ -122,7 +125,7 @@ impl Terminal {
 
     pub(super) fn append(&self, chunk: &[u8]) {
         self.bytes_read
-            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            .fetch_add(chunk.len() as u64, Ordering::Release);
         // Text mode: a program waiting for answers to its queries has the pty in raw mode (asked
         // before taking the lock: it locks the pty descriptor). Otherwise nobody needs an answer
         // now, and the screen renders in batches, skipping what scrolls off unseen.
