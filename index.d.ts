@@ -222,6 +222,14 @@ export interface CreateTerminalOptions {
    * (see `containmentInfo().sandbox`); never runs the command with less.
    */
   sandbox?: SandboxOptions | null
+  /**
+   * A listener attached before the command starts: it receives every byte of the output,
+   * exactly once, in order, from the first (even of a command that ends at once). Called as
+   * `onOutput()` listeners are (chunks coalesce while JS is busy; a listener more than 8 MiB
+   * behind loses the oldest bytes and `info.dropped` says how many). Not a function:
+   * `ERR_INVALID_ARG`.
+   */
+  onOutput?: ((chunk: Buffer, info: OutputChunkInfo) => void) | null
 }
 
 /** The request to run a command: ACP's `CreateTerminalRequest` (`sessionId` optional here). */

@@ -34,3 +34,23 @@ test('cancel stops a real command and the final update carries the signal', asyn
   expect(shown.exitStatus).toEqual({ exitCode: null, signal: 'SIGTERM' });
   await bridge.terminal.release();
 });
+
+test('a 20 MB command streams every byte as output chunks (the listener is attached at creation; no repair needed)', async () => {
+  const lines = 1_400_000;
+  const big = `seq -f 'line %09.0f' 1 ${lines}`;
+  const expected = execFileSync('/bin/sh', ['-c', big], { maxBuffer: 64 * 1024 * 1024 });
+  expect(expected.length).toBe(21_000_000);
+  const sent: UpdateSessionNotification[] = [];
+  // A small retained tail: the final snapshot could not repair a gap in the stream.
+  const bridge = await startV2Terminal({ sessionId, command: big, outputByteLimit: 4096 }, { send: (n) => void sent.push(n) });
+  await expect(bridge.done).resolves.toEqual({ exitCode: 0, signal: null });
+  // Only output chunks carry the bytes: the final update has no replacement snapshot.
+  const final = sent[sent.length - 1]!.update as { sessionUpdate: string; output?: unknown; exitStatus?: unknown };
+  expect(final).toMatchObject({ sessionUpdate: 'terminal_update', exitStatus: { exitCode: 0, signal: null } });
+  expect(final.output).toBeUndefined();
+  const chunks = sent
+    .filter((n) => n.update.sessionUpdate === 'terminal_output_chunk')
+    .map((n) => Buffer.from((n.update as { data: string }).data, 'base64'));
+  expect(Buffer.concat(chunks).equals(expected)).toBe(true);
+  await bridge.terminal.release();
+}, 120_000);

@@ -12,7 +12,8 @@
  * Every (scenario, implementation, repetition) runs in a fresh Node process (bench/worker.js);
  * repetitions alternate the order of the two implementations; figures are medians over the
  * repetitions. Progress goes to stderr, the markdown table (ready for the README) to stdout.
- * Scenarios: flood-zeros, flood-utf8, spawn, spawn-heap, concurrent, poll, idle, tail.
+ * Scenarios: flood-zeros, flood-utf8, spawn, spawn-heap, concurrent, poll, idle, tail, pty, sessions
+ *            ([--node-pty=<dir>]: node-pty for the pty baseline when `require('node-pty')` fails).
  * Exit code: 0 (1 with --strict when a target is missed, 2 when the addon cannot be loaded).
  */
 const fs = require('fs');
@@ -95,10 +96,10 @@ function aggregate(reps) {
   return out;
 }
 
-function runWorker(impl, config, nodeFlags = []) {
+function runWorker(impl, config, nodeFlags = [], script = path.join(__dirname, 'worker.js')) {
   const cfg = { ...config, impl, nativePath: NATIVE };
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--expose-gc', ...nodeFlags, path.join(__dirname, 'worker.js'), JSON.stringify(cfg)], {
+    const child = spawn(process.execPath, ['--expose-gc', ...nodeFlags, script, JSON.stringify(cfg)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -315,6 +316,8 @@ const SCENARIOS = {
     return res;
   },
 };
+// pty (text mode vs raw pty vs node-pty) and sessions (ShellSessions vs tmux): bench/interactive.js.
+Object.assign(SCENARIOS, require('./interactive')({ S, QUICK, REPS, opt, row, notes, log, fmt, fmtRatio, okCell, aggregate, runWorker, benchDir }));
 
 async function flood(name, label, cfg, producer) {
   // Floods are short and the machine is noisy: at least 5 repetitions in a full run.

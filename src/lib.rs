@@ -9,7 +9,7 @@
 //! (`terminal/pump.rs`), the input queue (`terminal/input.rs`) and the exit watch ([`reap`]).
 //! Every signal goes through [`containment`] (the one TERM -> grace -> KILL escalation);
 //! [`guardian`] kills what is left if Node dies without running our code. Output is retained
-//! by [`output`] (raw) or rendered by [`render`] (text mode). Everything that differs per
+//! by [`output`] (raw) or rendered by [`render`] (text mode; [`fastforward`] skips what scrolls off unseen). Everything that differs per
 //! operating system sits behind the seams of [`sys`].
 //!
 //! No napi type appears below [`binding`]: the core is tested with `cargo test` alone.
@@ -23,6 +23,7 @@ mod binding;
 mod containment;
 mod error;
 mod exit;
+mod fastforward;
 mod guardian;
 mod keys;
 mod output;

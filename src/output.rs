@@ -165,21 +165,53 @@ impl OutputBuffer {
     }
 
     /// Copies out what a snapshot needs, so that decoding can happen without holding the
-    /// terminal's lock.
+    /// terminal's lock. The copy reads the ring's two halves directly (one pass over the
+    /// retained bytes, no rotation): this runs under the lock the output pump needs, once per
+    /// `currentOutput()` of changed output.
     pub fn raw_snapshot(&mut self, exited: bool) -> RawSnapshot {
-        let hold_back = !exited;
         let (limit, truncated) = (self.limit, self.truncated || self.dropped > 0);
-        let tail = self.raw_tail();
-        let hold = if hold_back {
-            incomplete_suffix_len(tail)
-        } else {
+        let (a, b) = self.halves();
+        let at = |i: usize| if i < a.len() { a[i] } else { b[i - a.len()] };
+        let len = a.len() + b.len();
+        // Start on a character boundary when the limit cut one (as `raw_tail`).
+        let mut from = 0;
+        if self.dropped > 0 {
+            while from < len.min(3) && is_continuation(at(from)) {
+                from += 1;
+            }
+        }
+        // Hold back an incomplete character at the end while the command runs.
+        let hold = if exited {
             0
+        } else {
+            let n = (len - from).min(4);
+            let last: Vec<u8> = (len - n..len).map(at).collect();
+            incomplete_suffix_len(&last)
         };
+        let end = len - hold;
+        let mut bytes = Vec::with_capacity(end.saturating_sub(from));
+        if from < a.len() {
+            bytes.extend_from_slice(&a[from..end.min(a.len())]);
+        }
+        if end > a.len() {
+            bytes.extend_from_slice(&b[from.saturating_sub(a.len())..end - a.len()]);
+        }
         RawSnapshot {
-            bytes: tail[..tail.len() - hold].to_vec(),
+            bytes,
             limit,
             truncated,
         }
+    }
+
+    /// The retained bytes as the ring holds them: oldest part, then the wrapped part.
+    fn halves(&self) -> (&[u8], &[u8]) {
+        let size = self.buf.len();
+        if self.len == 0 || size == 0 {
+            return (&[], &[]);
+        }
+        let first_end = (self.start + self.len).min(size);
+        let wrapped = self.start + self.len - first_end;
+        (&self.buf[self.start..first_end], &self.buf[..wrapped])
     }
 
     /// The retained raw bytes, starting on a character boundary when the limit cut one.
@@ -424,6 +456,35 @@ mod tests {
         assert!(b.storage_bytes() <= 1 << 20);
         assert_eq!(b.retained_bytes(), 1 << 20);
         assert_eq!(b.total_bytes(), 6 + 4096 * 1000);
+    }
+
+    #[test]
+    fn snapshots_of_a_wrapped_ring_equal_the_tail_at_every_point() {
+        // Odd-sized writes of multibyte text through a small limit: the ring wraps at every
+        // position; each raw snapshot (running and exited) equals the rotated tail's.
+        let text = sample().repeat(3);
+        let bytes = text.as_bytes();
+        for limit in [7usize, 16, 33, 100] {
+            let mut b = OutputBuffer::new(Some(limit));
+            let mut at = 0;
+            let mut step = 1;
+            while at < bytes.len() {
+                let end = (at + step).min(bytes.len());
+                b.write(&bytes[at..end]);
+                at = end;
+                step = step % 13 + 1;
+                for exited in [false, true] {
+                    let got = b.raw_snapshot(exited).bytes;
+                    let tail = b.raw_tail().to_vec();
+                    let hold = if exited {
+                        0
+                    } else {
+                        incomplete_suffix_len(&tail)
+                    };
+                    assert_eq!(got, tail[..tail.len() - hold], "limit {limit} at {at}");
+                }
+            }
+        }
     }
 
     #[test]

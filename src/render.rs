@@ -87,9 +87,25 @@ impl vt100::Callbacks for Events {
     }
 }
 
+/// Output deferred by [`TextScreen::defer`] is processed once this much is pending (or when
+/// the text, a resize or an eager feed needs it), so memory stays bounded while a flood runs.
+pub const DEFER_LIMIT: usize = 1 << 20;
+
 /// A terminal emulator fed with a pty's output.
+///
+/// Output can be fed at once ([`TextScreen::feed`]: queries are answered now) or deferred
+/// ([`TextScreen::defer`]): deferred output is processed in batches, and stretches that can
+/// never show in the text (scrolled off the top of the scrollback before anyone looks) are
+/// skipped unseen, exactly ([`crate::fastforward`]). The text is the same either way.
 pub struct TextScreen {
     parser: vt100::Parser<Events>,
+    scrollback: usize,
+    /// Output deferred, not yet processed.
+    pending: Vec<u8>,
+    /// Mirrors the emulator's parser across everything processed or skipped.
+    scanner: crate::fastforward::Scanner,
+    /// Bytes skipped unseen so far.
+    skipped: u64,
 }
 
 fn nz(n: u16) -> NonZeroU16 {
@@ -99,23 +115,90 @@ fn nz(n: u16) -> NonZeroU16 {
 impl TextScreen {
     /// An empty screen of `size`, keeping at most `scrollback` lines above it.
     pub fn new(size: PtySize, scrollback: usize) -> Self {
+        let scrollback = scrollback.min(MAX_SCROLLBACK);
         Self {
             parser: vt100::Parser::new_with_callbacks(
                 nz(size.rows),
                 nz(size.cols),
-                scrollback.min(MAX_SCROLLBACK),
+                scrollback,
                 Events::default(),
             ),
+            scrollback,
+            pending: Vec::new(),
+            scanner: crate::fastforward::Scanner::new(),
+            skipped: 0,
         }
     }
 
-    /// Feeds output bytes (any split: sequences and characters may span calls).
+    /// Feeds output bytes now (any split: sequences and characters may span calls), after
+    /// what was deferred; answers to queries in them are ready for [`TextScreen::take_replies`].
     pub fn feed(&mut self, bytes: &[u8]) {
+        self.flush();
+        self.process(bytes);
+    }
+
+    /// Queues output bytes to be processed later, in order (when the text is read, on a
+    /// resize, an eager feed, or once [`DEFER_LIMIT`] bytes are pending). For output nobody
+    /// needs an answer to now: queries in it are answered late, if at all.
+    pub fn defer(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= DEFER_LIMIT {
+            self.flush();
+        }
+    }
+
+    /// Bytes skipped unseen so far (they scrolled off the top of the scrollback).
+    #[cfg(test)]
+    pub fn skipped_bytes(&self) -> u64 {
+        self.skipped
+    }
+
+    /// Processes the deferred output, skipping what can never show.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let rows = usize::from(self.parser.screen().size().0.get());
+        let keep = self.scrollback + 2 * rows;
+        let skips = self.scanner.plan(&pending, keep);
+        let mut at = 0;
+        for skip in skips {
+            self.parser.process(&pending[at..skip.start]);
+            if self.parser.screen().alternate_screen() {
+                // The alternate screen has no scrollback to scroll into: process it all.
+                self.parser.process(&pending[skip.clone()]);
+            } else {
+                self.skipped += skip.len() as u64;
+                self.parser.callbacks_mut().dropped = true;
+            }
+            at = skip.end;
+        }
+        self.parser.process(&pending[at..]);
+        // Deferred output was output nobody awaited answers for: its queries stay unanswered
+        // (an answer now would be typed into whatever reads the terminal next).
+        self.parser.callbacks_mut().replies.clear();
+        // Reuse the allocation for the next batch.
+        self.pending = pending;
+        self.pending.clear();
+        if self.pending.capacity() > DEFER_LIMIT * 2 {
+            self.pending.shrink_to(DEFER_LIMIT);
+        }
+    }
+
+    /// Processes bytes fed eagerly (the scanner sees them too).
+    fn process(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        // Eager bytes are never skipped, but the scanner must see them to stay in step.
+        self.scanner.advance(bytes);
         self.parser.process(bytes);
     }
 
     /// Changes the screen size (as the terminal does on `TIOCSWINSZ`).
     pub fn resize(&mut self, size: PtySize) {
+        self.flush();
         self.parser.set_size(nz(size.rows), nz(size.cols));
     }
 
@@ -124,7 +207,8 @@ impl TextScreen {
         std::mem::take(&mut self.parser.callbacks_mut().replies)
     }
 
-    /// True once lines fell off the top of the scrollback.
+    /// True once lines fell off the top of the scrollback (or were skipped unseen), as of
+    /// the output processed so far ([`TextScreen::text`] processes what was deferred).
     pub fn lines_dropped(&self) -> bool {
         self.parser.callbacks().dropped
     }
@@ -132,6 +216,7 @@ impl TextScreen {
     /// The text a person would see: scrollback then screen (the alternate screen alone while
     /// it is in use), one logical line per line, trailing blanks removed.
     pub fn text(&mut self) -> String {
+        self.flush();
         let screen = self.parser.screen_mut();
         let (rows, _) = screen.size();
         let rows = rows.get() as usize;
@@ -439,5 +524,122 @@ mod tests {
         assert_eq!(r.text, "back");
         assert!(!r.alternate_screen);
         assert!(render("no switch", true).alternate_screen);
+    }
+
+    #[test]
+    fn deferred_queries_are_never_answered_late() {
+        let mut s = screen(80, 24, 100);
+        s.defer(b"cooked \x1b[6n\r\n");
+        s.feed(b"raw \x1b[c");
+        assert_eq!(String::from_utf8(s.take_replies()).unwrap(), "\x1b[?62;22c");
+        s.defer(b"\x1b[5n");
+        assert_eq!(s.text(), "cooked\nraw");
+        assert!(s.take_replies().is_empty());
+    }
+
+    /// A deterministic pseudo-random generator (xorshift), so failures reproduce.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Output fragments that exercise every path of the fast-forward: plain lines (short,
+    /// wrapping, bare LF), colours, cursor movement, erasing, titles (terminated or split),
+    /// DCS, scroll regions, the alternate screen, REP, wide and invalid characters, C0/C1.
+    fn fragment(rng: &mut Rng, n: usize) -> Vec<u8> {
+        let word = |rng: &mut Rng| -> String {
+            let len = rng.below(30);
+            (0..len)
+                .map(|i| (b'a' + ((n + i + rng.below(26)) % 26) as u8) as char)
+                .collect()
+        };
+        match rng.below(42) {
+            0..=17 => format!("{} {n}\r\n", word(rng)).into_bytes(),
+            18..=20 => format!("{}{}\r\n", word(rng), word(rng).repeat(3)).into_bytes(),
+            21 => format!("bare {n}\n").into_bytes(),
+            22 => format!("\x1b[3{}m{}\x1b[0m\r\n", rng.below(8), word(rng)).into_bytes(),
+            23 => format!("\x1b[{};{}H", rng.below(6), rng.below(25)).into_bytes(),
+            24 => b"\x1b[2J".to_vec(),
+            25 => b"\x1b[A\x1b[K".to_vec(),
+            26 => b"\x1b]0;title\x07".to_vec(),
+            27 => b"\x1b]0;split title\r\nstill title\r\n".to_vec(),
+            28 => b"\x07\x1b\\".to_vec(),
+            40 => b"\x07after a bell\r\n".to_vec(),
+            41 => {
+                let mut v = "\r\n".repeat(rng.below(40)).into_bytes();
+                v.extend_from_slice(b"\x1b[3b\r\n");
+                v
+            }
+            29 => b"\x1bPq#0;2;0;0;0\r\n\x1b\\".to_vec(),
+            30 => format!("\x1b[{};{}r", 1 + rng.below(3), 3 + rng.below(3)).into_bytes(),
+            31 => b"\x1b[r".to_vec(),
+            32 => b"\x1b[?1049h".to_vec(),
+            33 => b"\x1b[?1049l".to_vec(),
+            34 => b"\x1b[4b".to_vec(),
+            35 => "日本語 wide \u{1F389}\r\n".as_bytes().to_vec(),
+            36 => b"bad \xff\xc3 utf8 \xe2\x82\r\n".to_vec(),
+            37 => b"tab\there\x08\x08XY\x0b\x0c\x18\x85\r\n".to_vec(),
+            38 => b"\r\n\r\n\r\n".to_vec(),
+            _ => b"\x1b[1;31".to_vec(), // a sequence cut in two (completed by what follows)
+        }
+        .into_iter()
+        .collect()
+    }
+
+    #[test]
+    fn deferred_output_with_skips_renders_exactly_as_fed_output() {
+        let mut total_skipped = 0;
+        for seed in 1..=300u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let (cols, rows, sb) = (
+                10 + rng.below(20) as u16,
+                2 + rng.below(5) as u16,
+                rng.below(12),
+            );
+            let mut stream = Vec::new();
+            let fragments = 50 + rng.below(400);
+            // Mostly plain text, so that long plain runs (and skips) occur.
+            for n in 0..fragments {
+                if rng.below(3) == 0 {
+                    stream.extend(fragment(&mut rng, n));
+                } else {
+                    stream.extend(
+                        format!("plain line {n} {}\r\n", "x".repeat(rng.below(40))).into_bytes(),
+                    );
+                }
+            }
+            let mut eager = screen(cols, rows, sb);
+            let mut lazy = screen(cols, rows, sb);
+            let mut at = 0;
+            while at < stream.len() {
+                let end = (at + 1 + rng.below(700)).min(stream.len());
+                eager.feed(&stream[at..end]);
+                if rng.below(8) == 0 {
+                    lazy.feed(&stream[at..end]);
+                } else {
+                    lazy.defer(&stream[at..end]);
+                }
+                if rng.below(10) == 0 {
+                    assert_eq!(lazy.text(), eager.text(), "seed {seed}, after {end} bytes");
+                }
+                at = end;
+            }
+            assert_eq!(lazy.text(), eager.text(), "seed {seed}");
+            if lazy.skipped_bytes() > 0 {
+                assert!(lazy.lines_dropped(), "seed {seed}");
+            }
+            assert_eq!(lazy.lines_dropped(), eager.lines_dropped(), "seed {seed}");
+            total_skipped += lazy.skipped_bytes();
+        }
+        // The test exercised skipping, not only the eager path.
+        assert!(total_skipped > 100_000, "skipped {total_skipped}");
     }
 }

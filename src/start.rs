@@ -14,7 +14,7 @@ use crate::containment::Prepared;
 use crate::error::TermError;
 use crate::registry::next_id;
 use crate::spawn::{self, SpawnRequest};
-use crate::terminal::{Terminal, TerminalConfig};
+use crate::terminal::{SharedSink, Terminal, TerminalConfig};
 
 /// Everything `createTerminal` was asked for, in core types.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +31,10 @@ pub struct TerminalRequest {
     pub timeout: Option<Duration>,
     /// Text mode (pty only): lines of scrollback. `None`: raw output.
     pub text_scrollback: Option<usize>,
+    /// A subscriber attached before the command's output is read: it gets every byte.
+    pub first_sink: Option<SharedSink>,
+    /// Hold the first output for listeners that subscribe before `release_hold()`.
+    pub hold_first_output: bool,
 }
 
 /// Starts the request's command: plans it against the caller's environment (`inherited`)
@@ -52,6 +56,8 @@ pub fn start(
         kill_grace: req.kill_grace,
         timeout: req.timeout,
         text_scrollback: req.text_scrollback,
+        first_sink: req.first_sink.clone(),
+        hold_first_output: req.hold_first_output,
     };
     Terminal::start(spawned, config, containment)
 }

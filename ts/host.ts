@@ -184,6 +184,12 @@ interface LiveEntry {
   /** Settles once the host saw the exit and emitted `exited` (or the wait failed). */
   exited: Promise<void>;
   hasExited: boolean;
+  /**
+   * Set by the first `terminal/kill` of this terminal, replaced by each later one; settles once that kill
+   * was answered by the host (resolved or rejected). Kept after it settled (a wait whose exit the kill
+   * caused may resume after it); waits answer after it: see `waitForTerminalExit`.
+   */
+  killAnswered: Promise<void> | undefined;
 }
 
 const POLICY_CODES: ReadonlySet<string> = new Set<PolicyErrorCode>([
@@ -424,7 +430,7 @@ export class TerminalHost implements AsyncDisposable {
     }
     const terminalId = `${this.idPrefix}${this.nextId++}`;
     const startedAt = performance.now();
-    const entry: LiveEntry = { sessionId: req.sessionId, terminal, exited: Promise.resolve(), hasExited: false };
+    const entry: LiveEntry = { sessionId: req.sessionId, terminal, exited: Promise.resolve(), hasExited: false, killAnswered: undefined };
     this.live.set(terminalId, entry);
     this.emit({
       type: 'created',
@@ -471,22 +477,44 @@ export class TerminalHost implements AsyncDisposable {
 
   /**
    * `terminal/wait_for_exit`: resolves when the command exited, after the host recorded the exit (and
-   * emitted `exited`), so a `release`/`close` that follows reports `wasRunning: false`.
+   * emitted `exited`), so a `release`/`close` that follows reports `wasRunning: false`. When a
+   * `terminal/kill` of this terminal is in flight (the exit is the kill's doing, or raced it), the answer
+   * waits until the kill was answered and one macrotask more, so a connection that writes responses in
+   * the order its handlers settle (the SDK does: its handler chain is microtasks) sends the kill's
+   * response first. Agents rely on that order: one of them releases the terminal as soon as the wait
+   * resolves while another part still reads the output after its kill.
    */
   async waitForTerminalExit(request: HostTerminalRequest): Promise<ExitStatus> {
     const entry = this.lookup(request);
     const { exitCode, signal } = await entry.terminal.waitForExit();
     await entry.exited;
+    const killAnswered = entry.killAnswered;
+    if (killAnswered) {
+      await killAnswered;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     return { exitCode, signal };
   }
 
-  /** `terminal/kill`: stops the command; the id stays valid. Emits `killed`. */
+  /**
+   * `terminal/kill`: stops the command; the id stays valid. Emits `killed`. Its response goes out before
+   * the `terminal/wait_for_exit` responses the kill causes (see `waitForTerminalExit`).
+   */
   async killTerminal(request: HostTerminalRequest): Promise<Record<string, never>> {
     const { terminalId } = request;
     const entry = this.lookup(request);
     this.emit({ type: 'killed', time: Date.now(), sessionId: entry.sessionId, terminalId, wasRunning: !entry.hasExited });
-    await entry.terminal.kill();
-    return {};
+    let answered!: () => void;
+    const killAnswered = new Promise<void>((resolve) => (answered = resolve));
+    entry.killAnswered = killAnswered;
+    try {
+      await entry.terminal.kill();
+      return {};
+    } finally {
+      // Settled in the same microtask as this method's promise: the caller's continuation (the SDK's
+      // response write) is queued before any wait that awaits `killAnswered` can resume.
+      answered();
+    }
   }
 
   /**

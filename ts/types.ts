@@ -59,7 +59,7 @@ export interface CreateTerminalParams {
  */
 export type CreateTerminalOptions = Pick<
   Native.CreateTerminalOptions,
-  'allowedRoots' | 'shell' | 'inheritEnv' | 'killGraceMs' | 'timeoutMs' | 'limits' | 'sandbox'
+  'allowedRoots' | 'shell' | 'inheritEnv' | 'killGraceMs' | 'timeoutMs' | 'limits' | 'sandbox' | 'onOutput'
 >;
 
 /** The OS sandbox of a command: the native schema (see `index.d.ts`). */

@@ -70,6 +70,22 @@ export function shellLine(command: string, args?: readonly string[] | null): str
  * no output chunk is missed (a missed chunk is repaired with an output snapshot in the final update).
  */
 export function bridgeTerminalToV2(terminal: TerminalLike, options: V2BridgeOptions): V2TerminalBridge {
+  // replay: what the terminal wrote before the bridge existed is streamed first, so the client
+  // sees the whole output (within the terminal's limit), not only what came after.
+  return bridge(terminal, options, (listener) => terminal.onOutput(listener, { replay: true }), false);
+}
+
+/** How long the bridge waits, after the exit, for output chunks still on their way to JS. */
+const CATCH_UP_MS = 2000;
+
+/** Subscribes a listener to a terminal's output; returns the unsubscribe function. */
+type OutputSource = (listener: (chunk: Buffer, info?: { dropped?: number }) => void) => () => void;
+
+/**
+ * `everyByte`: the source delivers every byte from the first (a create-time listener), so after the
+ * exit the bridge waits (at most `CATCH_UP_MS`) for the chunks still on their way before it ends.
+ */
+function bridge(terminal: TerminalLike, options: V2BridgeOptions, source: OutputSource, everyByte: boolean): V2TerminalBridge {
   const sessionId = requireString(options?.sessionId, 'sessionId');
   const command = requireString(options.command, 'command');
   if (typeof options.send !== 'function') throw new AcpTerminalError('ERR_INVALID_ARG', 'send: must be a function', { field: 'send' });
@@ -100,16 +116,36 @@ export function bridgeTerminalToV2(terminal: TerminalLike, options: V2BridgeOpti
     ...(cancellable ? { capabilities: { cancel: {} } } : {}),
   });
   const streamed = new TailBuffer(VERIFY_TAIL_BYTES);
-  // replay: what the terminal wrote before the bridge existed is streamed first, so the client
-  // sees the whole output (within the terminal's limit), not only what came after.
-  const unsubscribe = terminal.onOutput(
-    (bytes) => {
-      if (bytes.length === 0) return;
+  let dropped = 0;
+  let caughtUp: (() => void) | undefined;
+  const unsubscribe = source((bytes, info) => {
+    dropped += info?.dropped ?? 0;
+    if (bytes.length > 0) {
       streamed.push(bytes);
       chunk(bytes);
-    },
-    { replay: true },
-  );
+    }
+    caughtUp?.();
+  });
+  // After the exit: every byte the command wrote was streamed (or reported dropped by a listener
+  // that fell behind), or the bounded wait for chunks still on their way to JS ended.
+  const allStreamed = (): Promise<void> => {
+    const done = (): boolean => {
+      const total = readOutputBytes(terminal);
+      return !everyByte || total === undefined || streamed.total + dropped >= total;
+    };
+    if (done()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        caughtUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(finish, CATCH_UP_MS);
+      caughtUp = () => {
+        if (done()) finish();
+      };
+    });
+  };
 
   let exited = false;
   const done = (async (): Promise<ExitStatus> => {
@@ -117,6 +153,7 @@ export function bridgeTerminalToV2(terminal: TerminalLike, options: V2BridgeOpti
     try {
       const { exitCode, signal } = await terminal.waitForExit();
       status = { exitCode, signal };
+      await allStreamed();
     } finally {
       exited = true;
       unsubscribe();
@@ -202,9 +239,7 @@ export async function startV2Terminal(
   params: CreateTerminalParams & { sessionId: string },
   options: StartV2TerminalOptions,
 ): Promise<V2TerminalBridge> {
-  const create = options.createTerminal ?? loadNativeCreateTerminal();
-  const terminal = await create(params, options.terminalOptions);
-  return bridgeTerminalToV2(terminal, {
+  const bridgeOptions: V2BridgeOptions = {
     sessionId: params.sessionId,
     send: options.send,
     command: params.command,
@@ -212,7 +247,36 @@ export async function startV2Terminal(
     cwd: params.cwd,
     ...(options.terminalId !== undefined ? { terminalId: options.terminalId } : {}),
     ...(options.cancellable !== undefined ? { cancellable: options.cancellable } : {}),
+  };
+  if (options.createTerminal) {
+    // A substitute backend: subscribed (with replay) as soon as it resolves.
+    return bridgeTerminalToV2(await options.createTerminal(params, options.terminalOptions), bridgeOptions);
+  }
+  // The native core: the bridge's listener is attached when the terminal is created, before the
+  // command starts, so it streams every byte. Chunks that arrive before the handle are queued.
+  const early: Array<[Buffer, { dropped?: number }]> = [];
+  let deliver: ((chunk: Buffer, info?: { dropped?: number }) => void) | undefined;
+  const terminal = await loadNativeCreateTerminal()(params, {
+    ...options.terminalOptions,
+    onOutput: (chunk, info) => (deliver ? deliver(chunk, info) : early.push([chunk, info])),
   });
+  const source: OutputSource = (listener) => {
+    deliver = listener;
+    for (const [chunk, info] of early.splice(0)) listener(chunk, info);
+    return () => {
+      deliver = () => undefined;
+    };
+  };
+  return bridge(terminal, bridgeOptions, source, true);
+}
+
+function readOutputBytes(terminal: TerminalLike): number | undefined {
+  try {
+    const n = terminal.outputBytes;
+    return typeof n === 'number' ? n : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Tracks an agent's running v2 terminals and serves `terminal/cancel` for them. */

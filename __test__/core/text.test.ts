@@ -89,6 +89,18 @@ describe('text mode', () => {
     expect(all.truncated).toBe(false);
   });
 
+  test('a flood renders exactly its last lines (what scrolls off unseen is skipped, never mis-rendered)', async () => {
+    // 4 MiB of output through the batched renderer: distinct lines, colours on some, a title in the middle.
+    const command =
+      "seq 1 150000 | awk '{ if ($1 % 7 == 0) printf \"\\033[1;3%dm%s\\033[0m\\n\", $1 % 8, $1; else print \"line \" $1; if ($1 == 90000) printf \"\\033]0;t\\007\" }'";
+    const r = await run({ command }, { pty: { cols: 80, rows: 24 }, output: 'text', scrollback: 1000 });
+    expect(r.status).toEqual({ exitCode: 0, signal: null });
+    const want: string[] = [];
+    for (let n = 150000 - 1022; n <= 150000; n++) want.push(n % 7 === 0 ? `${n}` : `line ${n}`);
+    expect(r.output).toBe(want.join('\n'));
+    expect(r.truncated).toBe(true);
+  });
+
   test('resize re-renders at the new width; onOutput still delivers raw bytes', async () => {
     await using t = await createTerminal({ command: "read x; printf '\\033[1mbold\\033[0m\\n'; tput cols" }, text);
     const chunks: Buffer[] = [];

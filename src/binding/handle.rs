@@ -9,8 +9,9 @@ use napi::{Env, Property, PropertyAttributes};
 use napi_derive::napi;
 
 use super::args::*;
-use super::errors::{js_error, js_string, rejected, settle};
+use super::errors::{js_error, rejected, settle};
 use super::sink::{JsSink, OutputChunkInfo};
+use super::strings::output_string;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::keys;
@@ -143,7 +144,8 @@ impl TerminalHandle {
             None => {
                 let (raw, exit, version) = self.term.raw_output();
                 let snap = raw.decode();
-                let output = js_string(env, &snap.output)?;
+                let truncated = snap.truncated;
+                let output = output_string(env, snap.output)?;
                 this.define_properties(&[Property::new()
                     .with_utf8_name(OUTPUT_CACHE_KEY)?
                     .with_value(&output)
@@ -152,10 +154,10 @@ impl TerminalHandle {
                     )])?;
                 *cache = Some(OutputCache {
                     version,
-                    truncated: snap.truncated,
+                    truncated,
                     exit: exit.clone(),
                 });
-                (output, snap.truncated, exit)
+                (output, truncated, exit)
             }
         };
         let mut obj = Object::new(env)?;

@@ -10,6 +10,7 @@
 //! | `env.rs` | `process.env`, the per-environment registry |
 //! | `handle.rs` | `TerminalHandle` |
 //! | `sink.rs` | `onOutput` streaming |
+//! | `strings.rs` | output strings (large ASCII output handed to V8 without a copy) |
 //! | `render.rs` | `renderTerminalOutput[Async]` |
 //! | `process.rs` | `containmentInfo`, `resolveProgram`, keys, session trees, process groups |
 
@@ -25,8 +26,12 @@ mod options;
 mod process;
 mod render;
 mod sink;
+mod strings;
+
+use std::sync::Arc;
 
 use crate::error::TermError;
+use crate::terminal::{SharedSink, Terminal};
 use env::{env_state, js_process_env};
 use errors::{rejected, settle};
 pub use handle::TerminalHandle;
@@ -66,10 +71,23 @@ pub fn create_terminal<'env>(
         };
         Ok((p, inherited, cwd))
     });
-    let (req, inherited, cwd) = match captured {
+    let (mut req, inherited, cwd) = match captured {
         Ok(v) => v,
         Err(e) => return rejected(env, e),
     };
+    // options.onOutput: subscribed before the output pump starts, so it gets every byte.
+    match options::on_output_listener(options.as_ref()) {
+        Ok(Some(listener)) => {
+            let sink = sink::JsSink::new(env, &listener)?;
+            req.first_sink = Some(SharedSink(Arc::new(sink)));
+        }
+        Ok(None) => {}
+        Err(e) => return rejected(env, e),
+    }
+    // Listeners attached in the tick that receives the handle (right after `await`, or in a
+    // callback run synchronously then, such as TerminalHost's onCreate) get the output from its
+    // first byte: the first output is held until that tick ends.
+    req.hold_first_output = true;
     let reg = registry.clone();
     settle(
         env,
@@ -78,7 +96,8 @@ pub fn create_terminal<'env>(
             reg.insert(&term);
             Ok(term)
         },
-        move |_env, term| {
+        move |env, term| {
+            release_hold_after_this_tick(env, &term)?;
             Ok(TerminalHandle {
                 term,
                 registry,
@@ -86,4 +105,24 @@ pub fn create_terminal<'env>(
             })
         },
     )
+}
+
+/// Ends the hold of the terminal's first output with `setImmediate`: after the callbacks and
+/// promise reactions of the current tick (the caller's code that resumes with the handle), so
+/// every listener attached by then got the whole stream.
+fn release_hold_after_this_tick(env: &Env, term: &Arc<Terminal>) -> Result<()> {
+    let t = term.clone();
+    let release =
+        env.create_function_from_closure::<(), (), _>("acpTerminalReleaseHold", move |_| {
+            t.release_hold();
+            Ok(())
+        })?;
+    let set_immediate: Function<Function<(), ()>, Unknown> =
+        env.get_global()?.get_named_property("setImmediate")?;
+    if let Err(e) = set_immediate.call(release) {
+        // No event loop to come back to: hold nothing.
+        term.release_hold();
+        return Err(e);
+    }
+    Ok(())
 }

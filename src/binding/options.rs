@@ -148,6 +148,15 @@ pub struct CreateTerminalOptions {
     /// (see `containmentInfo().sandbox`); never runs the command with less.
     #[napi(ts_type = "SandboxOptions | null")]
     pub sandbox: Option<SandboxOptions>,
+    /// A listener attached before the command starts: it receives every byte of the output,
+    /// exactly once, in order, from the first (even of a command that ends at once). Called as
+    /// `onOutput()` listeners are (chunks coalesce while JS is busy; a listener more than 8 MiB
+    /// behind loses the oldest bytes and `info.dropped` says how many). Not a function:
+    /// `ERR_INVALID_ARG`.
+    #[napi(ts_type = "((chunk: Buffer, info: OutputChunkInfo) => void) | null")]
+    #[allow(dead_code)]
+    // the schema of index.d.ts; the function is read by `on_output_listener`
+    pub on_output: Option<OnOutputListener>,
 }
 
 /// The OS sandbox of a command (`options.sandbox`).
@@ -206,6 +215,53 @@ impl SandboxOptions {
     }
 }
 
+/// The schema of `options.onOutput` (a function). The binding reads the function itself when
+/// it creates the terminal (`create_terminal`), since a JS function cannot outlive its call.
+pub struct OnOutputListener;
+
+impl TypeName for OnOutputListener {
+    fn type_name() -> &'static str {
+        "Function"
+    }
+    fn value_type() -> ValueType {
+        ValueType::Function
+    }
+}
+
+impl FromNapiValue for OnOutputListener {
+    unsafe fn from_napi_value(
+        _env: napi::sys::napi_env,
+        _value: napi::sys::napi_value,
+    ) -> Result<Self> {
+        Ok(Self)
+    }
+}
+
+impl ValidateNapiValue for OnOutputListener {}
+
+/// `options.onOutput` of `createTerminal`, if given: a function, or `ERR_INVALID_ARG`.
+pub(super) fn on_output_listener<'e>(
+    options: Option<&Unknown<'e>>,
+) -> Parsed<Option<super::sink::ListenerFn<'e>>> {
+    let Some(o) = options else { return Ok(None) };
+    if is_nullish(o)? {
+        return Ok(None);
+    }
+    let v = get(&as_object(o, "options")?, "onOutput")?;
+    match type_of(&v)? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        ValueType::Function => {
+            // SAFETY: the value's type was just checked to be a function.
+            let f = unsafe { v.cast::<super::sink::ListenerFn<'e>>() }.map_err(internal)?;
+            Ok(Some(f))
+        }
+        _ => Err(TermError::invalid_arg(format!(
+            "options.onOutput must be a function, got {}",
+            describe(&v)
+        ))),
+    }
+}
+
 impl CreateTerminalOptions {
     fn read(o: &Object) -> Parsed<Self> {
         let s = get(o, "shell")?;
@@ -240,6 +296,8 @@ impl CreateTerminalOptions {
             stdin: opt_choice(o, "stdin", "options.stdin", &["null", "pipe"])?,
             output: opt_choice(o, "output", "options.output", &["raw", "text"])?,
             scrollback: opt_count(o, "scrollback", "options.scrollback")?,
+            // Read by `on_output_listener` (the function is needed on the JS thread).
+            on_output: None,
             allowed_roots: opt_array(o, "allowedRoots", "options.allowedRoots")?
                 .map(|roots| {
                     roots
@@ -414,5 +472,7 @@ pub(super) fn request(params: &Unknown, options: Option<&Unknown>) -> Parsed<Ter
         kill_grace: ms(o.as_ref().and_then(|o| o.kill_grace_ms)).unwrap_or(DEFAULT_KILL_GRACE),
         timeout: ms(o.as_ref().and_then(|o| o.timeout_ms)),
         text_scrollback,
+        first_sink: None,
+        hold_first_output: false,
     })
 }

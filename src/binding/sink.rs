@@ -35,6 +35,9 @@ pub struct OutputChunkInfo {
 /// The listener's arguments.
 type ListenerArgs = FnArgs<(Buffer, OutputChunkInfo)>;
 
+/// An output listener as JS passes it.
+pub(super) type ListenerFn<'e> = Function<'e, ListenerArgs, UnknownReturnValue>;
+
 type DispatchFn = ThreadsafeFunction<Arc<JsSink>, (), (), Status, false, true>;
 
 /// Delivers output to a JS listener: at most one call is queued at a time, and it takes

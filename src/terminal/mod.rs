@@ -53,12 +53,26 @@ pub const ERR_NOT_A_PTY: &str = "ERR_NOT_A_PTY";
 const TEXT_RAW_RETAIN: usize = 1 << 20;
 /// Default grace between SIGTERM and SIGKILL.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(2000);
+/// Most bytes held for listeners that subscribe before [`Terminal::release_hold`]; past it
+/// the output pump stops reading (the command blocks on a full pipe) until the hold ends.
+pub const HOLD_MAX: usize = 4 << 20;
+
 /// Receives raw output as it arrives. Implementations must not block.
 pub trait OutputSink: Send + Sync {
     /// A chunk of output, in order.
     fn push(&self, chunk: &[u8]);
     /// The stream ended (or the terminal was released); no more chunks follow.
     fn close(&self);
+}
+
+/// A subscriber given at creation ([`TerminalConfig::first_sink`]).
+#[derive(Clone)]
+pub struct SharedSink(pub Arc<dyn OutputSink>);
+
+impl std::fmt::Debug for SharedSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedSink")
+    }
 }
 
 /// Options fixed at creation.
@@ -76,6 +90,12 @@ pub struct TerminalConfig {
     pub timeout: Option<Duration>,
     /// Text mode (pty only): lines of scrollback kept above the screen. `None`: raw output.
     pub text_scrollback: Option<usize>,
+    /// Subscribed before the output pump starts: it receives every byte, exactly once, in order.
+    pub first_sink: Option<SharedSink>,
+    /// Hold every byte from the first until [`Terminal::release_hold`]: a listener that
+    /// subscribes before then receives the output from its first byte (not only from its
+    /// subscription on). At most [`HOLD_MAX`] bytes are held; reading pauses past that.
+    pub hold_first_output: bool,
 }
 
 struct Inner {
@@ -91,6 +111,8 @@ struct Inner {
     text_truncated: bool,
     /// Number of resizes (a resize changes the text).
     resizes: u64,
+    /// Every byte so far, while the first output is held (see `hold_first_output`).
+    held: Option<Vec<u8>>,
 }
 
 /// A running (or finished) command. Shared by the handle and its reader task.
@@ -106,6 +128,8 @@ pub struct Terminal {
     shutdown: Notify,
     kill_lock: tokio::sync::Mutex<()>,
     bytes_read: AtomicU64,
+    /// Mirrors `Inner::resizes`, so `output_version` needs no lock.
+    resize_count: AtomicU64,
     /// What its processes live in; the only way they are signalled.
     containment: Containment,
     /// The timeout fired (the kill that followed was ours).
@@ -117,6 +141,8 @@ pub struct Terminal {
     /// On a pty: a duplicate of the master, for the window size.
     pty: Mutex<Option<OwnedFd>>,
     is_pty: bool,
+    /// True while the first output is held (the pump pauses when the hold is full).
+    holding: watch::Sender<bool>,
 }
 
 impl Terminal {
@@ -168,17 +194,22 @@ impl Terminal {
             config.output_byte_limit
         };
         let input = Input::start(input, is_pty, exit_tx.subscribe(), config.id.clone());
+        let sinks: Vec<(u64, Arc<dyn OutputSink>)> =
+            config.first_sink.iter().map(|s| (0, s.0.clone())).collect();
+        let holding = config.hold_first_output;
         let term = Arc::new(Terminal {
             inner: Mutex::new(Inner {
                 output: OutputBuffer::new(raw_limit),
                 exit: None,
-                sinks: Vec::new(),
-                next_sink: 0,
+                next_sink: sinks.len() as u64,
+                sinks,
                 closed: false,
                 screen,
                 text_truncated: false,
                 resizes: 0,
+                held: holding.then(Vec::new),
             }),
+            holding: watch::channel(holding).0,
             input,
             pty: Mutex::new(pty_fd),
             is_pty,
@@ -190,6 +221,7 @@ impl Terminal {
             shutdown: Notify::new(),
             kill_lock: tokio::sync::Mutex::new(()),
             bytes_read: AtomicU64::new(0),
+            resize_count: AtomicU64::new(0),
             containment,
             timed_out: AtomicBool::new(false),
             closed_tx: watch::channel(false).0,
@@ -305,6 +337,7 @@ impl Terminal {
                 s.resize(size);
             }
             inner.resizes += 1;
+            self.resize_count.fetch_add(1, Ordering::Release);
         }
         let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(fd) = fd.as_ref() {
@@ -375,6 +408,7 @@ impl Terminal {
 
     /// Kills if running, waits for the exit, then frees the output and closes every fd.
     pub async fn finish_release(&self) {
+        self.release_hold();
         self.kill().await;
         self.wait_for_exit().await;
         self.containment.end_sandbox();
@@ -399,6 +433,7 @@ impl Terminal {
     /// The handle was dropped without release (garbage collected, or its environment is
     /// going away): SIGKILL the group at once; the task reaps and closes everything.
     pub fn abandon(&self) {
+        self.release_hold();
         self.detached.store(true, Ordering::Release);
         if !self.is_released() {
             self.containment.kill_now();

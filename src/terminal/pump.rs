@@ -105,7 +105,10 @@ pub(super) async fn drive<W: Wait>(
     let mut drain_deadline = Instant::now();
     let timeout_at = term.config.timeout.map(|t| Instant::now() + t);
     let mut timed_out = false;
+    let mut holding = term.holding.subscribe();
     loop {
+        // A full hold of the first output pauses reading until the hold is released.
+        let paused = !eof && term.hold_full();
         if !published && eof {
             if let Some(st) = exit.clone() {
                 term.publish(st);
@@ -125,7 +128,8 @@ pub(super) async fn drive<W: Wait>(
                 let t = term.clone();
                 tokio::spawn(async move { t.kill().await });
             },
-            ready = pipe.readable(), if !eof => match ready {
+            _ = holding.changed(), if paused => {},
+            ready = pipe.readable(), if !eof && !paused => match ready {
                 Ok(mut guard) => match read_some(
                     &term,
                     guard.get_inner(),

@@ -35,12 +35,15 @@ impl Terminal {
 
     /// Changes whenever `current_output()` could return something else (bytes written,
     /// resizes, and whether the exit was published), so a caller can reuse its last snapshot.
+    /// Reads counters only, never the lock the output pump needs: a client polling as fast as
+    /// it can does not slow the command. The counters move before (bytes) or with (resizes,
+    /// exit) the state a snapshot reads, so an unchanged version means an unchanged snapshot;
+    /// once the exit is published the version differs from any snapshot taken before it.
     pub fn output_version(&self) -> OutputVersion {
-        let inner = self.lock();
         (
-            inner.output.total_bytes(),
-            inner.resizes,
-            inner.exit.is_some(),
+            self.bytes_read.load(Ordering::Acquire),
+            self.resize_count.load(Ordering::Acquire),
+            self.exit_tx.borrow().is_some(),
         )
     }
 
@@ -65,12 +68,17 @@ impl Terminal {
     }
 
     /// Subscribes to raw output from now on; with `replay`, the retained output is delivered
-    /// first, with no gap or overlap with what follows. Returns a key for
-    /// [`Terminal::unsubscribe`].
+    /// first, with no gap or overlap with what follows. While the first output is held
+    /// ([`Terminal::release_hold`] not called yet), the sink gets everything from the first
+    /// byte instead, `replay` or not. Returns a key for [`Terminal::unsubscribe`].
     pub fn subscribe(&self, sink: Arc<dyn OutputSink>, replay: bool) -> Result<u64, TermError> {
         self.check_live()?;
         let mut inner = self.lock();
-        if replay {
+        if let Some(held) = inner.held.as_ref() {
+            if !held.is_empty() {
+                sink.push(held);
+            }
+        } else if replay {
             let retained = inner.output.raw_tail();
             if !retained.is_empty() {
                 sink.push(retained);
@@ -87,6 +95,22 @@ impl Terminal {
         Ok(key)
     }
 
+    /// Ends the hold of the first output (see [`super::TerminalConfig::hold_first_output`]):
+    /// later subscribers get what arrives from their subscription on (or the retained output
+    /// with `replay`), and the pump reads on if the hold was full. Idempotent.
+    pub fn release_hold(&self) {
+        self.lock().held = None;
+        self.holding.send_replace(false);
+    }
+
+    /// Whether the hold of the first output is full: the pump waits for its release.
+    pub(super) fn hold_full(&self) -> bool {
+        self.lock()
+            .held
+            .as_ref()
+            .is_some_and(|h| h.len() >= super::HOLD_MAX)
+    }
+
     /// Removes a subscriber; it receives no further chunks.
     pub fn unsubscribe(&self, key: u64) {
         let removed = {
@@ -101,13 +125,24 @@ impl Terminal {
 
     pub(super) fn append(&self, chunk: &[u8]) {
         self.bytes_read
-            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            .fetch_add(chunk.len() as u64, Ordering::Release);
+        // Text mode: a program waiting for answers to its queries has the pty in raw mode (asked
+        // before taking the lock: it locks the pty descriptor). Otherwise nobody needs an answer
+        // now, and the screen renders in batches, skipping what scrolls off unseen.
+        let eager = self.config.text_scrollback.is_some() && self.is_pty && self.awaits_replies();
         let mut inner = self.lock();
         inner.output.write(chunk);
+        if let Some(held) = inner.held.as_mut() {
+            held.extend_from_slice(chunk);
+        }
         let replies = match inner.screen.as_mut() {
-            Some(s) => {
+            Some(s) if eager => {
                 s.feed(chunk);
                 s.take_replies()
+            }
+            Some(s) => {
+                s.defer(chunk);
+                Vec::new()
             }
             None => Vec::new(),
         };
