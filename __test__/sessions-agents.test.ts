@@ -61,7 +61,9 @@ describe('input and keys', () => {
   });
 
   test("{ command: 'C-c', isInput: true } is the key, not the text: the running loop is interrupted", async () => {
-    await startUntilReady('echo ready; while true; do sleep 0.05; done');
+    // One-second sleeps: bash can lose a SIGINT that lands while it forks the next child (the child
+    // has not reset its signal dispositions yet), a window a 50 ms loop hits under load.
+    await startUntilReady('echo ready; while true; do sleep 1; done');
     const { content, last } = await drain(shells, await shells.execute({ command: 'C-c', isInput: true }));
     expect(last).toMatchObject({ status: 'completed', exitCode: 130 });
     expect(content).not.toContain('C-c');
