@@ -1,0 +1,232 @@
+/**
+ * The terminals of one `TerminalHost`: their ids, the live entries and what the host saw of each (exit,
+ * kills), the kill / wait / release lifecycle with the order its answers keep, and the snapshots kept
+ * after release.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { AcpTerminalError, invalidArg } from './errors';
+import type { ReleaseReason, TerminalAuditEvent } from './events';
+import type { HostTerminalRequest } from './host-types';
+import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
+import { requireString } from './validate';
+
+/** One live terminal of a host. */
+export interface LiveEntry {
+  readonly sessionId: string;
+  readonly terminal: TerminalLike;
+  /** Settles once the host saw the exit and emitted `exited` (or the wait failed). */
+  exited: Promise<void>;
+  hasExited: boolean;
+  /**
+   * Set by the first `terminal/kill` of this terminal, replaced by each later one; settles once that kill
+   * was answered by the host (resolved or rejected). Kept after it settled (a wait whose exit the kill
+   * caused may resume after it); waits answer after it: see `TerminalEntries.wait`.
+   */
+  killAnswered: Promise<void> | undefined;
+}
+
+/** The terminals a host issued: live ones by id, releases in flight, the final snapshots kept. */
+export class TerminalEntries {
+  private readonly live = new Map<string, LiveEntry>();
+  private readonly releasing = new Map<string, Promise<void>>();
+  private readonly snapshots = new Map<string, OutputSnapshot>();
+  private readonly idPrefix = `term-${randomBytes(4).toString('hex')}-`;
+  private nextId = 1;
+
+  /**
+   * @param maxSnapshots how many released terminals keep their final snapshot
+   * @param emit the host's audit stream
+   */
+  constructor(
+    private readonly maxSnapshots: number,
+    private readonly emit: (event: TerminalAuditEvent) => void,
+  ) {}
+
+  /** Number of live (created, not yet released) terminals. */
+  get size(): number {
+    return this.live.size;
+  }
+
+  /** The live entry behind `terminalId`, whatever its session. */
+  get(terminalId: string): LiveEntry | undefined {
+    return this.live.get(terminalId);
+  }
+
+  /** Issues an id for a new live terminal of `sessionId`. */
+  add(sessionId: string, terminal: TerminalLike): { terminalId: string; entry: LiveEntry } {
+    const terminalId = `${this.idPrefix}${this.nextId++}`;
+    const entry: LiveEntry = { sessionId, terminal, exited: Promise.resolve(), hasExited: false, killAnswered: undefined };
+    this.live.set(terminalId, entry);
+    return { terminalId, entry };
+  }
+
+  /** Watches the entry's exit: marks it and emits `exited` (duration counted from `startedAt`). */
+  watchExit(terminalId: string, entry: LiveEntry, startedAt: number): void {
+    const { terminal, sessionId } = entry;
+    entry.exited = terminal.waitForExit().then(
+      (status) => {
+        entry.hasExited = true;
+        this.emit({
+          type: 'exited',
+          time: Date.now(),
+          sessionId,
+          terminalId,
+          exitStatus: { exitCode: status.exitCode, signal: status.signal },
+          durationMs: Math.round(performance.now() - startedAt),
+          outputBytes: readOutputBytes(terminal),
+        });
+      },
+      () => undefined,
+    );
+  }
+
+  /** The live entry a request names, for its session; else `ERR_TERMINAL_NOT_FOUND` (saying when it was released). */
+  lookup(request: HostTerminalRequest): LiveEntry {
+    const { sessionId, terminalId } = validateTerminalRequest(request);
+    const entry = this.live.get(terminalId);
+    if (!entry || entry.sessionId !== sessionId) throw notFound(terminalId, this.issued(terminalId) && !entry);
+    return entry;
+  }
+
+  /**
+   * `terminal/wait_for_exit`: resolves after the host recorded the exit; when a `terminal/kill` of this
+   * terminal is in flight, only once the kill was answered and one macrotask more (see
+   * `TerminalHost.waitForTerminalExit`).
+   */
+  async wait(request: HostTerminalRequest): Promise<ExitStatus> {
+    const entry = this.lookup(request);
+    const { exitCode, signal } = await entry.terminal.waitForExit();
+    await entry.exited;
+    const killAnswered = entry.killAnswered;
+    if (killAnswered) {
+      await killAnswered;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return { exitCode, signal };
+  }
+
+  /** `terminal/kill`: emits `killed`, stops the command; its answer settles `killAnswered`. */
+  async kill(request: HostTerminalRequest): Promise<Record<string, never>> {
+    const { terminalId } = request;
+    const entry = this.lookup(request);
+    this.emit({ type: 'killed', time: Date.now(), sessionId: entry.sessionId, terminalId, wasRunning: !entry.hasExited });
+    let answered!: () => void;
+    const killAnswered = new Promise<void>((resolve) => (answered = resolve));
+    entry.killAnswered = killAnswered;
+    try {
+      await entry.terminal.kill();
+      return {};
+    } finally {
+      // Settled in the same microtask as this method's promise: the caller's continuation (the SDK's
+      // response write) is queued before any wait that awaits `killAnswered` can resume.
+      answered();
+    }
+  }
+
+  /** `terminal/release`: idempotent for ids this host issued; waits for a release already in flight. */
+  async release(request: HostTerminalRequest): Promise<Record<string, never>> {
+    const { sessionId, terminalId } = validateTerminalRequest(request);
+    const pending = this.releasing.get(terminalId);
+    if (pending) {
+      await pending;
+      return {};
+    }
+    const entry = this.live.get(terminalId);
+    if (entry && entry.sessionId === sessionId) {
+      await this.releaseEntry(terminalId, entry, 'request');
+      return {};
+    }
+    if (!entry && this.issued(terminalId)) return {};
+    throw notFound(terminalId);
+  }
+
+  /** Releases every live entry `predicate` selects, and waits for the releases already in flight. */
+  async releaseWhere(predicate: (entry: LiveEntry) => boolean, reason: ReleaseReason): Promise<void> {
+    const work: Promise<void>[] = [...this.releasing.values()];
+    for (const [terminalId, entry] of this.live) {
+      if (predicate(entry)) work.push(this.releaseEntry(terminalId, entry, reason));
+    }
+    await Promise.all(work);
+  }
+
+  /** The last snapshot of a released terminal (the newest `maxSnapshots` are kept), or undefined. */
+  finalOutput(terminalId: string): OutputSnapshot | undefined {
+    return this.snapshots.get(terminalId);
+  }
+
+  private releaseEntry(terminalId: string, entry: LiveEntry, reason: ReleaseReason): Promise<void> {
+    this.live.delete(terminalId);
+    const done = this.finish(terminalId, entry, reason).finally(() => this.releasing.delete(terminalId));
+    this.releasing.set(terminalId, done);
+    return done;
+  }
+
+  private async finish(terminalId: string, entry: LiveEntry, reason: ReleaseReason): Promise<void> {
+    const { terminal } = entry;
+    const wasRunning = !entry.hasExited;
+    try {
+      // Stop first so the kept snapshot holds all output and the exit status.
+      await terminal.kill();
+      await terminal.waitForExit();
+      this.keepSnapshot(terminalId, normalizeSnapshot(await terminal.currentOutput()));
+    } catch {
+      // Snapshot is best effort; the release below must still happen.
+    } finally {
+      await terminal.release().catch(() => undefined);
+    }
+    await entry.exited; // `exited` comes before `released`
+    this.emit({ type: 'released', time: Date.now(), sessionId: entry.sessionId, terminalId, reason, wasRunning });
+  }
+
+  private keepSnapshot(terminalId: string, snapshot: OutputSnapshot): void {
+    if (this.maxSnapshots === 0) return;
+    this.snapshots.set(terminalId, snapshot);
+    while (this.snapshots.size > this.maxSnapshots) {
+      const oldest = this.snapshots.keys().next().value as string;
+      this.snapshots.delete(oldest);
+    }
+  }
+
+  private issued(terminalId: string): boolean {
+    if (!terminalId.startsWith(this.idPrefix)) return false;
+    const n = Number(terminalId.slice(this.idPrefix.length));
+    return Number.isSafeInteger(n) && n >= 1 && n < this.nextId && String(n) === terminalId.slice(this.idPrefix.length);
+  }
+}
+
+function readOutputBytes(terminal: TerminalLike): number | undefined {
+  try {
+    const n = terminal.outputBytes;
+    return typeof n === 'number' ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function validateTerminalRequest(request: HostTerminalRequest): HostTerminalRequest {
+  if (typeof request !== 'object' || request === null) throw invalidArg('params', 'must be an object');
+  return {
+    sessionId: requireString(request.sessionId, 'sessionId'),
+    terminalId: requireString(request.terminalId, 'terminalId'),
+  };
+}
+
+function notFound(terminalId: string, released = false): AcpTerminalError {
+  return new AcpTerminalError(
+    'ERR_TERMINAL_NOT_FOUND',
+    released
+      ? `terminalId: terminal ${JSON.stringify(terminalId)} was released`
+      : `terminalId: unknown terminal ${JSON.stringify(terminalId)} for this session`,
+    { terminalId },
+  );
+}
+
+/** Copies a backend snapshot into the protocol shape (no `exitStatus` key while running). */
+export function normalizeSnapshot(snapshot: OutputSnapshot): OutputSnapshot {
+  const { output, truncated, exitStatus } = snapshot;
+  return exitStatus
+    ? { output, truncated, exitStatus: { exitCode: exitStatus.exitCode, signal: exitStatus.signal } }
+    : { output, truncated };
+}

@@ -1,0 +1,143 @@
+/**
+ * `new TerminalHost(options)`: the options read and checked once (errors name the option), their
+ * defaults, and the settings every create then uses.
+ */
+
+import { invalidArg } from './errors';
+import type { ApprovalRequest, TerminalHostOptions } from './host-types';
+import { loadNativeResolveProgram } from './native';
+import { compileCommandPolicy, compileEnvPatterns, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
+import { compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
+import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, ResolveProgramFn, ResourceLimits } from './types';
+import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
+
+/** Default `defaultOutputByteLimit`: 1 MiB, so an agent that omits the limit cannot exhaust memory. */
+export const DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024;
+/** Default `maxTerminals`. */
+export const DEFAULT_MAX_TERMINALS = 64;
+/** Default `maxReleasedSnapshots`. */
+export const DEFAULT_MAX_RELEASED_SNAPSHOTS = 32;
+
+/** A host's options as checked, with defaults applied and policies compiled. */
+export interface HostSettings {
+  /** Working directory for requests without `cwd` (undefined: this process's). */
+  readonly cwd: string | undefined;
+  /** Output limit for requests without one (already clamped to `maxLimit`). */
+  readonly defaultLimit: number;
+  /** Ceiling of every terminal's output limit. */
+  readonly maxLimit: number;
+  /** Live (and pending) terminals allowed at once. */
+  readonly maxTerminals: number;
+  /** Released terminals whose final snapshot is kept. */
+  readonly maxSnapshots: number;
+  /** The host's `env` overlay. */
+  readonly envOverlay: EnvVariable[];
+  /** What every create passes to the backend (grace, shell, inheritEnv, timeout, limits, sandbox). */
+  readonly backendOptions: CreateTerminalOptions;
+  /** The backend given as `createTerminal` (undefined: the native one). */
+  readonly backend: CreateTerminalFn | undefined;
+  /** Allowed roots, resolved. */
+  readonly roots: string[] | undefined;
+  /** The command policy, compiled. */
+  readonly commandPolicy: CompiledCommandPolicy | undefined;
+  /** The environment policy, compiled (undefined: requests' env is not judged). */
+  readonly envPolicy: CompiledEnvPolicy | undefined;
+  /** The approval callback. */
+  readonly approve: ((request: ApprovalRequest) => boolean | Promise<boolean>) | undefined;
+  /** Which inherited variables to drop (undefined: none, or nothing inherited). */
+  readonly dropEnv: ((name: string) => boolean) | undefined;
+  /** Program resolution given as `resolveProgram` (undefined: the core's). */
+  readonly resolveProgram: ResolveProgramFn | undefined;
+}
+
+const LIMIT_FIELDS = ['cpuSeconds', 'addressSpaceBytes', 'openFiles', 'fileSizeBytes', 'processes'] as const;
+
+function validateLimits(value: unknown, field: string): ResourceLimits | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object') throw invalidArg(field, 'must be an object');
+  const limits: ResourceLimits = {};
+  for (const key of Object.keys(value)) {
+    if (!(LIMIT_FIELDS as readonly string[]).includes(key)) {
+      throw invalidArg(`${field}.${key}`, `unknown limit (known: ${LIMIT_FIELDS.join(', ')})`);
+    }
+  }
+  for (const key of LIMIT_FIELDS) {
+    const n = optionalCount((value as Record<string, unknown>)[key], `${field}.${key}`);
+    if (n !== undefined) limits[key] = n;
+  }
+  return limits;
+}
+
+/** Reads `new TerminalHost()`'s options; invalid options throw `ERR_INVALID_ARG` naming the option. */
+export function readHostOptions(options: TerminalHostOptions): HostSettings {
+  if (typeof options !== 'object' || options === null) throw invalidArg('options', 'must be an object');
+  const cwd = optionalAbsolutePath(options.cwd, 'options.cwd');
+  const maxLimit = optionalCount(options.maxOutputByteLimit, 'options.maxOutputByteLimit') ?? Number.MAX_SAFE_INTEGER;
+  const defaultLimit = Math.min(
+    optionalCount(options.defaultOutputByteLimit, 'options.defaultOutputByteLimit') ?? DEFAULT_OUTPUT_BYTE_LIMIT,
+    maxLimit,
+  );
+  const maxTerminals = optionalCount(options.maxTerminals, 'options.maxTerminals', 1) ?? DEFAULT_MAX_TERMINALS;
+  const maxSnapshots =
+    optionalCount(options.maxReleasedSnapshots, 'options.maxReleasedSnapshots') ?? DEFAULT_MAX_RELEASED_SNAPSHOTS;
+  const envOverlay = normalizeEnv(options.env, 'options.env');
+  const killGraceMs = optionalCount(options.killGraceMs, 'options.killGraceMs');
+  const timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs', 1);
+  const limits = validateLimits(options.limits, 'options.limits');
+  if (options.shell !== undefined && options.shell !== false && typeof options.shell !== 'string') {
+    throw invalidArg('options.shell', 'must be false or a path');
+  }
+  if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
+    throw invalidArg('options.inheritEnv', 'must be a boolean');
+  }
+  for (const fn of ['createTerminal', 'approve', 'onEvent', 'resolveProgram'] as const) {
+    if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
+  }
+  const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
+  const commandPolicy = compileCommandPolicy(options.commandPolicy, 'options.commandPolicy');
+  const envPolicy = compileEnvPolicy(options.envPolicy, 'options.envPolicy', commandPolicy !== undefined);
+  const dropEnv = options.inheritEnv === false ? undefined : compileEnvPatterns(options.dropInheritedEnv, 'options.dropInheritedEnv');
+  const approve = options.approve;
+  const resolveProgram = options.resolveProgram;
+  // The shell for shell lines is found once, through the host's PATH, never the request's.
+  const shell =
+    typeof options.shell === 'string'
+      ? resolveHostShell(options.shell, hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram ?? loadNativeResolveProgram())
+      : options.shell;
+  const backendOptions: CreateTerminalOptions = {
+    ...(killGraceMs !== undefined ? { killGraceMs } : {}),
+    ...(shell !== undefined ? { shell } : {}),
+    ...(options.inheritEnv !== undefined ? { inheritEnv: options.inheritEnv } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(limits !== undefined ? { limits } : {}),
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+  };
+  return {
+    cwd,
+    defaultLimit,
+    maxLimit,
+    maxTerminals,
+    maxSnapshots,
+    envOverlay,
+    backendOptions,
+    backend: options.createTerminal,
+    roots,
+    commandPolicy,
+    envPolicy,
+    approve,
+    dropEnv,
+    resolveProgram,
+  };
+}
+
+/** The host's own PATH: its `env` overlay's, else this process's when inherited (undefined: the resolver's default). */
+export function hostPath(overlay: readonly EnvVariable[], inherit: boolean): string | undefined {
+  return childPath(overlay) ?? (inherit ? process.env.PATH : undefined);
+}
+
+/** The PATH the child will see when the explicit env sets it (undefined: the resolver's default). */
+export function childPath(env: readonly EnvVariable[]): string | undefined {
+  let found: string | undefined;
+  for (const e of env) if (e.name === 'PATH') found = e.value;
+  return found;
+}

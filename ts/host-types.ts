@@ -1,0 +1,143 @@
+/**
+ * The public types of `TerminalHost`: the ACP v1 `terminal/*` params and results it serves, what its
+ * `onCreate` and `approve` callbacks receive, and its options.
+ */
+
+import type { TerminalAuditListener } from './events';
+import type { CommandPolicy, EnvNamePattern, PolicyCommand } from './policy';
+import type { EnvPolicy } from './policy-env';
+import type { CreateTerminalFn, EnvVariable, ResolveProgramFn, ResourceLimits, SandboxOptions, TerminalLike } from './types';
+
+/**
+ * `terminal/create` params: the ACP v1 `CreateTerminalRequest` field for field, so the SDK's type and this
+ * one are assignable to each other (a `null` `args`/`env` from the wire is still accepted as absent).
+ */
+export interface HostCreateTerminalRequest {
+  /** Session that will own the terminal. */
+  sessionId: string;
+  /** A shell line (no args) or an executable (with args). */
+  command: string;
+  /** Arguments; when non-empty, `command` is executed directly. */
+  args?: string[];
+  /** Variables set for the command (they win over the host's overlay and the inherited environment). */
+  env?: EnvVariable[];
+  /** Absolute working directory; the host's `cwd` option when absent. */
+  cwd?: string | null;
+  /** Output limit in bytes; the host's default when absent, clamped to `maxOutputByteLimit`. */
+  outputByteLimit?: number | null;
+  /** Opaque metadata (ignored). */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** Params of `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and `terminal/release`. */
+export interface HostTerminalRequest {
+  /** Session that owns the terminal. */
+  sessionId: string;
+  /** Terminal id returned by `createTerminal`. */
+  terminalId: string;
+  /** Opaque metadata (ignored). */
+  _meta?: { [key: string]: unknown } | null;
+}
+
+/** `terminal/create` result. */
+export interface HostCreateTerminalResponse {
+  /** Id to use in later requests. */
+  terminalId: string;
+}
+
+/** Emitted by `onCreate` for every terminal the host creates. */
+export interface TerminalCreatedEvent {
+  /** Host-issued terminal id (what the agent sees). */
+  terminalId: string;
+  /** Owning session. */
+  sessionId: string;
+  /** The live terminal (subscribe to `onOutput` to stream it into a UI). */
+  terminal: TerminalLike;
+  /** The request as the host applied it (default cwd, effective limit, merged env). */
+  request: Readonly<HostCreateTerminalRequest & { outputByteLimit: number }>;
+}
+
+/** What `approve` is asked about: the request as the host will run it. */
+export interface ApprovalRequest {
+  /** Session asking. */
+  sessionId: string;
+  /** The request's `command` (a shell line when `args` is empty). */
+  command: string;
+  /** The request's `args`. */
+  args: string[];
+  /** The directory the command will start in (resolved when `allowedRoots` is set; undefined: this process's cwd). */
+  cwd: string | undefined;
+  /** Variables the request and the host's `env` overlay set (inherited variables are not listed). */
+  env: EnvVariable[];
+  /** Output limit applied. */
+  outputByteLimit: number;
+  /** For a direct (argv) request: the absolute path that will be executed. */
+  program?: string;
+  /** The programs found in the request (best effort for shell lines; see `shellCommandWords`). */
+  commands: PolicyCommand[];
+}
+
+/** Options of `new TerminalHost()`. */
+export interface TerminalHostOptions {
+  /** Absolute working directory for requests without `cwd` (default: this process's cwd). */
+  cwd?: string;
+  /** Output limit for requests without `outputByteLimit` (default 1 MiB). */
+  defaultOutputByteLimit?: number;
+  /** Ceiling for every terminal's output limit; larger requests are clamped (default: no ceiling). */
+  maxOutputByteLimit?: number;
+  /** Live terminals allowed at once; creating more fails with `ERR_TOO_MANY_TERMINALS` (default 64). */
+  maxTerminals?: number;
+  /** Grace period between SIGTERM and SIGKILL (backend default when absent). */
+  killGraceMs?: number;
+  /** Variables added to every command: inherited environment < this overlay < the request's `env`. */
+  env?: Readonly<Record<string, string>> | readonly EnvVariable[];
+  /** Whether commands inherit this process's environment (default true). */
+  inheritEnv?: boolean;
+  /** `false` never uses a shell; a path selects the shell for arg-less commands. */
+  shell?: false | string;
+  /** How many released terminals keep their final snapshot for `finalOutput()` (default 32). */
+  maxReleasedSnapshots?: number;
+  /** Terminal backend (default: the native `createTerminal`); substitute it to sandbox or fake commands. */
+  createTerminal?: CreateTerminalFn;
+  /**
+   * Directories a command may start in. The cwd (the request's, else the host's `cwd`, else this
+   * process's), with symlinks and `..` resolved by realpath, must be one of them or lie below one;
+   * otherwise `ERR_CWD_OUTSIDE_ROOTS`. The roots are resolved once, when the host is created. The check
+   * is made twice: here, before the policy and the approval (which see the resolved directory), and by
+   * the core at spawn (the backend gets `allowedRoots`), which opens the directory once, checks the
+   * opened directory and starts the command in it: a symlink swapped in after any check changes
+   * nothing. The `created` event records the directory the command really got.
+   */
+  allowedRoots?: readonly string[];
+  /** Allow/deny rules on the programs a request would run; a refusal is `ERR_POLICY_DENIED`. */
+  commandPolicy?: CommandPolicy;
+  /**
+   * Variables a request's `env` may not set (and, under an allow list, a shell line may not assign):
+   * by default `DANGEROUS_ENV_PATTERNS` (`LD_*`, `BASH_ENV`, `GIT_SSH*`, `PATH`, ...), except a pager
+   * set to `cat`. Applies when `commandPolicy` or this option is set; `{ deny: [] }` turns it off.
+   * A refusal is `ERR_POLICY_DENIED` with reason `env`, naming the variable.
+   */
+  envPolicy?: EnvPolicy;
+  /**
+   * Asked before anything runs, after every other check passed (so the user is only asked about
+   * requests the policy would allow). Only `true` approves; `false`, another value, a throw or a
+   * rejection refuse with `ERR_NOT_APPROVED`. Pending approvals count against `maxTerminals`.
+   */
+  approve?: (request: ApprovalRequest) => boolean | Promise<boolean>;
+  /**
+   * Inherited variables to drop, by name pattern (case-insensitive globs such as `*_TOKEN`, or RegExps),
+   * before the host's `env` overlay and the request's `env` are applied (those are never filtered).
+   * `SECRET_ENV_PATTERNS` is a ready-made list. Ignored when `inheritEnv` is false.
+   */
+  dropInheritedEnv?: readonly EnvNamePattern[];
+  /** Kill a command still running after this many milliseconds (SIGTERM, SIGKILL after the grace). */
+  timeoutMs?: number;
+  /** Resource limits for every command (see `ResourceLimits` for what Linux enforces, and for whom). */
+  limits?: ResourceLimits;
+  /** Run every command in the OS sandbox (passed to each create; checked there, see `SandboxOptions`). */
+  sandbox?: SandboxOptions;
+  /** Audit listener, same as calling `onEvent(listener)` right after construction. */
+  onEvent?: TerminalAuditListener;
+  /** Program resolution for the command policy (default: the core's `resolveProgram`). */
+  resolveProgram?: ResolveProgramFn;
+}
