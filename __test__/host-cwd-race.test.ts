@@ -112,7 +112,10 @@ while True:
   const escapes: string[] = [];
   const auditMismatches: string[] = [];
   try {
-    while (started + refusedByHost + refusedByCore < 1000 || (started < 50 && refusedByHost + refusedByCore < 50_000)) {
+    // At least 1,000 creates; then go on (bounded) until the race was really run: under load the
+    // swapper can be starved long enough that no create lands between the host's check and the spawn.
+    const attempts = (): number => started + refusedByHost + refusedByCore;
+    while (attempts() < 1000 || ((started < 50 || refusedByCore === 0) && attempts() < 50_000)) {
       let terminalId: string;
       try {
         ({ terminalId } = await host.createTerminal({ sessionId: S, command: 'stat -c %i .', cwd: work }));
