@@ -5,12 +5,12 @@
 // starts the command in that very directory. No command may start outside the root, and the audit
 // `created` event must name the directory the command really got. The swap is made at the worst moment
 // (from `approve`, which runs after the host's check) and then, raced, 1,000 times.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TerminalAuditEvent } from '../ts/events';
 import { TerminalHost } from '../ts/host';
+import { startSwapper } from './fixtures/cwd-swapper';
 
 const S = 'race';
 let base: string;
@@ -88,24 +88,7 @@ test('1,000 swaps of the checked directory with a symlink to outside: 0 escapes,
 
   const events: TerminalAuditEvent[] = [];
   const host = new TerminalHost({ allowedRoots: [root], onEvent: (e) => void events.push(e) });
-  const swapper = spawn(
-    'python3',
-    [
-      '-c',
-      `import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
-n = 0
-while True:
-    if libc.renameat2(-100, a, -100, b, 2) != 0: sys.exit(ctypes.get_errno())
-    n += 1
-    if n == 1000: print('swapping', flush=True)`,
-      work,
-      path.join(root, 'link'),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  await new Promise((r) => swapper.stdout!.once('data', r));
+  const swapper = await startSwapper(work, path.join(root, 'link'));
   let started = 0;
   let refusedByHost = 0; // the host's realpath saw the symlink
   let refusedByCore = 0; // the host's check passed, the swap came before the spawn: the core refused

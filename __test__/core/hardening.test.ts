@@ -7,6 +7,7 @@ import * as path from 'node:path';
 
 import { containmentInfo } from '../../index';
 import { createTerminal, eventually, isGone, ROOT } from './helpers';
+import { startSwapper } from '../fixtures/cwd-swapper';
 
 describe('options that refuse what they do not know', () => {
   test('an unknown limits key is ERR_INVALID_ARG naming it; nothing runs', async () => {
@@ -85,24 +86,7 @@ describe('the cwd that was checked is the cwd the command gets', () => {
     const work = path.join(root, 'work');
     fs.mkdirSync(work);
     fs.symlinkSync(outside, path.join(root, 'link'));
-    const swapper = spawn(
-      'python3',
-      [
-        '-c',
-        `import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
-n = 0
-while True:
-    if libc.renameat2(-100, a, -100, b, 2) != 0: sys.exit(ctypes.get_errno())
-    n += 1
-    if n == 1000: print('swapping', flush=True)`,
-        work,
-        path.join(root, 'link'),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    await new Promise((r) => swapper.stdout!.once('data', r));
+    const swapper = await startSwapper(work, path.join(root, 'link'));
     const realRoot = fs.realpathSync(root);
     let started = 0;
     let refused = 0;
