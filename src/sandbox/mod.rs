@@ -26,6 +26,8 @@ pub mod child;
 #[cfg(target_os = "linux")]
 mod cleanup;
 #[cfg(target_os = "linux")]
+mod initprog;
+#[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
 pub mod pidns;
