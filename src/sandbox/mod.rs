@@ -153,6 +153,13 @@ impl Drop for SandboxGuard {
     }
 }
 
+/// Reaps our exited child `pid` on the sandbox's cleanup thread (for the short-lived
+/// intermediate process of a namespace launch).
+#[cfg(target_os = "linux")]
+pub fn reap_later(pid: i32) {
+    cleanup::reap_and_remove_later(Some(pid), None);
+}
+
 fn unavailable(part: &str, why: impl std::fmt::Display) -> TermError {
     TermError::new(
         ERR_SANDBOX_UNAVAILABLE,
