@@ -15,6 +15,10 @@ import { eventually, fdCount, processes, ROOT, run, runNode, zombieChildren } fr
 const OUTER = path.join(ROOT, '__test__', 'fixtures', 'sandbox-outer.js');
 const isRoot = process.getuid?.() === 0;
 const info = containmentInfo().sandbox;
+/** The namespace's init as `cmdline` shows it: a static program in a memfd (x86_64), else `sleep`. */
+const INIT = process.arch === 'x64' ? 'acp-terminal-init' : 'sleep 2147483647';
+const INIT_COMM = process.arch === 'x64' ? 'acp-terminal-in' : 'sleep'; // 15 bytes at most
+const INIT_WORD = INIT.split(' ')[0] ?? INIT;
 const NOBODY = ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups'];
 
 type Outcomes = Record<string, unknown> & { grandchild?: Outcomes };
@@ -255,7 +259,7 @@ describe('lifecycle', () => {
     // Inits of earlier terminals may still be dying (they are reaped in the background).
     const inits = () =>
       processes()
-        .filter((p) => p.ppid === process.pid && p.state !== 'Z' && cmdline(String(p.pid)) === 'sleep 2147483647')
+        .filter((p) => p.ppid === process.pid && p.state !== 'Z' && cmdline(String(p.pid)) === INIT)
         .map((p) => p.pid);
     const before = new Set(inits());
     const t = await createTerminal({ command: `setsid sleep ${marker} & echo $TMPDIR; sleep ${marker}.5` }, { sandbox });
@@ -365,12 +369,12 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
         // (the init may still be finishing its exec when the command starts)
         command:
           `echo in > ${dir}/host; echo out > ${outside}/host; ` +
-          `for i in $(seq 200); do grep -q sleep /proc/1/cmdline && break; sleep 0.01; done; tr '\\0' ' ' < /proc/1/cmdline`,
+          `for i in $(seq 200); do grep -q ${INIT_WORD} /proc/1/cmdline && break; sleep 0.01; done; tr '\\0' ' ' < /proc/1/cmdline`,
       });
       expect(await host.waitForTerminalExit({ sessionId: 's', terminalId })).toEqual({ exitCode: 0, signal: null });
       const out = (await host.terminalOutput({ sessionId: 's', terminalId })).output;
       expect(out).toMatch(/Permission denied/);
-      expect(out).toMatch(/sleep 2147483647/); // pid 1 is the namespace's init
+      expect(out).toContain(`${INIT} `); // pid 1 is the namespace's init
       expect(fs.readFileSync(path.join(dir, 'host'), 'utf8')).toBe('in\n');
       expect(fs.existsSync(path.join(outside, 'host'))).toBe(false);
     } finally {
@@ -395,7 +399,7 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
       // Only the session's own processes (and the namespace's init) are visible.
       const seen = (await shells.execute({ command: 'ps -e -o comm=' })).content.split('\n');
       expect(seen).toContain('ps');
-      expect(seen.filter((c) => !['sleep', 'bash', 'ps'].includes(c))).toEqual([]);
+      expect(seen.filter((c) => ![INIT_COMM, 'bash', 'ps'].includes(c))).toEqual([]);
     } finally {
       await shells.closeAll();
     }

@@ -26,6 +26,8 @@ pub mod child;
 #[cfg(target_os = "linux")]
 mod cleanup;
 #[cfg(target_os = "linux")]
+mod initprog;
+#[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
 pub mod pidns;
@@ -149,6 +151,13 @@ impl Drop for SandboxGuard {
         }
         cleanup::reap_and_remove_later(pid, self.tmpdir.take());
     }
+}
+
+/// Reaps our exited child `pid` on the sandbox's cleanup thread (for the short-lived
+/// intermediate process of a namespace launch).
+#[cfg(target_os = "linux")]
+pub fn reap_later(pid: i32) {
+    cleanup::reap_and_remove_later(Some(pid), None);
 }
 
 fn unavailable(part: &str, why: impl std::fmt::Display) -> TermError {

@@ -11,8 +11,8 @@
 //! 2. C starts the namespace's init P1 with `CLONE_VM | CLONE_VFORK | CLONE_PARENT`
 //!    ([`init_main`]): P1 is pid 1 of the namespace, a child of Node's launcher thread with
 //!    SIGKILL as its parent-death signal, in a session of its own, SIGCHLD ignored (so the
-//!    kernel reaps every orphan reparented to it), and it execs `sleep` with an empty
-//!    environment: it holds the namespace until the terminal is released. When it dies, the
+//!    kernel reaps every orphan reparented to it), and it execs a program that waits forever
+//!    (see [`super::initprog`]; `sleep` where there is none) with an empty environment: it holds the namespace until the terminal is released. When it dies, the
 //!    kernel kills everything left in the namespace;
 //! 3. C starts the command D the same way (pid 2, also Node's child, so Node waits for it and
 //!    signals its group exactly as without a namespace; its exit status is its own); D keeps
@@ -29,7 +29,11 @@ use std::os::fd::RawFd;
 pub struct NsPlan {
     /// `Some((uid_map, gid_map))`: create a user namespace and write these maps.
     maps: Option<(CString, CString)>,
-    /// The init's program (`sleep`) and its argv (NULL-terminated pointer array).
+    /// The init's program: a memfd of [`super::initprog`] (-1: none), with its argv
+    /// (NULL-terminated pointer array).
+    init_fd: RawFd,
+    init_fd_argv: [*const libc::c_char; 2],
+    /// The fallback, `sleep` (also where the memfd cannot be executed), and its argv.
     init_program: CString,
     _init_args: Vec<CString>,
     init_argv: Vec<*const libc::c_char>,
@@ -39,15 +43,16 @@ pub struct NsPlan {
 }
 
 // SAFETY: the raw pointers point into `_init_args`, owned by the same struct and never
-// changed after construction.
+// changed after construction, or into a static string.
 unsafe impl Send for NsPlan {}
 // SAFETY: as above; the plan is only read.
 unsafe impl Sync for NsPlan {}
 
 impl NsPlan {
-    /// A plan: with `userns`, an identity map of the caller's uid and gid. `sleep` is the init
-    /// program (an absolute path), `null_fd` an open /dev/null that outlives the plan.
-    pub fn new(userns: bool, sleep: CString, null_fd: RawFd) -> NsPlan {
+    /// A plan: with `userns`, an identity map of the caller's uid and gid. `init_fd` is the
+    /// init program's memfd ([`super::initprog::fd`]) and `sleep` its fallback (an absolute
+    /// path); `null_fd` is an open /dev/null. Both descriptors outlive the plan.
+    pub fn new(userns: bool, init_fd: Option<RawFd>, sleep: CString, null_fd: RawFd) -> NsPlan {
         // SAFETY: geteuid/getegid have no preconditions.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let maps = userns.then(|| {
@@ -62,8 +67,13 @@ impl NsPlan {
         ];
         let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         argv.push(std::ptr::null());
+        /// `argv[0]` of the memfd program, NUL-terminated.
+        const NAME: &std::ffi::CStr = c"acp-terminal-init";
+        debug_assert_eq!(NAME.to_str(), Ok(super::initprog::NAME));
         NsPlan {
             maps,
+            init_fd: init_fd.unwrap_or(-1),
+            init_fd_argv: [NAME.as_ptr(), std::ptr::null()],
             init_program: sleep,
             _init_args: args,
             init_argv: argv,
@@ -191,6 +201,17 @@ pub extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        if plan.init_fd >= 0 {
+            // Returns only on failure (e.g. memfds made non-executable): then `sleep`.
+            libc::syscall(
+                libc::SYS_execveat,
+                plan.init_fd,
+                c"".as_ptr(),
+                plan.init_fd_argv.as_ptr(),
+                plan.init_envp.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            );
+        }
         libc::execve(
             plan.init_program.as_ptr(),
             plan.init_argv.as_ptr(),

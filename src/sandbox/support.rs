@@ -156,7 +156,7 @@ fn plan() -> Result<NsPlan, String> {
             ))
         })
         .clone()?;
-    Ok(NsPlan::new(userns, sleep, null))
+    Ok(NsPlan::new(userns, super::initprog::fd(), sleep, null))
 }
 
 /// Starts `true` in a namespace once; the answer is kept for the process's lifetime.

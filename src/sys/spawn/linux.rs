@@ -317,8 +317,14 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
         unsafe { libc::waitpid(pid, &mut status, 0) };
     };
     if namespace {
-        // C has exited: reap it. On failure, also end what it started.
-        reap(pid);
+        // C has exited (we run again once it released our memory, early in its exit). On
+        // success its reaping, which would wait for the rest of its exit, happens on the
+        // sandbox's cleanup thread, off the spawn path. On failure, also end what it started.
+        if stage == 0 {
+            crate::sandbox::reap_later(pid);
+        } else {
+            reap(pid);
+        }
         if stage != 0 {
             for p in [cmd_pid, init_pid] {
                 if p > 0 {
