@@ -60,6 +60,7 @@ impl RawSnapshot {
     }
 
     /// The bytes as one contiguous buffer (a copy unless this snapshot owns a single buffer).
+    #[cfg(test)]
     pub fn into_bytes(mut self) -> Vec<u8> {
         if self.parts.len() == 1 {
             return Vec::from(self.parts.pop().unwrap_or_default());
@@ -74,11 +75,35 @@ impl RawSnapshot {
 
     /// Decodes: valid UTF-8 passes through without a further copy; invalid bytes become
     /// U+FFFD, and the result is trimmed at a character boundary to fit the limit again.
+    #[cfg(test)]
     pub fn decode(self) -> Snapshot {
+        self.decode_ascii().0
+    }
+
+    /// Decodes as `decode` does, and tells whether the output is ASCII: that is checked first
+    /// (one fast pass over the bytes), and ASCII needs no further UTF-8 validation; the caller
+    /// gets the answer instead of checking again.
+    pub fn decode_ascii(mut self) -> (Snapshot, bool) {
         let (limit, mut truncated) = (self.limit, self.truncated);
-        let decoded = match String::from_utf8(self.into_bytes()) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        let bytes = if self.parts.len() == 1 && self.parts[0].is_unique() {
+            // A buffer nothing else refers to (text mode's own): taken without a copy.
+            Vec::from(self.parts.pop().unwrap_or_default())
+        } else {
+            let mut bytes = Vec::with_capacity(self.parts.iter().map(Bytes::len).sum());
+            for p in &self.parts {
+                bytes.extend_from_slice(p);
+            }
+            bytes
+        };
+        let ascii = bytes.is_ascii();
+        let decoded = if ascii {
+            // SAFETY: ASCII bytes are valid UTF-8.
+            unsafe { String::from_utf8_unchecked(bytes) }
+        } else {
+            match String::from_utf8(bytes) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            }
         };
         let output = match limit {
             Some(limit) if decoded.len() > limit => {
@@ -91,7 +116,7 @@ impl RawSnapshot {
             }
             _ => decoded,
         };
-        Snapshot { output, truncated }
+        (Snapshot { output, truncated }, ascii)
     }
 }
 
@@ -590,6 +615,28 @@ mod tests {
             assert_eq!(snap.decode().output, expect, "exited {exited}");
         }
         assert_eq!(b.snapshot(true).output, expected_tail(&text, limit));
+    }
+
+    #[test]
+    fn decode_tells_ascii_and_stays_exact() {
+        let mut b = OutputBuffer::new(Some(10_000));
+        for _ in 0..1000 {
+            b.write(b"0123456789abcdef\n");
+        }
+        let (snap, ascii) = b.raw_snapshot(false).decode_ascii();
+        assert!(ascii);
+        assert_eq!(
+            snap.output,
+            "0123456789abcdef\n".repeat(1000)[17_000 - 10_000..]
+        );
+        b.write("\u{20ac}\u{1F600}".as_bytes());
+        let (again, ascii) = b.raw_snapshot(false).decode_ascii();
+        assert!(!ascii);
+        assert!(again.output.ends_with("\n\u{20ac}\u{1F600}"));
+        assert_eq!(again.output.len(), 10_000);
+        let text = RawSnapshot::from_text(b"x\xffy".to_vec(), None, false);
+        let (t, ascii) = text.decode_ascii();
+        assert_eq!((t.output.as_str(), ascii), ("x\u{FFFD}y", false));
     }
 
     #[test]
