@@ -133,6 +133,9 @@ pub struct OutputBuffer {
     /// The segment being written: its filled part is the newest retained output, its spare
     /// capacity is never shared.
     open: BytesMut,
+    /// A dropped segment no snapshot referred to any more, kept to become the next open one
+    /// (the pump of a flood then reuses warm memory instead of allocating every segment).
+    spare: Option<BytesMut>,
     /// Number of retained bytes.
     len: usize,
     /// Bytes dropped from the front so far.
@@ -156,6 +159,7 @@ impl OutputBuffer {
             sealed: VecDeque::new(),
             head: 0,
             open: BytesMut::new(),
+            spare: None,
             len: 0,
             dropped: 0,
             total: 0,
@@ -177,7 +181,9 @@ impl OutputBuffer {
     /// Bytes of storage the segments hold (a part split off the open segment counts once).
     #[cfg(test)]
     pub fn storage_bytes(&self) -> usize {
-        self.sealed.iter().map(Bytes::len).sum::<usize>() + self.open.capacity()
+        self.sealed.iter().map(Bytes::len).sum::<usize>()
+            + self.open.capacity()
+            + self.spare.as_ref().map_or(0, BytesMut::capacity)
     }
 
     /// Appends bytes, dropping the oldest ones beyond the limit.
@@ -205,7 +211,11 @@ impl OutputBuffer {
                 self.seal();
                 // Small output gets small segments: they grow with what is retained.
                 room = self.len.max(MIN_SEGMENT).min(self.segment);
-                self.open = BytesMut::with_capacity(room);
+                self.open = match self.spare.take() {
+                    Some(spare) if spare.capacity() >= room => spare,
+                    _ => BytesMut::with_capacity(room),
+                };
+                room = self.open.capacity();
             }
             let n = room.min(data.len());
             self.open.extend_from_slice(&data[..n]);
@@ -216,9 +226,17 @@ impl OutputBuffer {
 
     /// Moves the open segment's filled part to `sealed` (its spare capacity stays open).
     fn seal(&mut self) {
-        if !self.open.is_empty() {
-            self.sealed.push_back(self.open.split().freeze());
+        if self.open.is_empty() {
+            return;
         }
+        // A full segment moves whole (its allocation stays unique, so it can be reused once
+        // dropped); a partly filled one is split, its room staying open.
+        let part = if self.open.len() == self.open.capacity() {
+            std::mem::take(&mut self.open)
+        } else {
+            self.open.split()
+        };
+        self.sealed.push_back(part.freeze());
     }
 
     /// Decodes the retained bytes. `exited`: the stream is complete, so an incomplete
@@ -323,7 +341,16 @@ impl OutputBuffer {
                 break;
             }
             n -= left;
-            self.sealed.pop_front();
+            if let Some(done) = self.sealed.pop_front() {
+                // Unique: no snapshot holds it, and it is a whole allocation (not a part split
+                // off the open segment, which shares the allocation).
+                if let Ok(mut seg) = done.try_into_mut() {
+                    if seg.capacity() == self.segment {
+                        seg.clear();
+                        self.spare = Some(seg);
+                    }
+                }
+            }
             self.head = 0;
         }
     }
@@ -637,6 +664,35 @@ mod tests {
         let text = RawSnapshot::from_text(b"x\xffy".to_vec(), None, false);
         let (t, ascii) = text.decode_ascii();
         assert_eq!((t.output.as_str(), ascii), ("x\u{FFFD}y", false));
+    }
+
+    #[test]
+    fn a_dropped_segment_is_reused_only_when_no_snapshot_holds_it() {
+        let mut b = OutputBuffer::new(Some(64 * 1024));
+        let seg = b.segment;
+        for _ in 0..17 {
+            b.write(&vec![b'a'; seg]);
+        }
+        // The oldest whole segment, which nothing refers to, is dropped by the next write and
+        // becomes the segment that write fills.
+        let oldest = b.sealed[0].as_ptr();
+        b.write(&vec![b'b'; seg]);
+        assert_eq!(
+            b.open.as_ptr(),
+            oldest,
+            "the dropped segment is written again"
+        );
+        assert_eq!(&b.open[..], &vec![b'b'; seg][..]);
+        // A snapshot holds every segment: dropping them must not recycle any.
+        let held = b.raw_snapshot(true);
+        let held_ptrs: Vec<*const u8> = b.sealed.iter().map(|s| s.as_ptr()).collect();
+        let before = held.clone().decode().output;
+        for _ in 0..20 {
+            b.write(&vec![b'd'; seg]);
+            assert!(!held_ptrs.contains(&b.open.as_ptr()));
+        }
+        assert_eq!(held.decode().output, before);
+        assert_eq!(b.snapshot(true).output, "d".repeat(64 * 1024));
     }
 
     #[test]
