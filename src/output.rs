@@ -1,8 +1,13 @@
 //! The retained output of a terminal: a byte-limited tail of everything the process wrote.
 //!
 //! Invariants:
-//! - Raw bytes are kept in a ring that never holds more than the limit and grows only as
-//!   output arrives (nothing is preallocated at the limit's size).
+//! - Raw bytes are kept in shared, reference-counted segments ([`Bytes`]) of at most
+//!   [`MAX_SEGMENT`] bytes that grow only as output arrives (nothing is preallocated at the
+//!   limit's size). The storage never exceeds the limit by more than two segments (the open
+//!   segment's spare room and the dropped start of the oldest one), 1/8 of a large limit.
+//! - A segment is never written once a snapshot may see it, so a snapshot takes references to
+//!   the segments under the terminal's lock (O(number of segments), no copy of the output)
+//!   and copies and decodes them outside it.
 //! - A snapshot is valid UTF-8 whose UTF-8 length never exceeds the limit; its first byte is a
 //!   character boundary of the stream (a character cut by the limit is dropped whole).
 //! - Invalid bytes become U+FFFD, and the snapshot is trimmed again so it still fits.
@@ -10,8 +15,17 @@
 //!   it becomes U+FFFD.
 //! - `truncated` is sticky: true as soon as any byte was dropped.
 
-/// Smallest storage the ring grows from.
-const MIN_STORAGE: usize = 4096;
+use std::collections::VecDeque;
+
+use bytes::{Bytes, BytesMut};
+
+/// Smallest segment (unless the limit is smaller).
+const MIN_SEGMENT: usize = 4096;
+/// Largest segment: a 1 MiB limit is kept in 16 segments.
+const MAX_SEGMENT: usize = 64 * 1024;
+/// A snapshot seals the open segment's filled part from this size on (no copy); a smaller
+/// part is copied instead, so that fast polls of slow output do not leave many tiny segments.
+const SEAL_MIN: usize = 4096;
 
 /// A decoded view of the retained output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,27 +36,76 @@ pub struct Snapshot {
     pub truncated: bool,
 }
 
-/// Raw bytes for a snapshot, taken under the lock and decoded outside it.
+/// Raw bytes for a snapshot, taken under the lock and decoded outside it: references to the
+/// retained segments (their bytes are copied only by [`RawSnapshot::decode`]).
 #[derive(Debug, Clone)]
 pub struct RawSnapshot {
-    /// Retained bytes from a character boundary, incomplete trailing character held back.
-    pub bytes: Vec<u8>,
+    /// Retained bytes from a character boundary, incomplete trailing character held back, in
+    /// order.
+    parts: Vec<Bytes>,
     /// The byte limit.
-    pub limit: Option<usize>,
+    limit: Option<usize>,
     /// Whether bytes were dropped so far.
-    pub truncated: bool,
+    truncated: bool,
 }
 
 impl RawSnapshot {
-    /// Decodes: valid UTF-8 passes through without a copy; invalid bytes become U+FFFD, and
-    /// the result is trimmed at a character boundary to fit the limit again.
+    /// A snapshot of already rendered text (text mode): `bytes` is taken as is.
+    pub fn from_text(bytes: Vec<u8>, limit: Option<usize>, truncated: bool) -> Self {
+        Self {
+            parts: vec![Bytes::from(bytes)],
+            limit,
+            truncated,
+        }
+    }
+
+    /// The bytes as one contiguous buffer (a copy unless this snapshot owns a single buffer).
+    #[cfg(test)]
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        if self.parts.len() == 1 {
+            return Vec::from(self.parts.pop().unwrap_or_default());
+        }
+        let len = self.parts.iter().map(Bytes::len).sum();
+        let mut bytes = Vec::with_capacity(len);
+        for p in &self.parts {
+            bytes.extend_from_slice(p);
+        }
+        bytes
+    }
+
+    /// Decodes: valid UTF-8 passes through without a further copy; invalid bytes become
+    /// U+FFFD, and the result is trimmed at a character boundary to fit the limit again.
+    #[cfg(test)]
     pub fn decode(self) -> Snapshot {
-        let mut truncated = self.truncated;
-        let decoded = match String::from_utf8(self.bytes) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        self.decode_ascii().0
+    }
+
+    /// Decodes as `decode` does, and tells whether the output is ASCII: that is checked first
+    /// (one fast pass over the bytes), and ASCII needs no further UTF-8 validation; the caller
+    /// gets the answer instead of checking again.
+    pub fn decode_ascii(mut self) -> (Snapshot, bool) {
+        let (limit, mut truncated) = (self.limit, self.truncated);
+        let bytes = if self.parts.len() == 1 && self.parts[0].is_unique() {
+            // A buffer nothing else refers to (text mode's own): taken without a copy.
+            Vec::from(self.parts.pop().unwrap_or_default())
+        } else {
+            let mut bytes = Vec::with_capacity(self.parts.iter().map(Bytes::len).sum());
+            for p in &self.parts {
+                bytes.extend_from_slice(p);
+            }
+            bytes
         };
-        let output = match self.limit {
+        let ascii = bytes.is_ascii();
+        let decoded = if ascii {
+            // SAFETY: ASCII bytes are valid UTF-8.
+            unsafe { String::from_utf8_unchecked(bytes) }
+        } else {
+            match String::from_utf8(bytes) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            }
+        };
+        let output = match limit {
             Some(limit) if decoded.len() > limit => {
                 truncated = true;
                 let mut cut = decoded.len() - limit;
@@ -53,7 +116,7 @@ impl RawSnapshot {
             }
             _ => decoded,
         };
-        Snapshot { output, truncated }
+        (Snapshot { output, truncated }, ascii)
     }
 }
 
@@ -61,10 +124,18 @@ impl RawSnapshot {
 #[derive(Debug)]
 pub struct OutputBuffer {
     limit: Option<usize>,
-    /// Ring storage; `buf.len()` is the storage size, never above the limit.
-    buf: Vec<u8>,
-    /// Index of the oldest retained byte in `buf`.
-    start: usize,
+    /// Size of a new segment.
+    segment: usize,
+    /// Full (or sealed) segments, oldest first; immutable, possibly shared with snapshots.
+    sealed: VecDeque<Bytes>,
+    /// Bytes of `sealed`'s first segment that were already dropped.
+    head: usize,
+    /// The segment being written: its filled part is the newest retained output, its spare
+    /// capacity is never shared.
+    open: BytesMut,
+    /// A dropped segment no snapshot referred to any more, kept to become the next open one
+    /// (the pump of a flood then reuses warm memory instead of allocating every segment).
+    spare: Option<BytesMut>,
     /// Number of retained bytes.
     len: usize,
     /// Bytes dropped from the front so far.
@@ -78,10 +149,17 @@ pub struct OutputBuffer {
 impl OutputBuffer {
     /// A buffer keeping at most `limit` bytes (`None`: no limit).
     pub fn new(limit: Option<usize>) -> Self {
+        let segment = match limit {
+            Some(l) => (l / 16).clamp(MIN_SEGMENT, MAX_SEGMENT).min(l).max(1),
+            None => MAX_SEGMENT,
+        };
         Self {
             limit,
-            buf: Vec::new(),
-            start: 0,
+            segment,
+            sealed: VecDeque::new(),
+            head: 0,
+            open: BytesMut::new(),
+            spare: None,
             len: 0,
             dropped: 0,
             total: 0,
@@ -100,10 +178,12 @@ impl OutputBuffer {
         self.len
     }
 
-    /// Bytes of storage currently allocated for the ring.
+    /// Bytes of storage the segments hold (a part split off the open segment counts once).
     #[cfg(test)]
     pub fn storage_bytes(&self) -> usize {
-        self.buf.capacity()
+        self.sealed.iter().map(Bytes::len).sum::<usize>()
+            + self.open.capacity()
+            + self.spare.as_ref().map_or(0, BytesMut::capacity)
     }
 
     /// Appends bytes, dropping the oldest ones beyond the limit.
@@ -112,46 +192,51 @@ impl OutputBuffer {
             return;
         }
         self.total += data.len() as u64;
-        let Some(limit) = self.limit else {
-            // Unlimited: the ring is a plain growing vector (start stays 0).
-            self.buf.extend_from_slice(data);
-            self.len = self.buf.len();
-            return;
-        };
-        if limit == 0 {
-            self.dropped += data.len() as u64;
-            self.truncated = true;
-            return;
-        }
-        if data.len() >= limit {
-            // The new data alone fills the limit: everything older goes.
-            let skip = data.len() - limit;
-            self.drop_front(self.len);
-            self.dropped += skip as u64;
-            if skip > 0 {
+        let mut data = data;
+        if let Some(limit) = self.limit {
+            if data.len() > limit {
+                // The new data alone fills the limit: everything older goes.
+                let skip = data.len() - limit;
+                self.drop_front(self.len);
+                self.dropped += skip as u64;
                 self.truncated = true;
+                data = &data[skip..];
             }
-            if self.buf.len() < limit {
-                self.buf = vec![0; limit];
+            let over = (self.len + data.len()).saturating_sub(limit);
+            self.drop_front(over);
+        }
+        while !data.is_empty() {
+            let mut room = self.open.capacity() - self.open.len();
+            if room == 0 {
+                self.seal();
+                // Small output gets small segments: they grow with what is retained.
+                room = self.len.max(MIN_SEGMENT).min(self.segment);
+                self.open = match self.spare.take() {
+                    Some(spare) if spare.capacity() >= room => spare,
+                    _ => BytesMut::with_capacity(room),
+                };
+                room = self.open.capacity();
             }
-            self.buf[..limit].copy_from_slice(&data[skip..]);
-            self.start = 0;
-            self.len = limit;
+            let n = room.min(data.len());
+            self.open.extend_from_slice(&data[..n]);
+            self.len += n;
+            data = &data[n..];
+        }
+    }
+
+    /// Moves the open segment's filled part to `sealed` (its spare capacity stays open).
+    fn seal(&mut self) {
+        if self.open.is_empty() {
             return;
         }
-        let need = self.len + data.len();
-        if need > self.buf.len() && self.buf.len() < limit {
-            self.grow(need.min(limit), limit);
-        }
-        if need > self.buf.len() {
-            self.drop_front(need - self.buf.len());
-        }
-        let size = self.buf.len();
-        let end = (self.start + self.len) % size;
-        let first = data.len().min(size - end);
-        self.buf[end..end + first].copy_from_slice(&data[..first]);
-        self.buf[..data.len() - first].copy_from_slice(&data[first..]);
-        self.len += data.len();
+        // A full segment moves whole (its allocation stays unique, so it can be reused once
+        // dropped); a partly filled one is split, its room staying open.
+        let part = if self.open.len() == self.open.capacity() {
+            std::mem::take(&mut self.open)
+        } else {
+            self.open.split()
+        };
+        self.sealed.push_back(part.freeze());
     }
 
     /// Decodes the retained bytes. `exited`: the stream is complete, so an incomplete
@@ -164,76 +249,74 @@ impl OutputBuffer {
         snap
     }
 
-    /// Copies out what a snapshot needs, so that decoding can happen without holding the
-    /// terminal's lock. The copy reads the ring's two halves directly (one pass over the
-    /// retained bytes, no rotation): this runs under the lock the output pump needs, once per
-    /// `currentOutput()` of changed output.
+    /// What a snapshot needs, so that copying and decoding happen without holding the
+    /// terminal's lock: references to the retained segments (this runs under the lock the
+    /// output pump needs, once per `currentOutput()` of changed output). Takes O(number of
+    /// segments) and copies at most [`SEAL_MIN`] bytes.
     pub fn raw_snapshot(&mut self, exited: bool) -> RawSnapshot {
         let (limit, truncated) = (self.limit, self.truncated || self.dropped > 0);
-        let (a, b) = self.halves();
-        let at = |i: usize| if i < a.len() { a[i] } else { b[i - a.len()] };
-        let len = a.len() + b.len();
-        // Start on a character boundary when the limit cut one (as `raw_tail`).
-        let mut from = 0;
-        if self.dropped > 0 {
-            while from < len.min(3) && is_continuation(at(from)) {
-                from += 1;
-            }
+        let small_open = if self.open.len() < SEAL_MIN {
+            (!self.open.is_empty()).then(|| Bytes::copy_from_slice(&self.open))
+        } else {
+            self.seal();
+            None
+        };
+        let mut parts: Vec<Bytes> = Vec::with_capacity(self.sealed.len() + 1);
+        parts.extend(self.sealed.iter().cloned());
+        parts.extend(small_open);
+        if let Some(first) = parts.first_mut() {
+            *first = first.slice(self.head..);
         }
+        // Start on a character boundary when the limit cut one (as `raw_tail`).
+        let from = if self.dropped > 0 {
+            let first: Vec<u8> = parts
+                .iter()
+                .flat_map(|p| p.iter())
+                .take(3)
+                .copied()
+                .collect();
+            first.iter().take_while(|b| is_continuation(**b)).count()
+        } else {
+            0
+        };
         // Hold back an incomplete character at the end while the command runs.
         let hold = if exited {
             0
         } else {
-            let n = (len - from).min(4);
-            let last: Vec<u8> = (len - n..len).map(at).collect();
+            let n = (self.len - from).min(4);
+            let mut last: Vec<u8> = parts
+                .iter()
+                .rev()
+                .flat_map(|p| p.iter().rev())
+                .take(n)
+                .copied()
+                .collect();
+            last.reverse();
             incomplete_suffix_len(&last)
         };
-        let end = len - hold;
-        let mut bytes = Vec::with_capacity(end.saturating_sub(from));
-        if from < a.len() {
-            bytes.extend_from_slice(&a[from..end.min(a.len())]);
-        }
-        if end > a.len() {
-            bytes.extend_from_slice(&b[from.saturating_sub(a.len())..end - a.len()]);
-        }
+        trim_parts(&mut parts, from, hold);
         RawSnapshot {
-            bytes,
+            parts,
             limit,
             truncated,
         }
     }
 
-    /// The retained bytes as the ring holds them: oldest part, then the wrapped part.
-    fn halves(&self) -> (&[u8], &[u8]) {
-        let size = self.buf.len();
-        if self.len == 0 || size == 0 {
-            return (&[], &[]);
-        }
-        let first_end = (self.start + self.len).min(size);
-        let wrapped = self.start + self.len - first_end;
-        (&self.buf[self.start..first_end], &self.buf[..wrapped])
-    }
-
     /// The retained raw bytes, starting on a character boundary when the limit cut one.
-    pub fn raw_tail(&mut self) -> &[u8] {
-        let dropped = self.dropped;
-        let bytes = self.contiguous();
+    pub fn raw_tail(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.len);
+        for (i, s) in self.sealed.iter().enumerate() {
+            bytes.extend_from_slice(if i == 0 { &s[self.head..] } else { s });
+        }
+        bytes.extend_from_slice(&self.open);
         let mut from = 0;
-        if dropped > 0 {
+        if self.dropped > 0 {
             while from < bytes.len().min(3) && is_continuation(bytes[from]) {
                 from += 1;
             }
         }
-        &bytes[from..]
-    }
-
-    /// Makes the retained bytes contiguous at the start of the storage and returns them.
-    fn contiguous(&mut self) -> &[u8] {
-        if self.start + self.len > self.buf.len() || (self.start != 0 && self.len > 0) {
-            self.buf.rotate_left(self.start);
-            self.start = 0;
-        }
-        &self.buf[self.start..self.start + self.len]
+        bytes.drain(..from);
+        bytes
     }
 
     fn drop_front(&mut self, n: usize) {
@@ -241,32 +324,63 @@ impl OutputBuffer {
             return;
         }
         debug_assert!(n <= self.len);
-        self.start = if self.buf.is_empty() {
-            0
-        } else {
-            (self.start + n) % self.buf.len()
-        };
         self.len -= n;
         self.dropped += n as u64;
         self.truncated = true;
-        if self.len == 0 {
-            self.start = 0;
+        let mut n = n;
+        while n > 0 {
+            if self.sealed.is_empty() {
+                self.seal();
+            }
+            let Some(front) = self.sealed.front() else {
+                break;
+            };
+            let left = front.len() - self.head;
+            if n < left {
+                self.head += n;
+                break;
+            }
+            n -= left;
+            if let Some(done) = self.sealed.pop_front() {
+                // Unique: no snapshot holds it, and it is a whole allocation (not a part split
+                // off the open segment, which shares the allocation).
+                if let Ok(mut seg) = done.try_into_mut() {
+                    if seg.capacity() == self.segment {
+                        seg.clear();
+                        self.spare = Some(seg);
+                    }
+                }
+            }
+            self.head = 0;
         }
     }
+}
 
-    /// Grows the storage to hold at least `need` bytes (at most `limit`), keeping order.
-    fn grow(&mut self, need: usize, limit: usize) {
-        let size = need.max(self.buf.len() * 2).max(MIN_STORAGE).min(limit);
-        let mut next = vec![0u8; size];
-        let old = self.buf.len();
-        if old > 0 {
-            let first = self.len.min(old - self.start);
-            next[..first].copy_from_slice(&self.buf[self.start..self.start + first]);
-            next[first..self.len].copy_from_slice(&self.buf[..self.len - first]);
+/// Drops `front` bytes from the start and `back` bytes from the end of `parts` (no copy).
+fn trim_parts(parts: &mut Vec<Bytes>, mut front: usize, mut back: usize) {
+    while back > 0 {
+        let Some(last) = parts.last_mut() else { return };
+        if last.len() <= back {
+            back -= last.len();
+            parts.pop();
+        } else {
+            last.truncate(last.len() - back);
+            back = 0;
         }
-        self.buf = next;
-        self.start = 0;
     }
+    let mut skip = 0;
+    while front > 0 && skip < parts.len() {
+        let p = &mut parts[skip];
+        if p.len() <= front {
+            front -= p.len();
+            skip += 1;
+        } else {
+            *p = p.slice(front..);
+            front = 0;
+        }
+    }
+    parts.drain(..skip);
+    parts.retain(|p| !p.is_empty());
 }
 
 fn is_continuation(b: u8) -> bool {
@@ -449,11 +563,12 @@ mod tests {
         let mut b = OutputBuffer::new(Some(1 << 20));
         assert_eq!(b.storage_bytes(), 0);
         b.write(b"start\n");
-        assert!(b.storage_bytes() <= MIN_STORAGE);
+        assert!(b.storage_bytes() <= MIN_SEGMENT);
         for _ in 0..1000 {
             b.write(&[b'z'; 4096]);
         }
-        assert!(b.storage_bytes() <= 1 << 20);
+        // The limit, plus at most the open segment's room and the oldest one's dropped start.
+        assert!(b.storage_bytes() <= (1 << 20) + 2 * MAX_SEGMENT);
         assert_eq!(b.retained_bytes(), 1 << 20);
         assert_eq!(b.total_bytes(), 6 + 4096 * 1000);
     }
@@ -474,8 +589,8 @@ mod tests {
                 at = end;
                 step = step % 13 + 1;
                 for exited in [false, true] {
-                    let got = b.raw_snapshot(exited).bytes;
-                    let tail = b.raw_tail().to_vec();
+                    let got = b.raw_snapshot(exited).into_bytes();
+                    let tail = b.raw_tail();
                     let hold = if exited {
                         0
                     } else {
@@ -485,6 +600,99 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn snapshots_across_sealed_segments_are_exact_and_never_change() {
+        // A limit of many segments, odd-sized multibyte writes and a snapshot after each (some
+        // seal the open segment, some copy its small part): every snapshot is the exact tail,
+        // and one taken earlier still holds what it saw after the buffer moved on (segments a
+        // snapshot refers to are never written again).
+        let text = sample().repeat(4000);
+        let bytes = text.as_bytes();
+        let limit = 256 * 1024 + 17;
+        let mut b = OutputBuffer::new(Some(limit));
+        let (mut at, mut step, mut kept) = (0, 1, Vec::new());
+        while at < bytes.len() {
+            let end = (at + step).min(bytes.len());
+            b.write(&bytes[at..end]);
+            at = end;
+            step = (step * 31 + 7) % 9000 + 1;
+            let mut start = at.saturating_sub(limit);
+            while !text.is_char_boundary(start) {
+                start += 1;
+            }
+            let mut whole = at;
+            while !text.is_char_boundary(whole) {
+                whole -= 1;
+            }
+            let running = text[start..whole].to_string();
+            let done = if whole == at {
+                running.clone()
+            } else {
+                expected_tail(&format!("{running}\u{FFFD}"), limit).to_string()
+            };
+            for (exited, expect) in [(false, running), (true, done)] {
+                assert_eq!(b.snapshot(exited).output, expect, "at {at} exited {exited}");
+                kept.push((b.raw_snapshot(exited), expect, exited));
+            }
+        }
+        assert!(kept.len() > 20);
+        for (snap, expect, exited) in kept {
+            assert_eq!(snap.decode().output, expect, "exited {exited}");
+        }
+        assert_eq!(b.snapshot(true).output, expected_tail(&text, limit));
+    }
+
+    #[test]
+    fn decode_tells_ascii_and_stays_exact() {
+        let mut b = OutputBuffer::new(Some(10_000));
+        for _ in 0..1000 {
+            b.write(b"0123456789abcdef\n");
+        }
+        let (snap, ascii) = b.raw_snapshot(false).decode_ascii();
+        assert!(ascii);
+        assert_eq!(
+            snap.output,
+            "0123456789abcdef\n".repeat(1000)[17_000 - 10_000..]
+        );
+        b.write("\u{20ac}\u{1F600}".as_bytes());
+        let (again, ascii) = b.raw_snapshot(false).decode_ascii();
+        assert!(!ascii);
+        assert!(again.output.ends_with("\n\u{20ac}\u{1F600}"));
+        assert_eq!(again.output.len(), 10_000);
+        let text = RawSnapshot::from_text(b"x\xffy".to_vec(), None, false);
+        let (t, ascii) = text.decode_ascii();
+        assert_eq!((t.output.as_str(), ascii), ("x\u{FFFD}y", false));
+    }
+
+    #[test]
+    fn a_dropped_segment_is_reused_only_when_no_snapshot_holds_it() {
+        let mut b = OutputBuffer::new(Some(64 * 1024));
+        let seg = b.segment;
+        for _ in 0..17 {
+            b.write(&vec![b'a'; seg]);
+        }
+        // The oldest whole segment, which nothing refers to, is dropped by the next write and
+        // becomes the segment that write fills.
+        let oldest = b.sealed[0].as_ptr();
+        b.write(&vec![b'b'; seg]);
+        assert_eq!(
+            b.open.as_ptr(),
+            oldest,
+            "the dropped segment is written again"
+        );
+        assert_eq!(&b.open[..], &vec![b'b'; seg][..]);
+        // A snapshot holds every segment: dropping them must not recycle any.
+        let held = b.raw_snapshot(true);
+        let held_ptrs: Vec<*const u8> = b.sealed.iter().map(|s| s.as_ptr()).collect();
+        let before = held.clone().decode().output;
+        for _ in 0..20 {
+            b.write(&vec![b'd'; seg]);
+            assert!(!held_ptrs.contains(&b.open.as_ptr()));
+        }
+        assert_eq!(held.decode().output, before);
+        assert_eq!(b.snapshot(true).output, "d".repeat(64 * 1024));
     }
 
     #[test]

@@ -143,9 +143,9 @@ impl TerminalHandle {
             ),
             None => {
                 let (raw, exit, version) = self.term.raw_output();
-                let snap = raw.decode();
+                let (snap, ascii) = raw.decode_ascii();
                 let truncated = snap.truncated;
-                let output = output_string(env, snap.output)?;
+                let output = output_string(env, snap.output, ascii)?;
                 this.define_properties(&[Property::new()
                     .with_utf8_name(OUTPUT_CACHE_KEY)?
                     .with_value(&output)

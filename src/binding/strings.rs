@@ -67,9 +67,10 @@ fn adjust_external_memory(env: sys::napi_env, change: i64) {
     unsafe { sys::napi_adjust_external_memory(env, change, &mut total) };
 }
 
-/// The JS string of `s`: external (no copy) when it is large ASCII and Node can, else copied.
-pub(super) fn output_string(env: &Env, s: String) -> Result<Unknown<'_>> {
-    let Some(create) = external_latin1().filter(|_| s.len() >= EXTERNAL_MIN && s.is_ascii()) else {
+/// The JS string of `s`: external (no copy) when it is large ASCII (`ascii`: the caller checked
+/// it, [`crate::output::RawSnapshot::decode_ascii`]) and Node can, else copied.
+pub(super) fn output_string(env: &Env, s: String, ascii: bool) -> Result<Unknown<'_>> {
+    let Some(create) = external_latin1().filter(|_| s.len() >= EXTERNAL_MIN && ascii) else {
         return js_string(env, &s);
     };
     let len = s.len();

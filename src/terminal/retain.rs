@@ -23,11 +23,7 @@ impl Terminal {
             let text = screen.text();
             let cut = screen.lines_dropped() || limit.is_some_and(|l| text.len() > l);
             inner.text_truncated |= cut;
-            let raw = RawSnapshot {
-                bytes: text.into_bytes(),
-                limit,
-                truncated: inner.text_truncated,
-            };
+            let raw = RawSnapshot::from_text(text.into_bytes(), limit, inner.text_truncated);
             return (raw, exit, version);
         }
         (inner.output.raw_snapshot(exit.is_some()), exit, version)
@@ -81,7 +77,7 @@ impl Terminal {
         } else if replay {
             let retained = inner.output.raw_tail();
             if !retained.is_empty() {
-                sink.push(retained);
+                sink.push(&retained);
             }
         }
         let key = inner.next_sink;
