@@ -289,12 +289,23 @@ mod tests {
         }
         let child = cmd.spawn().unwrap();
         let sid = child.id() as i32;
+        // Ready once all four run and the grandchild's setsid took effect (until then it is
+        // still in the session, and a kill of the session would wrongly reach it).
+        let ready = || {
+            let pids = session_tree(sid);
+            let moved = list()
+                .iter()
+                .filter(|i| pids.contains(&i.pid) && i.sid != sid)
+                .count();
+            (pids.len() == 4 && moved == usize::from(has_setsid)).then_some(pids)
+        };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while session_tree(sid).len() < 4 && std::time::Instant::now() < deadline {
+        let mut pids = ready();
+        while pids.is_none() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(5));
+            pids = ready();
         }
-        let pids = session_tree(sid);
-        assert_eq!(pids.len(), 4, "{pids:?}");
+        let pids = pids.unwrap_or_else(|| panic!("session not set up: {:?}", session_tree(sid)));
         (child, pids)
     }
 
