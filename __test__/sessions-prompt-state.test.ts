@@ -9,7 +9,14 @@ import { eventually } from './core/helpers';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL');
+  // The whole group: `bash -c 'sleep 1000; :'` leaves its sleep behind when only bash is killed.
+  for (const c of children.splice(0)) {
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 });
 
 /** A terminal whose "shell" is `child` and whose foreground group is `group` (the child's pid by default). */
@@ -18,7 +25,7 @@ function terminalOf(child: ChildProcess, group: () => number | null = () => chil
 }
 
 function start(command: string, args: string[]): ChildProcess {
-  const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'] });
+  const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
   children.push(child);
   return child;
 }
