@@ -4,6 +4,7 @@ import type { UpdateSessionNotification } from '@agentclientprotocol/sdk/experim
 import { startV2Terminal } from '../ts/v2';
 import { v2Schema } from './fixtures/json-schema';
 import { replayV2 } from './fixtures/v2-replay';
+import { pacedLines } from './fixtures/paced-lines';
 
 const schema = v2Schema();
 const sessionId = 'native-v2';
@@ -37,7 +38,7 @@ test('cancel stops a real command and the final update carries the signal', asyn
 
 test('a 20 MB command streams every byte as output chunks (the listener is attached at creation; no repair needed)', async () => {
   const lines = 1_400_000;
-  const big = `seq -f 'line %09.0f' 1 ${lines}`;
+  const big = pacedLines(lines);
   const expected = execFileSync('/bin/sh', ['-c', big], { maxBuffer: 64 * 1024 * 1024 });
   expect(expected.length).toBe(21_000_000);
   const sent: UpdateSessionNotification[] = [];

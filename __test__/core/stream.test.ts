@@ -1,10 +1,11 @@
 // Streaming from the first byte (issue 12 §1): options.onOutput is attached before the command
 // starts; listeners attached in the tick that receives the handle get the whole stream too.
 import { TerminalHost } from '../../ts/host';
+import { pacedLines } from '../fixtures/paced-lines';
 import { createTerminal, eventually } from './helpers';
 
-/** `n` distinct lines, `line 000000001\n` ...: 15 bytes each. */
-const DISTINCT = (n: number) => `seq -f 'line %09.0f' 1 ${n}`;
+/** `n` distinct lines, `line 000000001\n` ...: 15 bytes each (paced: see the fixture). */
+const DISTINCT = pacedLines;
 function expectedLines(n: number): Buffer {
   const parts: string[] = [];
   for (let i = 1; i <= n; i++) parts.push(`line ${String(i).padStart(9, '0')}\n`);
