@@ -75,7 +75,24 @@ mod tests {
     /// terminals are created in it. Every command either is refused or starts inside the root.
     #[tokio::test(flavor = "multi_thread")]
     async fn a_cwd_swapped_for_a_symlink_never_starts_a_command_outside_the_roots() {
-        let base = std::env::temp_dir().join(format!("acp-cwd-race-{}", std::process::id()));
+        swap_race(None).await;
+    }
+
+    /// The same race with a sandbox whose launches join PID namespaces made ahead: the
+    /// directory is looked up again by its path inside the namespace, where the swap can land
+    /// too; only the very directory that was checked may be used.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_cwd_swapped_for_a_symlink_never_starts_a_sandboxed_command_outside_the_roots() {
+        let s = crate::sandbox::support();
+        if s.process_isolation.is_none() || s.landlock_abi < 3 {
+            return;
+        }
+        swap_race(Some(crate::sandbox::SandboxSpec::default())).await;
+    }
+
+    async fn swap_race(sandbox: Option<crate::sandbox::SandboxSpec>) {
+        let tag = if sandbox.is_some() { "sbx" } else { "plain" };
+        let base = std::env::temp_dir().join(format!("acp-cwd-race-{tag}-{}", std::process::id()));
         let root = base.join("root");
         let checked = root.join("work");
         let link = root.join("link");
@@ -84,6 +101,10 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         std::os::unix::fs::symlink(&outside, &link).unwrap();
         let root_real = std::fs::canonicalize(&root).unwrap();
+        let inside = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(&checked).unwrap().ino()
+        };
 
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let swaps = std::sync::Arc::new(AtomicUsize::new(0));
@@ -104,15 +125,18 @@ mod tests {
                 }
             })
         };
+        let pool_before = crate::sandbox::nspool::stats();
         let (mut started, mut refused, mut escapes) = (0, 0, 0);
         // At least 1,000 creates, and enough of them started (a refusal is much quicker than
         // a start, so refusals dominate the count).
         while started + refused < 1000 || (started < 100 && refused < 100_000) {
             let req = TerminalRequest {
                 spawn: SpawnRequest {
-                    command: "pwd -P".into(),
+                    // The directory by its identity too: its name changes with every swap.
+                    command: "pwd -P; stat -c %i .".into(),
                     cwd: Some(checked.to_string_lossy().into_owned()),
                     allowed_roots: Some(vec![root.to_string_lossy().into_owned()]),
+                    sandbox: sandbox.clone(),
                     ..Default::default()
                 },
                 kill_grace: Duration::from_secs(2),
@@ -122,8 +146,13 @@ mod tests {
                 Ok(t) => {
                     t.wait_for_exit().await;
                     let out = t.raw_output().0.decode().output;
-                    let ran_in = Path::new(out.trim_end());
-                    if !ran_in.starts_with(&root_real) || !t.cwd().starts_with(&root_real) {
+                    let mut lines = out.lines();
+                    let ran_in = Path::new(lines.next().unwrap_or(""));
+                    let ino = lines.next().and_then(|l| l.parse::<u64>().ok());
+                    if !ran_in.starts_with(&root_real)
+                        || !t.cwd().starts_with(&root_real)
+                        || ino != Some(inside)
+                    {
                         escapes += 1;
                     }
                     started += 1;
@@ -142,10 +171,24 @@ mod tests {
         }
         stop.store(true, Ordering::Relaxed);
         swapper.join().unwrap();
+        let pool = crate::sandbox::nspool::stats();
+        let (taken, unusable) = (
+            pool.taken - pool_before.taken,
+            pool.unusable - pool_before.unusable,
+        );
         eprintln!(
-            "{started} started, {refused} refused, {} swaps",
+            "{tag}: {started} started, {refused} refused, {} swaps",
             swaps.load(Ordering::Relaxed)
         );
+        if sandbox.is_some() {
+            // (other tests may use the pool at the same time: these are close, not exact)
+            eprintln!(
+                "{tag}: namespaces made ahead: {} joined, {unusable} found unusable (the \
+                 directory was swapped away inside: those launches made their own)",
+                taken - unusable
+            );
+            assert!(taken > unusable, "launches joined namespaces made ahead");
+        }
         assert_eq!(escapes, 0, "{escapes} commands started outside the root");
         assert!(started > 0 && refused > 0, "the race happened both ways");
         std::fs::remove_dir_all(&base).unwrap();

@@ -254,51 +254,63 @@ describe('lifecycle', () => {
     await t.release();
   });
 
-  it('release ends the namespace (escaped descendants included), reaps its init and removes TMPDIR', async () => {
+  it('release ends every process of the namespace (escaped descendants included); the namespace is ended or recycled empty; TMPDIR removed', async () => {
     const marker = `${process.pid}${Date.now() % 100000}`;
-    // Inits of earlier terminals may still be dying (they are reaped in the background).
-    const inits = () =>
-      processes()
-        .filter((p) => p.ppid === process.pid && p.state !== 'Z' && cmdline(String(p.pid)) === INIT)
-        .map((p) => p.pid);
-    const before = new Set(inits());
     const t = await createTerminal({ command: `setsid sleep ${marker} & echo $TMPDIR; sleep ${marker}.5` }, { sandbox });
     await eventually(() => fs.readdirSync('/proc').some((e) => cmdline(e) === `sleep ${marker}`), 'the escaped sleep');
-    const mine = inits().filter((p) => !before.has(p));
-    expect(mine).toHaveLength(1);
+    const escaped = fs.readdirSync('/proc').find((e) => cmdline(e) === `sleep ${marker}`)!;
+    // The terminal's namespace: its init is the escaped sleep's pid 1, one of our children.
+    const init = poolInits().find((pid) => nsPids(pid).includes(pidInNamespace(escaped)));
+    expect(init).toBeDefined();
     const tmp = (await t.currentOutput()).output.trim();
     expect(fs.existsSync(tmp)).toBe(true);
     await t.release();
     await eventually(() => !fs.existsSync(tmp), 'the TMPDIR removed right after release');
     await eventually(() => !fs.readdirSync('/proc').some((e) => cmdline(e).startsWith(`sleep ${marker}`)), 'every sleep gone');
-    await eventually(() => !fs.existsSync(`/proc/${mine[0]}`), 'the init reaped');
+    // Either the init was killed and reaped, or the namespace was found empty and kept for a later
+    // terminal: then nothing but its init is in it.
+    await eventually(() => !fs.existsSync(`/proc/${init}`) || nsPids(init!).join() === '1', 'the namespace ended or empty');
     await eventually(() => zombieChildren().length === 0, 'no zombie child left');
   });
 
   it('a process that exits right after release (process.exit) leaves no TMPDIR behind', () => {
+    // Three terminals, released at once: the later ones join namespaces made ahead, whose TMPDIRs
+    // go with the namespace's check on the pool's thread, which the exit does not wait for.
     const r = runNode(`
       const { createTerminal } = require('.');
       (async () => {
-        const t = await createTerminal({ command: 'echo $TMPDIR' }, { sandbox: { writableRoots: [] } });
-        await t.waitForExit();
-        console.log((await t.currentOutput()).output.trim());
-        await t.release();
+        const ts = [];
+        for (let i = 0; i < 3; i++) {
+          const t = await createTerminal({ command: 'echo $TMPDIR' }, { sandbox: { writableRoots: [] } });
+          await t.waitForExit();
+          console.log((await t.currentOutput()).output.trim());
+          ts.push(t);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        for (const t of ts) await t.release();
         process.exit(0);
       })();`);
     expect(r.status).toBe(0);
-    const tmp = r.stdout.trim();
-    expect(tmp).toMatch(/acp-terminal-sandbox-/);
-    expect(fs.existsSync(tmp)).toBe(false);
+    const tmps = r.stdout.trim().split('\n');
+    expect(tmps).toHaveLength(3);
+    for (const tmp of tmps) {
+      expect(tmp).toMatch(/acp-terminal-sandbox-/);
+      expect(fs.existsSync(tmp)).toBe(false);
+    }
   });
 
   it('200 sandboxed terminals, 50 at a time, leave no descriptor, process or TMPDIR behind', async () => {
     const guardian = containmentInfo().guardianPid;
-    // Our children other than the guardian: terminals, and inits not reaped yet.
-    const children = () => processes().filter((p) => p.ppid === process.pid && p.pid !== guardian);
-    // Once-per-process descriptors (/dev/null for stdin, the guardian's pipe) exist first.
+    // Namespaces kept ready for later terminals: empty but for their init, which holds a pidfd here.
+    const ready = () => poolInits().filter((pid) => nsPids(pid).join() === '1');
+    // Our children other than the guardian and those: terminals, and inits not reaped yet.
+    const children = () => processes().filter((p) => p.ppid === process.pid && p.pid !== guardian && !ready().includes(p.pid));
+    // Once-per-process descriptors (/dev/null for stdin, the guardian's pipe, the pool's watch of
+    // the mount table) exist first.
+    await run({ command: 'true' }, { sandbox: { writableRoots: [dir] } });
     await run({ command: 'true' }, { sandbox: { writableRoots: [dir] } });
     await eventually(() => children().length === 0, 'earlier terminals and inits reaped');
-    const fds = fdCount();
+    const fds = fdCount() - ready().length;
     const tmps: string[] = [];
     for (let round = 0; round < 4; round++) {
       await Promise.all(
@@ -315,10 +327,12 @@ describe('lifecycle', () => {
     }
     expect(new Set(tmps).size).toBe(200);
     await eventually(() => tmps.every((d) => !fs.existsSync(d)), 'every TMPDIR removed');
-    await eventually(() => children().length === 0, 'every init reaped').catch((e) => {
+    await eventually(() => children().length === 0, 'every init reaped or ready again').catch((e) => {
       throw new Error(`${e.message}: ${JSON.stringify(children().map((p) => `${p.pid} ${p.state} ${cmdline(String(p.pid))}`))}`);
     });
-    expect(fdCount()).toBe(fds);
+    // At most a few namespaces are kept ready (the pool's KEEP), each one init and one pidfd.
+    expect(ready().length).toBeLessThanOrEqual(4);
+    await eventually(() => fdCount() - ready().length === fds, 'every descriptor closed');
   });
 
   it("another sandboxed terminal cannot write into a terminal's TMPDIR (mode 0700 keeps other users out)", async () => {
@@ -338,9 +352,16 @@ describe('lifecycle', () => {
   });
 
   it('the command starts in its cwd, reachable from its root (not a path of the host mount namespace)', async () => {
-    const r = await run({ command: '/bin/pwd; readlink /proc/self/cwd', cwd: dir }, { sandbox });
     const real = fs.realpathSync(dir);
-    expect(r.output).toBe(`${real}\n${real}\n`);
+    // `..` from there to the root, then that root's /proc: the namespace's, not the host's. Several
+    // times: the first launches make their namespace, later ones join one made ahead.
+    const ups = '../'.repeat(real.split('/').length + 1);
+    for (let i = 0; i < 6; i++) {
+      const r = await run({ command: `/bin/pwd; readlink /proc/self/cwd; cd ${ups} && ls proc | grep -c '^[0-9]'`, cwd: dir }, { sandbox });
+      const [pwd, cwd, count] = r.output.split('\n');
+      expect([pwd, cwd]).toEqual([real, real]);
+      expect(Number(count)).toBeLessThanOrEqual(4);
+    }
   });
 
   it('a terminal with pipes and one with a pty both report output and exit codes as without a sandbox', async () => {
@@ -405,6 +426,31 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
     }
   });
 });
+
+/** Our children that are namespace inits (of terminals, or kept ready by the pool). */
+function poolInits(): number[] {
+  return processes()
+    .filter((p) => p.ppid === process.pid && p.state !== 'Z' && cmdline(String(p.pid)) === INIT)
+    .map((p) => p.pid);
+}
+
+/** The pids inside the namespace of `init` (its own /proc), sorted; [] when it is gone. */
+function nsPids(init: number): string[] {
+  try {
+    return fs
+      .readdirSync(`/proc/${init}/root/proc`)
+      .filter((e) => /^\d+$/.test(e))
+      .sort((a, b) => Number(a) - Number(b));
+  } catch {
+    return [];
+  }
+}
+
+/** The innermost pid of a process (the last of NSpid in its status). */
+function pidInNamespace(pid: string): string {
+  const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('NSpid:')) ?? '';
+  return line.split(/\s+/).pop() ?? '';
+}
 
 function cmdline(pid: string): string {
   try {

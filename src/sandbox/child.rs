@@ -2,15 +2,14 @@
 //! ([`ChildSandbox`]). Runs in the vfork child right before `execve`, after its session,
 //! limits, cgroup, stdio and working directory are set up.
 //!
-//! Order matters: `/proc` is mounted while the child still has its capabilities (namespace
-//! case); descriptors other than 0-2 are marked close-on-exec; capabilities are dropped;
+//! Order matters: descriptors other than 0-2 are marked close-on-exec; capabilities are dropped;
 //! `no_new_privs` is set (required by both of the next calls for an unprivileged process);
 //! then the Landlock domain and the seccomp filters are entered. Each is checked: a failure is
 //! reported with its step and errno and the child exits without running the command.
 
 use std::os::fd::RawFd;
 
-use super::pidns::{self, NsPlan};
+use super::pidns::NsPlan;
 
 /// The steps of [`apply`], as reported on failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +104,7 @@ fn errno() -> i32 {
 }
 
 /// Applies the sandbox to the calling vfork child (with a namespace plan, the caller is the
-/// command's process inside the new PID namespace: its /proc is mounted first).
+/// command's process inside the PID namespace, whose init has mounted its /proc).
 ///
 /// # Safety
 /// Call only in a vfork child about to `execve`, with `sb` valid.
@@ -117,9 +116,6 @@ pub unsafe fn apply(sb: &ChildSandbox) -> Result<(), (Step, i32)> {
             Ok(())
         }
     };
-    if sb.ns.is_some() {
-        check(pidns::mount_proc() as libc::c_long, Step::Proc)?;
-    }
     check(
         libc::syscall(
             libc::SYS_close_range,

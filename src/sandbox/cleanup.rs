@@ -65,17 +65,23 @@ fn run(job: Job) {
     }
 }
 
-fn send(job: Job) {
+/// Notes `dir` as waiting for removal: if the process exits first, the `atexit` handler
+/// removes it.
+pub fn note_pending(dir: &std::path::Path) {
     static AT_EXIT: Once = Once::new();
     AT_EXIT.call_once(|| {
         // SAFETY: registering a plain function that only locks a mutex and removes
         // directories.
         unsafe { libc::atexit(remove_pending) };
     });
+    if let Ok(mut pending) = PENDING.lock() {
+        pending.push(dir.to_path_buf());
+    }
+}
+
+fn send(job: Job) {
     if let Job::Reap(_, Some(dir)) = &job {
-        if let Ok(mut pending) = PENDING.lock() {
-            pending.push(dir.clone());
-        }
+        note_pending(dir);
     }
     static WORKER: OnceLock<Option<Mutex<Sender<Job>>>> = OnceLock::new();
     let tx = WORKER.get_or_init(|| {

@@ -30,6 +30,8 @@ mod initprog;
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
+pub mod nspool;
+#[cfg(target_os = "linux")]
 pub mod pidns;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -115,10 +117,12 @@ pub struct Prepared {
 unsafe impl Send for Prepared {}
 
 /// Owns what a sandboxed terminal leaves behind: its private TMPDIR and, with a PID
-/// namespace, the namespace's init process. Dropping it SIGKILLs the init at once (the kernel
-/// then kills every process still in the namespace); reaping the init and removing the TMPDIR
-/// (after the namespace is gone, so nothing writes there any more) happen on a background
-/// thread, off the release path. [`SandboxGuard::finish_now`] does it all before returning.
+/// namespace, the namespace's init process. Dropping it gives a namespace made ahead back to
+/// its pool (which ends it at once if any process is left in it, see [`nspool`]) and
+/// SIGKILLs the init of any other at once (the kernel then kills every process still in the
+/// namespace); reaping the init and removing the TMPDIR (after the namespace is gone or
+/// found empty, so nothing writes there any more) happen on background threads, off the
+/// release path. [`SandboxGuard::finish_now`] ends it all before returning.
 #[derive(Debug, Default)]
 // Outside Linux no sandbox is ever created, so nothing reads these.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -133,6 +137,7 @@ impl SandboxGuard {
     #[cfg(target_os = "linux")]
     pub fn finish_now(mut self) {
         if let Some(pid) = self.init_pid.take() {
+            nspool::forget(pid);
             cleanup::kill_init(pid);
             cleanup::reap(pid);
         }
@@ -146,10 +151,18 @@ impl SandboxGuard {
 impl Drop for SandboxGuard {
     fn drop(&mut self) {
         let pid = self.init_pid.take();
+        let tmpdir = self.tmpdir.take();
+        let tmpdir = match pid {
+            Some(pid) => match nspool::give_back(pid, tmpdir) {
+                Ok(()) => return,
+                Err(tmpdir) => tmpdir,
+            },
+            None => tmpdir,
+        };
         if let Some(pid) = pid {
             cleanup::kill_init(pid);
         }
-        cleanup::reap_and_remove_later(pid, self.tmpdir.take());
+        cleanup::reap_and_remove_later(pid, tmpdir);
     }
 }
 
@@ -335,3 +348,6 @@ pub fn support() -> &'static Support {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(all(test, target_os = "linux"))]
+mod pool_tests;

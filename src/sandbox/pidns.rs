@@ -4,22 +4,28 @@
 //! their own uid and gid (identity: files keep their owner; the command keeps no capability
 //! once it execs).
 //!
-//! Without forking Node, in three system-call-only steps (see `launch`):
-//! 1. the vfork child C (in Node's namespaces) changes into the command's working directory and
-//!    calls [`enter`]: `unshare` of the user (if unprivileged), PID and mount namespaces (the
-//!    working directory moves along), the id maps, mounts made slaves;
+//! A namespace is made without forking Node, by system calls only:
+//! 1. a vfork child C (in Node's namespaces) calls [`enter`]: `unshare` of the user (if
+//!    unprivileged), PID and mount namespaces, the id maps, mounts made slaves;
 //! 2. C starts the namespace's init P1 with `CLONE_VM | CLONE_VFORK | CLONE_PARENT`
-//!    ([`init_main`]): P1 is pid 1 of the namespace, a child of Node's launcher thread with
-//!    SIGKILL as its parent-death signal, in a session of its own, SIGCHLD ignored (so the
-//!    kernel reaps every orphan reparented to it), and it execs a program that waits forever
-//!    (see [`super::initprog`]; `sleep` where there is none) with an empty environment: it holds the namespace until the terminal is released. When it dies, the
-//!    kernel kills everything left in the namespace;
-//! 3. C starts the command D the same way (pid 2, also Node's child, so Node waits for it and
-//!    signals its group exactly as without a namespace; its exit status is its own); D keeps
-//!    C's working directory and mounts the namespace's `/proc` ([`mount_proc`]) before the rest
-//!    of the sandbox.
+//!    ([`init_main`]): P1 is pid 1 of the namespace, a child of the thread that started C
+//!    with SIGKILL as its parent-death signal, in a session of its own, SIGCHLD ignored (so
+//!    the kernel reaps every orphan reparented to it). It mounts the namespace's own `/proc`
+//!    and execs a program that waits forever (see [`super::initprog`]; `sleep` where there is
+//!    none) with an empty environment: it holds the namespace until the terminal is released.
+//!    When it dies, the kernel kills everything left in the namespace.
 //!
-//! C then exits; the launcher reaps it. Measured cost: see `bench/limits.js`.
+//! Namespaces are made ahead, off the spawn path ([`super::nspool`]): there C is a child of
+//! the pool's thread and exits once the init runs. A launch then only joins one ([`join`]):
+//! the launcher's vfork child C `setns`es into the init's namespaces, changes into the
+//! command's working directory as found there (checked to be the very directory that was
+//! opened and checked, see [`join`]), and starts the command D with `CLONE_PARENT` (pid 2,
+//! Node's child, so Node waits for it and signals its group exactly as without a namespace).
+//!
+//! Without a ready namespace (the first launch, a burst, a refusal), the launch makes its own
+//! (steps 1 and 2 in its C, after changing into the working directory: unsharing the mount
+//! namespace moves the working directory along), then starts D the same way. Measured costs:
+//! see `bench/limits.js`.
 
 use std::ffi::CString;
 use std::os::fd::RawFd;
@@ -40,6 +46,8 @@ pub struct NsPlan {
     init_envp: [*const libc::c_char; 1],
     /// /dev/null, for the init's stdio.
     null_fd: RawFd,
+    /// Join a namespace made ahead when one is ready (see [`super::nspool`]).
+    pooled: bool,
 }
 
 // SAFETY: the raw pointers point into `_init_args`, owned by the same struct and never
@@ -79,7 +87,20 @@ impl NsPlan {
             init_argv: argv,
             init_envp: [std::ptr::null()],
             null_fd,
+            pooled: true,
         }
+    }
+
+    /// The same plan, but every launch makes its own namespace (the probe, and tests of that
+    /// path).
+    pub fn unpooled(mut self) -> NsPlan {
+        self.pooled = false;
+        self
+    }
+
+    /// Whether a launch joins a namespace made ahead when one is ready.
+    pub fn pooled(&self) -> bool {
+        self.pooled
     }
 
     /// Whether a user namespace is created.
@@ -108,7 +129,8 @@ unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> Result<(), i32> {
     Ok(())
 }
 
-/// Step 1, in C, which has already changed into the command's working directory: new user
+/// Step 1, in C (without a ready namespace, after changing into the command's working
+/// directory; in the pool's C, wherever it is): new user
 /// (optional), PID and mount namespaces (the PID namespace applies to C's next children; the
 /// working directory moves to the new mount namespace's copy of its mount, and the command
 /// inherits it), the id maps, and every mount made a slave (nothing propagates back to the
@@ -144,6 +166,112 @@ pub unsafe fn enter(plan: &NsPlan) -> Result<(), i32> {
     Ok(())
 }
 
+/// What a launch needs to join a namespace made ahead, prepared in the parent (the launcher
+/// thread) from a [`super::nspool::Slot`] and the command's working directory.
+#[derive(Debug)]
+pub struct Join {
+    /// A pidfd of the namespace's init.
+    pub pidfd: RawFd,
+    /// The namespaces [`join`] joins: PID and mount, and the user namespace if there is one;
+    /// only the mount namespace in a direct join.
+    pub flags: libc::c_int,
+    /// A direct join (we have CAP_SYS_ADMIN): the launcher thread itself joins the PID
+    /// namespace for its next child, which joins the mount namespace; no intermediate C.
+    pub direct: bool,
+    /// Where the working directory was when the launch began (`/proc/self/fd/N`).
+    pub cwd_path: CString,
+    /// The working directory's identity (device, inode): the directory that was checked.
+    pub cwd_id: (u64, u64),
+    /// The identity of Node's root directory: joining a namespace sets the root to the
+    /// namespace's, which must be the same (a chroot'ed Node joins nothing).
+    pub root_id: (u64, u64),
+}
+
+/// Why [`join`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinFailure {
+    /// `setns` was refused, or the namespace's root is not Node's root: namespaces made ahead
+    /// cannot be used in this process.
+    Refused,
+    /// The working directory is not found by its path in the namespace, or something else is
+    /// found there (it was moved, replaced or deleted since it was checked, or is under a
+    /// mount the namespace lacks): this launch makes its own namespace instead.
+    Cwd,
+}
+
+fn id_of(st: &libc::stat) -> (u64, u64) {
+    #[allow(clippy::unnecessary_cast)] // dev_t and ino_t are not u64 everywhere
+    (st.st_dev as u64, st.st_ino as u64)
+}
+
+/// The (device, inode) of an open descriptor, in the parent.
+pub fn fd_id(fd: RawFd) -> std::io::Result<(u64, u64)> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes the buffer on success only, which is checked.
+    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fstat succeeded.
+    Ok(id_of(unsafe { &st.assume_init() }))
+}
+
+/// `struct open_how` of `openat2`.
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+
+/// In C of a launch (or, in a direct join, the command's process): joins the namespaces of a
+/// namespace made ahead and changes into the
+/// command's working directory there. A mount namespace joined sets the working directory to
+/// its root; the descriptor that was checked belongs to Node's mount namespace, and changing
+/// into it would leave the command a way out (`..` from there walks Node's mounts: Node's
+/// `/proc` included). So the directory is looked up again by its path, inside, without
+/// following any symlink, and used only if it is the same directory (device and inode) as
+/// the one checked; otherwise the launch makes its own namespace (where the checked descriptor
+/// moves along with the unshare).
+///
+/// # Safety
+/// Call only in C or the vfork child of a direct join, with `j` valid.
+pub unsafe fn join(j: &Join) -> Result<(), (JoinFailure, i32)> {
+    if libc::setns(j.pidfd, j.flags) != 0 {
+        return Err((JoinFailure::Refused, errno()));
+    }
+    let mut st: libc::stat = std::mem::zeroed();
+    if libc::stat(c"/".as_ptr(), &mut st) != 0 || id_of(&st) != j.root_id {
+        return Err((JoinFailure::Refused, libc::EXDEV));
+    }
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    let fd = libc::syscall(
+        libc::SYS_openat2,
+        libc::AT_FDCWD,
+        j.cwd_path.as_ptr(),
+        &how as *const OpenHow,
+        std::mem::size_of::<OpenHow>(),
+    ) as RawFd;
+    if fd < 0 {
+        return Err((JoinFailure::Cwd, errno()));
+    }
+    let same = libc::fstat(fd, &mut st) == 0 && id_of(&st) == j.cwd_id;
+    let r = if !same {
+        Err((JoinFailure::Cwd, libc::ESTALE))
+    } else if libc::fchdir(fd) != 0 {
+        Err((JoinFailure::Cwd, errno()))
+    } else {
+        Ok(())
+    };
+    libc::close(fd);
+    r
+}
+
 /// Arguments of [`init_main`].
 #[derive(Debug)]
 pub struct InitArgs {
@@ -151,6 +279,8 @@ pub struct InitArgs {
     pub plan: *const NsPlan,
     /// Written by the init on failure (before `_exit(127)`).
     pub errno: i32,
+    /// Written with `errno`: the step that failed (`Step::Init` or `Step::Proc`).
+    pub step: super::child::Step,
 }
 
 /// Step 2: the namespace's init (pid 1). `arg` is an [`InitArgs`].
@@ -167,6 +297,16 @@ pub extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
             a.errno = errno();
             libc::_exit(127)
         };
+        // The namespace's own /proc, in its own mount namespace (made by C), while the init
+        // still holds its capabilities there; the command finds it mounted.
+        if mount_proc() != 0 {
+            a.step = super::child::Step::Proc;
+            fail(a);
+        }
+        // Hold no directory of the host (the command's working directory is its own).
+        if libc::chdir(c"/".as_ptr()) != 0 {
+            fail(a);
+        }
         // Orphans reparented to pid 1 are reaped by the kernel.
         if libc::signal(libc::SIGCHLD, libc::SIG_IGN) == libc::SIG_ERR {
             fail(a);
@@ -221,13 +361,12 @@ pub extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
-/// Step 3, in the command's process (inside the namespace, before the rest of the sandbox):
-/// mounts a `/proc` that shows only the namespace's processes (in the mount namespace C
+/// Mounts a `/proc` that shows only the namespace's processes (in the mount namespace C
 /// created, which only the namespace's processes share).
 ///
 /// # Safety
-/// Call only in the vfork child D.
-pub unsafe fn mount_proc() -> i32 {
+/// Call only in the namespace's init, before it execs.
+unsafe fn mount_proc() -> i32 {
     libc::mount(
         c"proc".as_ptr(),
         c"/proc".as_ptr(),

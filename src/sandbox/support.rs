@@ -169,7 +169,7 @@ fn probe() -> Result<&'static str, String> {
         } else {
             "pid-namespace"
         };
-        probe_namespace(plan).map(|()| kind)
+        probe_namespace(plan.unpooled()).map(|()| kind)
     })
     .clone()
 }

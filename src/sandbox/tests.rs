@@ -131,7 +131,7 @@ fn a_pid_namespace_shows_only_the_terminal() {
     }
     let spec = SandboxSpec::default();
     // pid 1 is the init (the memfd program, or `sleep` where there is none), the shell is
-    // pid 2, and nothing else exists.
+    // another (2 in a new namespace, more in a recycled one), and nothing else exists.
     let (code, out) = run_sandboxed(
         &spec,
         // (the init may still be finishing its exec when the command starts: its
@@ -141,7 +141,7 @@ fn a_pid_namespace_shows_only_the_terminal() {
     );
     assert_eq!(code, 0, "{out}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "2", "{out}");
+    assert!(lines[0].parse::<u32>().unwrap() >= 2, "{out}");
     let init = if super::initprog::fd().is_some() {
         format!("{} ", super::initprog::NAME)
     } else {

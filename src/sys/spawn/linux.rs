@@ -16,7 +16,8 @@ use std::os::fd::RawFd;
 
 use super::{LaunchError, LaunchSpec, Launched, Rlimit, SessionMode, Stage};
 use crate::sandbox::child::Step;
-use crate::sandbox::{pidns, ChildSandbox};
+use crate::sandbox::pidns::{self, Join, JoinFailure};
+use crate::sandbox::{nspool, ChildSandbox};
 
 pub(super) const PARENT_DEATH_SIGNAL: bool = true;
 pub(super) const ADDRESS_SPACE_LIMIT: bool = true;
@@ -28,6 +29,11 @@ const STAGE_STDIO: i32 = 3;
 const STAGE_CWD: i32 = 4;
 const STAGE_EXEC: i32 = 5;
 const STAGE_PARENT_GONE: i32 = 6;
+/// A namespace made ahead could not be joined here at all (see [`JoinFailure::Refused`]).
+const STAGE_JOIN_REFUSED: i32 = 7;
+/// The working directory is not in a namespace made ahead as checked
+/// ([`JoinFailure::Cwd`]).
+const STAGE_JOIN_CWD: i32 = 8;
 /// Sandbox steps are reported as this plus their [`Step`] number.
 const STAGE_SANDBOX: i32 = 100;
 
@@ -52,6 +58,11 @@ struct ChildArgs {
     sandbox: *const ChildSandbox,
     /// A namespace launch (C sets up the working directory and the namespaces).
     namespace: bool,
+    /// A namespace launch that joins a namespace made ahead (null: C makes one).
+    join: *const Join,
+    /// The join is direct: we are already in the namespace's PID namespace for children, and
+    /// the child itself joins its mount namespace (no C).
+    direct: bool,
     /// Namespace launches: stacks of the init and of the command (C uses the first stack).
     init_stack: *mut u8,
     cmd_stack: *mut u8,
@@ -133,8 +144,14 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         // Before stdio: the directory descriptor is never one of 0, 1, 2 we overwrite.
-        // (In a namespace launch, C already did, before it unshared the mount namespace.)
-        if !a.namespace && libc::fchdir(a.cwd) != 0 {
+        // (In a namespace launch through C, C already did; a direct join finds it in the
+        // namespace.)
+        if a.direct {
+            if let Err((why, e)) = pidns::join(&*a.join) {
+                *libc::__errno_location() = e;
+                fail(a, join_stage(why));
+            }
+        } else if !a.namespace && libc::fchdir(a.cwd) != 0 {
             fail(a, STAGE_CWD);
         }
         for (target, &src) in a.stdio.iter().enumerate() {
@@ -174,36 +191,47 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             a.stage = stage;
             libc::_exit(127)
         };
-        let plan = match (*a.sandbox).ns {
-            Some(p) => &*p,
-            None => fail(a, STAGE_SANDBOX + Step::Namespaces as i32, libc::EINVAL),
-        };
-        // The command's working directory first: unsharing the mount namespace moves it to
-        // the new namespace's copy of its mount, and the command inherits it.
-        if libc::fchdir(a.cwd) != 0 {
-            fail(a, STAGE_CWD, *libc::__errno_location());
-        }
-        if let Err(e) = pidns::enter(plan) {
-            fail(a, STAGE_SANDBOX + Step::Namespaces as i32, e);
-        }
         let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::SIGCHLD;
-        let mut init = pidns::InitArgs { plan, errno: 0 };
-        let pid = libc::clone(
-            pidns::init_main,
-            a.init_stack as *mut libc::c_void,
-            flags,
-            &mut init as *mut pidns::InitArgs as *mut libc::c_void,
-        );
-        if pid < 0 {
-            fail(
-                a,
-                STAGE_SANDBOX + Step::Init as i32,
-                *libc::__errno_location(),
+        if !a.join.is_null() {
+            // Into a namespace made ahead, and into the working directory as found there.
+            if let Err((why, e)) = pidns::join(&*a.join) {
+                fail(a, join_stage(why), e);
+            }
+        } else {
+            let plan = match (*a.sandbox).ns {
+                Some(p) => &*p,
+                None => fail(a, STAGE_SANDBOX + Step::Namespaces as i32, libc::EINVAL),
+            };
+            // The command's working directory first: unsharing the mount namespace moves it
+            // to the new namespace's copy of its mount, and the command inherits it.
+            if libc::fchdir(a.cwd) != 0 {
+                fail(a, STAGE_CWD, *libc::__errno_location());
+            }
+            if let Err(e) = pidns::enter(plan) {
+                fail(a, STAGE_SANDBOX + Step::Namespaces as i32, e);
+            }
+            let mut init = pidns::InitArgs {
+                plan,
+                errno: 0,
+                step: Step::Init,
+            };
+            let pid = libc::clone(
+                pidns::init_main,
+                a.init_stack as *mut libc::c_void,
+                flags,
+                &mut init as *mut pidns::InitArgs as *mut libc::c_void,
             );
-        }
-        a.init_pid = pid;
-        if std::ptr::read_volatile(&init.errno) != 0 {
-            fail(a, STAGE_SANDBOX + Step::Init as i32, init.errno);
+            if pid < 0 {
+                fail(
+                    a,
+                    STAGE_SANDBOX + Step::Init as i32,
+                    *libc::__errno_location(),
+                );
+            }
+            a.init_pid = pid;
+            if std::ptr::read_volatile(&init.errno) != 0 {
+                fail(a, STAGE_SANDBOX + init.step as i32, init.errno);
+            }
         }
         let pid = libc::clone(child_main, a.cmd_stack as *mut libc::c_void, flags, arg);
         if pid < 0 {
@@ -223,26 +251,174 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
+/// Starts `entry(arg)` in a `clone(CLONE_VM | CLONE_VFORK | flags)` child on the stack whose
+/// top is `top`, and returns once the child has exec'd or exited. All signals are blocked
+/// around the clone so that no handler of Node runs in the child before it resets them; the
+/// previous mask is restored right after.
+///
+/// # Safety
+/// `top` is the 16-byte aligned top of a stack the child alone uses (it grows down on every
+/// Linux architecture we build for); `entry` only makes system calls on memory that outlives
+/// the call, and ends in `execve` or `_exit`.
+pub unsafe fn clone_vfork(
+    entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    top: *mut u8,
+    flags: libc::c_int,
+    arg: *mut libc::c_void,
+) -> io::Result<libc::pid_t> {
+    let mut all: libc::sigset_t = std::mem::zeroed();
+    let mut old: libc::sigset_t = std::mem::zeroed();
+    libc::sigfillset(&mut all);
+    libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+    let pid = libc::clone(
+        entry,
+        top as *mut libc::c_void,
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | flags,
+        arg,
+    );
+    let clone_errno = *libc::__errno_location();
+    libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    if pid < 0 {
+        return Err(io::Error::from_raw_os_error(clone_errno));
+    }
+    Ok(pid)
+}
+
+fn join_stage(why: JoinFailure) -> i32 {
+    match why {
+        JoinFailure::Refused => STAGE_JOIN_REFUSED,
+        JoinFailure::Cwd => STAGE_JOIN_CWD,
+    }
+}
+
+thread_local! {
+    /// This thread's own PID namespace, to return to after a direct join.
+    static OWN_PID_NS: Option<std::os::fd::OwnedFd> = std::fs::File::open("/proc/thread-self/ns/pid")
+        .ok()
+        .map(std::os::fd::OwnedFd::from);
+    /// The thread could not return to its own PID namespace for children after a direct
+    /// join: it launches nothing any more (its children would start in a terminal's
+    /// namespace).
+    static STRANDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes this thread's next children start in the PID namespace of `pidfd`'s process (a
+/// direct join; `Err`: refused).
+fn enter_pid_ns(pidfd: RawFd) -> Result<(), i32> {
+    // Opened before the first switch, so that it names our own namespace.
+    let ready = OWN_PID_NS.with(|fd| fd.is_some());
+    // SAFETY: setns on the calling thread with a valid descriptor.
+    if !ready || unsafe { libc::setns(pidfd, libc::CLONE_NEWPID) } != 0 {
+        return Err(if ready {
+            // SAFETY: reading errno.
+            unsafe { *libc::__errno_location() }
+        } else {
+            libc::ENOENT
+        });
+    }
+    Ok(())
+}
+
+/// Returns this thread's next children to our own PID namespace after a direct join.
+fn leave_pid_ns() {
+    let back = OWN_PID_NS.with(|fd| {
+        fd.as_ref().is_some_and(|fd| {
+            use std::os::fd::AsRawFd;
+            // SAFETY: setns on the calling thread with a valid descriptor.
+            unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWPID) == 0 }
+        })
+    });
+    if !back {
+        STRANDED.with(|s| s.set(true));
+    }
+}
+
 /// Size of the child's stack (it only makes system calls).
 const CHILD_STACK: usize = 64 * 1024;
 
-/// Launches `spec` from the calling thread (the shared launcher thread).
+/// How one attempt at a launch failed.
+enum Failure {
+    /// The launch failed (the error of the step that failed).
+    Failed(io::Error),
+    /// The namespace made ahead could not be used: the launch is made again without it.
+    Join(JoinFailure, i32),
+}
+
+/// Launches `spec` from the calling thread (the shared launcher thread). A launch with a PID
+/// namespace joins one made ahead when one is ready ([`nspool`]) and makes its own otherwise.
 pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
+    if STRANDED.with(|s| s.get()) {
+        return Err(io::Error::other(
+            "this launcher thread could not return to its own PID namespace after starting a \
+             sandboxed command, and starts nothing any more",
+        ));
+    }
+    // SAFETY: the plan is owned by the `Prepared` sandbox the caller keeps alive until the
+    // launch returns.
+    let plan = spec
+        .sandbox
+        .as_ref()
+        .and_then(|sb| sb.ns)
+        .map(|p| unsafe { &*p });
+    if let Some(plan) = plan.filter(|p| p.pooled()) {
+        if let Some(slot) = nspool::take() {
+            let Some(join) = slot.join(spec.cwd, plan.userns()) else {
+                nspool::unusable(slot);
+                return launch_once(spec, None).map_err(Failure::into_io);
+            };
+            match launch_once(spec, Some(&join)) {
+                Ok(launched) => {
+                    return Ok(Launched {
+                        init_pid: Some(nspool::lend(slot)),
+                        ..launched
+                    })
+                }
+                Err(Failure::Failed(e)) => return Err(e),
+                Err(Failure::Join(JoinFailure::Cwd, _)) => nspool::unusable(slot),
+                Err(Failure::Join(JoinFailure::Refused, errno)) => {
+                    nspool::turn_off(format!(
+                        "joining a namespace made ahead was refused: {}",
+                        io::Error::from_raw_os_error(errno)
+                    ));
+                }
+            }
+        }
+    }
+    launch_once(spec, None).map_err(Failure::into_io)
+}
+
+impl Failure {
+    fn into_io(self) -> io::Error {
+        match self {
+            Failure::Failed(e) => e,
+            // Only a launch with a namespace made ahead joins one.
+            Failure::Join(_, errno) => {
+                LaunchError::io_error(Stage::Sandbox(Step::Namespaces), errno)
+            }
+        }
+    }
+}
+
+/// One launch: with `join`, into that namespace made ahead.
+fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failure> {
     let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|s| s.as_ptr()).collect();
     argv.push(std::ptr::null());
     let mut envp: Vec<*const libc::c_char> = spec.envp.iter().map(|s| s.as_ptr()).collect();
     envp.push(std::ptr::null());
     let cgroups: Vec<*const libc::c_char> = spec.cgroup_procs.iter().map(|s| s.as_ptr()).collect();
     let namespace = spec.sandbox.as_ref().is_some_and(|sb| sb.has_namespace());
+    let direct = join.is_some_and(|j| j.direct);
+    // Through C: C makes the namespace, or joins one and starts the command (unprivileged).
+    let via_c = namespace && !direct;
     // One stack per process that runs on our memory: the child (C), then the init and the
-    // command of a namespace launch.
-    let mut stack = vec![0u8; CHILD_STACK * if namespace { 3 } else { 1 }];
+    // command of a launch through C.
+    let mut stack = vec![0u8; CHILD_STACK * if via_c { 3 } else { 1 }];
     let base = stack.as_mut_ptr();
     let stack_top = |i: usize| -> *mut u8 {
         // SAFETY: in bounds of `stack`; the top is 16-byte aligned as every ABI wants.
         unsafe { (base.add(CHILD_STACK * (i + 1)) as usize & !15) as *mut u8 }
     };
-    let (top, init_stack, cmd_stack) = if namespace {
+    let (top, init_stack, cmd_stack) = if via_c {
         (stack_top(0), stack_top(1), stack_top(2))
     } else {
         (stack_top(0), std::ptr::null_mut(), std::ptr::null_mut())
@@ -268,6 +444,8 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
             .as_ref()
             .map_or(std::ptr::null(), |s| s as *const ChildSandbox),
         namespace,
+        join: join.map_or(std::ptr::null(), |j| j as *const Join),
+        direct,
         init_stack,
         cmd_stack,
         init_pid: 0,
@@ -275,32 +453,25 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
         errno: 0,
         stage: 0,
     };
-    let entry: extern "C" fn(*mut libc::c_void) -> libc::c_int = if namespace {
-        namespace_main
-    } else {
-        child_main
-    };
-    // SAFETY: the stack grows down on every Linux architecture we build for; the top is
-    // 16-byte aligned. All signals are blocked around clone so that no handler of Node runs
-    // in the child before it resets them; the previous mask is restored right after.
+    let entry: extern "C" fn(*mut libc::c_void) -> libc::c_int =
+        if via_c { namespace_main } else { child_main };
+    if let Some(j) = join.filter(|j| j.direct) {
+        enter_pid_ns(j.pidfd).map_err(|e| Failure::Join(JoinFailure::Refused, e))?;
+    }
+    // SAFETY: the child only makes system calls on `args`, which outlives the suspended
+    // clone; `top` is the top of `stack`.
     let pid = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        let pid = libc::clone(
+        clone_vfork(
             entry,
-            top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            top,
+            0,
             &mut args as *mut ChildArgs as *mut libc::c_void,
-        );
-        let clone_errno = *libc::__errno_location();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        if pid < 0 {
-            return Err(io::Error::from_raw_os_error(clone_errno));
-        }
-        pid
+        )
     };
+    if direct {
+        leave_pid_ns();
+    }
+    let pid = pid.map_err(Failure::Failed)?;
     drop(stack);
     // SAFETY: the child has exec'd or exited, so it no longer writes to `args`.
     let (errno, stage, init_pid, cmd_pid) = unsafe {
@@ -316,7 +487,7 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
         // SAFETY: reaping our own child (C, or a namespace launch's init or command).
         unsafe { libc::waitpid(pid, &mut status, 0) };
     };
-    if namespace {
+    if via_c {
         // C has exited (we run again once it released our memory, early in its exit). On
         // success its reaping, which would wait for the rest of its exit, happens on the
         // sandbox's cleanup thread, off the spawn path. On failure, also end what it started.
@@ -336,8 +507,13 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
         }
     }
     if stage != 0 {
-        if !namespace {
+        if !via_c {
             reap(pid);
+        }
+        match stage {
+            STAGE_JOIN_REFUSED => return Err(Failure::Join(JoinFailure::Refused, errno)),
+            STAGE_JOIN_CWD => return Err(Failure::Join(JoinFailure::Cwd, errno)),
+            _ => {}
         }
         let stage = match stage {
             STAGE_SESSION => Stage::Session,
@@ -350,12 +526,13 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
                 None => Stage::Exec,
             },
         };
-        return Err(LaunchError::io_error(stage, errno));
+        return Err(Failure::Failed(LaunchError::io_error(stage, errno)));
     }
-    Ok(if namespace {
+    Ok(if via_c {
         Launched {
             pid: cmd_pid,
-            init_pid: Some(init_pid),
+            // (0 when C joined a namespace made ahead: the caller has its init)
+            init_pid: (init_pid > 0).then_some(init_pid),
         }
     } else {
         Launched {

@@ -32,6 +32,8 @@ use crate::sandbox::ChildSandbox;
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
+#[cfg(target_os = "linux")]
+pub use linux::clone_vfork;
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
