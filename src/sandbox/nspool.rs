@@ -478,7 +478,8 @@ fn make(plan: &NsPlan) -> std::io::Result<(i32, OwnedFd)> {
         crate::sys::spawn::clone_vfork(
             slot_main,
             top,
-            0,
+            // (C shares our descriptor table, as in a launch; the init gets a copy)
+            libc::CLONE_FILES,
             &mut args as *mut SlotArgs as *mut libc::c_void,
         )
     }?;

@@ -69,6 +69,9 @@ struct ChildArgs {
     /// Namespace launches, written by C: the init's and the command's pids.
     init_pid: libc::pid_t,
     cmd_pid: libc::pid_t,
+    /// Launches through C: nonzero until the command has exec'd or exited (the kernel clears
+    /// it, `CLONE_CHILD_CLEARTID`, and wakes a futex waiter on it).
+    cmd_tid: libc::pid_t,
     /// Written by the child on failure.
     errno: i32,
     stage: i32,
@@ -233,7 +236,19 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(a, STAGE_SANDBOX + init.step as i32, init.errno);
             }
         }
-        let pid = libc::clone(child_main, a.cmd_stack as *mut libc::c_void, flags, arg);
+        // The command without CLONE_VFORK: C exits at once instead of waiting to be woken
+        // for its exit (on two CPUs that wakeup could queue behind the command's own start),
+        // and the launcher waits for the command's exec itself: CLONE_CHILD_CLEARTID clears
+        // `cmd_tid` and wakes it when the command execs or exits.
+        let pid = libc::clone(
+            child_main,
+            a.cmd_stack as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_PARENT | libc::CLONE_CHILD_CLEARTID | libc::SIGCHLD,
+            arg,
+            std::ptr::null_mut::<libc::pid_t>(),
+            std::ptr::null_mut::<libc::c_void>(),
+            std::ptr::addr_of_mut!(a.cmd_tid),
+        );
         if pid < 0 {
             fail(
                 a,
@@ -282,6 +297,29 @@ pub unsafe fn clone_vfork(
         return Err(io::Error::from_raw_os_error(clone_errno));
     }
     Ok(pid)
+}
+
+/// Waits until the kernel cleared `word` (`CLONE_CHILD_CLEARTID`: at the child's exec or
+/// exit).
+fn wait_cleared(word: &libc::pid_t) {
+    loop {
+        // SAFETY: a plain read of a word another process sharing our memory clears.
+        let v = unsafe { std::ptr::read_volatile(word) };
+        if v == 0 {
+            return;
+        }
+        // SAFETY: FUTEX_WAIT on a valid, aligned word; returns at once if it changed. The
+        // kernel's wake for CLONE_CHILD_CLEARTID is a shared-futex wake, so the wait is too.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word as *const libc::pid_t,
+                libc::FUTEX_WAIT,
+                v,
+                std::ptr::null::<libc::timespec>(),
+            )
+        };
+    }
 }
 
 fn join_stage(why: JoinFailure) -> i32 {
@@ -450,6 +488,7 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
         cmd_stack,
         init_pid: 0,
         cmd_pid: 0,
+        cmd_tid: -1,
         errno: 0,
         stage: 0,
     };
@@ -464,7 +503,10 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
         clone_vfork(
             entry,
             top,
-            0,
+            // C shares our descriptor table: no copy of it to make and close at its exit (it
+            // only opens and closes descriptors of its own, close-on-exec); the init and the
+            // command it starts get copies of their own, as usual.
+            if via_c { libc::CLONE_FILES } else { 0 },
             &mut args as *mut ChildArgs as *mut libc::c_void,
         )
     };
@@ -472,6 +514,14 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
         leave_pid_ns();
     }
     let pid = pid.map_err(Failure::Failed)?;
+    if via_c {
+        // C has exited; the command it started may still be on its way to `execve`, on our
+        // memory (its stack, `args`): wait until it is past it.
+        // SAFETY: reading a field the command's process or the kernel writes.
+        if unsafe { std::ptr::read_volatile(&args.cmd_pid) } > 0 {
+            wait_cleared(&args.cmd_tid);
+        }
+    }
     drop(stack);
     // SAFETY: the child has exec'd or exited, so it no longer writes to `args`.
     let (errno, stage, init_pid, cmd_pid) = unsafe {
