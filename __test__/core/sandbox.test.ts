@@ -140,6 +140,69 @@ describe('every promise, from inside the sandbox', () => {
   });
 });
 
+describe('namespaces made ahead and recycled', () => {
+  /** Runs `n` isolated terminals one after the other in a fresh Node (optionally through a prefix such
+   * as setpriv), the first of them leaving a `setsid` process behind that only the namespace's end
+   * kills; returns what each saw. */
+  function sequence(prefix: string[]) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-sbx-seq-'));
+    fs.chmodSync(dir, 0o777);
+    const script = `
+      const { createTerminal, containmentInfo } = require('.');
+      const marker = 'sleep 1000.' + process.pid;
+      (async () => {
+        const seen = [];
+        for (let i = 0; i < 10; i++) {
+          const command = (i === 0 ? '(setsid ' + marker + ' >/dev/null 2>&1 &); ' : '') +
+            'echo $$ $(id -u) $(pwd -P) $(cd ${'../'.repeat(8)} && ls proc | grep -c "^[0-9]") $(grep -l "[s]' + marker.slice(1) + '" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)';
+          const t = await createTerminal({ command, cwd: ${JSON.stringify(dir)} }, { sandbox: { writableRoots: [${JSON.stringify(dir)}] } });
+          await t.waitForExit();
+          seen.push((await t.currentOutput()).output.trim());
+          await t.release();
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        console.log(JSON.stringify({ isolation: containmentInfo().sandbox.processIsolation, seen }));
+      })();`;
+    const argv = [...prefix, process.execPath, '-e', script];
+    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
+    fs.rmSync(dir, { recursive: true, force: true });
+    const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).pop();
+    if (!line) throw new Error(`no result (status ${r.status}): ${r.stdout}\n${r.stderr}`);
+    const out = JSON.parse(line) as { isolation: string; seen: string[] };
+    return { ...out, real: fs.realpathSync(path.dirname(dir)) + '/' + path.basename(dir), rows: out.seen.map((l) => l.split(' ')) };
+  }
+
+  /** Later launches joined namespaces made ahead, and a recycled one held nothing of earlier terminals. */
+  function expectIsolatedAlong(r: ReturnType<typeof sequence>, uid: string) {
+    expect(r.rows).toHaveLength(10);
+    r.rows.forEach(([pid, id, cwd, count, markers], i) => {
+      expect(id).toBe(uid);
+      expect(cwd).toBe(r.real);
+      // the init, sh, the subshell, ls and grep at most (and the first terminal's escaped process)
+      expect(Number(count)).toBeLessThanOrEqual(i === 0 ? 6 : 5);
+      expect(Number(pid)).toBeGreaterThanOrEqual(2);
+      // The first terminal's escaped process (and, for a moment, `setsid` itself) is seen from its
+      // own terminal only.
+      if (i === 0) expect(Number(markers)).toBeGreaterThanOrEqual(1);
+      else expect(markers).toBe('0');
+    });
+    // A recycled namespace has handed out pids before: the command is not pid 2 there. (A
+    // namespace made in the launch, or made ahead and unused, starts at 2.)
+    expect(r.rows.some(([pid]) => Number(pid) > 2)).toBe(true);
+  }
+
+  it('as the current user', () => {
+    const r = sequence([]);
+    expectIsolatedAlong(r, String(process.getuid?.()));
+  });
+
+  (isRoot ? test : test.skip)('as nobody: joined through a user namespace', () => {
+    const r = sequence(NOBODY);
+    expect(r.isolation).toBe('user+pid-namespace');
+    expectIsolatedAlong(r, '65534');
+  });
+});
+
 describe('fails closed', () => {
   it('Landlock below ABI 3: ERR_SANDBOX_UNAVAILABLE naming the filesystem part', () => {
     const p = probe({}, { env: { ACP_TERMINAL_LANDLOCK_ABI: '2' } });
