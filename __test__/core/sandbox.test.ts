@@ -144,7 +144,7 @@ describe('namespaces made ahead and recycled', () => {
   /** Runs `n` isolated terminals one after the other in a fresh Node (optionally through a prefix such
    * as setpriv), the first of them leaving a `setsid` process behind that only the namespace's end
    * kills; returns what each saw. */
-  function sequence(prefix: string[]) {
+  function sequence(prefix: string[], env: Record<string, string> = {}) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-sbx-seq-'));
     fs.chmodSync(dir, 0o777);
     const script = `
@@ -164,7 +164,7 @@ describe('namespaces made ahead and recycled', () => {
         console.log(JSON.stringify({ isolation: containmentInfo().sandbox.processIsolation, seen }));
       })();`;
     const argv = [...prefix, process.execPath, '-e', script];
-    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
+    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: ROOT, encoding: 'utf8', timeout: 60000, env: { ...process.env, ...env } });
     fs.rmSync(dir, { recursive: true, force: true });
     const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).pop();
     if (!line) throw new Error(`no result (status ${r.status}): ${r.stdout}\n${r.stderr}`);
@@ -172,8 +172,8 @@ describe('namespaces made ahead and recycled', () => {
     return { ...out, real: fs.realpathSync(path.dirname(dir)) + '/' + path.basename(dir), rows: out.seen.map((l) => l.split(' ')) };
   }
 
-  /** Later launches joined namespaces made ahead, and a recycled one held nothing of earlier terminals. */
-  function expectIsolatedAlong(r: ReturnType<typeof sequence>, uid: string) {
+  /** Each terminal saw only itself, from its cwd, and nothing of the first one's escaped process. */
+  function expectIsolated(r: ReturnType<typeof sequence>, uid: string) {
     expect(r.rows).toHaveLength(10);
     r.rows.forEach(([pid, id, cwd, count, markers], i) => {
       expect(id).toBe(uid);
@@ -186,6 +186,11 @@ describe('namespaces made ahead and recycled', () => {
       if (i === 0) expect(Number(markers)).toBeGreaterThanOrEqual(1);
       else expect(markers).toBe('0');
     });
+  }
+
+  /** As `expectIsolated`, and later launches joined namespaces made ahead, some of them recycled. */
+  function expectIsolatedAlong(r: ReturnType<typeof sequence>, uid: string) {
+    expectIsolated(r, uid);
     // A recycled namespace has handed out pids before: the command is not pid 2 there. (A
     // namespace made in the launch, or made ahead and unused, starts at 2.)
     expect(r.rows.some(([pid]) => Number(pid) > 2)).toBe(true);
@@ -200,6 +205,12 @@ describe('namespaces made ahead and recycled', () => {
     const r = sequence(NOBODY);
     expect(r.isolation).toBe('user+pid-namespace');
     expectIsolatedAlong(r, '65534');
+  });
+
+  it('ACP_TERMINAL_NO_NAMESPACE_POOL=1: every launch makes its own namespace (the command is always pid 2)', () => {
+    const r = sequence([], { ACP_TERMINAL_NO_NAMESPACE_POOL: '1' });
+    expectIsolated(r, String(process.getuid?.()));
+    expect(r.rows.map(([pid]) => pid)).toEqual(Array(10).fill('2'));
   });
 });
 
