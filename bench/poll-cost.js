@@ -22,12 +22,15 @@ const pct = (v, p) => v[Math.min(v.length - 1, Math.floor(v.length * p))];
 (async () => {
   const t = await createTerminal({ command: 'cat', outputByteLimit: 1 << 20 }, { stdin: 'pipe' });
   await t.write(Buffer.alloc(1 << 20, 'a'));
+  // All of it echoed first: otherwise the first rounds would take the rest of the 'a's for their
+  // 'b' (and check an output that is not complete yet).
+  while (t.outputBytes < 1 << 20) await new Promise((r) => setImmediate(r));
   const changed = [];
   const unchanged = [];
   for (let i = 0; i < POLLS; i++) {
     const before = t.outputBytes;
     await t.write('b');
-    while (t.outputBytes === before) await new Promise((r) => setImmediate(r));
+    while (t.outputBytes < before + 1) await new Promise((r) => setImmediate(r));
     let a = now();
     const o = await t.currentOutput();
     changed.push(now() - a);
