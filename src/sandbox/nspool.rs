@@ -112,6 +112,8 @@ pub struct Stats {
     pub recycled: u64,
     /// Given-back namespaces ended because a process was still in them.
     pub not_empty: u64,
+    /// Namespaces ready now (only filled in by [`stats`]).
+    pub ready: u64,
 }
 
 #[derive(Debug)]
@@ -328,7 +330,19 @@ pub fn turn_off(why: String) {
 /// The pool's counters.
 #[cfg(test)]
 pub fn stats() -> Stats {
-    state().stats
+    let st = state();
+    Stats {
+        ready: st.ready.len() as u64,
+        ..st.stats
+    }
+}
+
+/// Serializes the tests that launch with a PID namespace: the pool is one per process, and a
+/// test that counts what its own launch took from it must be alone in using it.
+#[cfg(test)]
+pub fn test_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Why the pool is off, if it is.

@@ -4,13 +4,11 @@
 //! process and other tests use it at the same time: counters are compared as lower bounds.
 
 use std::ffi::CString;
-use std::io::Read;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::sys::spawn::{launch_with, LaunchSpec, SessionMode};
 
 fn isolation_here() -> bool {
     support().process_isolation.is_some() && support::kernel().filesystem
@@ -24,44 +22,9 @@ fn isolated() -> SandboxSpec {
     }
 }
 
-/// Starts `sh -c script` sandboxed in `cwd`; returns its output, exit code and the guard
-/// (not dropped: the caller decides when the terminal is done).
+/// Starts `sh -c script` isolated in `cwd`; returns its output, exit code and the guard.
 fn run_in(cwd: &OwnedFd, script: &str, pooled: bool) -> (String, i32, SandboxGuard) {
-    let mut prepared = prepare(&isolated(), None, "sandbox").unwrap();
-    if !pooled {
-        let plan = prepared.ns.take().unwrap();
-        prepared.ns = Some(Box::new((*plan).unpooled()));
-    }
-    let (r, w) = crate::sys::pipe::pipe_cloexec().unwrap();
-    let null = std::fs::File::open("/dev/null").unwrap();
-    let launched = launch_with(LaunchSpec {
-        program: CString::new("/bin/sh").unwrap(),
-        argv: ["sh", "-c", script]
-            .iter()
-            .map(|a| CString::new(*a).unwrap())
-            .collect(),
-        envp: vec![CString::new("PATH=/usr/bin:/bin").unwrap()],
-        cwd: cwd.as_raw_fd(),
-        stdio: [null.as_raw_fd(), w.as_raw_fd(), w.as_raw_fd()],
-        session: SessionMode::NewGroup,
-        rlimits: vec![],
-        parent_death_signal: Some(libc::SIGKILL),
-        cgroup_procs: vec![],
-        sandbox: Some(prepared.child()),
-    })
-    .unwrap();
-    drop(w);
-    let mut out = String::new();
-    std::fs::File::from(r).read_to_string(&mut out).unwrap();
-    let mut status = 0;
-    // SAFETY: reaping our own child.
-    unsafe { libc::waitpid(launched.pid, &mut status, 0) };
-    assert!(launched.init_pid.is_some());
-    (
-        out,
-        libc::WEXITSTATUS(status),
-        prepared.into_guard(launched.init_pid),
-    )
+    super::tests::launch_sandboxed(&isolated(), cwd, script, pooled)
 }
 
 fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
@@ -92,6 +55,7 @@ fn until_joined(cwd: &OwnedFd, script: &str) -> String {
 
 #[test]
 fn a_joined_namespace_shows_only_the_terminal_even_from_the_working_directory_upwards() {
+    let _alone = nspool::test_lock();
     if !isolation_here() {
         return;
     }
@@ -118,6 +82,7 @@ fn a_joined_namespace_shows_only_the_terminal_even_from_the_working_directory_up
 
 #[test]
 fn a_working_directory_not_found_inside_makes_a_namespace_of_its_own() {
+    let _alone = nspool::test_lock();
     if !isolation_here() {
         return;
     }
@@ -132,6 +97,9 @@ fn a_working_directory_not_found_inside_makes_a_namespace_of_its_own() {
     eventually("a ready namespace", || {
         nspool::stats().made >= 2 || nspool::off().is_some()
     });
+    eventually("a ready namespace", || {
+        nspool::stats().ready > 0 || nspool::off().is_some()
+    });
     let before = nspool::stats();
     // The directory was deleted: its path (`... (deleted)`) names nothing inside, so the
     // launch makes its own namespace, where the checked descriptor moves along.
@@ -139,8 +107,9 @@ fn a_working_directory_not_found_inside_makes_a_namespace_of_its_own() {
     drop(guard);
     assert_eq!(code, 0, "{out}");
     let after = nspool::stats();
-    if after.taken > before.taken {
-        assert!(after.unusable > before.unusable, "{before:?} {after:?}");
+    if before.ready > 0 {
+        assert_eq!(after.taken, before.taken + 1, "{before:?} {after:?}");
+        assert_eq!(after.unusable, before.unusable + 1, "{before:?} {after:?}");
     }
     // (sh also says that it cannot name its working directory)
     assert!(
@@ -151,12 +120,14 @@ fn a_working_directory_not_found_inside_makes_a_namespace_of_its_own() {
 
 #[test]
 fn an_empty_namespace_is_recycled_and_one_with_a_process_left_is_ended() {
+    let _alone = nspool::test_lock();
     if !isolation_here() {
         return;
     }
     let root = crate::sys::cwd::open_dir(Path::new("/")).unwrap();
     until_joined(&root, "true");
     // Empty once the command is reaped: given back, found empty, made ready again.
+    eventually("a ready namespace", || nspool::stats().ready > 0);
     let before = nspool::stats();
     let (_, _, guard) = run_in(&root, "true", true);
     drop(guard);
@@ -186,12 +157,17 @@ fn an_empty_namespace_is_recycled_and_one_with_a_process_left_is_ended() {
     eventually("the escaped sleep killed", || !alive());
     let after = nspool::stats();
     if after.taken > before.taken {
-        assert!(after.not_empty > before.not_empty, "{before:?} {after:?}");
+        assert_eq!(
+            after.not_empty,
+            before.not_empty + 1,
+            "{before:?} {after:?}"
+        );
     }
 }
 
 #[test]
 fn without_a_namespace_made_ahead_the_command_is_pid_2_of_its_own() {
+    let _alone = nspool::test_lock();
     if !isolation_here() {
         return;
     }
@@ -209,6 +185,7 @@ fn without_a_namespace_made_ahead_the_command_is_pid_2_of_its_own() {
 /// needs CAP_SYS_ADMIN); elsewhere the test says so and passes.
 #[test]
 fn a_mount_made_after_the_namespaces_is_seen_by_the_next_command() {
+    let _alone = nspool::test_lock();
     if !isolation_here() {
         return;
     }

@@ -49,14 +49,33 @@ fn a_symlink_to_a_forbidden_place_is_refused() {
 /// output). Everything through the real launch path; the output through a pipe.
 #[cfg(target_os = "linux")]
 fn run_sandboxed(spec: &SandboxSpec, script: &str) -> (i32, String) {
+    let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).unwrap();
+    let (out, code, guard) = launch_sandboxed(spec, &root, script, true);
+    drop(guard);
+    (code, out)
+}
+
+/// Starts `sh -c script` in `spec`'s sandbox in `cwd` (with `pooled: false`, a PID namespace is
+/// made in the launch even when one made ahead is ready), waits for it and returns its output
+/// (a pipe, stderr included), its exit code and the sandbox's guard, not dropped yet: the
+/// caller decides when the terminal is done.
+#[cfg(target_os = "linux")]
+pub(super) fn launch_sandboxed(
+    spec: &SandboxSpec,
+    cwd: &std::os::fd::OwnedFd,
+    script: &str,
+    pooled: bool,
+) -> (String, i32, SandboxGuard) {
     use crate::sys::spawn::{launch_with, LaunchSpec, SessionMode};
     use std::ffi::CString;
     use std::io::Read;
     use std::os::fd::AsRawFd;
-    let prepared = prepare(spec, None, "sandbox").unwrap();
+    let mut prepared = prepare(spec, None, "sandbox").unwrap();
+    if !pooled {
+        prepared.ns = prepared.ns.take().map(|plan| Box::new((*plan).unpooled()));
+    }
     let (r, w) = crate::sys::pipe::pipe_cloexec().unwrap();
     let null = std::fs::File::open("/dev/null").unwrap();
-    let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).unwrap();
     let tmpdir = format!("TMPDIR={}", prepared.tmpdir().display());
     let launched = launch_with(LaunchSpec {
         program: CString::new("/bin/sh").unwrap(),
@@ -68,7 +87,7 @@ fn run_sandboxed(spec: &SandboxSpec, script: &str) -> (i32, String) {
             CString::new("PATH=/usr/bin:/bin").unwrap(),
             CString::new(tmpdir).unwrap(),
         ],
-        cwd: root.as_raw_fd(),
+        cwd: cwd.as_raw_fd(),
         stdio: [null.as_raw_fd(), w.as_raw_fd(), w.as_raw_fd()],
         session: SessionMode::NewGroup,
         rlimits: vec![],
@@ -84,13 +103,17 @@ fn run_sandboxed(spec: &SandboxSpec, script: &str) -> (i32, String) {
     // SAFETY: reaping our own child.
     unsafe { libc::waitpid(launched.pid, &mut status, 0) };
     assert_eq!(launched.init_pid.is_some(), spec.isolate_processes);
-    drop(prepared.into_guard(launched.init_pid));
-    (libc::WEXITSTATUS(status), out)
+    (
+        out,
+        libc::WEXITSTATUS(status),
+        prepared.into_guard(launched.init_pid),
+    )
 }
 
 #[cfg(target_os = "linux")]
 #[test]
 fn writes_outside_the_roots_are_refused_inside_allowed() {
+    let _alone = nspool::test_lock();
     if !support::kernel().filesystem {
         return; // refused by `prepare`, which other tests pin
     }
@@ -126,6 +149,7 @@ fn writes_outside_the_roots_are_refused_inside_allowed() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_pid_namespace_shows_only_the_terminal() {
+    let _alone = nspool::test_lock();
     if support().process_isolation.is_none() || !support::kernel().filesystem {
         return;
     }
