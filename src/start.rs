@@ -8,33 +8,21 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::containment::Prepared;
 use crate::error::TermError;
 use crate::registry::next_id;
 use crate::spawn::{self, SpawnRequest};
-use crate::terminal::{SharedSink, Terminal, TerminalConfig};
+use crate::terminal::{Terminal, TerminalConfig};
 
 /// Everything `createTerminal` was asked for, in core types.
 #[derive(Debug, Clone, Default)]
 pub struct TerminalRequest {
     /// What to run and how (command, args, env, cwd, shell, limits, pipes or pty).
     pub spawn: SpawnRequest,
-    /// Owning ACP session ("" if none).
-    pub session_id: String,
-    /// Bytes of output to retain (`None`: all).
-    pub output_byte_limit: Option<usize>,
-    /// Grace between SIGTERM and SIGKILL.
-    pub kill_grace: Duration,
-    /// Kill the command when it still runs after this long.
-    pub timeout: Option<Duration>,
-    /// Text mode (pty only): lines of scrollback. `None`: raw output.
-    pub text_scrollback: Option<usize>,
-    /// A subscriber attached before the command's output is read: it gets every byte.
-    pub first_sink: Option<SharedSink>,
-    /// Hold the first output for listeners that subscribe before `release_hold()`.
-    pub hold_first_output: bool,
+    /// How the terminal keeps and delivers the output, and ends the command (its `id` is
+    /// assigned by [`start`]).
+    pub terminal: TerminalConfig,
 }
 
 /// Starts the request's command: plans it against the caller's environment (`inherited`)
@@ -51,13 +39,7 @@ pub fn start(
     let containment = prepared.contain(spawned.pid, spawned.pty.is_some(), spawned.sandbox.take());
     let config = TerminalConfig {
         id: next_id(),
-        session_id: req.session_id.clone(),
-        output_byte_limit: req.output_byte_limit,
-        kill_grace: req.kill_grace,
-        timeout: req.timeout,
-        text_scrollback: req.text_scrollback,
-        first_sink: req.first_sink.clone(),
-        hold_first_output: req.hold_first_output,
+        ..req.terminal.clone()
     };
     Terminal::start(spawned, config, containment)
 }
@@ -67,6 +49,7 @@ pub fn start(
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
 
     use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
 
@@ -143,8 +126,10 @@ mod tests {
                     sandbox: sandbox.clone(),
                     ..Default::default()
                 },
-                kill_grace: Duration::from_secs(2),
-                ..Default::default()
+                terminal: TerminalConfig {
+                    kill_grace: Duration::from_secs(2),
+                    ..Default::default()
+                },
             };
             match start(&req, Vec::new(), Path::new("/")) {
                 Ok(t) => {

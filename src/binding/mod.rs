@@ -79,7 +79,7 @@ pub fn create_terminal<'env>(
     match options::on_output_listener(options.as_ref()) {
         Ok(Some(listener)) => {
             let sink = sink::JsSink::new(env, &listener)?;
-            req.first_sink = Some(SharedSink(Arc::new(sink)));
+            req.terminal.first_sink = Some(SharedSink(Arc::new(sink)));
         }
         Ok(None) => {}
         Err(e) => return rejected(env, e),
@@ -87,7 +87,7 @@ pub fn create_terminal<'env>(
     // Listeners attached in the tick that receives the handle (right after `await`, or in a
     // callback run synchronously then, such as TerminalHost's onCreate) get the output from its
     // first byte: the first output is held until that tick ends.
-    req.hold_first_output = true;
+    req.terminal.hold_first_output = true;
     let reg = registry.clone();
     settle(
         env,

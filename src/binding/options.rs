@@ -17,7 +17,7 @@ use crate::sandbox::SandboxSpec;
 use crate::spawn::{Io, Limits, Shell, SpawnRequest};
 use crate::start::TerminalRequest;
 use crate::sys::pty::PtySize;
-use crate::terminal::DEFAULT_KILL_GRACE;
+use crate::terminal::{TerminalConfig, DEFAULT_KILL_GRACE};
 
 /// An environment variable for the command (ACP `EnvVariable`).
 #[napi(object, object_to_js = false)]
@@ -465,14 +465,17 @@ pub(super) fn request(params: &Unknown, options: Option<&Unknown>) -> Parsed<Ter
                 .and_then(|o| o.sandbox.as_ref())
                 .map(SandboxOptions::spec),
         },
-        session_id: p.session_id.unwrap_or_default(),
-        output_byte_limit: p
-            .output_byte_limit
-            .map(|n| n.min(usize::MAX as f64) as usize),
-        kill_grace: ms(o.as_ref().and_then(|o| o.kill_grace_ms)).unwrap_or(DEFAULT_KILL_GRACE),
-        timeout: ms(o.as_ref().and_then(|o| o.timeout_ms)),
-        text_scrollback,
-        first_sink: None,
-        hold_first_output: false,
+        terminal: TerminalConfig {
+            id: String::new(),
+            session_id: p.session_id.unwrap_or_default(),
+            output_byte_limit: p
+                .output_byte_limit
+                .map(|n| n.min(usize::MAX as f64) as usize),
+            kill_grace: ms(o.as_ref().and_then(|o| o.kill_grace_ms)).unwrap_or(DEFAULT_KILL_GRACE),
+            timeout: ms(o.as_ref().and_then(|o| o.timeout_ms)),
+            text_scrollback,
+            first_sink: None,
+            hold_first_output: false,
+        },
     })
 }

@@ -76,9 +76,9 @@ impl std::fmt::Debug for SharedSink {
 }
 
 /// Options fixed at creation.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct TerminalConfig {
-    /// Terminal id.
+    /// Terminal id (in a request, ignored: `start` assigns it).
     pub id: String,
     /// Owning ACP session ("" if none).
     pub session_id: String,

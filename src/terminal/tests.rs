@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::exit::ExitStatus;
 use crate::spawn::SpawnRequest;
 use crate::start::{start, TerminalRequest};
-use crate::terminal::Terminal;
+use crate::terminal::{Terminal, TerminalConfig};
 
 fn request(command: &str, kill_grace_ms: u64) -> TerminalRequest {
     TerminalRequest {
@@ -15,8 +15,10 @@ fn request(command: &str, kill_grace_ms: u64) -> TerminalRequest {
             inherit_env: true,
             ..Default::default()
         },
-        kill_grace: Duration::from_millis(kill_grace_ms),
-        ..Default::default()
+        terminal: TerminalConfig {
+            kill_grace: Duration::from_millis(kill_grace_ms),
+            ..Default::default()
+        },
     }
 }
 
@@ -105,7 +107,7 @@ async fn kill_is_term_for_a_plain_command_and_kill_for_one_that_traps_it() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_timeout_kills_through_the_same_escalation() {
     let mut req = request("exec sleep 30", 2000);
-    req.timeout = Some(Duration::from_millis(50));
+    req.terminal.timeout = Some(Duration::from_millis(50));
     let t = run(&req);
     let status = t.wait_for_exit().await;
     assert_eq!(status.signal.as_deref(), Some("SIGTERM"));
