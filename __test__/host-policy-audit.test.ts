@@ -12,10 +12,6 @@ beforeEach(() => {
   host = newHost();
 });
 
-afterEach(async () => {
-  await host.close();
-});
-
 describe('approve', () => {
   test('sees the request as it will run, and nothing runs before it answers true', async () => {
     const asked: ApprovalRequest[] = [];

@@ -15,10 +15,6 @@ beforeEach(() => {
   host = newHost();
 });
 
-afterEach(async () => {
-  await host.close();
-});
-
 describe('commandPolicy', () => {
   // Programs are found through the host's PATH (its env overlay here), never the request's.
   const withPath = (options: TerminalHostOptions): TerminalHost => newHost({ env: { PATH: `${bin}:/usr/bin:/bin` }, ...options });

@@ -14,10 +14,6 @@ beforeEach(() => {
   host = newHost();
 });
 
-afterEach(async () => {
-  await host.close();
-});
-
 describe('allowedRoots', () => {
   beforeEach(() => {
     host = newHost({ allowedRoots: [root] });

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { containmentInfo } from '../../index';
-import { createTerminal, eventually, isGone, ROOT } from './helpers';
+import { blockingListener, createTerminal, eventually, isGone, ROOT } from './helpers';
 import { startSwapper } from '../fixtures/cwd-swapper';
 
 describe('options that refuse what they do not know', () => {
@@ -120,26 +120,14 @@ describe('onOutput pending bytes are bounded', () => {
   test('a listener that blocks 300 ms per call under a fast producer: at most 8 MiB a call, drops counted, retention intact', async () => {
     const total = 64 * 1024 * 1024;
     const t = await createTerminal({ command: `yes abcdefgh | head -c ${total}`, outputByteLimit: 1000 });
-    let delivered = 0;
-    let dropped = 0;
-    let calls = 0;
-    let largest = 0;
-    t.onOutput((chunk, info) => {
-      calls++;
-      delivered += chunk.length;
-      dropped += info.dropped;
-      largest = Math.max(largest, chunk.length);
-      const until = Date.now() + 300;
-      while (Date.now() < until) {
-        // a listener that blocks the JS thread
-      }
-    });
+    const { listener, seen } = blockingListener(300);
+    t.onOutput(listener);
     await t.waitForExit();
-    await eventually(() => delivered + dropped === t.outputBytes, 'every byte delivered or counted as dropped');
+    await eventually(() => seen.delivered + seen.dropped === t.outputBytes, 'every byte delivered or counted as dropped');
     expect(t.outputBytes).toBe(total);
-    expect(largest).toBeLessThanOrEqual(8 * 1024 * 1024);
-    expect(dropped).toBeGreaterThan(0);
-    expect(calls).toBeGreaterThan(0);
+    expect(seen.largest).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(seen.dropped).toBeGreaterThan(0);
+    expect(seen.calls).toBeGreaterThan(0);
     const pattern = 'abcdefgh\n';
     const full = pattern.repeat(Math.ceil(total / pattern.length)).slice(0, total);
     const out = await t.currentOutput();

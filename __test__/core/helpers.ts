@@ -2,9 +2,32 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { createTerminal, type CreateTerminalOptions, type CreateTerminalParams, type TerminalHandle } from '../../index';
+import {
+  createTerminal,
+  type CreateTerminalOptions,
+  type CreateTerminalParams,
+  type OutputChunkInfo,
+  type TerminalHandle,
+} from '../../index';
 
 export { createTerminal };
+
+/** An `onOutput` listener that blocks the JS thread `ms` per call, and what it got: bytes delivered,
+ * bytes dropped (counted by the bound on pending output), calls, and the largest chunk. */
+export function blockingListener(ms: number) {
+  const seen = { delivered: 0, dropped: 0, calls: 0, largest: 0 };
+  const listener = (chunk: Buffer, info: OutputChunkInfo) => {
+    seen.calls++;
+    seen.delivered += chunk.length;
+    seen.dropped += info.dropped;
+    seen.largest = Math.max(seen.largest, chunk.length);
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      // blocks the JS thread
+    }
+  };
+  return { listener, seen };
+}
 
 /** Runs a command to completion and releases it. */
 export async function run(params: CreateTerminalParams, options?: CreateTerminalOptions) {

@@ -2,7 +2,7 @@
 // starts; listeners attached in the tick that receives the handle get the whole stream too.
 import { TerminalHost } from '../../ts/host';
 import { pacedLines } from '../fixtures/paced-lines';
-import { createTerminal, eventually } from './helpers';
+import { blockingListener, createTerminal, eventually } from './helpers';
 
 /** `n` distinct lines, `line 000000001\n` ...: 15 bytes each (paced: see the fixture). */
 const DISTINCT = pacedLines;
@@ -94,28 +94,13 @@ describe('createTerminal(params, { onOutput })', () => {
 
   test('the 8 MiB pending bound holds for it: a listener blocking 300 ms per call gets drops counted, retention intact', async () => {
     const total = 64 * 1024 * 1024;
-    let delivered = 0;
-    let largest = 0;
-    let dropped = 0;
-    const t = await createTerminal(
-      { command: `yes abcdefgh | head -c ${total}`, outputByteLimit: 1000 },
-      {
-        onOutput: (chunk, info) => {
-          delivered += chunk.length;
-          dropped += info.dropped;
-          largest = Math.max(largest, chunk.length);
-          const until = Date.now() + 300;
-          while (Date.now() < until) {
-            // a listener that blocks the JS thread
-          }
-        },
-      },
-    );
+    const { listener, seen } = blockingListener(300);
+    const t = await createTerminal({ command: `yes abcdefgh | head -c ${total}`, outputByteLimit: 1000 }, { onOutput: listener });
     await t.waitForExit();
-    await eventually(() => delivered + dropped === t.outputBytes, 'every byte delivered or counted as dropped');
+    await eventually(() => seen.delivered + seen.dropped === t.outputBytes, 'every byte delivered or counted as dropped');
     expect(t.outputBytes).toBe(total);
-    expect(largest).toBeLessThanOrEqual(8 * 1024 * 1024);
-    expect(dropped).toBeGreaterThan(0);
+    expect(seen.largest).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(seen.dropped).toBeGreaterThan(0);
     expect((await t.currentOutput()).output).toBe('abcdefgh\n'.repeat(Math.ceil(total / 9)).slice(0, total).slice(-1000));
     await t.release();
   });
