@@ -217,18 +217,3 @@ pub fn filter_this_thread(network: bool) -> std::io::Result<()> {
     }
     Ok(())
 }
-
-/// Every signal back to its default action (Node handles or ignores several). The raw system
-/// call also resets the signals glibc reserves (32, 33). All-zero is SIG_DFL, no flags and an
-/// empty mask in the kernel's layout.
-///
-/// # Safety
-/// Call only in a child about to `execve`.
-pub unsafe fn default_signals() {
-    let dfl = [0u64; 4];
-    for sig in 1..=64 {
-        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-            libc::syscall(libc::SYS_rt_sigaction, sig, dfl.as_ptr(), 0usize, 8usize);
-        }
-    }
-}

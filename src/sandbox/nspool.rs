@@ -3,8 +3,8 @@
 //! mount) cost ~200 µs on the spawn path, against ~20 µs to join one.
 //!
 //! One thread (started by the first launch that wants a namespace) keeps [`READY`] namespaces
-//! ready: for each, a vfork child C unshares the namespaces ([`pidns::enter`]) and starts the
-//! init ([`pidns::init_main`], which mounts the namespace's `/proc`) as a child of this thread
+//! ready: for each, a vfork child C unshares the namespaces and starts the init, which mounts
+//! the namespace's `/proc` ([`pidns::create`]), as a child of this thread
 //! (`CLONE_PARENT`), then exits. The thread never exits: the inits' parent-death signal is
 //! tied to it. A [`Slot`] is the init and a pidfd of it; an unused one is killed when dropped.
 //!
@@ -32,6 +32,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
+use super::child::Step;
 use super::cleanup;
 use super::pidns::{self, Join, NsPlan};
 
@@ -77,7 +78,6 @@ impl Slot {
         Some(Join {
             pidfd: self.pidfd.as_raw_fd(),
             flags,
-            direct: !userns,
             cwd_path: crate::sys::spawn::cpath(&path).ok()?,
             cwd_id: pidns::fd_id(cwd).ok()?,
             root_id: *root_id()?,
@@ -419,9 +419,8 @@ struct SlotArgs {
     step: i32,
 }
 
-const STEP_ENTER: i32 = 1;
-const STEP_INIT: i32 = 2;
-const STEP_PARENT_GONE: i32 = 3;
+/// `SlotArgs::step` when the thread that started C was gone (other values: a [`Step`]).
+const STEP_PARENT_GONE: i32 = -1;
 
 /// C of a namespace made ahead: unshares, starts the init as our parent's child, exits.
 extern "C" fn slot_main(arg: *mut libc::c_void) -> libc::c_int {
@@ -434,27 +433,9 @@ extern "C" fn slot_main(arg: *mut libc::c_void) -> libc::c_int {
             a.step = step;
             libc::_exit(127)
         };
-        super::child::default_signals();
-        if let Err(e) = pidns::enter(&*a.plan) {
-            fail(a, STEP_ENTER, e);
-        }
-        let mut init = pidns::InitArgs {
-            plan: a.plan,
-            errno: 0,
-            step: super::child::Step::Init,
-        };
-        let pid = libc::clone(
-            pidns::init_main,
-            a.init_stack as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::SIGCHLD,
-            &mut init as *mut pidns::InitArgs as *mut libc::c_void,
-        );
-        if pid < 0 {
-            fail(a, STEP_INIT, *libc::__errno_location());
-        }
-        a.init_pid = pid;
-        if std::ptr::read_volatile(&init.errno) != 0 {
-            fail(a, STEP_INIT, init.errno);
+        crate::sys::spawn::default_signals();
+        if let Err((step, e)) = pidns::create(&*a.plan, a.init_stack, &mut a.init_pid) {
+            fail(a, step as i32, e);
         }
         // The init took our parent as its parent (and its death as its SIGKILL) only if it
         // was still our parent after the init was created.
@@ -515,10 +496,11 @@ fn make(plan: &NsPlan) -> std::io::Result<(i32, OwnedFd)> {
         Err(e)
     };
     if step != 0 {
-        let what = match step {
-            STEP_ENTER => "creating the namespaces",
-            STEP_INIT => "starting the init",
-            _ => "the parent was gone",
+        let what = match Step::from_i32(step) {
+            Some(Step::Namespaces) => "creating the namespaces",
+            Some(Step::Proc) => "mounting the namespace's /proc",
+            Some(_) => "starting the init",
+            None => "the parent was gone",
         };
         let e = std::io::Error::from_raw_os_error(errno);
         return end(std::io::Error::other(format!("{what}: {e}")));

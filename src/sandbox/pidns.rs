@@ -140,7 +140,7 @@ unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> Result<(), i32> {
 ///
 /// # Safety
 /// Call only in C.
-pub unsafe fn enter(plan: &NsPlan) -> Result<(), i32> {
+unsafe fn enter(plan: &NsPlan) -> Result<(), i32> {
     let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
     if plan.maps.is_some() {
         flags |= libc::CLONE_NEWUSER;
@@ -172,12 +172,9 @@ pub unsafe fn enter(plan: &NsPlan) -> Result<(), i32> {
 pub struct Join {
     /// A pidfd of the namespace's init.
     pub pidfd: RawFd,
-    /// The namespaces [`join`] joins: PID and mount, and the user namespace if there is one;
-    /// only the mount namespace in a direct join.
+    /// The namespaces [`join`] joins: user, PID and mount through C, or only the mount
+    /// namespace in a direct join (see [`Join::direct`]).
     pub flags: libc::c_int,
-    /// A direct join (we have CAP_SYS_ADMIN): the launcher thread itself joins the PID
-    /// namespace for its next child, which joins the mount namespace; no intermediate C.
-    pub direct: bool,
     /// Where the working directory was when the launch began (`/proc/self/fd/N`).
     pub cwd_path: CString,
     /// The working directory's identity (device, inode): the directory that was checked.
@@ -185,6 +182,15 @@ pub struct Join {
     /// The identity of Node's root directory: joining a namespace sets the root to the
     /// namespace's, which must be the same (a chroot'ed Node joins nothing).
     pub root_id: (u64, u64),
+}
+
+impl Join {
+    /// A direct join (we have CAP_SYS_ADMIN, no user namespace): the launcher thread itself
+    /// joins the PID namespace for its next child, which joins the mount namespace; no
+    /// intermediate C.
+    pub fn direct(&self) -> bool {
+        self.flags & libc::CLONE_NEWPID == 0
+    }
 }
 
 /// Why [`join`] failed.
@@ -272,27 +278,62 @@ pub unsafe fn join(j: &Join) -> Result<(), (JoinFailure, i32)> {
     r
 }
 
+/// Steps 1 and 2, in C: [`enter`], then the init started with `CLONE_VM | CLONE_VFORK |
+/// CLONE_PARENT` on `init_stack` (so it is a child of C's parent). The init's pid is written to
+/// `init_pid` as soon as it exists, so that on a later failure the caller can end it. Fails
+/// with the step and its errno.
+///
+/// # Safety
+/// Call only in C, with `init_stack` the top of a stack only the init uses.
+pub unsafe fn create(
+    plan: &NsPlan,
+    init_stack: *mut u8,
+    init_pid: &mut libc::pid_t,
+) -> Result<(), (super::child::Step, i32)> {
+    use super::child::Step;
+    enter(plan).map_err(|e| (Step::Namespaces, e))?;
+    let mut init = InitArgs {
+        plan,
+        errno: 0,
+        step: Step::Init,
+    };
+    let pid = libc::clone(
+        init_main,
+        init_stack as *mut libc::c_void,
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::SIGCHLD,
+        &mut init as *mut InitArgs as *mut libc::c_void,
+    );
+    if pid < 0 {
+        return Err((Step::Init, errno()));
+    }
+    *init_pid = pid;
+    if std::ptr::read_volatile(&init.errno) != 0 {
+        return Err((init.step, init.errno));
+    }
+    Ok(())
+}
+
 /// Arguments of [`init_main`].
 #[derive(Debug)]
-pub struct InitArgs {
+struct InitArgs {
     /// The plan.
-    pub plan: *const NsPlan,
+    plan: *const NsPlan,
     /// Written by the init on failure (before `_exit(127)`).
-    pub errno: i32,
+    errno: i32,
     /// Written with `errno`: the step that failed (`Step::Init` or `Step::Proc`).
-    pub step: super::child::Step,
+    step: super::child::Step,
 }
 
 /// Step 2: the namespace's init (pid 1). `arg` is an [`InitArgs`].
 ///
 /// # Safety
 /// Entry point of a `clone(CLONE_VM | CLONE_VFORK | CLONE_PARENT)` child only.
-pub extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
+extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `InitArgs` of the suspended C; the plan outlives the launch.
     unsafe {
         let a = &mut *(arg as *mut InitArgs);
         let plan = &*a.plan;
-        super::child::default_signals();
+        crate::sys::spawn::default_signals();
         let fail = |a: &mut InitArgs| -> ! {
             a.errno = errno();
             libc::_exit(127)

@@ -89,15 +89,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             libc::_exit(127)
         };
         // Default dispositions for every signal (Node ignores SIGPIPE and handles others).
-        // The raw system call also resets the signals glibc reserves (32, 33), which its
-        // `sigaction` refuses to touch. All-zero is SIG_DFL with no flags and an empty mask in
-        // the kernel's layout on every architecture.
-        let dfl = [0u64; 4];
-        for sig in 1..=64 {
-            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-                libc::syscall(libc::SYS_rt_sigaction, sig, dfl.as_ptr(), 0usize, 8usize);
-            }
-        }
+        default_signals();
         match a.session {
             SessionMode::NewGroup => {
                 if libc::setpgid(0, 0) != 0 {
@@ -194,7 +186,6 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             a.stage = stage;
             libc::_exit(127)
         };
-        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::SIGCHLD;
         if !a.join.is_null() {
             // Into a namespace made ahead, and into the working directory as found there.
             if let Err((why, e)) = pidns::join(&*a.join) {
@@ -210,30 +201,8 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             if libc::fchdir(a.cwd) != 0 {
                 fail(a, STAGE_CWD, *libc::__errno_location());
             }
-            if let Err(e) = pidns::enter(plan) {
-                fail(a, STAGE_SANDBOX + Step::Namespaces as i32, e);
-            }
-            let mut init = pidns::InitArgs {
-                plan,
-                errno: 0,
-                step: Step::Init,
-            };
-            let pid = libc::clone(
-                pidns::init_main,
-                a.init_stack as *mut libc::c_void,
-                flags,
-                &mut init as *mut pidns::InitArgs as *mut libc::c_void,
-            );
-            if pid < 0 {
-                fail(
-                    a,
-                    STAGE_SANDBOX + Step::Init as i32,
-                    *libc::__errno_location(),
-                );
-            }
-            a.init_pid = pid;
-            if std::ptr::read_volatile(&init.errno) != 0 {
-                fail(a, STAGE_SANDBOX + init.step as i32, init.errno);
+            if let Err((step, e)) = pidns::create(plan, a.init_stack, &mut a.init_pid) {
+                fail(a, STAGE_SANDBOX + step as i32, e);
             }
         }
         // The command without CLONE_VFORK: C exits at once instead of waiting to be woken
@@ -263,6 +232,22 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             fail(a, STAGE_PARENT_GONE, libc::ESRCH);
         }
         libc::_exit(0)
+    }
+}
+
+/// Every signal back to its default action (Node handles or ignores several). The raw system
+/// call also resets the signals glibc reserves (32, 33), which its `sigaction` refuses to
+/// touch. All-zero is SIG_DFL with no flags and an empty mask in the kernel's layout on every
+/// architecture.
+///
+/// # Safety
+/// Call only in a child about to `execve`.
+pub unsafe fn default_signals() {
+    let dfl = [0u64; 4];
+    for sig in 1..=64 {
+        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+            libc::syscall(libc::SYS_rt_sigaction, sig, dfl.as_ptr(), 0usize, 8usize);
+        }
     }
 }
 
@@ -400,20 +385,21 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
         .map(|p| unsafe { &*p });
     if let Some(plan) = plan.filter(|p| p.pooled()) {
         if let Some(slot) = nspool::take() {
-            let Some(join) = slot.join(spec.cwd, plan.userns()) else {
-                nspool::unusable(slot);
-                return launch_once(spec, None).map_err(Failure::into_io);
-            };
-            match launch_once(spec, Some(&join)) {
-                Ok(launched) => {
+            match slot
+                .join(spec.cwd, plan.userns())
+                .map(|j| launch_once(spec, Some(&j)))
+            {
+                // The working directory's path or identity could not be read.
+                None => nspool::unusable(slot),
+                Some(Ok(launched)) => {
                     return Ok(Launched {
                         init_pid: Some(nspool::lend(slot)),
                         ..launched
                     })
                 }
-                Err(Failure::Failed(e)) => return Err(e),
-                Err(Failure::Join(JoinFailure::Cwd, _)) => nspool::unusable(slot),
-                Err(Failure::Join(JoinFailure::Refused, errno)) => {
+                Some(Err(Failure::Failed(e))) => return Err(e),
+                Some(Err(Failure::Join(JoinFailure::Cwd, _))) => nspool::unusable(slot),
+                Some(Err(Failure::Join(JoinFailure::Refused, errno))) => {
                     nspool::turn_off(format!(
                         "joining a namespace made ahead was refused: {}",
                         io::Error::from_raw_os_error(errno)
@@ -445,7 +431,7 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
     envp.push(std::ptr::null());
     let cgroups: Vec<*const libc::c_char> = spec.cgroup_procs.iter().map(|s| s.as_ptr()).collect();
     let namespace = spec.sandbox.as_ref().is_some_and(|sb| sb.has_namespace());
-    let direct = join.is_some_and(|j| j.direct);
+    let direct = join.is_some_and(Join::direct);
     // Through C: C makes the namespace, or joins one and starts the command (unprivileged).
     let via_c = namespace && !direct;
     // One stack per process that runs on our memory: the child (C), then the init and the
@@ -494,7 +480,7 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
     };
     let entry: extern "C" fn(*mut libc::c_void) -> libc::c_int =
         if via_c { namespace_main } else { child_main };
-    if let Some(j) = join.filter(|j| j.direct) {
+    if let Some(j) = join.filter(|j| j.direct()) {
         enter_pid_ns(j.pidfd).map_err(|e| Failure::Join(JoinFailure::Refused, e))?;
     }
     // SAFETY: the child only makes system calls on `args`, which outlives the suspended

@@ -33,7 +33,7 @@ mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
 #[cfg(target_os = "linux")]
-pub use linux::clone_vfork;
+pub use linux::{clone_vfork, default_signals};
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
