@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { AcpTerminalError, invalidArg } from './errors';
 import type { ReleaseReason, TerminalAuditEvent } from './events';
 import type { HostTerminalRequest } from './host-types';
-import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
+import { readOutputBytes, type ExitStatus, type OutputSnapshot, type TerminalLike } from './types';
 import { requireString } from './validate';
 
 /** One live terminal of a host. */
@@ -193,15 +193,6 @@ export class TerminalEntries {
     if (!terminalId.startsWith(this.idPrefix)) return false;
     const n = Number(terminalId.slice(this.idPrefix.length));
     return Number.isSafeInteger(n) && n >= 1 && n < this.nextId && String(n) === terminalId.slice(this.idPrefix.length);
-  }
-}
-
-function readOutputBytes(terminal: TerminalLike): number | undefined {
-  try {
-    const n = terminal.outputBytes;
-    return typeof n === 'number' ? n : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -109,6 +109,15 @@ export interface TerminalLike {
    */
   onOutput(listener: (chunk: Buffer) => void, options?: { replay?: boolean | null } | null): () => void;
 }
+/** A terminal's `outputBytes`, or `undefined` where the backend does not count (or its getter throws). */
+export function readOutputBytes(terminal: TerminalLike): number | undefined {
+  try {
+    const n = terminal.outputBytes;
+    return typeof n === 'number' ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The backend entry point: the native `createTerminal` or a substitute with the same contract. */
 export type CreateTerminalFn = (

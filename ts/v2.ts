@@ -12,7 +12,14 @@ import type {
 import { AcpTerminalError, errorCode, errorMessage } from './errors';
 import { loadNativeCreateTerminal } from './native';
 import { loadSdkV2 } from './sdk';
-import type { CreateTerminalFn, CreateTerminalOptions, CreateTerminalParams, ExitStatus, TerminalLike } from './types';
+import {
+  readOutputBytes,
+  type CreateTerminalFn,
+  type CreateTerminalOptions,
+  type CreateTerminalParams,
+  type ExitStatus,
+  type TerminalLike,
+} from './types';
 import { shellWord } from './shell-quote';
 import { TailBuffer } from './tail-buffer';
 import { optionalAbsolutePath, requireString } from './validate';
@@ -268,15 +275,6 @@ export async function startV2Terminal(
     };
   };
   return bridge(terminal, bridgeOptions, source, true);
-}
-
-function readOutputBytes(terminal: TerminalLike): number | undefined {
-  try {
-    const n = terminal.outputBytes;
-    return typeof n === 'number' ? n : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Tracks an agent's running v2 terminals and serves `terminal/cancel` for them. */
