@@ -36,3 +36,5 @@ mod spawn;
 mod start;
 mod sys;
 mod terminal;
+#[cfg(test)]
+mod test_util;

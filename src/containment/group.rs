@@ -97,12 +97,8 @@ mod tests {
     use std::process::{Child, Command};
     use std::time::{Duration, Instant};
 
-    fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !cond() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+    fn wait_until(what: &str, cond: impl FnMut() -> bool) {
+        crate::test_util::wait_until(what, Duration::from_secs(10), cond);
     }
 
     fn group(script: &str) -> (Child, ProcessGroup) {
@@ -195,18 +191,11 @@ mod tests {
 
     #[test]
     fn a_session_tree_includes_setsid_descendants_and_dies_whole() {
-        let mut cmd = Command::new("bash");
         // A job in its own group (set -m) and a grandchild in a new session.
-        cmd.args(["-c", "set -m; sleep 30 & set +m; setsid sleep 30 & wait"]);
-        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-        unsafe {
-            cmd.pre_exec(|| {
-                nix::unistd::setsid()
-                    .map(drop)
-                    .map_err(std::io::Error::from)
-            });
-        }
-        let child = cmd.spawn().unwrap();
+        let child =
+            crate::test_util::setsid_bash("set -m; sleep 30 & set +m; setsid sleep 30 & wait")
+                .spawn()
+                .unwrap();
         let tree = SessionTree(child.id() as i32);
         wait_until("3 processes", || tree.pids().len() == 3);
         assert!(tree.alive());

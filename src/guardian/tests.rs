@@ -5,12 +5,8 @@ use std::process::Command;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+fn wait_until(what: &str, cond: impl FnMut() -> bool) {
+    crate::test_util::wait_until(what, Duration::from_secs(30), cond);
 }
 
 fn exists(pid: i32) -> bool {
@@ -109,17 +105,8 @@ fn thousands_of_listed_terminals_are_all_killed() {
 #[test]
 fn a_listed_session_loses_its_jobs_in_other_groups_too() {
     let g = Guardian::new(process::start);
-    let mut cmd = Command::new("bash");
-    cmd.args(["-c", "set -m; sleep 60 & echo $!; wait"])
-        .stdout(std::process::Stdio::piped());
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid()
-                .map(drop)
-                .map_err(std::io::Error::from)
-        });
-    }
+    let mut cmd = crate::test_util::setsid_bash("set -m; sleep 60 & echo $!; wait");
+    cmd.stdout(std::process::Stdio::piped());
     let mut leader = cmd.spawn().unwrap();
     let mut line = String::new();
     std::io::BufRead::read_line(

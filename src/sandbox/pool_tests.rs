@@ -27,12 +27,8 @@ fn run_in(cwd: &OwnedFd, script: &str, pooled: bool) -> (String, i32, SandboxGua
     super::tests::launch_sandboxed(&isolated(), cwd, script, pooled)
 }
 
-fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(t.elapsed() < Duration::from_secs(10), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+fn eventually(what: &str, cond: impl FnMut() -> bool) {
+    crate::test_util::wait_until(what, Duration::from_secs(10), cond);
 }
 
 /// Launches until one joined a namespace made ahead (the pool starts with the first).

@@ -261,7 +261,6 @@ mod tests {
     /// Starts `bash` leading a new session, with two jobs in process groups of their own and
     /// a grandchild that left for a session of its own; returns the leader and all pids.
     fn session_with_jobs() -> (std::process::Child, Vec<i32>) {
-        use std::os::unix::process::CommandExt;
         // macOS has no setsid(1): there the grandchild stays in the session.
         let has_setsid = std::process::Command::new("/bin/sh")
             .args(["-c", "command -v setsid >/dev/null"])
@@ -273,21 +272,12 @@ mod tests {
         } else {
             "sleep 100"
         };
-        let mut cmd = std::process::Command::new("bash");
-        cmd.args([
-            "-c",
-            &format!("set -m; sleep 100 & sleep 100 & set +m; {grandchild} & wait"),
-        ])
-        .stdin(std::process::Stdio::null());
-        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-        unsafe {
-            cmd.pre_exec(|| {
-                nix::unistd::setsid()
-                    .map(drop)
-                    .map_err(std::io::Error::from)
-            });
-        }
-        let child = cmd.spawn().unwrap();
+        let child = crate::test_util::setsid_bash(&format!(
+            "set -m; sleep 100 & sleep 100 & set +m; {grandchild} & wait"
+        ))
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
         let sid = child.id() as i32;
         // Ready once all four run and the grandchild's setsid took effect (until then it is
         // still in the session, and a kill of the session would wrongly reach it).
