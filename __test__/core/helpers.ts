@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import {
@@ -114,3 +115,47 @@ export function runNode(script: string, args: string[] = [], timeoutMs = 30000) 
 }
 
 export type { TerminalHandle };
+
+/** Whether another user (`nobody`) can reach and read `dir`: every directory on its path searchable by
+ * others, and `dir` itself readable by them. */
+function readableByOthers(dir: string): boolean {
+  for (let d = dir; ; d = path.dirname(d)) {
+    const mode = fs.statSync(d).mode;
+    if ((mode & 0o001) === 0 || (d === dir && (mode & 0o004) === 0)) return false;
+    if (path.dirname(d) === d) return true;
+  }
+}
+
+let forOthers: string | undefined;
+
+/**
+ * The package root as another user (`nobody`, through setpriv) can load it: the checkout itself when it
+ * is readable by others, else (a checkout under a private directory, such as a `mktemp -d` clone) a copy
+ * of what an install holds (package.json, index.js, the `.node` addon, lib/) and the test fixtures, in a
+ * temporary directory others can read, made once per test file (remove it with `removePackageCopy` in an
+ * `afterAll`).
+ */
+export function packageRootForOthers(): string {
+  if (readableByOthers(ROOT)) return ROOT;
+  if (forOthers) return forOthers;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-pkg-'));
+  const entries = fs.readdirSync(ROOT).filter((e) => e === 'package.json' || e === 'index.js' || e.endsWith('.node'));
+  for (const e of [...entries, 'lib', path.join('__test__', 'fixtures')]) {
+    fs.cpSync(path.join(ROOT, e), path.join(dir, e), { recursive: true });
+  }
+  // Directories 0755, files 0644 (the addon 0755), whatever the checkout's modes.
+  const open = (p: string): void => {
+    const st = fs.statSync(p);
+    fs.chmodSync(p, st.isDirectory() || p.endsWith('.node') ? 0o755 : 0o644);
+    if (st.isDirectory()) for (const e of fs.readdirSync(p)) open(path.join(p, e));
+  };
+  open(dir);
+  forOthers = dir;
+  return dir;
+}
+
+/** Removes the copy `packageRootForOthers` made, if it made one. */
+export function removePackageCopy(): void {
+  if (forOthers) fs.rmSync(forOthers, { recursive: true, force: true });
+  forOthers = undefined;
+}

@@ -10,9 +10,10 @@ import * as path from 'node:path';
 
 import { containmentInfo, createTerminal } from '../../index';
 import { ShellSessions, TerminalHost } from '../../lib';
-import { eventually, fdCount, processes, ROOT, run, runNode, zombieChildren } from './helpers';
+import { eventually, fdCount, packageRootForOthers, processes, removePackageCopy, ROOT, run, runNode, zombieChildren } from './helpers';
 
-const OUTER = path.join(ROOT, '__test__', 'fixtures', 'sandbox-outer.js');
+afterAll(removePackageCopy);
+
 const isRoot = process.getuid?.() === 0;
 const info = containmentInfo().sandbox;
 /** The namespace's init as `cmdline` shows it: a static program in a memfd (x86_64), else `sleep`. */
@@ -37,8 +38,11 @@ interface Probe {
 
 /** Runs the host fixture in a fresh Node process (optionally through a prefix such as setpriv). */
 function probe(opts: object, { prefix = [] as string[], env = {} as Record<string, string> } = {}): Probe {
-  const argv = [...prefix, process.execPath, OUTER, ROOT, JSON.stringify(opts)];
+  // Through a prefix the fixture may run as another user: it loads a package root that user can read.
+  const pkg = prefix.length ? packageRootForOthers() : ROOT;
+  const argv = [...prefix, process.execPath, path.join(pkg, '__test__', 'fixtures', 'sandbox-outer.js'), pkg, JSON.stringify(opts)];
   const r = spawnSync(argv[0]!, argv.slice(1), {
+    cwd: pkg,
     encoding: 'utf8',
     timeout: 60000,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ACP_SANDBOX_SECRET: `s3cr3t-${process.pid}-${Date.now()}`, ...env },
@@ -164,7 +168,12 @@ describe('namespaces made ahead and recycled', () => {
         console.log(JSON.stringify({ isolation: containmentInfo().sandbox.processIsolation, seen }));
       })();`;
     const argv = [...prefix, process.execPath, '-e', script];
-    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: ROOT, encoding: 'utf8', timeout: 60000, env: { ...process.env, ...env } });
+    const r = spawnSync(argv[0]!, argv.slice(1), {
+      cwd: prefix.length ? packageRootForOthers() : ROOT,
+      encoding: 'utf8',
+      timeout: 60000,
+      env: { ...process.env, ...env },
+    });
     fs.rmSync(dir, { recursive: true, force: true });
     const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).pop();
     if (!line) throw new Error(`no result (status ${r.status}): ${r.stdout}\n${r.stderr}`);
