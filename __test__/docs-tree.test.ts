@@ -56,12 +56,31 @@ const RELATIVE_BASES = ['', 'src', '__test__'];
 const GENERATED = new Set(['lib']);
 const existsRelative = (p: string): boolean => GENERATED.has(p) || RELATIVE_BASES.some((b) => fs.existsSync(path.join(root, b, p)));
 
-/** Relative markdown link targets: `[x](docs/api.md#anchor)` -> `docs/api.md`. */
+/** Relative markdown link targets, with their anchor: `[x](docs/api.md#anchor)` -> `docs/api.md#anchor`. */
 function links(text: string): string[] {
-  return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
-    .map((m) => m[1]!)
-    .filter((t) => !/^[a-z]+:/i.test(t) && !t.startsWith('#'))
-    .map((t) => t.replace(/#.*$/, ''));
+  return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z]+:/i.test(t));
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+/** The anchors a markdown file's headings define. */
+function anchors(file: string): Set<string> {
+  const prose = fs.readFileSync(file, 'utf8').replace(/^```[^\n]*\n[\s\S]*?^```[^\n]*$/gm, '');
+  return new Set([...prose.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!)));
+}
+
+/** Whether a link from `doc` resolves: the file exists and, for a markdown file, so does the anchor. */
+function resolves(doc: string, link: string): boolean {
+  const [target, anchor] = link.split('#', 2) as [string, string | undefined];
+  const file = target === '' ? path.join(root, doc) : path.resolve(path.dirname(path.join(root, doc)), target);
+  if (!fs.existsSync(file)) return false;
+  return anchor === undefined || !file.endsWith('.md') || anchors(file).has(anchor);
 }
 
 /** The first column of ARCHITECTURE.md's file table (the one headed `| file | job |`). */
@@ -88,8 +107,7 @@ describe('docs name only files that exist', () => {
       const { tree, bare, relative } = namedPaths(text);
       const missing = tree.filter((p) => !fs.existsSync(path.join(root, p))).concat(relative.filter((p) => !existsRelative(p)));
       const missingBare = bare.filter((b) => !basenames.has(b));
-      const dir = path.dirname(path.join(root, doc));
-      const broken = links(text).filter((l) => !fs.existsSync(path.resolve(dir, l)));
+      const broken = links(text).filter((l) => !resolves(doc, l));
       expect({ missing, missingBare, broken }).toEqual({ missing: [], missingBare: [], broken: [] });
     });
   }
@@ -117,5 +135,9 @@ test('the checks catch what they are for', () => {
   expect(existsRelative('reap/pidfd_reaper.rs')).toBe(false);
   expect(existsRelative('reap/pidfd.rs') && existsRelative('fixtures')).toBe(true);
   expect(fs.existsSync(path.join(root, 'ts/session-native.ts'))).toBe(false);
-  expect(links('[a](docs/nope.md#x) [b](https://x.y) [c](#local)')).toEqual(['docs/nope.md']);
+  expect(links('[a](docs/nope.md#x) [b](https://x.y) [c](#local)')).toEqual(['docs/nope.md#x', '#local']);
+  expect(resolves('README.md', 'docs/nope.md')).toBe(false);
+  expect(resolves('README.md', 'docs/api.md#no-such-heading')).toBe(false);
+  expect(resolves('README.md', 'docs/api.md#guarantees-and-their-limits')).toBe(true);
+  expect(slug('`createTerminal(params, options?) → Promise<TerminalHandle>`')).toBe('createterminalparams-options--promiseterminalhandle');
 });
