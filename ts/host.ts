@@ -22,7 +22,7 @@ import type {
   TerminalHostOptions,
 } from './host-types';
 import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
-import { requireString } from './validate';
+import { abortable, optionalSignal, requireString, type CallOptions } from './validate';
 
 export { DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 export type {
@@ -34,6 +34,7 @@ export type {
   TerminalHostOptions,
 } from './host-types';
 export { normalizeSnapshot } from './host-entries';
+export type { CallOptions } from './validate';
 
 /**
  * Runs ACP v1 terminals for a client: one host per client (or per connection), shared by its sessions.
@@ -72,18 +73,25 @@ export class TerminalHost implements AsyncDisposable {
    * `terminal/create`: checks the request against the host's policy, starts the command and answers
    * with its id once it was spawned. Refusals reject with `ERR_CWD_OUTSIDE_ROOTS`, `ERR_POLICY_DENIED`,
    * `ERR_NOT_APPROVED` or `ERR_TOO_MANY_TERMINALS` (and emit `denied`); other failures emit `failed`.
+   * Aborting `options.signal` before the answer rejects with `signal.reason` at once; a command the
+   * create started meanwhile is released, so a cancelled create leaves nothing running.
    */
-  async createTerminal(request: HostCreateTerminalRequest): Promise<HostCreateTerminalResponse> {
+  async createTerminal(request: HostCreateTerminalRequest, options?: CallOptions): Promise<HostCreateTerminalResponse> {
     const seen: { cwd: string | undefined } = { cwd: undefined };
     try {
-      return await this.create(request, seen);
+      return await this.create(request, optionalSignal(options), seen);
     } catch (error) {
       if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
       throw error;
     }
   }
 
-  private async create(request: HostCreateTerminalRequest, seen: { cwd: string | undefined }): Promise<HostCreateTerminalResponse> {
+  private async create(
+    request: HostCreateTerminalRequest,
+    signal: AbortSignal | undefined,
+    seen: { cwd: string | undefined },
+  ): Promise<HostCreateTerminalResponse> {
+    if (signal?.aborted) throw signal.reason;
     const req = validateCreate(request, this.settings);
     seen.cwd = req.cwd ?? undefined;
     if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
@@ -96,16 +104,24 @@ export class TerminalHost implements AsyncDisposable {
       );
     }
     this.pendingCreates++;
+    // Counted until the spawn settles, even when the caller stopped waiting for it.
+    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed).finally(() => this.pendingCreates--);
     let spawned: Spawned;
     try {
-      spawned = await spawnChecked(this.settings, request, req, seen, () => this.closed);
-    } finally {
-      this.pendingCreates--;
+      spawned = await abortable(spawning, signal);
+    } catch (error) {
+      // Cancelled while checking, awaiting approval or spawning: whatever still starts is released.
+      if (signal?.aborted) spawning.then(({ terminal }) => terminal.release().catch(() => undefined), () => undefined);
+      throw error;
     }
     const { terminal, program } = spawned;
     if (this.closed) {
       await terminal.release().catch(() => undefined);
       throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed while the terminal was created');
+    }
+    if (signal?.aborted) {
+      await terminal.release().catch(() => undefined);
+      throw signal.reason;
     }
     const startedAt = performance.now();
     const { terminalId, entry } = this.entries.add(req.sessionId, terminal);
@@ -133,9 +149,15 @@ export class TerminalHost implements AsyncDisposable {
     return { terminalId };
   }
 
-  /** `terminal/output`: the retained output, with `exitStatus` once the command exited. */
-  async terminalOutput(request: HostTerminalRequest): Promise<OutputSnapshot> {
-    return normalizeSnapshot(await this.entries.lookup(request).terminal.currentOutput());
+  /**
+   * `terminal/output`: the retained output, with `exitStatus` once the command exited. An aborted
+   * `options.signal` rejects with `signal.reason`.
+   */
+  async terminalOutput(request: HostTerminalRequest, options?: CallOptions): Promise<OutputSnapshot> {
+    const signal = optionalSignal(options);
+    if (signal?.aborted) throw signal.reason;
+    const entry = this.entries.lookup(request);
+    return normalizeSnapshot(await abortable(entry.terminal.currentOutput(), signal));
   }
 
   /**
@@ -146,26 +168,38 @@ export class TerminalHost implements AsyncDisposable {
    * the order its handlers settle (the SDK does: its handler chain is microtasks) sends the kill's
    * response first. Agents rely on that order: one of them releases the terminal as soon as the wait
    * resolves while another part still reads the output after its kill.
+   *
+   * Aborting `options.signal` (the SDK aborts `ctx.signal` on `$/cancel_request`) rejects with
+   * `signal.reason` at once; the command keeps running and a later wait works.
    */
-  waitForTerminalExit(request: HostTerminalRequest): Promise<ExitStatus> {
-    // The entries' own promise, so the ordering above holds to the microtask.
-    return this.entries.wait(request);
+  async waitForTerminalExit(request: HostTerminalRequest, options?: CallOptions): Promise<ExitStatus> {
+    const signal = optionalSignal(options);
+    if (signal?.aborted) throw signal.reason;
+    // Only microtasks are added to the entries' promise, so the ordering above holds (its last step is a macrotask).
+    return abortable(this.entries.wait(request), signal);
   }
 
   /**
    * `terminal/kill`: stops the command; the id stays valid. Emits `killed`. Its response goes out before
-   * the `terminal/wait_for_exit` responses the kill causes (see `waitForTerminalExit`).
+   * the `terminal/wait_for_exit` responses the kill causes (see `waitForTerminalExit`). A signal already
+   * aborted rejects with its reason and kills nothing; a kill once started completes.
    */
-  killTerminal(request: HostTerminalRequest): Promise<Record<string, never>> {
-    // The entries' own promise: the kill is answered in the microtask its `killAnswered` settles.
+  async killTerminal(request: HostTerminalRequest, options?: CallOptions): Promise<Record<string, never>> {
+    // A kill is not undone: an aborted signal only refuses to start one.
+    const signal = optionalSignal(options);
+    if (signal?.aborted) throw signal.reason;
+    // The kill is answered in the microtask its `killAnswered` settles: see `TerminalEntries.kill`.
     return this.entries.kill(request);
   }
 
   /**
    * `terminal/release`: kills if running, keeps a final snapshot, frees the terminal. Idempotent for ids
-   * this host issued. Emits `released` (after `exited`).
+   * this host issued. Emits `released` (after `exited`). A signal already aborted rejects with its reason
+   * and releases nothing; a release once started completes.
    */
-  releaseTerminal(request: HostTerminalRequest): Promise<Record<string, never>> {
+  async releaseTerminal(request: HostTerminalRequest, options?: CallOptions): Promise<Record<string, never>> {
+    const signal = optionalSignal(options);
+    if (signal?.aborted) throw signal.reason;
     return this.entries.release(request);
   }
 
