@@ -9,8 +9,8 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import { AcpTerminalError, invalidArg } from './errors';
-import type { TerminalAuditEvent, TerminalAuditListener } from './events';
+import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
+import type { TerminalAuditEvent, TerminalAuditListener, TerminalCallEvent, TerminalCallListener, TerminalCallMethod } from './events';
 import { refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
 import { normalizeSnapshot, TerminalEntries } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
@@ -49,6 +49,8 @@ export class TerminalHost implements AsyncDisposable {
   private readonly entries: TerminalEntries;
   private readonly createListeners = new Set<(event: TerminalCreatedEvent) => void>();
   private readonly eventListeners = new Set<TerminalAuditListener>();
+  private readonly callListeners = new Set<TerminalCallListener>();
+  private nextCallId = 1;
   private pendingCreates = 0;
   private closed = false;
 
@@ -57,6 +59,7 @@ export class TerminalHost implements AsyncDisposable {
     this.settings = readHostOptions(options);
     this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event));
     if (options.onEvent) this.eventListeners.add(options.onEvent);
+    if (options.onCall) this.callListeners.add(options.onCall);
   }
 
   /** Number of live (created, not yet released) terminals. */
@@ -76,14 +79,16 @@ export class TerminalHost implements AsyncDisposable {
    * Aborting `options.signal` before the answer rejects with `signal.reason` at once; a command the
    * create started meanwhile is released, so a cancelled create leaves nothing running.
    */
-  async createTerminal(request: HostCreateTerminalRequest, options?: CallOptions): Promise<HostCreateTerminalResponse> {
-    const seen: { cwd: string | undefined } = { cwd: undefined };
-    try {
-      return await this.create(request, optionalSignal(options), seen);
-    } catch (error) {
-      if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
-      throw error;
-    }
+  createTerminal(request: HostCreateTerminalRequest, options?: CallOptions): Promise<HostCreateTerminalResponse> {
+    return this.track('terminal/create', request, options, async (signal) => {
+      const seen: { cwd: string | undefined } = { cwd: undefined };
+      try {
+        return await this.create(request, signal, seen);
+      } catch (error) {
+        if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
+        throw error;
+      }
+    });
   }
 
   private async create(
@@ -153,11 +158,11 @@ export class TerminalHost implements AsyncDisposable {
    * `terminal/output`: the retained output, with `exitStatus` once the command exited. An aborted
    * `options.signal` rejects with `signal.reason`.
    */
-  async terminalOutput(request: HostTerminalRequest, options?: CallOptions): Promise<OutputSnapshot> {
-    const signal = optionalSignal(options);
-    if (signal?.aborted) throw signal.reason;
-    const entry = this.entries.lookup(request);
-    return normalizeSnapshot(await abortable(entry.terminal.currentOutput(), signal));
+  terminalOutput(request: HostTerminalRequest, options?: CallOptions): Promise<OutputSnapshot> {
+    return this.track('terminal/output', request, options, async (signal) => {
+      const entry = this.entries.lookup(request);
+      return normalizeSnapshot(await abortable(entry.terminal.currentOutput(), signal));
+    });
   }
 
   /**
@@ -172,11 +177,9 @@ export class TerminalHost implements AsyncDisposable {
    * Aborting `options.signal` (the SDK aborts `ctx.signal` on `$/cancel_request`) rejects with
    * `signal.reason` at once; the command keeps running and a later wait works.
    */
-  async waitForTerminalExit(request: HostTerminalRequest, options?: CallOptions): Promise<ExitStatus> {
-    const signal = optionalSignal(options);
-    if (signal?.aborted) throw signal.reason;
+  waitForTerminalExit(request: HostTerminalRequest, options?: CallOptions): Promise<ExitStatus> {
     // Only microtasks are added to the entries' promise, so the ordering above holds (its last step is a macrotask).
-    return abortable(this.entries.wait(request), signal);
+    return this.track('terminal/wait_for_exit', request, options, (signal) => abortable(this.entries.wait(request), signal));
   }
 
   /**
@@ -184,12 +187,10 @@ export class TerminalHost implements AsyncDisposable {
    * the `terminal/wait_for_exit` responses the kill causes (see `waitForTerminalExit`). A signal already
    * aborted rejects with its reason and kills nothing; a kill once started completes.
    */
-  async killTerminal(request: HostTerminalRequest, options?: CallOptions): Promise<Record<string, never>> {
-    // A kill is not undone: an aborted signal only refuses to start one.
-    const signal = optionalSignal(options);
-    if (signal?.aborted) throw signal.reason;
-    // The kill is answered in the microtask its `killAnswered` settles: see `TerminalEntries.kill`.
-    return this.entries.kill(request);
+  killTerminal(request: HostTerminalRequest, options?: CallOptions): Promise<Record<string, never>> {
+    // A kill is not undone: an aborted signal only refuses to start one (in `track`). Its answer precedes the
+    // waits it ends: see `TerminalEntries.kill`.
+    return this.track('terminal/kill', request, options, () => this.entries.kill(request));
   }
 
   /**
@@ -197,10 +198,8 @@ export class TerminalHost implements AsyncDisposable {
    * this host issued. Emits `released` (after `exited`). A signal already aborted rejects with its reason
    * and releases nothing; a release once started completes.
    */
-  async releaseTerminal(request: HostTerminalRequest, options?: CallOptions): Promise<Record<string, never>> {
-    const signal = optionalSignal(options);
-    if (signal?.aborted) throw signal.reason;
-    return this.entries.release(request);
+  releaseTerminal(request: HostTerminalRequest, options?: CallOptions): Promise<Record<string, never>> {
+    return this.track('terminal/release', request, options, () => this.entries.release(request));
   }
 
   /** The live terminal behind `terminalId` (to embed in a tool-call UI), or undefined once released. */
@@ -234,6 +233,19 @@ export class TerminalHost implements AsyncDisposable {
     };
   }
 
+  /**
+   * Calls `listener` for every call of the five methods from now on: `running` when it starts, then
+   * `completed` or `failed` (see `TerminalCallEvent`); returns an unsubscribe function. A listener that
+   * throws or rejects does not affect the call, the host or the other listeners.
+   */
+  onCall(listener: TerminalCallListener): () => void {
+    if (typeof listener !== 'function') throw invalidArg('listener', 'must be a function');
+    this.callListeners.add(listener);
+    return () => {
+      this.callListeners.delete(listener);
+    };
+  }
+
   /** Releases every terminal of `sessionId` (e.g. on `session/close` or when the agent disconnects). */
   async releaseSession(sessionId: string): Promise<void> {
     requireString(sessionId, 'sessionId');
@@ -251,18 +263,81 @@ export class TerminalHost implements AsyncDisposable {
     await this.close();
   }
 
+  /**
+   * Runs one call of a host method: reads `options.signal` (refusing an aborted one before anything
+   * happens) and reports the call's phases to the `onCall` listeners.
+   */
+  private async track<T>(
+    method: TerminalCallMethod,
+    request: unknown,
+    options: CallOptions | undefined,
+    work: (signal: AbortSignal | undefined) => Promise<T>,
+  ): Promise<T> {
+    if (this.callListeners.size === 0) {
+      const signal = optionalSignal(options);
+      if (signal?.aborted) throw signal.reason;
+      return work(signal);
+    }
+    const r = (typeof request === 'object' && request !== null ? request : {}) as { sessionId?: unknown; terminalId?: unknown };
+    const base = {
+      callId: this.nextCallId++,
+      method,
+      sessionId: typeof r.sessionId === 'string' ? r.sessionId : '',
+      terminalId: method !== 'terminal/create' && typeof r.terminalId === 'string' ? r.terminalId : undefined,
+    };
+    const started = performance.now();
+    const since = (): number => Math.round(performance.now() - started);
+    notify(this.callListeners, { ...base, phase: 'running', time: Date.now() });
+    let signal: AbortSignal | undefined;
+    try {
+      signal = optionalSignal(options);
+      if (signal?.aborted) throw signal.reason;
+      const result = await work(signal);
+      notify(this.callListeners, { ...base, ...callOutcome(result), phase: 'completed', time: Date.now(), durationMs: since() });
+      return result;
+    } catch (error) {
+      const cancelled = signal?.aborted === true && error === signal.reason;
+      notify(this.callListeners, {
+        ...base,
+        phase: 'failed',
+        time: Date.now(),
+        durationMs: since(),
+        error: { code: errorCode(error), message: errorMessage(error) },
+        cancelled,
+      });
+      throw error;
+    }
+  }
+
   private emit(event: TerminalAuditEvent): void {
-    if (this.eventListeners.size === 0) return;
-    Object.freeze(event);
-    for (const listener of [...this.eventListeners]) {
-      try {
-        const result = listener(event) as unknown;
-        if (typeof result === 'object' && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
-          (result as PromiseLike<void>).then(undefined, () => undefined);
-        }
-      } catch {
-        // An audit sink that fails must not fail the agent's request or the host.
+    notify(this.eventListeners, event);
+  }
+}
+
+/** What a `completed` call event says of the result: the new id, the exit status, truncation. */
+function callOutcome(result: unknown): Partial<TerminalCallEvent> {
+  const out: Partial<TerminalCallEvent> = {};
+  if (typeof result !== 'object' || result === null) return out;
+  const r = result as { terminalId?: unknown; exitCode?: unknown; signal?: unknown; exitStatus?: ExitStatus; truncated?: unknown };
+  if (typeof r.terminalId === 'string') out.terminalId = r.terminalId;
+  if ('exitCode' in r) out.exitStatus = { exitCode: r.exitCode as number | null, signal: (r.signal ?? null) as string | null };
+  if (r.exitStatus) out.exitStatus = { exitCode: r.exitStatus.exitCode, signal: r.exitStatus.signal };
+  if (typeof r.truncated === 'boolean') out.truncated = r.truncated;
+  return out;
+}
+
+/** Calls each listener with `event` (frozen); a listener's throw or rejection is ignored. */
+function notify<E extends object>(listeners: ReadonlySet<(event: E) => void | Promise<void>>, event: E): void {
+  if (listeners.size === 0) return;
+  Object.freeze(event);
+  for (const listener of [...listeners]) {
+    try {
+      const result = listener(event) as unknown;
+      if (typeof result === 'object' && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
+        (result as PromiseLike<void>).then(undefined, () => undefined);
       }
+    } catch {
+      // A UI or audit sink that fails must not fail the agent's request or the host.
     }
   }
 }
