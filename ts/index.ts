@@ -134,6 +134,7 @@ export {
   type ShellAnalysis,
 } from './shellwords';
 export { INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, jsonRpcCodeFor, registerTerminalHandlers, toRequestError } from './handlers';
+export { trackSessionCwds } from './session-cwds';
 export {
   createTestClient,
   type PermissionPolicy,
