@@ -150,6 +150,7 @@ export {
   V2TerminalRegistry,
   type StartV2TerminalOptions,
   type V2BridgeOptions,
+  type V2TerminalSize,
   type V2TerminalBridge,
   type V2UpdateSink,
 } from './v2';
