@@ -103,7 +103,9 @@ export class TerminalHost implements AsyncDisposable {
     if (signal?.aborted) throw signal.reason;
     const req = validateCreate(request, this.settings);
     if (request.cwd == null) {
-      const sessionCwd = await this.sessionCwd(req.sessionId);
+      // No await without a hook: nothing else runs between the checks below and the spawn's start.
+      const known = this.sessionCwds.get(req.sessionId);
+      const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
       if (sessionCwd !== undefined) req.cwd = sessionCwd;
     }
     seen.cwd = req.cwd ?? undefined;
@@ -294,11 +296,9 @@ export class TerminalHost implements AsyncDisposable {
     await this.close();
   }
 
-  /** The default directory of a request of `sessionId` without `cwd`: the hook's answer, else the recorded one. */
-  private async sessionCwd(sessionId: string): Promise<string | undefined> {
-    const known = this.sessionCwds.get(sessionId);
-    if (!this.cwdForSession) return known;
-    const chosen: unknown = await this.cwdForSession(sessionId, known);
+  /** The `cwdForSession` hook's directory for a request of `sessionId` without `cwd`, checked. */
+  private async askCwdForSession(sessionId: string, known: string | undefined): Promise<string | undefined> {
+    const chosen: unknown = await this.cwdForSession!(sessionId, known);
     if (chosen === undefined || chosen === null) return undefined;
     if (typeof chosen !== 'string' || !path.isAbsolute(chosen) || chosen.includes('\0')) {
       throw invalidArg('cwdForSession', `must return an absolute path or undefined, got ${JSON.stringify(chosen)} for session ${JSON.stringify(sessionId)}`);
