@@ -133,6 +133,7 @@ export {
   type ShellAnalysis,
 } from './shellwords';
 export { INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, jsonRpcCodeFor, registerTerminalHandlers, toRequestError } from './handlers';
+export { trackSessionCwds } from './session-cwds';
 export {
   createTestClient,
   type PermissionPolicy,
@@ -148,6 +149,7 @@ export {
   V2TerminalRegistry,
   type StartV2TerminalOptions,
   type V2BridgeOptions,
+  type V2TerminalSize,
   type V2TerminalBridge,
   type V2UpdateSink,
 } from './v2';
