@@ -421,7 +421,7 @@ export class ShellSessions implements AsyncDisposable {
       fs.writeFileSync(rcPath, session.rcText(rcPath), { mode: 0o600 });
       const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
-      const env = this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv), this.env) : this.env;
+      const env = this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv, process.env, { pty: true }), this.env) : this.env;
       const inheritEnv = this.dropEnv ? false : this.inheritEnv;
       const terminal = await backend(
         {
