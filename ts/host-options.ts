@@ -6,8 +6,8 @@
 import { invalidArg } from './errors';
 import type { ApprovalRequest, TerminalHostOptions } from './host-types';
 import { loadNativeResolveProgram } from './native';
-import { compileCommandPolicy, compileEnvPatterns, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
-import { compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
+import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
+import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, ResolveProgramFn, ResourceLimits } from './types';
 import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 

@@ -4,8 +4,8 @@
  */
 
 import type { TerminalAuditListener, TerminalCallListener } from './events';
-import type { CommandPolicy, EnvNamePattern, PolicyCommand } from './policy';
-import type { EnvPolicy } from './policy-env';
+import type { CommandPolicy, PolicyCommand } from './policy';
+import type { EnvNamePattern, EnvPolicy } from './policy-env';
 import type { CreateTerminalFn, EnvVariable, ResolveProgramFn, ResourceLimits, SandboxOptions, TerminalLike } from './types';
 
 /**
