@@ -10,11 +10,16 @@
  * `<seq>` is the number of the command the prompt follows (0 for the prompt after the rc);
  * `<status>` is `$?`. While the shell's stderr is not the terminal (after `exec 2>file`) the prompt
  * is not seen: `PROMPT_COMMAND` then prints `ESC ] 6973 ; <token> ; F ; <seq> BEL` to /dev/tty, a
- * completion without a status (it comes from commands a function could replace).
+ * completion without a status (it comes from commands a function could replace); it does so too
+ * when PS1 is not the session's (a command made its own prompt read-only).
+ * PS0 prints `ESC ] 6973 ; <token> ; S BEL` when the shell has read a command line, before it runs
+ * it: a prompt with an older `<seq>` after that start means the session's line failed (broken).
+ * Markers are matched case-insensitively (`stty olcuc` upper-cases the token's hex digits).
  *
  * A command is run with ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=<seq>; \. <file>`: in POSIX
  * mode `.` is a special builtin, found before any function named `.`, `source` or `builtin`; the
- * file's first line starts with `\unset POSIXLY_CORRECT; \__acp_opts; ` (`unset` is a special builtin
+ * file's first line starts with `COMMAND_PREFIX` (the SIGINT trap, stdout and stderr put back, then
+ * `\unset POSIXLY_CORRECT; \__acp_opts; `: `unset` is a special builtin
  * too; `__acp_opts`, a read-only function of the rc, puts back the shell options that bash's POSIX
  * mode changed and did not restore: `inherit_errexit`, `shift_verbose`, `expand_aliases`,
  * `interactive_comments`, `sourcepath`), so the command itself runs in bash's normal mode, with its

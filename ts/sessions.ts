@@ -32,11 +32,16 @@
 ///
 /// Limits, by design: the prompt has no line editor, so cursor and history keys with nothing running
 /// are refused (`ERR_NO_RUNNING_COMMAND`) and commands are not in `history`; `set -x` traces carry one
-/// `+` more (the command is sourced); PS1 and `PROMPT_COMMAND` are the session's; a command that
-/// replaces the shell (`exec bash`) loses the markers, so its later commands stay `running` until
-/// C-c/close; a command that deliberately imitates a prompt while it waits for terminal input in the
-/// shell itself can still pass for finished (an OS sandbox is the answer to hostile commands). Linux
-/// only (/proc).
+/// `+` more (the command is sourced); PS1, PS0, `PROMPT_COMMAND`, the SIGINT trap and the terminal
+/// modes are the session's; a command that deliberately imitates a prompt while it waits for terminal
+/// input in the shell itself can still pass for finished (an OS sandbox is the answer to hostile
+/// commands). Linux only (/proc).
+///
+/// No command leaves a session wedged: terminal modes are put back before each command line, stdout,
+/// stderr and the SIGINT trap before each command, a stopped shell is continued; what bash cannot
+/// prevent (a read-only session variable, an extdebug DEBUG trap, `exec bash`, a shell that loops
+/// ignoring C-c) makes the session `broken` (with `why`) until `restart()`. Every process of a session
+/// carries its tag in its environment, and closing kills those as well as the shell's session tree.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
