@@ -8,6 +8,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { loadNative } from '../ts/native';
+import { SESSION_TAG_VAR } from '../ts/session';
 import { ShellSessions, type ExecuteResult } from '../ts/sessions';
 import { eventually, isGone, packageRootForOthers, removePackageCopy, ROOT } from './core/helpers';
 
@@ -246,3 +248,42 @@ const fs = require('fs');
 function loadContainment(): { cgroups: boolean } {
   return require(path.join(ROOT, 'index.js')).containmentInfo();
 }
+
+describe('restart()', () => {
+  test('on a healthy session: a fresh shell in the same directory, the old one and its jobs killed, previous null', async () => {
+    await shells.execute({ command: 'cd sub; X=old; sleep 1000 & echo $!' });
+    const job = Number((await shells.execute({ command: 'echo $!' })).content);
+    const oldPid = shells.shellPid()!;
+    expect(await shells.restart()).toEqual({ terminalId: 'default', workingDir: path.join(work, 'sub'), previous: null });
+    await eventually(() => isGone(oldPid) && isGone(job), 'the old shell and its job are gone');
+    expect(await shells.execute({ command: 'echo "${X-unset}"; pwd' })).toMatchObject({
+      status: 'completed',
+      exitCode: 0,
+      content: `unset\n${path.join(work, 'sub')}`,
+    });
+  });
+
+  test('the old directory is gone: the fresh shell starts in the sessions’ cwd; an unknown id opens a session', async () => {
+    await shells.execute({ command: 'mkdir -p gone && cd gone' });
+    fs.rmSync(path.join(work, 'gone'), { recursive: true });
+    expect(await shells.restart()).toMatchObject({ workingDir: work, previous: null });
+    expect(await shells.restart('other')).toEqual({ terminalId: 'other', workingDir: work, previous: null });
+    expect(shells.ids.sort()).toEqual(['default', 'other']);
+  });
+
+  test('bad arguments are named; after closeAll it is ERR_HOST_CLOSED', async () => {
+    await expect(shells.restart('')).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: /^terminalId:/ });
+    await expect(shells.restart(7 as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: /^terminalId:/ });
+    await shells.closeAll();
+    await expect(shells.restart()).rejects.toMatchObject({ code: 'ERR_HOST_CLOSED' });
+  });
+});
+
+test('the native helpers the sessions use refuse bad input by name', () => {
+  const native = loadNative();
+  for (const bad of ['', 'NAME', '=x', 'NAME=', 7, 'A=b\0c']) {
+    expect(() => native.processesWithEnvironment(bad as never)).toThrow(/^entry must be/);
+  }
+  expect(() => native.processExecStamp(-1)).toThrow(/^pid must be/);
+  expect(native.processesWithEnvironment(`${SESSION_TAG_VAR}=no-such-session`)).toEqual([]);
+});

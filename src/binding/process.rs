@@ -375,7 +375,9 @@ pub fn processes_with_environment(env: &Env, entry: Unknown) -> Result<Vec<u32>>
         _ => {
             return Err(js_error(
                 env,
-                TermError::invalid_arg("entry: must be NAME=value with a non-empty name and value"),
+                TermError::invalid_arg(
+                    "entry must be NAME=value with a non-empty name and value, and no NUL",
+                ),
             ))
         }
     }
