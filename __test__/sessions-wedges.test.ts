@@ -12,6 +12,7 @@ import { loadNative } from '../ts/native';
 import { SESSION_TAG_VAR } from '../ts/session';
 import { ShellSessions, type ExecuteResult } from '../ts/sessions';
 import { eventually, isGone, packageRootForOthers, removePackageCopy, ROOT } from './core/helpers';
+import { testIf } from './fixtures/require-feature';
 
 afterAll(removePackageCopy);
 
@@ -208,7 +209,7 @@ const { ShellSessions, containmentInfo } = require(${JSON.stringify(lib)});
   });
 
   // As root, the tests above run with cgroups; an unprivileged user (nobody) has none here.
-  (process.getuid?.() === 0 ? test : test.skip)('as an unprivileged user (nobody)', () => {
+  testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as an unprivileged user (nobody)', () => {
     const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-wedges-nobody-'));
     fs.chmodSync(dir, 0o777);
