@@ -264,10 +264,11 @@ export interface CreateTerminalParams {
 /**
  * Checks `cwd` against `allowedRoots` by the rule `createTerminal` applies to
  * `options.allowedRoots`, for a caller that checks a request before starting it (the check at
- * the start is still made, on the directory the command starts in). Throws with `code`
- * `ERR_INVALID_CWD` (missing, relative, not a directory) or `ERR_INVALID_ARG` naming the field.
+ * the start is still made, on the directory the command starts in). The file system is read
+ * off the JS thread. Rejects with `code` `ERR_INVALID_CWD` (missing, relative, not a
+ * directory) or `ERR_INVALID_ARG` naming the field.
  */
-export declare function cwdInRoots(cwd: string, allowedRoots: string[]): CwdInRoots
+export declare function cwdInRoots(cwd: string, allowedRoots: string[]): Promise<CwdInRoots>
 
 /**
  * Where a working directory really is and whether `createTerminal` would accept it under

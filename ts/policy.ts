@@ -52,11 +52,11 @@ export function compileRoots(roots: unknown, field: string): string[] | undefine
 export async function resolveCwdInRoots(cwd: string, roots: readonly string[]): Promise<string> {
   let checked: { resolved: string; inside: boolean };
   try {
-    checked = loadNative().cwdInRoots(cwd, [...roots]);
+    checked = await loadNative().cwdInRoots(cwd, [...roots]);
   } catch (error) {
     const code = errorCode(error);
     if (code !== 'ERR_INVALID_CWD' && code !== 'ERR_INVALID_ARG') throw error;
-    throw new AcpTerminalError(code, `cwd: ${errorMessage(error)}`, { field: 'cwd', cwd });
+    throw new AcpTerminalError(code, errorMessage(error), { field: 'cwd', cwd });
   }
   const real = checked.resolved;
   if (!checked.inside) {
