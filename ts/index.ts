@@ -186,6 +186,7 @@ export {
   type PtyCreateTerminalFn,
   type PtyCreateTerminalOptions,
   type PtyTerminalLike,
+  type RestartResult,
   type ShellSessionsOptions,
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';
