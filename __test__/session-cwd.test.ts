@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { agent, client, PROTOCOL_VERSION, type AgentApp } from '@agentclientprotocol/sdk';
+import { registerTerminalHandlers } from '../ts/handlers';
 import { TerminalHost } from '../ts/host';
 import { trackSessionCwds } from '../ts/session-cwds';
 import { createTestClient } from '../ts/testclient';
@@ -95,6 +96,27 @@ test('the same over an ndjson byte stream (registerTerminalHandlers), and sessio
   } finally {
     wire.agentConnection.close();
     wire.clientConnection.close();
+    await host.close();
+  }
+});
+
+test('app.connectWith(agentApp, op) learns the sessions too, and closes the in-process agent after op', async () => {
+  const results = new Map<string, string[]>();
+  const host = new TerminalHost({ cwd: root });
+  const app = registerTerminalHandlers(client({ name: 'c' }), host);
+  let agentClosed: Promise<void> | undefined;
+  const agentApp = cwdlessAgent(results).onConnect((connection) => {
+    agentClosed = connection.closed;
+  });
+  try {
+    await app.connectWith(agentApp, async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { terminal: true } });
+      const { sessionId } = await ctx.request('session/new', { cwd: dirB, mcpServers: [] });
+      await ctx.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'pwd' }] });
+    });
+    expect([...results.values()]).toEqual([[dirB]]);
+    await expect(agentClosed).resolves.toBeUndefined();
+  } finally {
     await host.close();
   }
 });
