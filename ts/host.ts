@@ -172,14 +172,12 @@ export class TerminalHost implements AsyncDisposable {
   }
 
   /**
-   * `terminal/output`: the retained output, with `exitStatus` once the command exited. An aborted
-   * `options.signal` rejects with `signal.reason`.
+   * `terminal/output`: the retained output, with `exitStatus` once the command exited. A signal already
+   * aborted rejects with its reason (the call never waits for the command, so there is nothing to stop).
    */
   terminalOutput(request: HostTerminalRequest, options?: CallOptions): Promise<OutputSnapshot> {
-    return this.track('terminal/output', request, options, async (signal) => {
-      const entry = this.entries.lookup(request);
-      return normalizeSnapshot(await abortable(entry.terminal.currentOutput(), signal));
-    });
+    // It never waits for the command, so it is not raced with the signal (`track` refuses an aborted one).
+    return this.track('terminal/output', request, options, async () => normalizeSnapshot(await this.entries.lookup(request).terminal.currentOutput()));
   }
 
   /**
