@@ -72,7 +72,7 @@ export function rcText(token: string, rcPath: string): string {
   // go) is discarded; fd 3 is the shell's stderr, to tell whether the prompt reaches the terminal.
   const promptCommand =
     `{ [[ \${PS0@a} == *r* ]] || PS0=$__acp_ps0; [[ \${PS1@a} == *r* ]] || PS1=$__acp_ps1; ` +
-    `\\builtin set +o vi +o emacs; \\builtin shopt -s promptvars; [[ -t 3 && $PS1 == "$__acp_ps1" ]] || ${fallback}; } 3>&2 2>/dev/null ` +
+    `\\builtin shopt -s promptvars; [[ -t 3 && $PS1 == "$__acp_ps1" ]] || ${fallback}; } 3>&2 2>/dev/null ` +
     `|| { PS1=$__acp_ps1; ${fallback}; } 2>/dev/null || [[ 1 ]]`;
   // Leaving POSIX mode (POSIXLY_CORRECT unset) resets these options to bash's defaults and leaves
   // inherit_errexit on: back to what they were before the command line (`$__acp_o`, from BASHOPTS).
