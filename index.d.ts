@@ -298,11 +298,11 @@ export interface EnvDefault {
 
 /**
  * The variables `createTerminal` sets over the inherited environment unless the request's
- * env sets them (`PAGER=cat`, `GIT_PAGER=cat`). A caller that passes its own copy of the
- * environment with `inheritEnv: false` leaves these names out of it, so the same defaults
- * apply as to an inherited environment.
+ * env sets them: `PAGER=cat`, `GIT_PAGER=cat`, and with `pty` true `TERM=xterm-256color`. A
+ * caller that passes its own copy of the environment with `inheritEnv: false` leaves these
+ * names out of it, so the same defaults apply as to an inherited environment.
  */
-export declare function envDefaults(): Array<EnvDefault>
+export declare function envDefaults(pty?: boolean | undefined | null): Array<EnvDefault>
 
 /** An environment variable for the command (ACP `EnvVariable`). */
 export interface EnvVariable {

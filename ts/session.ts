@@ -280,7 +280,7 @@ export class Session {
     this.exit = status;
     this.candidate = null;
     if (!this.completion) {
-      this.completion = { exitCode: status.exitCode, ended: true };
+      this.completion = { exitCode: status.exitCode ?? null, ended: true };
       this.waiting = null;
     } else {
       this.completion.ended = true;

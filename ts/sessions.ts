@@ -471,7 +471,7 @@ export class ShellSessions implements AsyncDisposable {
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
       // Every process the session starts inherits its tag, which close() finds them by.
       const tag = [{ name: SESSION_TAG_VAR, value: session.tag }];
-      const env = mergeEnv(this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv), this.env) : this.env, tag);
+      const env = mergeEnv(this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv, process.env, { pty: true }), this.env) : this.env, tag);
       const inheritEnv = this.dropEnv ? false : this.inheritEnv;
       const terminal = await backend(
         {

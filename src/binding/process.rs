@@ -155,16 +155,16 @@ pub struct EnvDefault {
 }
 
 /// The variables `createTerminal` sets over the inherited environment unless the request's
-/// env sets them (`PAGER=cat`, `GIT_PAGER=cat`). A caller that passes its own copy of the
-/// environment with `inheritEnv: false` leaves these names out of it, so the same defaults
-/// apply as to an inherited environment.
+/// env sets them: `PAGER=cat`, `GIT_PAGER=cat`, and with `pty` true `TERM=xterm-256color`. A
+/// caller that passes its own copy of the environment with `inheritEnv: false` leaves these
+/// names out of it, so the same defaults apply as to an inherited environment.
 #[napi]
-pub fn env_defaults() -> Vec<EnvDefault> {
-    spawn::ENV_DEFAULTS
-        .iter()
+pub fn env_defaults(pty: Option<bool>) -> Vec<EnvDefault> {
+    spawn::env_defaults(pty.unwrap_or(false))
+        .into_iter()
         .map(|(name, value)| EnvDefault {
-            name: (*name).into(),
-            value: (*value).into(),
+            name: name.into(),
+            value: value.into(),
         })
         .collect()
 }
