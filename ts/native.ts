@@ -111,8 +111,8 @@ function firstLine(text: string): string {
   return line.length > 300 ? `${line.slice(0, 300)}...` : line;
 }
 
-function codedError(code: string, message: string): Error & { code: string } {
-  return Object.assign(new Error(message), { code });
+function codedError(code: string, message: string, details?: Record<string, string>): Error & { code: string } {
+  return Object.assign(new Error(message), { code }, details ? { details } : {});
 }
 
 function executableFile(file: string): boolean {
@@ -136,7 +136,7 @@ export function jsResolveProgram(command: string, options: ResolveProgramOptions
     const file = path.resolve(cwd, command);
     if (executableFile(file)) return file;
     if (fs.existsSync(file)) throw codedError('EACCES', `program \`${command}\` is not executable`);
-    throw codedError('ENOENT', `program \`${command}\` not found`);
+    throw codedError('ENOENT', `program \`${command}\` not found`, { program: command });
   }
   const search = options.path ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
   let denied = false;
@@ -146,5 +146,6 @@ export function jsResolveProgram(command: string, options: ResolveProgramOptions
     if (fs.existsSync(file)) denied = true;
   }
   if (denied) throw codedError('EACCES', `program \`${command}\` is not executable`);
-  throw codedError('ENOENT', `program \`${command}\` not found in PATH`);
+  // Like the core: the searched PATH in `details`, never in the message (which reaches agents).
+  throw codedError('ENOENT', `program \`${command}\` not found in PATH`, { program: command, path: search });
 }
