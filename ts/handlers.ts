@@ -5,7 +5,7 @@
 
 import { errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
-import { loadSdk, requireSdk, type SdkModule } from './sdk';
+import { loadSdk, requireSdk, sdkForApp, type SdkModule } from './sdk';
 import type { ClientApp, RequestError } from './sdk-types';
 
 /** JSON-RPC code for an unknown or released terminal id ("resource not found"). */
@@ -69,25 +69,22 @@ function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
  * Remember to advertise `clientCapabilities: { terminal: true }` in your `initialize` request.
  */
 export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): ClientApp {
-  let sdk: SdkModule | undefined = requireSdk();
-  let failure: unknown;
+  const sdk: SdkModule | undefined = requireSdk();
+  // Errors are made with the RequestError class of the SDK copy the app comes from (found on the first
+  // error): the SDK keeps a handler's error code only for its own class (see sdkForApp).
+  let appSdk: Promise<SdkModule> | undefined;
   if (!sdk) {
-    loadSdk().then(
-      (loaded) => {
-        sdk = loaded;
-      },
-      (error: unknown) => {
-        failure = error;
-        process.emitWarning(errorMessage(error), { code: errorCode(error) });
-      },
-    );
+    loadSdk().catch((error: unknown) => process.emitWarning(errorMessage(error), { code: errorCode(error) }));
   }
   const serve = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
     } catch (error) {
-      if (failure !== undefined) throw failure;
-      throw requestErrorWith(sdk ?? (await loadSdk()), error);
+      if (!appSdk) {
+        appSdk = sdkForApp(app);
+        appSdk.catch(() => (appSdk = undefined)); // not loadable yet: tried again on the next error
+      }
+      throw requestErrorWith(await appSdk, error);
     }
   };
   return app
