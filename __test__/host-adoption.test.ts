@@ -10,9 +10,28 @@ import * as path from 'node:path';
 import { INVALID_PARAMS, registerTerminalHandlers } from '../ts/handlers';
 import { TerminalHost } from '../ts/host';
 import { createTerminal } from '../ts/index';
+import type { TerminalAuditEvent } from '../ts/events';
+import { fakeBackend, type FakeBackend } from './fixtures/fake-terminal';
 
 const sessionId = 'sess';
 let tmp: string;
+let backend: FakeBackend;
+const hosts: TerminalHost[] = [];
+
+/** A host on a fresh fake backend (nothing runs), closed after the test. */
+function fakeHost(options: ConstructorParameters<typeof TerminalHost>[0] = {}): TerminalHost {
+  const host = new TerminalHost({ createTerminal: backend.createTerminal, ...options });
+  hosts.push(host);
+  return host;
+}
+
+beforeEach(() => {
+  backend = fakeBackend();
+});
+
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.close()));
+});
 
 beforeAll(() => {
   tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-adopt-')));
@@ -57,5 +76,91 @@ describe('ENOENT names the program; the searched PATH is in details/data only', 
       conn.close();
       await host.close();
     }
+  });
+});
+
+describe('a host that outlives an agent', () => {
+  test('releaseAll() releases every terminal of every session and the host stays open', async () => {
+    const events: TerminalAuditEvent[] = [];
+    const host = fakeHost({ onEvent: (e) => void events.push(e) });
+    const a = await host.createTerminal({ sessionId: 'one', command: 'x' });
+    const b = await host.createTerminal({ sessionId: 'two', command: 'y' });
+    await host.releaseAll();
+    expect(host.liveTerminals).toBe(0);
+    expect(host.isClosed).toBe(false);
+    expect(backend.terminals.map((t) => t.released)).toEqual([true, true]);
+    expect(events.filter((e) => e.type === 'released').map((e) => [e.terminalId, e.type === 'released' && e.reason])).toEqual([
+      [a.terminalId, 'all'],
+      [b.terminalId, 'all'],
+    ]);
+    // The next agent on the same host.
+    const c = await host.createTerminal({ sessionId: 'three', command: 'z' });
+    expect(host.terminal(c.terminalId)).toBe(backend.terminals[2]);
+    await expect(host.terminalOutput({ sessionId: 'one', terminalId: a.terminalId })).rejects.toMatchObject({
+      code: 'ERR_TERMINAL_NOT_FOUND',
+    });
+  });
+
+  test('releasing an id the host never issued: ERR_TERMINAL_NOT_FOUND by default, {} under ignoreUnknownRelease', async () => {
+    const strict = fakeHost();
+    await expect(strict.releaseTerminal({ sessionId, terminalId: 'never-issued' })).rejects.toMatchObject({
+      code: 'ERR_TERMINAL_NOT_FOUND',
+    });
+    const lenient = fakeHost({ ignoreUnknownRelease: true });
+    await expect(lenient.releaseTerminal({ sessionId, terminalId: 'never-issued' })).resolves.toEqual({});
+    // Another session's terminal is "unknown" to this session: answered {}, and left alive.
+    const other = await lenient.createTerminal({ sessionId: 'other', command: 'x' });
+    await expect(lenient.releaseTerminal({ sessionId, terminalId: other.terminalId })).resolves.toEqual({});
+    expect(lenient.terminal(other.terminalId)).toBeDefined();
+    expect(backend.terminals[0]!.released).toBe(false);
+    // The other requests stay strict.
+    await expect(lenient.terminalOutput({ sessionId, terminalId: 'never-issued' })).rejects.toMatchObject({ code: 'ERR_TERMINAL_NOT_FOUND' });
+    expect(() => fakeHost({ ignoreUnknownRelease: 'yes' as never })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/^options\.ignoreUnknownRelease:/) }),
+    );
+  });
+});
+
+describe('lenient numbers, on request', () => {
+  test('maxTerminals: Infinity is no bound (other non-integers are still refused)', async () => {
+    const host = fakeHost({ maxTerminals: Infinity });
+    for (let i = 0; i < 70; i++) await host.createTerminal({ sessionId, command: 'x' }); // past the default 64
+    expect(host.liveTerminals).toBe(70);
+    for (const maxTerminals of [-Infinity, Number.NaN, 2.5, 0]) {
+      expect(() => fakeHost({ maxTerminals })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/^options\.maxTerminals:/) }));
+    }
+  });
+
+  test.each([
+    [1.9, 1],
+    [-5, 0],
+    [Infinity, Number.MAX_SAFE_INTEGER],
+  ])('clampLimits: a request outputByteLimit of %p runs with %p (refused without clampLimits)', async (given, applied) => {
+    const strict = fakeHost();
+    await expect(strict.createTerminal({ sessionId, command: 'x', outputByteLimit: given })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+      message: expect.stringMatching(/^outputByteLimit:/),
+    });
+    const lenient = fakeHost({ clampLimits: true });
+    await lenient.createTerminal({ sessionId, command: 'x', outputByteLimit: given });
+    expect(backend.terminals[0]!.params.outputByteLimit).toBe(applied);
+  });
+
+  test('clampLimits: killGraceMs is clamped too; a string or NaN is still refused', async () => {
+    expect(() => fakeHost({ killGraceMs: 2.5 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG' }));
+    const host = fakeHost({ clampLimits: true, killGraceMs: -3 });
+    await host.createTerminal({ sessionId, command: 'x' });
+    expect(backend.terminals[0]!.options).toMatchObject({ killGraceMs: 0 });
+    const grace = fakeHost({ clampLimits: true, killGraceMs: 2.5 });
+    await grace.createTerminal({ sessionId, command: 'x' });
+    expect(backend.terminals[1]!.options).toMatchObject({ killGraceMs: 2 });
+    await expect(grace.createTerminal({ sessionId, command: 'x', outputByteLimit: '10' as never })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+      message: expect.stringMatching(/^outputByteLimit:/),
+    });
+    await expect(grace.createTerminal({ sessionId, command: 'x', outputByteLimit: Number.NaN })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+    });
+    expect(() => fakeHost({ clampLimits: 1 as never })).toThrow(expect.objectContaining({ message: expect.stringMatching(/^options\.clampLimits:/) }));
   });
 });

@@ -13,7 +13,7 @@ import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
 import { checkCommand, filteredInheritedEnv, resolveCwdInRoots, type CompiledCommandPolicy, type PolicyCommand } from './policy';
 import { checkRequestEnv } from './policy-env';
 import type { CreateTerminalOptions, TerminalLike } from './types';
-import { mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
+import { clampedCount, mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
 
 /** A create request as the host applies it: checked, with the default cwd, the effective limit, the merged env. */
 export type AppliedCreateRequest = HostCreateTerminalRequest & { outputByteLimit: number };
@@ -50,7 +50,7 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
     throw invalidArg('cwd', `must be an absolute path string, got ${JSON.stringify(request.cwd)}`);
   }
   if (typeof request.cwd === 'string' && request.cwd.includes('\0')) throw invalidArg('cwd', 'contains a NUL byte');
-  const requested = optionalCount(request.outputByteLimit, 'outputByteLimit');
+  const requested = (settings.clampLimits ? clampedCount : optionalCount)(request.outputByteLimit, 'outputByteLimit');
   const outputByteLimit = Math.min(requested ?? settings.defaultLimit, settings.maxLimit);
   const env = mergeEnv(settings.envOverlay, request.env == null ? [] : normalizeEnv(request.env, 'env'));
   const cwd = request.cwd ?? settings.cwd;

@@ -9,7 +9,7 @@ import { loadNativeResolveProgram } from './native';
 import { compileCommandPolicy, compileEnvPatterns, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, ResolveProgramFn, ResourceLimits } from './types';
-import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
+import { clampedCount, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
 /** Default `defaultOutputByteLimit`: 1 MiB, so an agent that omits the limit cannot exhaust memory. */
 export const DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024;
@@ -26,8 +26,12 @@ export interface HostSettings {
   readonly defaultLimit: number;
   /** Ceiling of every terminal's output limit. */
   readonly maxLimit: number;
-  /** Live (and pending) terminals allowed at once. */
+  /** Live (and pending) terminals allowed at once (`Infinity`: no bound). */
   readonly maxTerminals: number;
+  /** Whether a request's `outputByteLimit` is clamped instead of refused (`clampLimits`). */
+  readonly clampLimits: boolean;
+  /** Whether releasing an id this host never issued (to that session) answers `{}` (`ignoreUnknownRelease`). */
+  readonly ignoreUnknownRelease: boolean;
   /** Released terminals whose final snapshot is kept. */
   readonly maxSnapshots: number;
   /** The host's `env` overlay. */
@@ -77,11 +81,19 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     optionalCount(options.defaultOutputByteLimit, 'options.defaultOutputByteLimit') ?? DEFAULT_OUTPUT_BYTE_LIMIT,
     maxLimit,
   );
-  const maxTerminals = optionalCount(options.maxTerminals, 'options.maxTerminals', 1) ?? DEFAULT_MAX_TERMINALS;
+  for (const flag of ['clampLimits', 'ignoreUnknownRelease'] as const) {
+    if (options[flag] !== undefined && typeof options[flag] !== 'boolean') throw invalidArg(`options.${flag}`, 'must be a boolean');
+  }
+  const clampLimits = options.clampLimits === true;
+  const count = clampLimits ? clampedCount : optionalCount;
+  const maxTerminals =
+    options.maxTerminals === Infinity
+      ? Infinity
+      : (optionalCount(options.maxTerminals, 'options.maxTerminals', 1) ?? DEFAULT_MAX_TERMINALS);
   const maxSnapshots =
     optionalCount(options.maxReleasedSnapshots, 'options.maxReleasedSnapshots') ?? DEFAULT_MAX_RELEASED_SNAPSHOTS;
   const envOverlay = normalizeEnv(options.env, 'options.env');
-  const killGraceMs = optionalCount(options.killGraceMs, 'options.killGraceMs');
+  const killGraceMs = count(options.killGraceMs, 'options.killGraceMs');
   const timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs', 1);
   const limits = validateLimits(options.limits, 'options.limits');
   if (options.shell !== undefined && options.shell !== false && typeof options.shell !== 'string') {
@@ -117,6 +129,8 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     defaultLimit,
     maxLimit,
     maxTerminals,
+    clampLimits,
+    ignoreUnknownRelease: options.ignoreUnknownRelease === true,
     maxSnapshots,
     envOverlay,
     backendOptions,

@@ -85,8 +85,23 @@ export interface TerminalHostOptions {
   defaultOutputByteLimit?: number;
   /** Ceiling for every terminal's output limit; larger requests are clamped (default: no ceiling). */
   maxOutputByteLimit?: number;
-  /** Live terminals allowed at once; creating more fails with `ERR_TOO_MANY_TERMINALS` (default 64). */
+  /**
+   * Live terminals allowed at once; creating more fails with `ERR_TOO_MANY_TERMINALS` (default 64;
+   * `Infinity`: no bound).
+   */
   maxTerminals?: number;
+  /**
+   * Clamp sloppy numbers instead of refusing them: a request's `outputByteLimit` and this host's
+   * `killGraceMs` that are fractional, negative or too large are rounded down into [0, 2^53-1] (a string or
+   * NaN is still refused). Default false: such numbers fail with `ERR_INVALID_ARG` naming the field.
+   */
+  clampLimits?: boolean;
+  /**
+   * Answer `terminal/release` of an id this host never issued to that session with `{}` (as many
+   * hand-written terminal managers do) instead of `ERR_TERMINAL_NOT_FOUND` (-32002). Nothing is released:
+   * another session's terminal stays alive. Default false.
+   */
+  ignoreUnknownRelease?: boolean;
   /** Grace period between SIGTERM and SIGKILL (backend default when absent). */
   killGraceMs?: number;
   /** Variables added to every command: inherited environment < this overlay < the request's `env`. */

@@ -54,7 +54,7 @@ export class TerminalHost implements AsyncDisposable {
   /** Creates a host; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: TerminalHostOptions = {}) {
     this.settings = readHostOptions(options);
-    this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event));
+    this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event), this.settings.ignoreUnknownRelease);
     if (options.onEvent) this.eventListeners.add(options.onEvent);
   }
 
@@ -204,6 +204,14 @@ export class TerminalHost implements AsyncDisposable {
   async releaseSession(sessionId: string): Promise<void> {
     requireString(sessionId, 'sessionId');
     await this.entries.releaseWhere((entry) => entry.sessionId === sessionId, 'session');
+  }
+
+  /**
+   * Releases every live terminal (each emits `released` with reason `all`) and stays open: for a client
+   * that restarts its agent on the same host. A create still in flight (awaiting approval) is not affected.
+   */
+  async releaseAll(): Promise<void> {
+    await this.entries.releaseWhere(() => true, 'all');
   }
 
   /** Releases every terminal and refuses new ones. */
