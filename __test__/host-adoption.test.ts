@@ -164,3 +164,111 @@ describe('lenient numbers, on request', () => {
     expect(() => fakeHost({ clampLimits: 1 as never })).toThrow(expect.objectContaining({ message: expect.stringMatching(/^options\.clampLimits:/) }));
   });
 });
+
+describe("argless: 'shell' | 'auto'", () => {
+  let x: string;
+  let spaced: string;
+  beforeAll(() => {
+    x = path.join(tmp, 'x');
+    fs.mkdirSync(x, { recursive: true });
+    // Two programs: the one asked for (its path has spaces) and the one a shell line finds instead.
+    spaced = path.join(x, 'tool with space');
+    fs.writeFileSync(spaced, '#!/bin/sh\necho "ran the tool with space ($#)"\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(x, 'tool'), '#!/bin/sh\necho "ran tool with $# arguments: $*"\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(x, 'hello'), '#!/bin/sh\necho "hello ($0)"\n', { mode: 0o755 });
+  });
+
+  /** Runs `request` on a native host with `options`; resolves with its output once it exited. */
+  async function output(options: ConstructorParameters<typeof TerminalHost>[0], request: { command: string; args?: string[] }): Promise<string> {
+    const host = new TerminalHost(options);
+    hosts.push(host);
+    const { terminalId } = await host.createTerminal({ sessionId, ...request });
+    await host.waitForTerminalExit({ sessionId, terminalId });
+    return (await host.terminalOutput({ sessionId, terminalId })).output;
+  }
+
+  test("the issue's case: an existing executable whose path has spaces runs under 'auto' (and is split under 'shell')", async () => {
+    await expect(output({}, { command: spaced })).resolves.toBe('ran tool with 2 arguments: with space\n');
+    await expect(output({ argless: 'shell' }, { command: spaced })).resolves.toBe('ran tool with 2 arguments: with space\n');
+    await expect(output({ argless: 'auto' }, { command: spaced })).resolves.toBe('ran the tool with space (0)\n');
+    await expect(output({ argless: 'auto' }, { command: spaced, args: [] })).resolves.toBe('ran the tool with space (0)\n');
+    // Relative to the cwd too.
+    await expect(output({ argless: 'auto', cwd: x }, { command: './tool with space' })).resolves.toBe('ran the tool with space (0)\n');
+  });
+
+  test("'auto': a bare name found in PATH runs without a shell; shell syntax, builtins and unknown names stay shell lines", async () => {
+    const env = { PATH: `${x}:/usr/bin:/bin` };
+    await expect(output({ argless: 'auto', env }, { command: 'hello' })).resolves.toBe(`hello (${path.join(x, 'hello')})\n`);
+    await expect(output({ argless: 'auto', env }, { command: 'hello | tr a-z A-Z' })).resolves.toBe(`HELLO (${path.join(x, 'hello').toUpperCase()})\n`);
+    await expect(output({ argless: 'auto', env }, { command: 'cd /' })).resolves.toBe('');
+    await expect(output({ argless: 'auto', env }, { command: 'umask' })).resolves.toMatch(/^0\d{3}\n$/); // a builtin only
+    await expect(output({ argless: 'auto', env }, { command: 'no-such-program-xyz' })).resolves.toMatch(/not found/); // the shell says so
+    // Which of these ran without a shell: what the backend got.
+    const host = fakeHost({ argless: 'auto', env });
+    for (const command of ['hello', 'hello | tr a-z A-Z', 'cd /', 'umask', 'no-such-program-xyz', 'hello;']) {
+      await host.createTerminal({ sessionId, command });
+    }
+    expect(backend.terminals.map((t) => [t.params.command, t.options?.shell])).toEqual([
+      [path.join(x, 'hello'), false],
+      ['hello | tr a-z A-Z', undefined],
+      ['cd /', undefined],
+      ['umask', undefined],
+      ['no-such-program-xyz', undefined],
+      ['hello;', undefined],
+    ]);
+  });
+
+  test('what the backend gets: the resolved program and shell: false for a direct run, the line as is otherwise', async () => {
+    const host = fakeHost({ argless: 'auto' });
+    await host.createTerminal({ sessionId, command: spaced });
+    await host.createTerminal({ sessionId, command: `${spaced} --flag` });
+    expect(backend.terminals[0]!.params.command).toBe(spaced);
+    expect(backend.terminals[0]!.options).toMatchObject({ shell: false });
+    expect(backend.terminals[1]!.params.command).toBe(`${spaced} --flag`);
+    expect(backend.terminals[1]!.options?.shell).toBeUndefined();
+  });
+
+  test('per request: a function chooses', async () => {
+    const host = fakeHost({ argless: (request) => (request.sessionId === 'direct' ? 'auto' : 'shell') });
+    await host.createTerminal({ sessionId: 'direct', command: spaced });
+    await host.createTerminal({ sessionId: 'lines', command: spaced });
+    expect(backend.terminals.map((t) => t.options?.shell)).toEqual([false, undefined]);
+    const bad = fakeHost({ argless: () => 'bash' as never });
+    await expect(bad.createTerminal({ sessionId, command: 'x' })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG',
+      message: expect.stringMatching(/^options\.argless:/),
+    });
+    expect(() => fakeHost({ argless: 'direct' as never })).toThrow(expect.objectContaining({ message: expect.stringMatching(/^options\.argless:/) }));
+  });
+
+  test('the command policy judges what really runs, in both modes', async () => {
+    // Denying the program asked for: refused under 'auto' (it would run), not under 'shell' (it would not).
+    const deny = { deny: ['tool with space'] };
+    await expect(fakeHost({ argless: 'auto', commandPolicy: deny }).createTerminal({ sessionId, command: spaced })).rejects.toMatchObject({
+      code: 'ERR_POLICY_DENIED',
+    });
+    await expect(fakeHost({ argless: 'shell', commandPolicy: deny }).createTerminal({ sessionId, command: spaced })).resolves.toBeDefined();
+    // Denying the program a shell line would run instead: the reverse.
+    const denyTool = { deny: ['tool'] };
+    await expect(fakeHost({ argless: 'shell', commandPolicy: denyTool }).createTerminal({ sessionId, command: spaced })).rejects.toMatchObject({
+      code: 'ERR_POLICY_DENIED',
+      details: { word: path.join(x, 'tool') },
+    });
+    await expect(fakeHost({ argless: 'auto', commandPolicy: denyTool }).createTerminal({ sessionId, command: spaced })).resolves.toBeDefined();
+    // An allow list of the program asked for: only 'auto' runs it.
+    const allow = { allow: [spaced] };
+    await expect(fakeHost({ argless: 'auto', commandPolicy: allow }).createTerminal({ sessionId, command: spaced })).resolves.toBeDefined();
+    await expect(fakeHost({ argless: 'shell', commandPolicy: allow }).createTerminal({ sessionId, command: spaced })).rejects.toMatchObject({
+      code: 'ERR_POLICY_DENIED',
+    });
+    // The approver is told the program that will run.
+    const asked: unknown[] = [];
+    await fakeHost({ argless: 'auto', approve: (r) => (asked.push(r), true) }).createTerminal({ sessionId, command: spaced });
+    expect(asked[0]).toMatchObject({ command: spaced, args: [], program: spaced });
+    // A bare name is judged as found where it runs: through the PATH the request gives the command.
+    const approving = fakeHost({ argless: 'auto', approve: (r) => (asked.push(r), true) });
+    await approving.createTerminal({ sessionId, command: 'hello', env: [{ name: 'PATH', value: x }] });
+    expect(asked[1]).toMatchObject({ command: 'hello', program: path.join(x, 'hello') });
+    expect(backend.terminals.at(-1)!.params.command).toBe(path.join(x, 'hello'));
+  });
+});

@@ -4,7 +4,7 @@
  */
 
 import { invalidArg } from './errors';
-import type { ApprovalRequest, TerminalHostOptions } from './host-types';
+import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNativeResolveProgram } from './native';
 import { compileCommandPolicy, compileEnvPatterns, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
@@ -38,6 +38,8 @@ export interface HostSettings {
   readonly envOverlay: EnvVariable[];
   /** What every create passes to the backend (grace, shell, inheritEnv, timeout, limits, sandbox). */
   readonly backendOptions: CreateTerminalOptions;
+  /** How arg-less requests are read (`argless`). */
+  readonly argless: ArglessMode | ((request: Readonly<HostCreateTerminalRequest>) => ArglessMode);
   /** The backend given as `createTerminal` (undefined: the native one). */
   readonly backend: CreateTerminalFn | undefined;
   /** Allowed roots, resolved. */
@@ -102,6 +104,9 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
     throw invalidArg('options.inheritEnv', 'must be a boolean');
   }
+  if (options.argless !== undefined && options.argless !== 'shell' && options.argless !== 'auto' && typeof options.argless !== 'function') {
+    throw invalidArg('options.argless', `must be 'shell', 'auto' or a function, got ${JSON.stringify(options.argless)}`);
+  }
   for (const fn of ['createTerminal', 'approve', 'onEvent', 'resolveProgram'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
@@ -134,6 +139,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     maxSnapshots,
     envOverlay,
     backendOptions,
+    argless: options.argless ?? 'shell',
     backend: options.createTerminal,
     roots,
     commandPolicy,

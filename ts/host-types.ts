@@ -71,11 +71,24 @@ export interface ApprovalRequest {
   env: EnvVariable[];
   /** Output limit applied. */
   outputByteLimit: number;
-  /** For a direct (argv) request: the absolute path that will be executed. */
+  /** For a request run directly (with args, or arg-less under `argless: 'auto'`): the absolute path that will be executed. */
   program?: string;
   /** The programs found in the request (best effort for shell lines; see `shellCommandWords`). */
   commands: PolicyCommand[];
 }
+
+/**
+ * How an arg-less `terminal/create` (no `args`, or `args: []`) is read:
+ * - `'shell'`: `command` is a shell line (`sh -c command`), as the ACP spec and Zed read it. A path with a
+ *   space (`/opt/x/tool with space`) runs `/opt/x/tool` with two arguments.
+ * - `'auto'`: `command` is executed directly, with no arguments, when it is the exact path of an existing
+ *   executable (absolute, or relative to the cwd), or a bare program name (letters, digits, `_ . + , @ % -`;
+ *   no shell syntax) found in the PATH; anything else is a shell line. So `/opt/x/tool with space` runs
+ *   that program, `make` runs `make` without a shell, and `make && make test` or `cd` (a builtin, not in
+ *   PATH) are shell lines. Shell behaviour is lost only where it would not have applied: no expansion,
+ *   no aliases, no `ENV`/`BASH_ENV` startup file for the directly run program.
+ */
+export type ArglessMode = 'shell' | 'auto';
 
 /** Options of `new TerminalHost()`. */
 export interface TerminalHostOptions {
@@ -110,6 +123,13 @@ export interface TerminalHostOptions {
   inheritEnv?: boolean;
   /** `false` never uses a shell; a path selects the shell for arg-less commands. */
   shell?: false | string;
+  /**
+   * How arg-less requests are read: `'shell'` (default) or `'auto'` (see `ArglessMode`), for every
+   * request or chosen per request by a function. A request run directly reaches the backend with its
+   * resolved program as `command` and `shell: false`; the command policy and `approve` judge that
+   * program, exactly as for a request with `args`. Ignored when `shell` is false (nothing is a shell line).
+   */
+  argless?: ArglessMode | ((request: Readonly<HostCreateTerminalRequest>) => ArglessMode);
   /** How many released terminals keep their final snapshot for `finalOutput()` (default 32). */
   maxReleasedSnapshots?: number;
   /** Terminal backend (default: the native `createTerminal`); substitute it to sandbox or fake commands. */

@@ -27,6 +27,7 @@ import { requireString } from './validate';
 export { DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 export type {
   ApprovalRequest,
+  ArglessMode,
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,

@@ -91,6 +91,7 @@ export {
   type HostCreateTerminalResponse,
   type HostTerminalRequest,
   type ApprovalRequest,
+  type ArglessMode,
   type TerminalCreatedEvent,
   type TerminalHostOptions,
 } from './host';
