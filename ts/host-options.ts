@@ -6,8 +6,8 @@
 import { invalidArg } from './errors';
 import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNativeResolveProgram } from './native';
-import { compileCommandPolicy, compileEnvPatterns, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
-import { compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
+import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
+import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, ResolveProgramFn, ResourceLimits } from './types';
 import { clampedCount, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
@@ -107,7 +107,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   if (options.argless !== undefined && options.argless !== 'shell' && options.argless !== 'auto' && typeof options.argless !== 'function') {
     throw invalidArg('options.argless', `must be 'shell', 'auto' or a function, got ${JSON.stringify(options.argless)}`);
   }
-  for (const fn of ['createTerminal', 'approve', 'onEvent', 'resolveProgram'] as const) {
+  for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
   const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
