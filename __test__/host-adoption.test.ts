@@ -41,6 +41,15 @@ afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+/** Waits (turn by turn) until `condition()` holds; fails after 10 s. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`still waiting for ${String(condition)}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
 async function rejection(work: Promise<unknown>): Promise<Error & { code: unknown; details?: Record<string, unknown>; data?: unknown }> {
   return work.then(
     () => {
@@ -270,5 +279,101 @@ describe("argless: 'shell' | 'auto'", () => {
     await approving.createTerminal({ sessionId, command: 'hello', env: [{ name: 'PATH', value: x }] });
     expect(asked[1]).toMatchObject({ command: 'hello', program: path.join(x, 'hello') });
     expect(backend.terminals.at(-1)!.params.command).toBe(path.join(x, 'hello'));
+  });
+});
+
+describe('approve(request, { signal }): the client keeps its own errors', () => {
+  class PromptUnavailableError extends Error {
+    readonly code = 'PROMPT_UNAVAILABLE';
+  }
+
+  test('a throw or a rejection reaches the caller of createTerminal unchanged (a failed event, nothing runs)', async () => {
+    const events: TerminalAuditEvent[] = [];
+    const thrown = new PromptUnavailableError('no TTY to ask the user');
+    for (const approve of [
+      () => {
+        throw thrown;
+      },
+      () => Promise.reject(thrown),
+    ]) {
+      const host = fakeHost({ approve, onEvent: (e) => void events.push(e) });
+      await expect(host.createTerminal({ sessionId, command: 'ls' })).rejects.toBe(thrown);
+    }
+    expect(backend.terminals).toHaveLength(0);
+    expect(events.map((e) => [e.type, e.type === 'failed' && e.code])).toEqual([
+      ['failed', 'PROMPT_UNAVAILABLE'],
+      ['failed', 'PROMPT_UNAVAILABLE'],
+    ]);
+  });
+
+  test('refusal by false stays ERR_NOT_APPROVED', async () => {
+    await expect(fakeHost({ approve: () => false }).createTerminal({ sessionId, command: 'ls' })).rejects.toMatchObject({
+      code: 'ERR_NOT_APPROVED',
+      details: { reason: 'declined' },
+    });
+  });
+
+  test("the approver gets a signal, aborted with the caller's reason when the caller cancels", async () => {
+    let seen: AbortSignal | undefined;
+    const host = fakeHost({
+      approve: (_request, { signal }) => {
+        seen = signal;
+        return new Promise<boolean>((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('prompt closed'))));
+      },
+    });
+    const controller = new AbortController();
+    const creating = host.createTerminal({ sessionId, command: 'ls' }, { signal: controller.signal });
+    await until(() => seen !== undefined);
+    expect(seen?.aborted).toBe(false);
+    const reason = new Error('cancelled by the agent');
+    controller.abort(reason);
+    await expect(creating).rejects.toBe(reason);
+    expect(seen?.aborted).toBe(true);
+    expect(seen?.reason).toBe(reason);
+    expect(backend.terminals).toHaveLength(0);
+  });
+
+  test('without a caller signal the approver still gets one, aborted when the host closes', async () => {
+    let seen: AbortSignal | undefined;
+    const host = fakeHost({ approve: (_request, { signal }) => ((seen = signal), new Promise<boolean>(() => undefined)) });
+    const creating = host.createTerminal({ sessionId, command: 'ls' });
+    creating.catch(() => undefined);
+    await until(() => seen !== undefined);
+    expect(seen?.aborted).toBe(false);
+    await host.close();
+    expect(seen?.aborted).toBe(true);
+    expect(seen?.reason).toMatchObject({ code: 'ERR_HOST_CLOSED' });
+  });
+
+  test('over the wire: a RequestError the approver throws is sent as is; cancelling the create aborts the prompt', async () => {
+    const { RequestError } = await import('@agentclientprotocol/sdk');
+    let seen: AbortSignal | undefined;
+    const host = fakeHost({
+      approve: (request, { signal }) => {
+        seen = signal;
+        if (request.command === 'refuse') throw new RequestError(-32000, 'authenticate first', { why: 'auth' });
+        return new Promise<boolean>(() => undefined);
+      },
+    });
+    const conn = agent({ name: 'a' }).connect(registerTerminalHandlers(client({ name: 'c' }), host));
+    try {
+      await expect(conn.client.createTerminal({ sessionId, command: 'refuse' })).rejects.toMatchObject({
+        code: -32000,
+        message: 'authenticate first',
+        data: { why: 'auth' },
+      });
+      seen = undefined;
+      const controller = new AbortController();
+      const creating = conn.client.request('terminal/create', { sessionId, command: 'ls' }, { cancellationSignal: controller.signal });
+      creating.catch(() => undefined);
+      await until(() => seen !== undefined);
+      const prompt = seen as AbortSignal | undefined; // set by the approver meanwhile
+      expect(prompt?.aborted).toBe(false);
+      controller.abort();
+      await expect(creating).rejects.toMatchObject({ code: -32800 });
+      await until(() => prompt?.aborted === true);
+    } finally {
+      conn.close();
+    }
   });
 });

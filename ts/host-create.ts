@@ -68,7 +68,7 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
  * Checks `req` (validated from `request`) against the host's policy, asks for approval, and starts exactly
  * what was checked. `seen.cwd` follows the directory as it gets resolved (for the audit of a refusal);
  * `req.cwd` becomes the directory the command really got. `isClosed` tells whether the host was closed
- * while the approval was pending.
+ * while the approval was pending; `signal` is the approver's (the call's, aborted by the host's close too).
  */
 export async function spawnChecked(
   settings: HostSettings,
@@ -76,6 +76,7 @@ export async function spawnChecked(
   req: AppliedCreateRequest,
   seen: { cwd: string | undefined },
   isClosed: () => boolean,
+  signal: AbortSignal,
 ): Promise<Spawned> {
   let program: string | undefined;
   // 1. Working directory inside the allowed roots (resolved here for the policy and the approval; the
@@ -138,14 +139,8 @@ export async function spawnChecked(
       ...(program !== undefined ? { program } : {}),
       commands,
     };
-    let approved: unknown;
-    try {
-      approved = await settings.approve(approval);
-    } catch (error) {
-      throw new AcpTerminalError('ERR_NOT_APPROVED', `terminal/create was not approved: the approval failed (${errorMessage(error)})`, {
-        reason: 'approval-failed',
-      });
-    }
+    // What the approver throws (its prompt had no TTY, was cancelled) reaches the caller unchanged.
+    const approved: unknown = await settings.approve(approval, { signal });
     if (approved !== true) {
       throw new AcpTerminalError('ERR_NOT_APPROVED', 'terminal/create was not approved by the user; do not retry the same command', {
         reason: 'declined',
@@ -170,6 +165,26 @@ export async function spawnChecked(
   const gotCwd = handleCwd(terminal) ?? cwd;
   if (gotCwd !== undefined) req.cwd = gotCwd;
   return { terminal, program };
+}
+
+/**
+ * A signal aborted (with the same reason) as soon as any of `signals` is; `unlink()` detaches it from
+ * them once it is no longer needed (a host's close signal outlives every call).
+ */
+export function linkedSignal(signals: ReadonlyArray<AbortSignal | undefined>): { signal: AbortSignal; unlink(): void } {
+  const controller = new AbortController();
+  const sources = signals.filter((s): s is AbortSignal => s !== undefined);
+  const onAbort = (event: Event): void => controller.abort((event.target as AbortSignal).reason);
+  const unlink = (): void => sources.forEach((s) => s.removeEventListener('abort', onAbort));
+  for (const source of sources) {
+    if (source.aborted) {
+      controller.abort(source.reason);
+      break;
+    }
+    source.addEventListener('abort', onAbort, { once: true });
+  }
+  controller.signal.addEventListener('abort', unlink, { once: true });
+  return { signal: controller.signal, unlink };
 }
 
 /** A bare program name: no shell syntax, nothing a shell would expand or split. */

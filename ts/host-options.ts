@@ -4,7 +4,7 @@
  */
 
 import { invalidArg } from './errors';
-import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
+import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNativeResolveProgram } from './native';
 import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
@@ -49,7 +49,7 @@ export interface HostSettings {
   /** The environment policy, compiled (undefined: requests' env is not judged). */
   readonly envPolicy: CompiledEnvPolicy | undefined;
   /** The approval callback. */
-  readonly approve: ((request: ApprovalRequest) => boolean | Promise<boolean>) | undefined;
+  readonly approve: ((request: ApprovalRequest, options: ApprovalOptions) => boolean | Promise<boolean>) | undefined;
   /** Which inherited variables to drop (undefined: none, or nothing inherited). */
   readonly dropEnv: ((name: string) => boolean) | undefined;
   /** Program resolution given as `resolveProgram` (undefined: the core's). */

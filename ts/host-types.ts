@@ -90,6 +90,15 @@ export interface ApprovalRequest {
  */
 export type ArglessMode = 'shell' | 'auto';
 
+/** The second argument of `approve`. */
+export interface ApprovalOptions {
+  /**
+   * Aborted when the agent cancels the `terminal/create` (`$/cancel_request`, the caller's `signal`) or
+   * the host is closed: close the prompt. The create has already been answered with the signal's reason.
+   */
+  signal: AbortSignal;
+}
+
 /** Options of `new TerminalHost()`. */
 export interface TerminalHostOptions {
   /** Absolute working directory for requests without `cwd` (default: this process's cwd). */
@@ -155,10 +164,13 @@ export interface TerminalHostOptions {
   envPolicy?: EnvPolicy;
   /**
    * Asked before anything runs, after every other check passed (so the user is only asked about
-   * requests the policy would allow). Only `true` approves; `false`, another value, a throw or a
-   * rejection refuse with `ERR_NOT_APPROVED`. Pending approvals count against `maxTerminals`.
+   * requests the policy would allow). Only `true` approves; `false` or another value refuse with
+   * `ERR_NOT_APPROVED`. A throw or a rejection (no TTY for the prompt, the user cancelled) fails the
+   * create with that very error, so a client keeps its own error classes (over the wire: its `code`
+   * mapped as usual, a `RequestError` kept as is, anything else -32603). `options.signal` aborts when the
+   * agent cancels the request or the host closes. Pending approvals count against `maxTerminals`.
    */
-  approve?: (request: ApprovalRequest) => boolean | Promise<boolean>;
+  approve?: (request: ApprovalRequest, options: ApprovalOptions) => boolean | Promise<boolean>;
   /**
    * Inherited variables to drop, by name pattern (case-insensitive globs such as `*_TOKEN`, or RegExps),
    * before the host's `env` overlay and the request's `env` are applied (those are never filtered).

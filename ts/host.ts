@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
 import type { TerminalAuditEvent, TerminalAuditListener, TerminalCallEvent, TerminalCallListener, TerminalCallMethod } from './events';
-import { refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
+import { linkedSignal, refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
 import { normalizeSnapshot, TerminalEntries } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
 import type {
@@ -26,6 +26,7 @@ import { abortable, optionalSignal, requireString, type CallOptions } from './va
 
 export { DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 export type {
+  ApprovalOptions,
   ApprovalRequest,
   ArglessMode,
   HostCreateTerminalRequest,
@@ -54,6 +55,8 @@ export class TerminalHost implements AsyncDisposable {
   private nextCallId = 1;
   private pendingCreates = 0;
   private closed = false;
+  /** Aborted by `close()`: pending approvals see it through their signal. */
+  private readonly closing = new AbortController();
 
   /** Creates a host; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: TerminalHostOptions = {}) {
@@ -111,7 +114,12 @@ export class TerminalHost implements AsyncDisposable {
     }
     this.pendingCreates++;
     // Counted until the spawn settles, even when the caller stopped waiting for it.
-    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed).finally(() => this.pendingCreates--);
+    // The approver's signal: aborted when this call is cancelled or the host closes.
+    const approval = linkedSignal([signal, this.closing.signal]);
+    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed, approval.signal).finally(() => {
+      this.pendingCreates--;
+      approval.unlink();
+    });
     let spawned: Spawned;
     try {
       spawned = await abortable(spawning, signal);
@@ -264,6 +272,7 @@ export class TerminalHost implements AsyncDisposable {
   /** Releases every terminal and refuses new ones. */
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort(new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed'));
     await this.entries.releaseWhere(() => true, 'close');
   }
 

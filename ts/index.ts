@@ -90,6 +90,7 @@ export {
   type HostCreateTerminalRequest,
   type HostCreateTerminalResponse,
   type HostTerminalRequest,
+  type ApprovalOptions,
   type ApprovalRequest,
   type ArglessMode,
   type TerminalCreatedEvent,
