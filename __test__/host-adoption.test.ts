@@ -155,6 +155,28 @@ describe('lenient numbers, on request', () => {
     expect(backend.terminals[0]!.params.outputByteLimit).toBe(applied);
   });
 
+  test('over the wire too (the SDK schema would refuse a fractional limit before the host): clamped, or refused naming the field', async () => {
+    for (const clampLimits of [true, false]) {
+      const host = fakeHost({ clampLimits });
+      const conn = agent({ name: 'a' }).connect(registerTerminalHandlers(client({ name: 'c' }), host));
+      try {
+        const answer = conn.client.request('terminal/create', { sessionId, command: 'x', outputByteLimit: 1.5 });
+        if (clampLimits) {
+          await expect(answer).resolves.toHaveProperty('terminalId');
+          expect(backend.terminals[0]!.params.outputByteLimit).toBe(1);
+        } else {
+          await expect(answer).rejects.toMatchObject({
+            code: INVALID_PARAMS,
+            message: expect.stringMatching(/^outputByteLimit:/),
+            data: { code: 'ERR_INVALID_ARG', field: 'outputByteLimit' },
+          });
+        }
+      } finally {
+        conn.close();
+      }
+    }
+  });
+
   test('clampLimits: killGraceMs is clamped too; a string or NaN is still refused', async () => {
     expect(() => fakeHost({ killGraceMs: 2.5 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG' }));
     const host = fakeHost({ clampLimits: true, killGraceMs: -3 });

@@ -4,7 +4,7 @@
  */
 
 import { errorCode, errorMessage } from './errors';
-import type { TerminalHost } from './host';
+import type { HostCreateTerminalRequest, TerminalHost } from './host';
 import { loadSdk, requireSdk, sdkForApp, type SdkModule } from './sdk';
 import type { ClientApp, RequestError } from './sdk-types';
 
@@ -58,6 +58,11 @@ function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
   return new RequestError(jsonRpcCodeFor(code), errorMessage(error), { ...details, ...(code ? { code } : {}) });
 }
 
+/** A params "parser" that hands the params on as sent (the host validates them). */
+function asSent<T>(params: unknown): T {
+  return (params ?? {}) as T;
+}
+
 /**
  * Registers `terminal/create`, `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and
  * `terminal/release` on `app`, served by `host`. Returns `app` for chaining.
@@ -96,7 +101,11 @@ export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): Cl
   // Each request's `ctx.signal` (aborted by the agent's `$/cancel_request` or when the connection closes)
   // goes to the host, so a cancelled wait is answered at once with the SDK's -32800.
   return app
-    .onRequest('terminal/create', ({ params, signal }) => serve(signal, () => host.createTerminal(params, { signal })))
+    // terminal/create's params go to the host as sent: it checks every field itself (errors name the
+    // field), and only so can a host with `clampLimits` clamp an `outputByteLimit` the SDK's schema refuses.
+    .onRequest('terminal/create', asSent<HostCreateTerminalRequest>, ({ params, signal }) =>
+      serve(signal, () => host.createTerminal(params, { signal })),
+    )
     .onRequest('terminal/output', ({ params, signal }) => serve(signal, () => host.terminalOutput(params, { signal })))
     .onRequest('terminal/wait_for_exit', ({ params, signal }) => serve(signal, () => host.waitForTerminalExit(params, { signal })))
     .onRequest('terminal/kill', ({ params, signal }) => serve(signal, () => host.killTerminal(params, { signal })))
