@@ -107,7 +107,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   if (options.argless !== undefined && options.argless !== 'shell' && options.argless !== 'auto' && typeof options.argless !== 'function') {
     throw invalidArg('options.argless', `must be 'shell', 'auto' or a function, got ${JSON.stringify(options.argless)}`);
   }
-  for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram'] as const) {
+  for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
   const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
