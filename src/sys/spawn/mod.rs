@@ -42,6 +42,10 @@ use macos as imp;
 // calls), so the posix_spawn path runs in the Linux CI too.
 #[cfg(any(target_os = "macos", all(test, target_os = "linux")))]
 mod posix_spawn;
+// Windows' command-line, lookup and environment rules: pure, so every platform's unit tests
+// run them.
+#[cfg(any(windows, test))]
+pub mod wincmd;
 
 /// Whether [`LaunchSpec::parent_death_signal`] is applied: Linux's `PR_SET_PDEATHSIG`; macOS
 /// has no such signal.
