@@ -18,6 +18,7 @@
 pub mod cgroup;
 pub mod cwd;
 pub mod exit_watch;
+pub mod job;
 pub mod pipe;
 pub mod procs;
 pub mod pty;

@@ -46,6 +46,11 @@ mod posix_spawn;
 // run them.
 #[cfg(any(windows, test))]
 pub mod wincmd;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+#[allow(unused_imports)] // the core uses these once it runs on Windows
+pub use windows::{launch as windows_launch, WinChild, WinLaunch, WinStdio};
 
 /// Whether [`LaunchSpec::parent_death_signal`] is applied: Linux's `PR_SET_PDEATHSIG`; macOS
 /// has no such signal.

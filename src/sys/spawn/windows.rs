@@ -1,0 +1,245 @@
+//! Windows launch: `CreateProcessW` with an explicit application path (no search by Windows),
+//! a command line built by [`super::wincmd`], a sorted Unicode environment block, and exactly
+//! the handles the child needs (`PROC_THREAD_ATTRIBUTE_HANDLE_LIST`), or a pseudo console
+//! (`PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE`). The child is created suspended, put in the
+//! terminal's [`Job`], and only then resumed: nothing it starts can be outside the job.
+//! It leads a new process group (`CREATE_NEW_PROCESS_GROUP`), the group `CTRL_BREAK` goes to.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::windows::ffi::OsStrExt;
+use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
+use std::path::Path;
+
+use windows_sys::Win32::Foundation::{SetHandleInformation, HANDLE, HANDLE_FLAG_INHERIT};
+use windows_sys::Win32::System::Console::HPCON;
+use windows_sys::Win32::System::Threading::{
+    CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList, ResumeThread,
+    TerminateProcess, UpdateProcThreadAttribute, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW,
+    CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT,
+    LPPROC_THREAD_ATTRIBUTE_LIST, PROCESS_INFORMATION, PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
+    PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, STARTF_USESTDHANDLES, STARTUPINFOEXW,
+};
+
+use super::wincmd;
+use crate::sys::job::Job;
+
+/// Where the child's standard handles come from.
+#[derive(Debug)]
+pub enum WinStdio<'a> {
+    /// stdin (the NUL device or a pipe's read end) and one handle for stdout and stderr
+    /// (a pipe's write end): made inheritable for this launch and listed as the only handles
+    /// the child inherits.
+    Handles {
+        /// The child's stdin.
+        stdin: BorrowedHandle<'a>,
+        /// The child's stdout and stderr.
+        output: BorrowedHandle<'a>,
+    },
+    /// A pseudo console (ConPTY): the child's console; it inherits no handle.
+    PseudoConsole(HPCON),
+}
+
+/// Everything `CreateProcessW` needs.
+#[derive(Debug)]
+pub struct WinLaunch<'a> {
+    /// The executable Windows loads (absolute: nothing is searched).
+    pub application: &'a Path,
+    /// The command line the program reads its arguments from (no terminating NUL).
+    pub command_line: Vec<u16>,
+    /// The complete environment.
+    pub env: &'a [(OsString, OsString)],
+    /// The working directory (absolute).
+    pub cwd: &'a Path,
+    /// Standard handles or a pseudo console.
+    pub stdio: WinStdio<'a>,
+    /// The terminal's job, which the child joins before it runs.
+    pub job: &'a Job,
+}
+
+/// A started child: its process handle and id.
+#[derive(Debug)]
+pub struct WinChild {
+    /// The process (all access: waiting, exit code, termination).
+    pub process: OwnedHandle,
+    /// Its process id (also its process group id: it leads a new group).
+    pub pid: u32,
+}
+
+fn nul_terminated(path: &Path) -> Vec<u16> {
+    path.as_os_str().encode_wide().chain([0]).collect()
+}
+
+/// A `PROC_THREAD_ATTRIBUTE_LIST` with room for one attribute, deleted when dropped.
+struct AttributeList {
+    // usize-aligned storage for the opaque list.
+    buf: Vec<usize>,
+}
+
+impl AttributeList {
+    fn new() -> io::Result<Self> {
+        let mut size = 0usize;
+        // SAFETY: a null list asks for the size one attribute needs; the call "fails" with
+        // ERROR_INSUFFICIENT_BUFFER by design.
+        unsafe { InitializeProcThreadAttributeList(std::ptr::null_mut(), 1, 0, &mut size) };
+        if size == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut list = AttributeList {
+            buf: vec![0usize; size.div_ceil(std::mem::size_of::<usize>())],
+        };
+        // SAFETY: `buf` holds at least `size` bytes, aligned for the list.
+        if unsafe { InitializeProcThreadAttributeList(list.ptr(), 1, 0, &mut size) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(list)
+    }
+
+    fn ptr(&mut self) -> LPPROC_THREAD_ATTRIBUTE_LIST {
+        self.buf.as_mut_ptr().cast()
+    }
+
+    /// Sets `attribute` to the `size` bytes at `value`, which must outlive the launch.
+    fn set(
+        &mut self,
+        attribute: u32,
+        value: *const std::ffi::c_void,
+        size: usize,
+    ) -> io::Result<()> {
+        // SAFETY: the list was initialised for one attribute; `value` points to `size` bytes
+        // the caller keeps alive until CreateProcessW returns.
+        let ok = unsafe {
+            UpdateProcThreadAttribute(
+                self.ptr(),
+                0,
+                attribute as usize,
+                value,
+                size,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AttributeList {
+    fn drop(&mut self) {
+        // SAFETY: the list was initialised in `new`.
+        unsafe { DeleteProcThreadAttributeList(self.ptr()) };
+    }
+}
+
+fn inheritable(h: BorrowedHandle<'_>) -> io::Result<()> {
+    // SAFETY: a valid handle; only its inherit flag changes.
+    if unsafe { SetHandleInformation(h.as_raw_handle(), HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT) }
+        == 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Starts `spec`: created suspended in a new process group, put in the job, then resumed.
+/// A child that cannot join the job is terminated before it ran, and the error returned.
+pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
+    let application = nul_terminated(spec.application);
+    let cwd = nul_terminated(spec.cwd);
+    let mut command_line = spec.command_line;
+    command_line.push(0);
+    let env: Vec<(Vec<u16>, Vec<u16>)> = spec
+        .env
+        .iter()
+        .map(|(k, v)| (k.encode_wide().collect(), v.encode_wide().collect()))
+        .collect();
+    let env_block = wincmd::env_block(&env);
+
+    let mut attributes = AttributeList::new()?;
+    // SAFETY: STARTUPINFOEXW is plain data; zero is "not given" for every field.
+    let mut si: STARTUPINFOEXW = unsafe { std::mem::zeroed() };
+    si.StartupInfo.cb = std::mem::size_of::<STARTUPINFOEXW>() as u32;
+    let mut flags = EXTENDED_STARTUPINFO_PRESENT
+        | CREATE_UNICODE_ENVIRONMENT
+        | CREATE_SUSPENDED
+        | CREATE_NEW_PROCESS_GROUP;
+    // Kept alive until CreateProcessW returns (the attribute points into it).
+    let handles: [HANDLE; 2];
+    let inherit = match &spec.stdio {
+        WinStdio::Handles { stdin, output } => {
+            inheritable(*stdin)?;
+            inheritable(*output)?;
+            handles = [stdin.as_raw_handle(), output.as_raw_handle()];
+            attributes.set(
+                PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
+                handles.as_ptr().cast(),
+                std::mem::size_of_val(&handles),
+            )?;
+            si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+            si.StartupInfo.hStdInput = handles[0];
+            si.StartupInfo.hStdOutput = handles[1];
+            si.StartupInfo.hStdError = handles[1];
+            // No console window of its own when Node has none (a GUI app, a service).
+            flags |= CREATE_NO_WINDOW;
+            1
+        }
+        WinStdio::PseudoConsole(hpc) => {
+            // The attribute's value is the HPCON itself, not a pointer to it.
+            attributes.set(
+                PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE,
+                *hpc as *const std::ffi::c_void,
+                std::mem::size_of::<HPCON>(),
+            )?;
+            0
+        }
+    };
+    si.lpAttributeList = attributes.ptr();
+
+    // SAFETY: zeroed plain data, filled in by the call.
+    let mut pi: PROCESS_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: every string is NUL-terminated and outlives the call (the command line is
+    // writable, as CreateProcessW requires); the environment block is double-NUL-terminated
+    // UTF-16 (CREATE_UNICODE_ENVIRONMENT); `si` and its attribute list are initialised.
+    let ok = unsafe {
+        CreateProcessW(
+            application.as_ptr(),
+            command_line.as_mut_ptr(),
+            std::ptr::null(),
+            std::ptr::null(),
+            inherit,
+            flags,
+            env_block.as_ptr().cast(),
+            cwd.as_ptr(),
+            &si.StartupInfo,
+            &mut pi,
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: CreateProcessW succeeded: both handles are valid and ours.
+    let (process, thread) = unsafe {
+        (
+            OwnedHandle::from_raw_handle(pi.hProcess),
+            OwnedHandle::from_raw_handle(pi.hThread),
+        )
+    };
+    let started = spec.job.assign(&process).and_then(|()| {
+        // SAFETY: the primary thread of the suspended child.
+        if unsafe { ResumeThread(thread.as_raw_handle()) } == u32::MAX {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    });
+    if let Err(e) = started {
+        // SAFETY: our own suspended child, which has run nothing.
+        unsafe { TerminateProcess(process.as_raw_handle(), 1) };
+        return Err(e);
+    }
+    Ok(WinChild {
+        process,
+        pid: pi.dwProcessId,
+    })
+}
