@@ -5,7 +5,7 @@
 // CommonJS require, ES module import, a command end to end, the pure-JS parts without the native package
 // (and its error), `tsc --strict` under `module: nodenext` and `moduleResolution: bundler` with and
 // without the SDK (`skipLibCheck: false`), a jest + ts-jest suite with the README's minimal config
-// (`--detectOpenHandles`, no "did not exit"), the README's code samples, and the glibc symbol versions of
+// (`--detectOpenHandles`, no "did not exit"), the code samples of README.md and docs/, and the glibc symbol versions of
 // the installed binary (Linux gnu: nothing above 2.17).
 //
 // Usage: node scripts/test-registry-install.js [--skip-build] [--keep]
@@ -263,7 +263,7 @@ async function main() {
     if (!/Tests:\s+1 passed, 1 total/.test(out)) throw new Error(`unexpected jest summary:\n${out}`);
   });
 
-  check('README samples run in the fresh project', () => {
+  check('README.md and docs/ samples run in the fresh project', () => {
     run('node', [path.join(root, 'scripts', 'readme-samples.js'), '--run', app]);
   });
 

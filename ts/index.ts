@@ -93,6 +93,7 @@ export {
   type ApprovalRequest,
   type TerminalCreatedEvent,
   type TerminalHostOptions,
+  type CallOptions,
 } from './host';
 export type {
   AuditCommand,
@@ -100,6 +101,10 @@ export type {
   ReleaseReason,
   TerminalAuditEvent,
   TerminalAuditListener,
+  TerminalCallEvent,
+  TerminalCallListener,
+  TerminalCallMethod,
+  TerminalCallPhase,
   TerminalCreatedAuditEvent,
   TerminalDeniedAuditEvent,
   TerminalExitedAuditEvent,
