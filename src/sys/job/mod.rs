@@ -11,6 +11,8 @@
 
 #[cfg(windows)]
 mod windows;
+#[cfg(all(windows, test))]
+pub use windows::under_wine;
 #[cfg(windows)]
 #[allow(unused_imports)] // the core uses these once it runs on Windows
 pub use windows::{Job, JobCounts};

@@ -120,3 +120,137 @@ impl Job {
         })
     }
 }
+
+/// Whether this runs under Wine (its ntdll exports `wine_get_version`).
+#[cfg(test)]
+pub fn under_wine() -> bool {
+    use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
+    let ntdll: Vec<u16> = "ntdll.dll\0".encode_utf16().collect();
+    // SAFETY: NUL-terminated names; ntdll is loaded in every process.
+    unsafe {
+        let module = GetModuleHandleW(ntdll.as_ptr());
+        !module.is_null() && GetProcAddress(module, c"wine_get_version".as_ptr().cast()).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::job::JobLimits;
+    use crate::sys::spawn::wincmd::{shell_command_line, wide, ShellKind};
+    use crate::sys::spawn::{windows_launch, WinChild, WinLaunch, WinStdio};
+    use std::io::Read;
+    use std::os::windows::io::AsHandle;
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    fn comspec() -> PathBuf {
+        std::env::var_os("ComSpec")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("C:\\Windows\\System32\\cmd.exe"))
+    }
+
+    /// Runs `line` with cmd.exe in `job`; returns the child and the read end of its output.
+    fn cmd_in(job: &Job, line: &str) -> (WinChild, std::fs::File) {
+        let (read, write) = crate::sys::pipe::pipe().unwrap();
+        let stdin = crate::sys::pipe::null_input().unwrap();
+        let shell = comspec();
+        let env: Vec<_> = std::env::vars_os().collect();
+        let cwd = std::env::temp_dir();
+        let child = windows_launch(WinLaunch {
+            application: &shell,
+            command_line: shell_command_line(
+                &wide(&shell.to_string_lossy()),
+                ShellKind::Cmd,
+                &wide(line),
+            ),
+            env: &env,
+            cwd: &cwd,
+            stdio: WinStdio::Handles {
+                stdin: stdin.as_handle(),
+                output: write.as_handle(),
+            },
+            job,
+        })
+        .unwrap();
+        (child, std::fs::File::from(read))
+    }
+
+    fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !done() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "timed out: {what}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn output_of_both_streams_arrives_on_one_pipe_with_the_32_bit_exit_code() {
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let (child, mut out) = cmd_in(&job, "echo one& echo two 1>&2& exit /b -1073741819");
+        let code = crate::sys::exit_watch::wait_exit(&child.process).unwrap();
+        assert_eq!(code, 0xC000_0005);
+        let mut text = String::new();
+        out.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "one\r\ntwo \r\n");
+    }
+
+    #[test]
+    fn terminating_the_job_ends_the_tree_including_a_detached_grandchild() {
+        let job = Job::create(&JobLimits::default()).unwrap();
+        // `start /b` runs the grandchild detached from cmd's wait; it outlives cmd.
+        let (child, _out) = cmd_in(
+            &job,
+            "start /b cmd /d /c ping -n 300 127.0.0.1 >NUL & ping -n 300 127.0.0.1 >NUL",
+        );
+        wait_until("the grandchild", || job.counts().unwrap().active >= 3);
+        job.terminate(1).unwrap();
+        wait_until("an empty job", || job.counts().unwrap().active == 0);
+        assert_eq!(
+            crate::sys::exit_watch::try_exit(&child.process).unwrap(),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn closing_the_job_ends_the_tree() {
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let (child, _out) = cmd_in(&job, "ping -n 300 127.0.0.1 >NUL");
+        assert_eq!(
+            crate::sys::exit_watch::try_exit(&child.process).unwrap(),
+            None
+        );
+        drop(job);
+        // ping would run for 300 s: it ends when the job's last handle closes.
+        wait_until("the end of the child", || {
+            crate::sys::exit_watch::try_exit(&child.process)
+                .unwrap()
+                .is_some()
+        });
+    }
+
+    #[test]
+    fn the_process_limit_refuses_one_more_process() {
+        if crate::sys::job::under_wine() {
+            // Wine 8 accepts JOB_OBJECT_LIMIT_ACTIVE_PROCESS but does not enforce it (the
+            // inner cmd runs): this is checked on the workflow's Windows runner.
+            eprintln!("skipped under Wine: the job's active-process limit is not enforced there");
+            return;
+        }
+        let job = Job::create(&JobLimits {
+            active_processes: Some(1),
+            ..JobLimits::default()
+        })
+        .unwrap();
+        let (child, mut out) = cmd_in(&job, "cmd /d /c echo inner& echo after %errorlevel%");
+        crate::sys::exit_watch::wait_exit(&child.process).unwrap();
+        let mut text = String::new();
+        out.read_to_string(&mut text).unwrap();
+        assert!(!text.contains("inner"), "{text}");
+        assert!(text.contains("after"), "{text}");
+        assert_eq!(job.counts().unwrap().total, 1, "{text}");
+    }
+}

@@ -186,6 +186,11 @@ pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
             1
         }
         WinStdio::PseudoConsole(hpc) => {
+            // Null standard handles with STARTF_USESTDHANDLES: the child takes the pseudo
+            // console's, never a copy of Node's own (which Windows duplicates into a console
+            // child when Node's stdio are pipes or files; node-pty does the same, see
+            // microsoft/terminal#11276).
+            si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
             // The attribute's value is the HPCON itself, not a pointer to it.
             attributes.set(
                 PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE,
