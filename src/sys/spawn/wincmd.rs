@@ -167,6 +167,52 @@ pub fn batch_command_line(
     Ok(line)
 }
 
+/// What `CreateProcessW` is given for one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WinCommand {
+    /// The executable Windows loads (nothing is searched).
+    pub application: PathBuf,
+    /// The command line (no terminating NUL).
+    pub command_line: Vec<u16>,
+}
+
+/// The command for a direct (argv) request: `program` (resolved, absolute) with `args`.
+/// An executable gets [`msvc_command_line`] with `argv0` (the name as the request gave it);
+/// a batch file (`.cmd`/`.bat`) is run by `comspec` (cmd.exe) with
+/// `/d /e:ON /v:OFF /s /c` and [`batch_command_line`], or refused (the index of the argument,
+/// `None` for the script's own path).
+pub fn direct_command(
+    program: &Path,
+    argv0: &[u16],
+    args: &[Vec<u16>],
+    comspec: &Path,
+) -> Result<WinCommand, (Option<usize>, BatchRefusal)> {
+    if !is_batch(program) {
+        return Ok(WinCommand {
+            application: program.to_path_buf(),
+            command_line: msvc_command_line(argv0, args),
+        });
+    }
+    let script = wide(&program.to_string_lossy());
+    let mut line = Vec::new();
+    push_msvc_arg(&mut line, &wide(&comspec.to_string_lossy()));
+    line.extend(wide(" /d /e:ON /v:OFF /s /c "));
+    line.extend(batch_command_line(&script, args)?);
+    Ok(WinCommand {
+        application: comspec.to_path_buf(),
+        command_line: line,
+    })
+}
+
+/// The message of a refused batch-file request: which field (`args[i]`, or `command` for the
+/// script itself) and why.
+pub fn refusal_message(which: Option<usize>, why: BatchRefusal) -> String {
+    match which {
+        Some(i) => format!("args[{i}] {}", why.reason()),
+        None => format!("command {}", why.reason()),
+    }
+}
+
 /// Whether `program` is run by cmd.exe whatever the caller does (its extension is `.cmd` or
 /// `.bat`, in any case).
 pub fn is_batch(program: &Path) -> bool {
@@ -543,6 +589,33 @@ mod tests {
         assert!(is_batch(Path::new("x.bat")));
         assert!(!is_batch(Path::new("x.exe")));
         assert!(!is_batch(Path::new("cmd")));
+    }
+
+    #[test]
+    fn batch_files_run_through_cmd_and_executables_directly() {
+        let comspec = Path::new("C:\\Windows\\System32\\cmd.exe");
+        let args = vec![wide("run"), wide("a b")];
+        let exe =
+            direct_command(Path::new("C:\\n\\node.exe"), &wide("node"), &args, comspec).unwrap();
+        assert_eq!(exe.application, Path::new("C:\\n\\node.exe"));
+        assert_eq!(s(&exe.command_line), "node run \"a b\"");
+        let bat =
+            direct_command(Path::new("C:\\n\\npm.cmd"), &wide("npm"), &args, comspec).unwrap();
+        assert_eq!(bat.application, comspec);
+        assert_eq!(
+            s(&bat.command_line),
+            "C:\\Windows\\System32\\cmd.exe /d /e:ON /v:OFF /s /c \"\"C:\\n\\npm.cmd\" run \"a b\"\""
+        );
+        let refused = direct_command(
+            Path::new("C:\\n\\npm.cmd"),
+            &wide("npm"),
+            &[wide("ok"), wide("%USERPROFILE%")],
+            comspec,
+        )
+        .unwrap_err();
+        let message = refusal_message(refused.0, refused.1);
+        assert!(message.starts_with("args[1] contains '%'"), "{message}");
+        assert!(refusal_message(None, BatchRefusal::Script).starts_with("command "));
     }
 
     fn fake_fs(files: &[&str]) -> impl Fn(&Path) -> bool {

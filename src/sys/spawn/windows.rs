@@ -248,3 +248,106 @@ pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
         pid: pi.dwProcessId,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::job::JobLimits;
+    use std::io::Read;
+    use std::os::windows::io::AsHandle;
+    use std::path::PathBuf;
+
+    fn comspec() -> PathBuf {
+        std::env::var_os("ComSpec")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("C:\\Windows\\System32\\cmd.exe"))
+    }
+
+    /// Runs `command` with pipes; returns its exit code and output.
+    fn run(command: wincmd::WinCommand) -> (u32, String) {
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let (read, write) = crate::sys::pipe::pipe().unwrap();
+        let stdin = crate::sys::pipe::null_input().unwrap();
+        let env: Vec<_> = std::env::vars_os().collect();
+        let cwd = std::env::temp_dir();
+        let child = launch(WinLaunch {
+            application: &command.application,
+            command_line: command.command_line,
+            env: &env,
+            cwd: &cwd,
+            stdio: WinStdio::Handles {
+                stdin: stdin.as_handle(),
+                output: write.as_handle(),
+            },
+            job: &job,
+        })
+        .unwrap();
+        drop(write);
+        let mut text = String::new();
+        std::fs::File::from(read).read_to_string(&mut text).unwrap();
+        let code = crate::sys::exit_watch::wait_exit(&child.process).unwrap();
+        (code, text)
+    }
+
+    #[test]
+    fn a_batch_file_argument_never_becomes_a_command() {
+        let script = std::env::temp_dir().join(format!("acp-echo-{}.cmd", std::process::id()));
+        std::fs::write(&script, "@echo off\r\necho ARG1=%1\r\n").unwrap();
+        let hostile = wincmd::wide("\"&echo INJECTED");
+        let injected = |text: &str| text.lines().any(|l| l.trim_start().starts_with("INJECTED"));
+        // The attack: MSVC quoting alone (what a program expects) handed to cmd.exe, which
+        // reads `\"` as a quoted backslash and then runs what follows the `&`.
+        let mut naive = Vec::new();
+        wincmd::push_msvc_arg(&mut naive, &wincmd::wide(&comspec().to_string_lossy()));
+        naive.extend(wincmd::wide(" /d /s /c \""));
+        naive.extend(wincmd::msvc_command_line(
+            &wincmd::wide(&script.to_string_lossy()),
+            std::slice::from_ref(&hostile),
+        ));
+        naive.push(b'"' as u16);
+        let (_, text) = run(wincmd::WinCommand {
+            application: comspec(),
+            command_line: naive,
+        });
+        assert!(injected(&text), "the attack should work: {text:?}");
+        // Ours: the argument reaches the script as data.
+        let safe = wincmd::direct_command(
+            &script,
+            &wincmd::wide("script"),
+            std::slice::from_ref(&hostile),
+            &comspec(),
+        )
+        .unwrap();
+        let (code, text) = run(safe);
+        std::fs::remove_file(&script).unwrap();
+        assert_eq!(code, 0, "{text:?}");
+        assert!(!injected(&text), "{text:?}");
+        assert!(
+            text.contains("ARG1=") && text.contains("INJECTED"),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn arguments_reach_a_program_exactly() {
+        // cmd.exe's `echo` prints its command line's tail as written: the quoting is visible.
+        let args = [wincmd::wide("a b"), wincmd::wide(""), wincmd::wide("100%")];
+        let command = wincmd::direct_command(
+            &comspec(),
+            &wincmd::wide("cmd"),
+            &[
+                wincmd::wide("/d"),
+                wincmd::wide("/c"),
+                wincmd::wide("echo"),
+                args[0].clone(),
+                args[1].clone(),
+                args[2].clone(),
+            ],
+            &comspec(),
+        )
+        .unwrap();
+        let (code, text) = run(command);
+        assert_eq!(code, 0);
+        assert_eq!(text, "\"a b\" \"\" 100%\r\n");
+    }
+}
