@@ -265,15 +265,31 @@ mod tests {
 
     /// Runs `command` with pipes; returns its exit code and output.
     fn run(command: wincmd::WinCommand) -> (u32, String) {
+        let env: Vec<_> = std::env::vars_os().collect();
+        run_with(command, &env, None)
+    }
+
+    /// Runs `command` in `env`, with `input` written to its stdin (a pipe) or the NUL device.
+    fn run_with(
+        command: wincmd::WinCommand,
+        env: &[(OsString, OsString)],
+        input: Option<&[u8]>,
+    ) -> (u32, String) {
+        use std::io::Write;
         let job = Job::create(&JobLimits::default()).unwrap();
         let (read, write) = crate::sys::pipe::pipe().unwrap();
-        let stdin = crate::sys::pipe::null_input().unwrap();
-        let env: Vec<_> = std::env::vars_os().collect();
+        let (stdin, stdin_writer) = match input {
+            Some(_) => {
+                let (r, w) = crate::sys::pipe::pipe().unwrap();
+                (r, Some(w))
+            }
+            None => (crate::sys::pipe::null_input().unwrap(), None),
+        };
         let cwd = std::env::temp_dir();
         let child = launch(WinLaunch {
             application: &command.application,
             command_line: command.command_line,
-            env: &env,
+            env,
             cwd: &cwd,
             stdio: WinStdio::Handles {
                 stdin: stdin.as_handle(),
@@ -282,7 +298,12 @@ mod tests {
             job: &job,
         })
         .unwrap();
-        drop(write);
+        drop((write, stdin));
+        if let (Some(w), Some(bytes)) = (stdin_writer, input) {
+            let mut w = std::fs::File::from(w);
+            w.write_all(bytes).unwrap();
+            // Dropped here: the command reads EOF after the bytes.
+        }
         let mut text = String::new();
         std::fs::File::from(read).read_to_string(&mut text).unwrap();
         let code = crate::sys::exit_watch::wait_exit(&child.process).unwrap();
@@ -349,5 +370,78 @@ mod tests {
         let (code, text) = run(command);
         assert_eq!(code, 0);
         assert_eq!(text, "\"a b\" \"\" 100%\r\n");
+    }
+
+    fn cmd(line: &str) -> wincmd::WinCommand {
+        let shell = comspec();
+        wincmd::WinCommand {
+            command_line: wincmd::shell_command_line(
+                &wincmd::wide(&shell.to_string_lossy()),
+                wincmd::ShellKind::Cmd,
+                &wincmd::wide(line),
+            ),
+            application: shell,
+        }
+    }
+
+    #[test]
+    fn stdin_is_at_eof_or_the_pipe_we_write() {
+        // cmd's `set /p` reads one line of stdin into a variable: from NUL it reads nothing.
+        let line = "set /p ACP_IN=& set ACP_IN";
+        let (_, text) = run(cmd(line));
+        assert!(!text.contains("ACP_IN="), "{text:?}");
+        let env: Vec<_> = std::env::vars_os().collect();
+        let (code, text) = run_with(cmd(line), &env, Some(b"from the pipe\r\n"));
+        assert_eq!(code, 0, "{text:?}");
+        assert!(text.contains("ACP_IN=from the pipe\r\n"), "{text:?}");
+    }
+
+    #[test]
+    fn the_environment_is_exactly_the_one_given_with_names_case_insensitive() {
+        let system_root = std::env::var("SystemRoot").unwrap_or_else(|_| "C:\\Windows".into());
+        let mut env: Vec<(String, String)> = vec![
+            ("Path".into(), "C:\\inherited".into()),
+            ("SystemRoot".into(), system_root),
+        ];
+        wincmd::env_set(&mut env, "path", "C:\\mine");
+        wincmd::env_set(&mut env, "ACP_ONLY", "1");
+        let env: Vec<(OsString, OsString)> =
+            env.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let (code, text) = run_with(cmd("set"), &env, None);
+        assert_eq!(code, 0, "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let paths: Vec<&&str> = lines
+            .iter()
+            .filter(|l| l.to_ascii_uppercase().starts_with("PATH="))
+            .collect();
+        assert_eq!(paths, [&"path=C:\\mine"], "{text}");
+        assert!(lines.contains(&"ACP_ONLY=1"), "{text}");
+        // Nothing inherited beyond what was given (cmd itself may add its own few).
+        let ours = std::env::vars().find(|(k, _)| k.eq_ignore_ascii_case("USERNAME"));
+        if let Some((k, v)) = ours {
+            assert!(!lines.contains(&format!("{k}={v}").as_str()), "{text}");
+        }
+    }
+
+    #[test]
+    fn programs_are_found_on_the_real_path_through_pathext() {
+        let path = std::env::var("PATH").unwrap();
+        let pathext = std::env::var("PATHEXT").unwrap_or_else(|_| wincmd::DEFAULT_PATHEXT.into());
+        let found = wincmd::find_program(
+            "cmd",
+            &path,
+            &pathext,
+            &std::env::temp_dir(),
+            |p: &std::path::Path| p.is_file(),
+        )
+        .expect("cmd on PATH");
+        assert!(
+            found
+                .to_string_lossy()
+                .to_ascii_lowercase()
+                .ends_with("\\cmd.exe"),
+            "{}",
+            found.display()
+        );
     }
 }
