@@ -10,7 +10,7 @@
 //! | [`exit_watch`] | `exit_fd(pid)`: readable once it can be reaped | `pidfd_open` (ENOSYS remembered) | one thread on a kqueue of `NOTE_EXIT` filters closes a pipe per child | `wait_exit` / `try_exit` on the process handle |
 //! | [`pty`] | `open(size)`, `set_size`, `foreground_group` | `posix_openpt` + `TIOCGPTPEER` / `ptsname_r` | `posix_openpt` + `TIOCPTYGNAME` | `ConPty`: `CreatePseudoConsole`, `ResizePseudoConsole` |
 //! | [`procs`] | `list()`, `start_time`, `session_tree`, `GUARDIAN_KILL` | `/proc/<pid>/stat` | libproc + `getsid`; the guardian uses `ps` | `windows_start_time` (`GetProcessTimes`); no guardian (the job's `KILL_ON_JOB_CLOSE`) |
-//! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` | not yet |
+//! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` | `windows_open_dir` (no `FILE_SHARE_DELETE`: pinned), `dir_path` (`GetFinalPathNameByHandleW`); no `process_cwd` |
 //! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) | [`job`]: a Job Object per terminal |
 //! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`) |
 //! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none | `ctrl_break` (`GenerateConsoleCtrlEvent`) |

@@ -399,6 +399,21 @@ pub fn shell_command_line(shell: &[u16], kind: ShellKind, line: &[u16]) -> Vec<u
     out
 }
 
+/// A path without the `\\?\` prefix Windows' final-path calls answer with: `\\?\C:\x` is
+/// `C:\x`, `\\?\UNC\server\share` is `\\server\share`; anything else is returned as it is.
+pub fn strip_verbatim(path: &[u16]) -> Vec<u16> {
+    let unc = wide("\\\\?\\UNC\\");
+    let verbatim = wide("\\\\?\\");
+    if path.starts_with(&unc) {
+        let mut out = wide("\\\\");
+        out.extend_from_slice(&path[unc.len()..]);
+        return out;
+    }
+    path.strip_prefix(verbatim.as_slice())
+        .unwrap_or(path)
+        .to_vec()
+}
+
 /// An exit code as ACP reports it: Windows' 32-bit code, unsigned (an NTSTATUS such as
 /// `0xC0000005` is 3221225477, not a negative number).
 pub fn exit_code(code: u32) -> u32 {
@@ -694,6 +709,14 @@ mod tests {
         // Upper-cased, `_` (0x5F) sorts after the letters.
         assert_eq!(s(&block), "A=1\0b=2\0_x=3\0\0");
         assert_eq!(env_block(&[]), vec![0, 0]);
+    }
+
+    #[test]
+    fn final_paths_lose_their_verbatim_prefix() {
+        let strip = |p: &str| s(&strip_verbatim(&wide(p)));
+        assert_eq!(strip("\\\\?\\C:\\Users\\me"), "C:\\Users\\me");
+        assert_eq!(strip("\\\\?\\UNC\\srv\\share\\d"), "\\\\srv\\share\\d");
+        assert_eq!(strip("C:\\plain"), "C:\\plain");
     }
 
     #[test]
