@@ -83,6 +83,10 @@ mod tests {
     #[test]
     fn an_open_directory_is_pinned_and_names_where_it_is() {
         let tmp = std::env::temp_dir().join(format!("acp-cwd-{}", std::process::id()));
+        let moved = tmp.with_extension("moved");
+        // Ids repeat across runs (a fresh Wine server starts them over): no leftovers.
+        let _ = std::fs::remove_dir_all(&tmp);
+        let _ = std::fs::remove_dir_all(&moved);
         std::fs::create_dir_all(&tmp).unwrap();
         let dir = open_dir(&tmp).unwrap();
         // std's canonicalize answers the verbatim form of the same final path.
@@ -97,7 +101,6 @@ mod tests {
             PathBuf::from(std::ffi::OsString::from_wide(&plain))
         );
         // Pinned: it cannot be renamed away while the handle is open.
-        let moved = tmp.with_extension("moved");
         assert!(std::fs::rename(&tmp, &moved).is_err());
         drop(dir);
         std::fs::rename(&tmp, &moved).unwrap();

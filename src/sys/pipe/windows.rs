@@ -48,3 +48,96 @@ pub fn null_input() -> io::Result<OwnedHandle> {
     // SAFETY: a valid handle we own.
     Ok(unsafe { OwnedHandle::from_raw_handle(h) })
 }
+
+/// The read end of a pipe (or a pseudo console's output) served by a thread of its own:
+/// Windows' anonymous pipes have no readiness to wait on, so a thread blocks in `ReadFile`
+/// and hands each chunk to async code through a bounded channel. When the consumer falls
+/// behind, the thread waits for room, the pipe fills and the writer blocks: no byte is dropped
+/// and at most `depth` chunks are held. The thread ends at end of file (every writer closed)
+/// or when the receiver is dropped.
+#[derive(Debug)]
+pub struct PipeReader {
+    rx: tokio::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+}
+
+impl PipeReader {
+    /// Starts reading `handle` in chunks of at most `chunk` bytes, `depth` chunks ahead.
+    pub fn spawn(handle: OwnedHandle, chunk: usize, depth: usize) -> io::Result<PipeReader> {
+        let (tx, rx) = tokio::sync::mpsc::channel(depth.max(1));
+        std::thread::Builder::new()
+            .name("acp-terminal-pipe-reader".into())
+            .spawn(move || {
+                use std::io::Read;
+                let mut file = std::fs::File::from(handle);
+                loop {
+                    let mut buf = vec![0u8; chunk.max(1)];
+                    // std reads a pipe whose writers are gone (ERROR_BROKEN_PIPE) as 0 bytes.
+                    match file.read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => {
+                            buf.truncate(n);
+                            if tx.blocking_send(Ok(buf)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            let _ = tx.blocking_send(Err(e));
+                            return;
+                        }
+                    }
+                }
+            })?;
+        Ok(PipeReader { rx })
+    }
+
+    /// The next chunk, in order; `None` at end of file.
+    pub async fn next(&mut self) -> Option<io::Result<Vec<u8>>> {
+        self.rx.recv().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_arrives_in_order_through_a_slow_reader() {
+        let (read, write) = pipe().unwrap();
+        // 4 MiB in uneven writes, while the reader holds at most 2 chunks of 4 KiB.
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let mut w = std::fs::File::from(write);
+            let mut sent = Vec::new();
+            let mut i = 0u32;
+            while sent.len() < 4 << 20 {
+                let block: Vec<u8> = (0..(i % 9000 + 1)).map(|j| (i + j) as u8).collect();
+                w.write_all(&block).unwrap();
+                sent.extend_from_slice(&block);
+                i += 1;
+            }
+            sent
+        });
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let got = rt.block_on(async {
+            let mut reader = PipeReader::spawn(read, 4096, 2).unwrap();
+            let mut got = Vec::new();
+            let mut chunks = 0u32;
+            while let Some(chunk) = reader.next().await {
+                got.extend_from_slice(&chunk.unwrap());
+                chunks += 1;
+                if chunks % 64 == 0 {
+                    // Fall behind now and then: the writer must wait, not lose bytes.
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+            }
+            got
+        });
+        let sent = writer.join().unwrap();
+        assert_eq!(got.len(), sent.len());
+        assert!(got == sent, "the bytes differ");
+    }
+}
