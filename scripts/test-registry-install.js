@@ -17,6 +17,7 @@ const os = require('node:os');
 const path = require('node:path');
 const http = require('node:http');
 const { spawn, spawnSync } = require('node:child_process');
+const { platformId } = require('../platforms.js');
 
 const root = path.resolve(__dirname, '..');
 const fixture = path.join(__dirname, 'install-fixture');
@@ -164,12 +165,6 @@ function pathWithoutRust() {
       return mirror;
     })
     .join(path.delimiter);
-}
-
-function platformId() {
-  const { platform, arch } = process;
-  const glibc = platform === 'linux' && typeof process.report?.getReport()?.header?.glibcVersionRuntime === 'string';
-  return platform === 'linux' ? `linux-${arch}-${glibc ? 'gnu' : 'musl'}` : `${platform}-${arch}`;
 }
 
 function writeJson(file, value) {

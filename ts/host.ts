@@ -8,6 +8,7 @@
  * `host-entries.ts` (ids, live terminals, kill / wait / release, kept snapshots).
  */
 
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
 import type { TerminalAuditEvent, TerminalAuditListener, TerminalCallEvent, TerminalCallListener, TerminalCallMethod } from './events';
@@ -22,7 +23,7 @@ import type {
   TerminalHostOptions,
 } from './host-types';
 import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
-import { abortable, optionalSignal, requireString, type CallOptions } from './validate';
+import { abortable, optionalAbsolutePath, optionalSignal, rejectNul, requireString, type CallOptions } from './validate';
 
 export { DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 export type {
@@ -50,6 +51,8 @@ export class TerminalHost implements AsyncDisposable {
   private readonly createListeners = new Set<(event: TerminalCreatedEvent) => void>();
   private readonly eventListeners = new Set<TerminalAuditListener>();
   private readonly callListeners = new Set<TerminalCallListener>();
+  private readonly sessionCwds = new Map<string, string>();
+  private readonly cwdForSession: TerminalHostOptions['cwdForSession'];
   private nextCallId = 1;
   private pendingCreates = 0;
   private closed = false;
@@ -60,6 +63,7 @@ export class TerminalHost implements AsyncDisposable {
     this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event));
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
+    this.cwdForSession = options.cwdForSession;
   }
 
   /** Number of live (created, not yet released) terminals. */
@@ -98,6 +102,12 @@ export class TerminalHost implements AsyncDisposable {
   ): Promise<HostCreateTerminalResponse> {
     if (signal?.aborted) throw signal.reason;
     const req = validateCreate(request, this.settings);
+    if (request.cwd == null) {
+      // No await without a hook: nothing else runs between the checks below and the spawn's start.
+      const known = this.sessionCwds.get(req.sessionId);
+      const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
+      if (sessionCwd !== undefined) req.cwd = sessionCwd;
+    }
     seen.cwd = req.cwd ?? undefined;
     if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
     const { maxTerminals } = this.settings;
@@ -202,6 +212,27 @@ export class TerminalHost implements AsyncDisposable {
     return this.track('terminal/release', request, options, () => this.entries.release(request));
   }
 
+  /**
+   * Records `cwd` as the working directory of `sessionId`'s requests that have no `cwd` (agents often omit
+   * it and run in "the session's directory"); `undefined` forgets it. `registerTerminalHandlers` and
+   * `createTestClient` call this with the `cwd` of each `session/new`, `session/load` and `session/resume`
+   * the client sends; call it yourself when the host does not see those requests (or use `cwdForSession`).
+   * A request's own `cwd` still wins, and `allowedRoots` apply to the directory used. `releaseSession`
+   * and `close` forget the session's directory. Throws `ERR_INVALID_ARG` naming `sessionId` or `cwd`.
+   */
+  setSessionCwd(sessionId: string, cwd: string | undefined): void {
+    requireString(sessionId, 'sessionId');
+    const dir = optionalAbsolutePath(cwd, 'cwd');
+    if (dir !== undefined) rejectNul(dir, 'cwd');
+    if (dir === undefined) this.sessionCwds.delete(sessionId);
+    else this.sessionCwds.set(sessionId, dir);
+  }
+
+  /** The working directory recorded for `sessionId` by `setSessionCwd`, or undefined. */
+  sessionCwdOf(sessionId: string): string | undefined {
+    return this.sessionCwds.get(sessionId);
+  }
+
   /** The live terminal behind `terminalId` (to embed in a tool-call UI), or undefined once released. */
   terminal(terminalId: string): TerminalLike | undefined {
     return this.entries.get(terminalId)?.terminal;
@@ -249,18 +280,30 @@ export class TerminalHost implements AsyncDisposable {
   /** Releases every terminal of `sessionId` (e.g. on `session/close` or when the agent disconnects). */
   async releaseSession(sessionId: string): Promise<void> {
     requireString(sessionId, 'sessionId');
+    this.sessionCwds.delete(sessionId);
     await this.entries.releaseWhere((entry) => entry.sessionId === sessionId, 'session');
   }
 
   /** Releases every terminal and refuses new ones. */
   async close(): Promise<void> {
     this.closed = true;
+    this.sessionCwds.clear();
     await this.entries.releaseWhere(() => true, 'close');
   }
 
   /** Same as `close()`, for `await using host = new TerminalHost()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /** The `cwdForSession` hook's directory for a request of `sessionId` without `cwd`, checked. */
+  private async askCwdForSession(sessionId: string, known: string | undefined): Promise<string | undefined> {
+    const chosen: unknown = await this.cwdForSession!(sessionId, known);
+    if (chosen === undefined || chosen === null) return undefined;
+    if (typeof chosen !== 'string' || !path.isAbsolute(chosen) || chosen.includes('\0')) {
+      throw invalidArg('cwdForSession', `must return an absolute path or undefined, got ${JSON.stringify(chosen)} for session ${JSON.stringify(sessionId)}`);
+    }
+    return chosen;
   }
 
   /**
