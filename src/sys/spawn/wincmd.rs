@@ -292,6 +292,40 @@ pub fn find_program(
         .find(|p| is_file(p))
 }
 
+/// Finds the `bash.exe` a ShellSession runs on Windows: Git for Windows' (or MSYS2's) bash
+/// through `PATH`, then in Git's usual install directories (`<dir>\Git\bin\bash.exe` for each
+/// of `install_dirs`: `%ProgramFiles%`, `%ProgramFiles(x86)%`, `%LocalAppData%\Programs`).
+/// `%SystemRoot%\System32\bash.exe` is skipped wherever it appears: it is WSL's launcher,
+/// which runs a Linux bash in another file system, not a shell for this machine's paths.
+pub fn find_bash(
+    path_var: &str,
+    pathext: &str,
+    system_root: &Path,
+    install_dirs: &[PathBuf],
+    is_file: impl Fn(&Path) -> bool,
+) -> Option<PathBuf> {
+    let wsl = system_root
+        .join("System32")
+        .to_string_lossy()
+        .to_ascii_lowercase();
+    let not_wsl = |p: &Path| {
+        p.parent()
+            .is_none_or(|d| d.to_string_lossy().to_ascii_lowercase() != wsl)
+    };
+    let dirs: Vec<PathBuf> = path_dirs(path_var)
+        .into_iter()
+        .filter(|d| not_wsl(&d.join("bash.exe")))
+        .chain(install_dirs.iter().map(|d| d.join("Git").join("bin")))
+        .collect();
+    dirs.iter()
+        .flat_map(|d| {
+            candidates("bash", pathext)
+                .into_iter()
+                .map(move |c| d.join(c))
+        })
+        .find(|p| not_wsl(p) && is_file(p))
+}
+
 /// ASCII upper-case of an environment name, the key names are compared by (Windows compares
 /// them case-insensitively; non-ASCII names compare exactly).
 fn env_key(name: &str) -> String {
@@ -681,6 +715,28 @@ mod tests {
                 PathBuf::from("C:\\Program Files\\b")
             ]
         );
+    }
+
+    #[test]
+    fn shell_sessions_find_git_bash_and_never_wsl() {
+        let root = Path::new("/win");
+        let installs = [PathBuf::from("/pf"), PathBuf::from("/pf86")];
+        // WSL's launcher first in PATH (as on most machines), Git's bash installed.
+        let fs = fake_fs(&["/win/System32/bash.exe", "/pf86/Git/bin/bash.exe"]);
+        let path = "/win/System32;/win";
+        assert_eq!(
+            find_bash(path, DEFAULT_PATHEXT, root, &installs, &fs),
+            Some(PathBuf::from("/pf86/Git/bin/bash.exe"))
+        );
+        // A bash on PATH (MSYS2, Git's cmd dir) comes first.
+        let fs = fake_fs(&["/msys/usr/bin/bash.exe", "/pf/Git/bin/bash.exe"]);
+        assert_eq!(
+            find_bash("/msys/usr/bin", DEFAULT_PATHEXT, root, &installs, &fs),
+            Some(PathBuf::from("/msys/usr/bin/bash.exe"))
+        );
+        // Only WSL's: none.
+        let fs = fake_fs(&["/win/System32/bash.exe"]);
+        assert_eq!(find_bash(path, DEFAULT_PATHEXT, root, &installs, &fs), None);
     }
 
     #[test]
