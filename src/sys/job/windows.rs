@@ -5,11 +5,11 @@ use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
-    JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
-    TerminateJobObject, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
-    JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_ACTIVE_PROCESS,
-    JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, JOB_OBJECT_LIMIT_PROCESS_MEMORY,
-    JOB_OBJECT_LIMIT_PROCESS_TIME,
+    JobObjectBasicProcessIdList, JobObjectExtendedLimitInformation, QueryInformationJobObject,
+    SetInformationJobObject, TerminateJobObject, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
+    JOBOBJECT_BASIC_PROCESS_ID_LIST, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+    JOB_OBJECT_LIMIT_ACTIVE_PROCESS, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+    JOB_OBJECT_LIMIT_PROCESS_MEMORY, JOB_OBJECT_LIMIT_PROCESS_TIME,
 };
 
 use super::JobLimits;
@@ -95,6 +95,36 @@ impl Job {
             return Err(io::Error::last_os_error());
         }
         Ok(())
+    }
+
+    /// The ids of the processes in the job now (at most `max`).
+    pub fn pids(&self, max: usize) -> io::Result<Vec<u32>> {
+        // The structure's header (two u32) then `max` ids, as usize, in usize-aligned storage.
+        let header = 2 * std::mem::size_of::<u32>() / std::mem::size_of::<usize>();
+        let mut buf = vec![0usize; header.max(1) + max.max(1)];
+        let bytes = std::mem::size_of_val(buf.as_slice());
+        // SAFETY: `buf` is `bytes` long and aligned for JOBOBJECT_BASIC_PROCESS_ID_LIST, which
+        // the call fills in (header, then as many ids as fit).
+        let ok = unsafe {
+            QueryInformationJobObject(
+                self.raw(),
+                JobObjectBasicProcessIdList,
+                buf.as_mut_ptr().cast(),
+                bytes as u32,
+                std::ptr::null_mut(),
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let list = buf.as_ptr().cast::<JOBOBJECT_BASIC_PROCESS_ID_LIST>();
+        // SAFETY: the call wrote the header; `NumberOfProcessIdsInList` ids follow it, within
+        // `buf` (Windows never lists more than fit).
+        let ids = unsafe {
+            let n = (*list).NumberOfProcessIdsInList as usize;
+            std::slice::from_raw_parts(std::ptr::addr_of!((*list).ProcessIdList).cast::<usize>(), n)
+        };
+        Ok(ids.iter().map(|&id| id as u32).collect())
     }
 
     /// How many processes are in the job now, and were ever.
@@ -207,6 +237,8 @@ mod tests {
             "start /b cmd /d /c ping -n 300 127.0.0.1 >NUL & ping -n 300 127.0.0.1 >NUL",
         );
         wait_until("the grandchild", || job.counts().unwrap().active >= 3);
+        let pids = job.pids(64).unwrap();
+        assert!(pids.len() >= 3 && pids.contains(&child.pid), "{pids:?}");
         job.terminate(1).unwrap();
         wait_until("an empty job", || job.counts().unwrap().active == 0);
         assert_eq!(
