@@ -304,14 +304,16 @@ pub fn find_bash(
     install_dirs: &[PathBuf],
     is_file: impl Fn(&Path) -> bool,
 ) -> Option<PathBuf> {
-    let wsl = system_root
-        .join("System32")
-        .to_string_lossy()
-        .to_ascii_lowercase();
-    let not_wsl = |p: &Path| {
-        p.parent()
-            .is_none_or(|d| d.to_string_lossy().to_ascii_lowercase() != wsl)
+    // Windows compares paths without case, and `/` is `\` there.
+    let key = |p: &Path| {
+        p.to_string_lossy()
+            .to_ascii_lowercase()
+            .replace('/', "\\")
+            .trim_end_matches('\\')
+            .to_string()
     };
+    let wsl = key(&system_root.join("System32"));
+    let not_wsl = |p: &Path| p.parent().is_none_or(|d| key(d) != wsl);
     let dirs: Vec<PathBuf> = path_dirs(path_var)
         .into_iter()
         .filter(|d| not_wsl(&d.join("bash.exe")))
