@@ -13,7 +13,7 @@
 //! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` | `windows_open_dir` (no `FILE_SHARE_DELETE`: pinned), `dir_path` (`GetFinalPathNameByHandleW`); no `process_cwd` |
 //! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) | [`job`]: a Job Object per terminal |
 //! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` (a thread per pipe, bounded) |
-//! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none | `ctrl_break` (`GenerateConsoleCtrlEvent`) |
+//! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none | none: no signals (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
 
 pub mod cgroup;
 pub mod cwd;

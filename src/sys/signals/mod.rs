@@ -8,11 +8,6 @@ use linux as imp;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
-#[cfg(windows)]
-mod windows;
-#[cfg(windows)]
-#[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::ctrl_break;
 
 /// The name of real-time signal `signo` (`SIGRTMIN`, `SIGRTMIN+2`), if it is one.
 pub fn realtime_name(signo: i32) -> Option<String> {

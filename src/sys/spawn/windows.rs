@@ -3,7 +3,9 @@
 //! the handles the child needs (`PROC_THREAD_ATTRIBUTE_HANDLE_LIST`), or a pseudo console
 //! (`PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE`). The child is created suspended, put in the
 //! terminal's [`Job`], and only then resumed: nothing it starts can be outside the job.
-//! It leads a new process group (`CREATE_NEW_PROCESS_GROUP`), the group `CTRL_BREAK` goes to.
+//! It is not made a new process group: that would disable Ctrl+C in it, which a pty terminal
+//! needs, and a console of its own (hidden for pipes, the pseudo console for a pty) already
+//! keeps Node's console events away from it and its events away from Node.
 
 use std::ffi::OsString;
 use std::io;
@@ -15,10 +17,10 @@ use windows_sys::Win32::Foundation::{SetHandleInformation, HANDLE, HANDLE_FLAG_I
 use windows_sys::Win32::System::Console::HPCON;
 use windows_sys::Win32::System::Threading::{
     CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList, ResumeThread,
-    TerminateProcess, UpdateProcThreadAttribute, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW,
-    CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT,
-    LPPROC_THREAD_ATTRIBUTE_LIST, PROCESS_INFORMATION, PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
-    PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, STARTF_USESTDHANDLES, STARTUPINFOEXW,
+    TerminateProcess, UpdateProcThreadAttribute, CREATE_NO_WINDOW, CREATE_SUSPENDED,
+    CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT, LPPROC_THREAD_ATTRIBUTE_LIST,
+    PROCESS_INFORMATION, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE,
+    STARTF_USESTDHANDLES, STARTUPINFOEXW,
 };
 
 use super::wincmd;
@@ -62,7 +64,7 @@ pub struct WinLaunch<'a> {
 pub struct WinChild {
     /// The process (all access: waiting, exit code, termination).
     pub process: OwnedHandle,
-    /// Its process id (also its process group id: it leads a new group).
+    /// Its process id.
     pub pid: u32,
 }
 
@@ -143,7 +145,7 @@ fn inheritable(h: BorrowedHandle<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// Starts `spec`: created suspended in a new process group, put in the job, then resumed.
+/// Starts `spec`: created suspended, put in the job, then resumed.
 /// A child that cannot join the job is terminated before it ran, and the error returned.
 pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
     let application = nul_terminated(spec.application);
@@ -161,10 +163,7 @@ pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
     // SAFETY: STARTUPINFOEXW is plain data; zero is "not given" for every field.
     let mut si: STARTUPINFOEXW = unsafe { std::mem::zeroed() };
     si.StartupInfo.cb = std::mem::size_of::<STARTUPINFOEXW>() as u32;
-    let mut flags = EXTENDED_STARTUPINFO_PRESENT
-        | CREATE_UNICODE_ENVIRONMENT
-        | CREATE_SUSPENDED
-        | CREATE_NEW_PROCESS_GROUP;
+    let mut flags = EXTENDED_STARTUPINFO_PRESENT | CREATE_UNICODE_ENVIRONMENT | CREATE_SUSPENDED;
     // Kept alive until CreateProcessW returns (the attribute points into it).
     let handles: [HANDLE; 2];
     let inherit = match &spec.stdio {
@@ -181,7 +180,8 @@ pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
             si.StartupInfo.hStdInput = handles[0];
             si.StartupInfo.hStdOutput = handles[1];
             si.StartupInfo.hStdError = handles[1];
-            // No console window of its own when Node has none (a GUI app, a service).
+            // A console of its own, never shown: not Node's (whose input it could read and
+            // whose Ctrl+C it would get), and no window when Node has no console.
             flags |= CREATE_NO_WINDOW;
             1
         }
