@@ -135,11 +135,11 @@ impl Drop for AttributeList {
     }
 }
 
-fn inheritable(h: BorrowedHandle<'_>) -> io::Result<()> {
+/// Sets or clears the inherit flag of `h`.
+fn set_inheritable(h: BorrowedHandle<'_>, inherit: bool) -> io::Result<()> {
+    let flag = if inherit { HANDLE_FLAG_INHERIT } else { 0 };
     // SAFETY: a valid handle; only its inherit flag changes.
-    if unsafe { SetHandleInformation(h.as_raw_handle(), HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT) }
-        == 0
-    {
+    if unsafe { SetHandleInformation(h.as_raw_handle(), HANDLE_FLAG_INHERIT, flag) } == 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -168,8 +168,8 @@ pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
     let handles: [HANDLE; 2];
     let inherit = match &spec.stdio {
         WinStdio::Handles { stdin, output } => {
-            inheritable(*stdin)?;
-            inheritable(*output)?;
+            set_inheritable(*stdin, true)?;
+            set_inheritable(*output, true)?;
             handles = [stdin.as_raw_handle(), output.as_raw_handle()];
             attributes.set(
                 PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
@@ -221,9 +221,18 @@ pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
             &mut pi,
         )
     };
-    if ok == 0 {
-        return Err(io::Error::last_os_error());
+    let created = if ok == 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    };
+    // Inheritable no longer: a process started later (by Node's libuv, which inherits every
+    // inheritable handle) must not get a copy of these and hold our pipes open.
+    if let WinStdio::Handles { stdin, output } = &spec.stdio {
+        let _ = set_inheritable(*stdin, false);
+        let _ = set_inheritable(*output, false);
     }
+    created?;
     // SAFETY: CreateProcessW succeeded: both handles are valid and ours.
     let (process, thread) = unsafe {
         (
@@ -298,6 +307,18 @@ mod tests {
             job: &job,
         })
         .unwrap();
+        // The child's ends are inheritable only during the launch.
+        for h in [&write, &stdin] {
+            let mut flags = 0u32;
+            // SAFETY: a valid handle; `flags` receives its flags.
+            let ok = unsafe {
+                windows_sys::Win32::Foundation::GetHandleInformation(h.as_raw_handle(), &mut flags)
+            };
+            assert!(
+                ok != 0 && flags & HANDLE_FLAG_INHERIT == 0,
+                "flags {flags:#x}"
+            );
+        }
         drop((write, stdin));
         if let (Some(w), Some(bytes)) = (stdin_writer, input) {
             let mut w = std::fs::File::from(w);
