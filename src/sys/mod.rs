@@ -7,7 +7,7 @@
 //! | concern | interface | Linux | macOS | Windows (issue 21: the seams below exist; the core above does not use them yet) |
 //! |---|---|---|---|---|
 //! | [`spawn`] | `launch(LaunchSpec) -> pid` | `clone(CLONE_VM \| CLONE_VFORK)`, `prctl(PR_SET_PDEATHSIG)`, raw `rt_sigaction` | `posix_spawn` (`spawn/posix_spawn.rs`); `fork` + `POSIX_SPAWN_SETEXEC` for a controlling tty or rlimits | `windows_launch`: `CreateProcessW` suspended, joined to the job, resumed; rules in `spawn/wincmd.rs` |
-//! | [`exit_watch`] | `exit_fd(pid)`: readable once it can be reaped | `pidfd_open` (ENOSYS remembered) | one thread on a kqueue of `NOTE_EXIT` filters closes a pipe per child | `wait_exit` / `try_exit` on the process handle |
+//! | [`exit_watch`] | `exit_fd(pid)`: readable once it can be reaped | `pidfd_open` (ENOSYS remembered) | one thread on a kqueue of `NOTE_EXIT` filters closes a pipe per child | `ExitWait` (`RegisterWaitForSingleObject`), `wait_exit` / `try_exit` on the process handle |
 //! | [`pty`] | `open(size)`, `set_size`, `foreground_group` | `posix_openpt` + `TIOCGPTPEER` / `ptsname_r` | `posix_openpt` + `TIOCPTYGNAME` | `ConPty`: `CreatePseudoConsole`, `ResizePseudoConsole` |
 //! | [`procs`] | `list()`, `start_time`, `session_tree`, `GUARDIAN_KILL` | `/proc/<pid>/stat` | libproc + `getsid`; the guardian uses `ps` | `windows_start_time` (`GetProcessTimes`); no guardian (the job's `KILL_ON_JOB_CLOSE`) |
 //! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` | `windows_open_dir` (no `FILE_SHARE_DELETE`: pinned), `dir_path` (`GetFinalPathNameByHandleW`); no `process_cwd` |

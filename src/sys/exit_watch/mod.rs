@@ -17,7 +17,7 @@ use macos as imp;
 mod windows;
 #[cfg(windows)]
 #[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::{try_exit, wait_exit};
+pub use windows::{try_exit, wait_exit, ExitWait};
 
 use std::io;
 use std::os::fd::OwnedFd;
