@@ -13,7 +13,7 @@ use macos as imp;
 mod windows;
 #[cfg(windows)]
 #[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::{null_input, pipe, PipeReader};
+pub use windows::{null_input, pipe, PipeReader, PipeWriter};
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};

@@ -97,6 +97,49 @@ impl PipeReader {
     }
 }
 
+/// The write end of a pipe (a command's stdin, or a pseudo console's input) served by a thread
+/// of its own: writes are queued (bounded: a full queue makes [`PipeWriter::write`] wait, as
+/// a full pipe would) and written in order by a thread blocked in `WriteFile`. Dropping the
+/// writer closes the pipe once everything queued was written: the command then reads EOF.
+#[derive(Debug)]
+pub struct PipeWriter {
+    tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+    result: tokio::sync::watch::Receiver<Option<io::ErrorKind>>,
+}
+
+impl PipeWriter {
+    /// Starts writing to `handle`, with room for `depth` queued writes.
+    pub fn spawn(handle: OwnedHandle, depth: usize) -> io::Result<PipeWriter> {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(depth.max(1));
+        let (failed, result) = tokio::sync::watch::channel(None);
+        std::thread::Builder::new()
+            .name("acp-terminal-pipe-writer".into())
+            .spawn(move || {
+                use std::io::Write;
+                let mut file = std::fs::File::from(handle);
+                while let Some(bytes) = rx.blocking_recv() {
+                    if let Err(e) = file.write_all(&bytes) {
+                        // The reader is gone (ERROR_NO_DATA / broken pipe): later writes fail.
+                        let _ = failed.send(Some(e.kind()));
+                        return;
+                    }
+                }
+            })?;
+        Ok(PipeWriter { tx, result })
+    }
+
+    /// Queues `bytes`; fails once the command stopped reading (its end closed) or a write failed.
+    pub async fn write(&self, bytes: Vec<u8>) -> io::Result<()> {
+        if let Some(kind) = *self.result.borrow() {
+            return Err(io::Error::from(kind));
+        }
+        self.tx
+            .send(bytes)
+            .await
+            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +182,53 @@ mod tests {
         let sent = writer.join().unwrap();
         assert_eq!(got.len(), sent.len());
         assert!(got == sent, "the bytes differ");
+    }
+
+    #[test]
+    fn queued_writes_arrive_in_order_then_end_of_file() {
+        let (read, write) = pipe().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let reader = std::thread::spawn(move || {
+            use std::io::Read;
+            let mut all = Vec::new();
+            std::fs::File::from(read).read_to_end(&mut all).unwrap();
+            all
+        });
+        let mut sent = Vec::new();
+        rt.block_on(async {
+            let writer = PipeWriter::spawn(write, 2).unwrap();
+            for i in 0..2000u32 {
+                let block: Vec<u8> = (0..(i % 3000 + 1)).map(|j| (i ^ j) as u8).collect();
+                sent.extend_from_slice(&block);
+                writer.write(block).await.unwrap();
+            }
+            // Dropped: the thread writes what is queued, then closes the pipe.
+        });
+        assert!(reader.join().unwrap() == sent, "the bytes differ");
+    }
+
+    #[test]
+    fn writing_after_the_reader_closed_fails() {
+        let (read, write) = pipe().unwrap();
+        drop(read);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let writer = PipeWriter::spawn(write, 1).unwrap();
+            let mut failed = false;
+            for _ in 0..100 {
+                if writer.write(vec![b'x'; 4096]).await.is_err() {
+                    failed = true;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert!(failed, "writes to a pipe nobody reads kept succeeding");
+        });
     }
 }
