@@ -309,3 +309,43 @@ test('the native helpers the sessions use refuse bad input by name', () => {
   expect(() => native.processExecStamp(-1)).toThrow(/^pid must be/);
   expect(native.processesWithEnvironment(`${SESSION_TAG_VAR}=no-such-session`)).toEqual([]);
 });
+
+// As root, the wedge tests above see /proc as root does; these are the same checks for an
+// unprivileged user (nobody), whose view of its own processes the detection must rely on.
+(process.getuid?.() === 0 ? test : test.skip)('as an unprivileged user (nobody): exec bash, kill -STOP $$, a read-only session variable', () => {
+  const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-wedges-nobody-'));
+  fs.chmodSync(dir, 0o777);
+  const script = path.join(dir, 'run.js');
+  fs.writeFileSync(
+    script,
+    `const { ShellSessions } = require(${JSON.stringify(lib)});
+(async () => {
+  const shells = new ShellSessions({ cwd: ${JSON.stringify(dir)} });
+  const out = {};
+  const settle = async (r) => { while (r.status === 'running') r = await shells.execute({ command: '', timeoutMs: 1000 }); return r; };
+  out.uid = (await shells.execute({ command: 'id -u' })).content;
+  out.stop = (await settle(await shells.execute({ command: 'kill -STOP $$; echo continued', timeoutMs: 5000 }))).content;
+  out.exec = (await settle(await shells.execute({ command: 'exec bash --norc', timeoutMs: 5000 }))).status;
+  out.restart = (await shells.restart()).previous !== null;
+  await shells.execute({ command: 'readonly __acp_n' });
+  out.readonly = (await settle(await shells.execute({ command: 'echo next', timeoutMs: 5000 }))).status;
+  await shells.restart();
+  out.after = (await shells.execute({ command: 'echo fresh' })).content;
+  console.log(JSON.stringify(out));
+  await shells.closeAll();
+})();
+`,
+  );
+  fs.chmodSync(script, 0o644);
+  try {
+    const out = execFileSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, script], {
+      encoding: 'utf8',
+      cwd: dir,
+    });
+    const uid = execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim();
+    expect(JSON.parse(out)).toEqual({ uid, stop: 'continued', exec: 'broken', restart: true, readonly: 'broken', after: 'fresh' });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
