@@ -121,7 +121,8 @@ pub(super) fn start() -> Option<Process> {
         rlimits: Vec::new(),
         parent_death_signal: None,
         cgroup_procs: Vec::new(),
-        sandbox: None,
+        isolate: None,
+        confine: None,
     };
     let pid = launch(spec).ok()?;
     drop(read);

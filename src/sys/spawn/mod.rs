@@ -5,18 +5,18 @@
 //! (or the error of the step that failed in the child). What the child does before `execve`,
 //! in this order: default signal dispositions and an empty mask, a new process group or
 //! session (with a controlling terminal), the parent-death signal, resource limits, joining
-//! cgroups, stdio, the working directory, and last the sandbox (see [`crate::sandbox`]).
-//! A sandbox whose plan has a PID namespace makes the launch go through the namespace's init
-//! (see [`crate::sandbox::pidns`]); [`launch_with`] then also returns the init's pid.
+//! cgroups, stdio, the working directory, and last the caller's [`ChildStep`] (the sandbox's
+//! confinement, see [`crate::sandbox`]). With an [`Isolation`] (Linux), the launch goes
+//! through an intermediate process that runs it (new namespaces and their init, which
+//! [`launch_with`] also returns) before starting the command. This layer knows no policy:
+//! the steps are function pointers of a higher layer, and their failures come back as
+//! [`Stage::Step`] codes that layer decodes.
 //!
 //! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`; `macos.rs`:
 //! `posix_spawn`, with a `fork` first for a controlling terminal or resource limits, and
-//! neither a parent-death signal nor cgroups); the launcher threads and the error type are
-//! shared. All launches happen on dedicated threads that live as long as the process: Linux
-//! sends the parent-death signal when the *thread* that created the child exits. Sandboxed
-//! launches (Linux) have threads of their own (one per seccomp filter), which install the
-//! sandbox's seccomp filter on themselves once: their children inherit it instead of
-//! compiling it again each (the kernel's JIT of a filter costs 0.1-0.2 ms here).
+//! neither a parent-death signal nor cgroups); the launcher thread and the error type are
+//! shared. All launches happen on a dedicated thread that lives as long as the process: Linux
+//! sends the parent-death signal when the *thread* that created the child exits.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -26,14 +26,12 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 
-use crate::sandbox::ChildSandbox;
-
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
 #[cfg(target_os = "linux")]
-pub use linux::{clone_vfork, default_signals};
+pub use linux::{default_signals, errno};
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
@@ -68,6 +66,34 @@ pub struct Rlimit {
     pub value: u64,
 }
 
+/// A step of a higher layer run in the child: raw system calls only, on `arg` (valid until
+/// the launch returns). `Err((code, errno))` fails the launch with [`Stage::Step`]`(code)`.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildStep {
+    /// The step.
+    pub run: unsafe fn(arg: *const libc::c_void) -> Result<(), (i32, i32)>,
+    /// Its argument.
+    pub arg: *const libc::c_void,
+}
+
+/// New namespaces for the command (Linux): `enter` runs in an intermediate process C, in the
+/// command's working directory, with a stack for the namespace's init; it makes the
+/// namespaces, starts their init as a child of the launcher (writing its pid to `init_pid`
+/// as soon as it exists) and leaves C in the working directory the command must get. C then
+/// starts the command and exits.
+#[derive(Debug, Clone, Copy)]
+pub struct Isolation {
+    /// The step.
+    #[allow(clippy::type_complexity)]
+    pub enter: unsafe fn(
+        arg: *const libc::c_void,
+        init_stack: *mut u8,
+        init_pid: &mut libc::pid_t,
+    ) -> Result<(), (i32, i32)>,
+    /// Its argument.
+    pub arg: *const libc::c_void,
+}
+
 /// Everything the child needs, prepared in the parent.
 #[derive(Debug)]
 pub struct LaunchSpec {
@@ -93,11 +119,15 @@ pub struct LaunchSpec {
     /// `cgroup.procs` files the child moves itself into (best effort), where the platform
     /// has cgroups.
     pub cgroup_procs: Vec<CString>,
-    /// The sandbox the child enters right before `execve` (its pointers must stay valid
-    /// until the launch returns).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // no sandbox outside Linux
-    pub sandbox: Option<ChildSandbox>,
+    /// Namespaces to start the command in (Linux; elsewhere refused with `ENOTSUP`).
+    pub isolate: Option<Isolation>,
+    /// The last step before `execve` (Linux; elsewhere refused with `ENOTSUP`).
+    pub confine: Option<ChildStep>,
 }
+
+// SAFETY: the raw pointers of the steps point to data the launching caller keeps alive until
+// the launch returned; the launcher thread only passes them to the steps.
+unsafe impl Send for LaunchSpec {}
 
 /// A started child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,12 +175,15 @@ pub enum Stage {
     Cwd,
     /// `execve`.
     Exec,
+    /// Starting the command from the intermediate process of an [`Isolation`].
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Start,
     /// The parent exited before the parent-death signal was armed (Linux only).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     ParentGone,
-    /// Entering the sandbox (the kernel refused a part of it).
-    #[cfg(target_os = "linux")]
-    Sandbox(crate::sandbox::child::Step),
+    /// A step of the caller ([`Isolation`], [`ChildStep`]) failed with this code.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Step(i32),
 }
 
 impl Stage {
@@ -162,8 +195,8 @@ impl Stage {
             Stage::Cwd => "changing directory",
             Stage::ParentGone => "starting (the parent exited)",
             Stage::Exec => "executing",
-            #[cfg(target_os = "linux")]
-            Stage::Sandbox(_) => "entering the sandbox",
+            Stage::Start => "starting the command in its namespaces",
+            Stage::Step(_) => "entering the sandbox",
         }
     }
 }
@@ -176,8 +209,8 @@ pub struct LaunchError {
     /// The step that failed.
     pub what: &'static str,
     err: io::Error,
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // read for the sandbox step (Linux)
-    stage: Stage,
+    /// The step that failed.
+    pub stage: Stage,
 }
 
 impl LaunchError {
@@ -198,26 +231,19 @@ impl LaunchError {
 
 impl std::fmt::Display for LaunchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        #[cfg(target_os = "linux")]
-        if let Stage::Sandbox(step) = self.stage {
-            return write!(f, "{} ({}): {}", self.what, step.part(), self.err);
-        }
         write!(f, "{}: {}", self.what, self.err)
     }
 }
 
-/// The sandbox step a launch failed at, if it failed entering the sandbox.
-#[cfg(target_os = "linux")]
-pub fn sandbox_step(e: &io::Error) -> Option<crate::sandbox::child::Step> {
-    match e.get_ref()?.downcast_ref::<LaunchError>()?.stage {
-        Stage::Sandbox(step) => Some(step),
-        _ => None,
-    }
+/// The child-side failure of a launch error, if it is one.
+pub fn launch_failure(e: &io::Error) -> Option<&LaunchError> {
+    e.get_ref()?.downcast_ref::<LaunchError>()
 }
 
 impl std::error::Error for LaunchError {}
 
-/// The errno of a launch failure, wherever it came from.
+/// The errno of a launch failure, wherever it came from (tests).
+#[cfg(test)]
 pub fn launch_errno(e: &io::Error) -> Option<i32> {
     e.raw_os_error().or_else(|| {
         e.get_ref()
@@ -233,66 +259,27 @@ pub fn launch(spec: LaunchSpec) -> io::Result<i32> {
     launch_with(spec).map(|l| l.pid)
 }
 
-/// Starts a launcher thread; `init` runs on it first and says whether it may serve.
-fn launcher(
-    name: &str,
-    init: impl FnOnce() -> bool + Send + 'static,
-    serve: fn(&mut LaunchSpec),
-) -> Option<Mutex<mpsc::Sender<Job>>> {
+/// Starts the launcher thread.
+fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
     let (tx, rx) = mpsc::channel::<Job>();
-    let (ready_tx, ready_rx) = mpsc::sync_channel(1);
     std::thread::Builder::new()
-        .name(name.into())
+        .name("acp-terminal-launcher".into())
         .spawn(move || {
-            let ok = init();
-            let _ = ready_tx.send(ok);
-            if ok {
-                for (mut spec, reply) in rx {
-                    serve(&mut spec);
-                    let _ = reply.send(imp::launch_here(&spec));
-                }
+            for (spec, reply) in rx {
+                let _ = reply.send(imp::launch_here(&spec));
             }
         })
         .ok()?;
-    ready_rx.recv().ok()?.then(|| Mutex::new(tx))
+    Some(Mutex::new(tx))
 }
 
-/// Starts `spec` on a launcher thread and returns the child (and a namespace's init).
+/// Starts `spec` on the launcher thread and returns the child (and a namespace's init).
 pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
     static LAUNCHER: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
-    #[cfg(target_os = "linux")]
-    static SANDBOXED: [OnceLock<Option<Mutex<mpsc::Sender<Job>>>>; 2] =
-        [OnceLock::new(), OnceLock::new()];
-    #[cfg(target_os = "linux")]
-    let lane = spec
-        .sandbox
+    let tx = LAUNCHER
+        .get_or_init(launcher)
         .as_ref()
-        .map(|s| s.network)
-        .and_then(|network| {
-            SANDBOXED[network as usize]
-                .get_or_init(|| {
-                    launcher(
-                        "acp-terminal-sandbox-launcher",
-                        move || crate::sandbox::child::filter_this_thread(network).is_ok(),
-                        // The child inherits the thread's filter: it need not install it.
-                        |spec| {
-                            if let Some(sb) = spec.sandbox.as_mut() {
-                                sb.n_fprogs = 0;
-                            }
-                        },
-                    )
-                })
-                .as_ref()
-        });
-    #[cfg(not(target_os = "linux"))]
-    let lane = None;
-    let tx = match lane {
-        Some(tx) => tx,
-        None => LAUNCHER
-            .get_or_init(|| launcher("acp-terminal-launcher", || true, |_| {}))
-            .as_ref()
-            .ok_or_else(|| io::Error::other("cannot start the acp-terminal launcher thread"))?,
-    };
+        .ok_or_else(|| io::Error::other("cannot start the acp-terminal launcher thread"))?;
     let (reply_tx, reply_rx) = mpsc::sync_channel(1);
     tx.lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -329,7 +316,8 @@ mod tests {
             rlimits: vec![],
             parent_death_signal: None,
             cgroup_procs: Vec::new(),
-            sandbox: None,
+            isolate: None,
+            confine: None,
         }
     }
 
