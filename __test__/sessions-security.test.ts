@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { SECRET_ENV_PATTERNS } from '../ts/policy';
+import { SECRET_ENV_PATTERNS } from '../ts/policy-env';
 import { ShellSessions, type ExecuteResult } from '../ts/sessions';
 import { drain, gateCommand } from './fixtures/shell-sessions';
 import { packageRootForOthers, removePackageCopy } from './core/helpers';

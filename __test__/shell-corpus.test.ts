@@ -1,6 +1,6 @@
 // The shared shell-line corpus (issue 9 item 6): the kept parser must be right on every case, and the
 // comparison with sh-syntax (mvdan/sh as WASM) is recomputed on every run, so the numbers in
-// NOTES-policy.md can be checked. Pure functions; nothing is executed.
+// ARCHITECTURE.md (design notes) can be checked. Pure functions; nothing is executed.
 import { argvCommandWords, shellCommandWords, type ShellAnalysis } from '../ts/shellwords';
 import { SHELL_CORPUS, type CorpusCase } from './fixtures/shell-corpus';
 import { shSyntaxCommandWords } from './fixtures/sh-syntax-analysis';

@@ -3,9 +3,9 @@
  * `onCreate` and `approve` callbacks receive, and its options.
  */
 
-import type { TerminalAuditListener } from './events';
-import type { CommandPolicy, EnvNamePattern, PolicyCommand } from './policy';
-import type { EnvPolicy } from './policy-env';
+import type { TerminalAuditListener, TerminalCallListener } from './events';
+import type { CommandPolicy, PolicyCommand } from './policy';
+import type { EnvNamePattern, EnvPolicy } from './policy-env';
 import type { CreateTerminalFn, EnvVariable, ResolveProgramFn, ResourceLimits, SandboxOptions, TerminalLike } from './types';
 
 /**
@@ -138,6 +138,8 @@ export interface TerminalHostOptions {
   sandbox?: SandboxOptions;
   /** Audit listener, same as calling `onEvent(listener)` right after construction. */
   onEvent?: TerminalAuditListener;
+  /** Call listener (running/completed/failed of each of the five methods), same as `onCall(listener)` right after construction. */
+  onCall?: TerminalCallListener;
   /** Program resolution for the command policy (default: the core's `resolveProgram`). */
   resolveProgram?: ResolveProgramFn;
 }

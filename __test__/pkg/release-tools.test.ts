@@ -42,6 +42,8 @@ test('a source build without cargo (a git install on a machine without Rust) sto
     fs.mkdirSync(path.join(tmp, 'scripts'));
     fs.mkdirSync(path.join(tmp, 'src'));
     fs.copyFileSync(path.join(root, 'scripts', 'ensure-built.js'), path.join(tmp, 'scripts', 'ensure-built.js'));
+    // What it reads the platform id with (a checkout has both).
+    for (const f of ['platforms.js', 'package.json']) fs.copyFileSync(path.join(root, f), path.join(tmp, f));
     fs.writeFileSync(path.join(tmp, 'src', 'lib.rs'), '');
     const bin = path.join(tmp, 'bin');
     fs.mkdirSync(bin);
