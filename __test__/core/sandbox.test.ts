@@ -142,7 +142,23 @@ function expectContained(p: Probe, { network = false, tty = false }: { network?:
   expect(p.ttyLeak).toBe(false);
 }
 
-const it = info.available ? test : test.skip;
+/**
+ * `test` where `ok`; elsewhere a test that says why it cannot run here, and fails when the run
+ * requires the features (ACP_TERMINAL_REQUIRE, e.g. `userns,landlock,root`): a skip is a result,
+ * never a silent pass.
+ */
+function where(ok: boolean, why: string): jest.It {
+  if (ok) return test;
+  const stub = ((name: string) =>
+    test(`${name} [cannot run here: ${why}]`, () => {
+      if (process.env.ACP_TERMINAL_REQUIRE) throw new Error(`required by ACP_TERMINAL_REQUIRE=${process.env.ACP_TERMINAL_REQUIRE}, but ${why}`);
+      console.warn(`sandbox.test.ts: not run: ${why}`);
+    })) as unknown as jest.It;
+  return stub;
+}
+
+const it = where(info.available, `the sandbox is unavailable: ${info.reasons.join('; ')}`);
+const asRoot = where(isRoot && info.available, 'it needs root (to become nobody with setpriv) and the sandbox');
 
 describe('every promise, from inside the sandbox', () => {
   it('as the current user', () => {
@@ -174,7 +190,7 @@ describe('every promise, from inside the sandbox', () => {
     expectContained(probe({ sandbox: { network: true } }), { network: true });
   });
 
-  (isRoot ? test : test.skip)('as nobody (unprivileged: a user namespace), pipes and ptys, with Node in a terminal', () => {
+  asRoot('as nobody (unprivileged: a user namespace), pipes and ptys, with Node in a terminal', () => {
     const p = probe({}, { prefix: NOBODY });
     expect(p.info.sandbox.processIsolation).toBe('user+pid-namespace');
     expectContained(p);
@@ -249,7 +265,7 @@ describe('one namespace per terminal', () => {
     expectIsolated(sequence([]), String(process.getuid?.()));
   });
 
-  (isRoot ? test : test.skip)('as nobody: through a user namespace', () => {
+  asRoot('as nobody: through a user namespace', () => {
     const r = sequence(NOBODY);
     expect(r.isolation).toBe('user+pid-namespace');
     expectIsolated(r, '65534');
@@ -281,7 +297,7 @@ describe('fails closed', () => {
   // A real refusal, not a simulated one: nobody inside a user namespace whose
   // user.max_user_namespaces is 0 cannot create the namespaces it needs.
   const canNest = isRoot && spawnSync('unshare', ['--version']).status === 0;
-  (canNest && info.available ? test : test.skip)('as nobody where the kernel refuses user namespaces', () => {
+  where(canNest && info.available, 'it needs root, unshare(1) and the sandbox')('as nobody where the kernel refuses user namespaces', () => {
     // The maps are written from outside once the namespace exists; the shell then re-execs
     // itself to hold root's capabilities in it, caps the namespace count and becomes nobody.
     const script = `

@@ -215,6 +215,30 @@ mod tests {
     }
 
     #[test]
+    fn tiocsti_and_tioclinux_are_refused_other_ioctls_pass_with_or_without_network() {
+        for network in [false, true] {
+            // SAFETY: ioctls on a pty this child opens; TIOCSTI's argument is a valid byte.
+            let code = in_filtered_child(network, || unsafe {
+                let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+                if master < 0 || libc::grantpt(master) != 0 || libc::unlockpt(master) != 0 {
+                    return 2;
+                }
+                let byte = b'#';
+                let sti = err_of(libc::ioctl(master, libc::TIOCSTI, &byte) as _);
+                let linux = err_of(libc::ioctl(master, TIOCLINUX as _, &byte) as _);
+                let mut ws: libc::winsize = std::mem::zeroed();
+                let size = err_of(libc::ioctl(master, libc::TIOCGWINSZ, &mut ws) as _);
+                if sti == libc::EPERM && linux == libc::EPERM && size == 0 {
+                    0
+                } else {
+                    1
+                }
+            });
+            assert_eq!(code, 0, "network {network}");
+        }
+    }
+
+    #[test]
     fn the_prologue_answers_x32_numbers_and_clone3_before_anything_else() {
         for network in [false, true] {
             let p = program(network).unwrap();
