@@ -14,6 +14,7 @@
 //! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) |
 //! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing |
 //! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none |
+//! | [`reactor`] | `register_readable`, `register_writable` | tokio's `AsyncFd` (epoll) | tokio's `AsyncFd` (kqueue) |
 
 pub mod cgroup;
 pub mod cwd;
@@ -21,5 +22,6 @@ pub mod exit_watch;
 pub mod pipe;
 pub mod procs;
 pub mod pty;
+pub mod reactor;
 pub mod signals;
 pub mod spawn;

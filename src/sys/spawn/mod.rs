@@ -18,13 +18,19 @@
 //! shared. All launches happen on a dedicated thread that lives as long as the process: Linux
 //! sends the parent-death signal when the *thread* that created the child exits.
 
-use std::ffi::{CString, OsStr, OsString};
 use std::io;
-use std::os::fd::RawFd;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
+
+mod cstr;
+mod error;
+mod spec;
+
+pub use cstr::{cpath, cstring, envp};
+#[cfg(test)]
+pub use error::launch_errno;
+pub use error::{launch_failure, LaunchError, Stage};
+pub use spec::{ChildStep, Isolation, LaunchSpec, Launched, Rlimit, SessionMode};
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -47,210 +53,6 @@ pub const PARENT_DEATH_SIGNAL: bool = imp::PARENT_DEATH_SIGNAL;
 /// Whether an `RLIMIT_AS` limit is accepted and enforced; macOS accepts it but does not
 /// enforce it, so its launcher refuses it with `ENOTSUP`.
 pub const ADDRESS_SPACE_LIMIT: bool = imp::ADDRESS_SPACE_LIMIT;
-
-/// How the child relates to sessions and process groups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionMode {
-    /// Leader of a new process group in the caller's session.
-    NewGroup,
-    /// Leader of a new session; with `Some(fd)`, that terminal becomes its controlling tty.
-    NewSession(Option<RawFd>),
-}
-
-/// A resource limit applied in the child (soft and hard alike).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rlimit {
-    /// `RLIMIT_*` resource.
-    pub resource: i32,
-    /// The limit.
-    pub value: u64,
-}
-
-/// A step of a higher layer run in the child: raw system calls only, on `arg` (valid until
-/// the launch returns). `Err((code, errno))` fails the launch with [`Stage::Step`]`(code)`.
-#[derive(Debug, Clone, Copy)]
-pub struct ChildStep {
-    /// The step.
-    pub run: unsafe fn(arg: *const libc::c_void) -> Result<(), (i32, i32)>,
-    /// Its argument.
-    pub arg: *const libc::c_void,
-}
-
-/// New namespaces for the command (Linux): `enter` runs in an intermediate process C, in the
-/// command's working directory, with a stack for the namespace's init; it makes the
-/// namespaces, starts their init as a child of the launcher (writing its pid to `init_pid`
-/// as soon as it exists) and leaves C in the working directory the command must get. C then
-/// starts the command and exits.
-#[derive(Debug, Clone, Copy)]
-pub struct Isolation {
-    /// The step.
-    #[allow(clippy::type_complexity)]
-    pub enter: unsafe fn(
-        arg: *const libc::c_void,
-        init_stack: *mut u8,
-        init_pid: &mut libc::pid_t,
-    ) -> Result<(), (i32, i32)>,
-    /// Its argument.
-    pub arg: *const libc::c_void,
-}
-
-/// Everything the child needs, prepared in the parent.
-#[derive(Debug)]
-pub struct LaunchSpec {
-    /// Absolute path of the executable.
-    pub program: CString,
-    /// argv, argv[0] included.
-    pub argv: Vec<CString>,
-    /// Complete environment as `NAME=value`.
-    pub envp: Vec<CString>,
-    /// Working directory, as an open directory descriptor the child `fchdir`s to: the
-    /// directory that was checked, whatever its path names by then.
-    pub cwd: RawFd,
-    /// Descriptors that become the child's 0, 1 and 2.
-    pub stdio: [RawFd; 3],
-    /// Group/session setup.
-    pub session: SessionMode,
-    /// Resource limits.
-    pub rlimits: Vec<Rlimit>,
-    /// Signal sent to the child when the launching thread dies (`None`: none), where the
-    /// platform has one ([`PARENT_DEATH_SIGNAL`]; macOS has none and ignores it).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub parent_death_signal: Option<i32>,
-    /// `cgroup.procs` files the child moves itself into (best effort), where the platform
-    /// has cgroups.
-    pub cgroup_procs: Vec<CString>,
-    /// Namespaces to start the command in (Linux; elsewhere refused with `ENOTSUP`).
-    pub isolate: Option<Isolation>,
-    /// The last step before `execve` (Linux; elsewhere refused with `ENOTSUP`).
-    pub confine: Option<ChildStep>,
-}
-
-// SAFETY: the raw pointers of the steps point to data the launching caller keeps alive until
-// the launch returned; the launcher thread only passes them to the steps.
-unsafe impl Send for LaunchSpec {}
-
-/// A started child.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Launched {
-    /// The command's pid (in our PID namespace).
-    pub pid: i32,
-    /// With a sandbox's PID namespace: the namespace's init, a child of ours that the caller
-    /// must kill and reap when the terminal is done.
-    pub init_pid: Option<i32>,
-}
-
-/// Converts an OS string to a C string (callers have already rejected NUL bytes).
-pub fn cstring(s: &OsStr) -> io::Result<CString> {
-    CString::new(s.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-}
-
-/// Builds `NAME=value` entries.
-pub fn envp(env: &[(OsString, OsString)]) -> io::Result<Vec<CString>> {
-    env.iter()
-        .map(|(k, v)| {
-            let mut b = Vec::with_capacity(k.len() + v.len() + 1);
-            b.extend_from_slice(k.as_bytes());
-            b.push(b'=');
-            b.extend_from_slice(v.as_bytes());
-            CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-        })
-        .collect()
-}
-
-/// Converts a path to a C string.
-pub fn cpath(p: &Path) -> io::Result<CString> {
-    cstring(p.as_os_str())
-}
-
-/// The step of the child's setup that failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    /// New process group / session / controlling terminal.
-    Session,
-    /// `setrlimit`.
-    Rlimit,
-    /// `dup2` of stdio.
-    Stdio,
-    /// Changing directory.
-    Cwd,
-    /// `execve`.
-    Exec,
-    /// Starting the command from the intermediate process of an [`Isolation`].
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    Start,
-    /// The parent exited before the parent-death signal was armed (Linux only).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    ParentGone,
-    /// A step of the caller ([`Isolation`], [`ChildStep`]) failed with this code.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    Step(i32),
-}
-
-impl Stage {
-    fn what(self) -> &'static str {
-        match self {
-            Stage::Session => "setting up the session",
-            Stage::Rlimit => "applying resource limits",
-            Stage::Stdio => "setting up stdio",
-            Stage::Cwd => "changing directory",
-            Stage::ParentGone => "starting (the parent exited)",
-            Stage::Exec => "executing",
-            Stage::Start => "starting the command in its namespaces",
-            Stage::Step(_) => "entering the sandbox",
-        }
-    }
-}
-
-/// A child-side failure: which step failed, with its errno.
-#[derive(Debug)]
-pub struct LaunchError {
-    /// errno reported by the child.
-    pub errno: i32,
-    /// The step that failed.
-    pub what: &'static str,
-    err: io::Error,
-    /// The step that failed.
-    pub stage: Stage,
-}
-
-impl LaunchError {
-    /// The error of a child that failed at `stage` with `errno` (0: unknown, reported as EIO).
-    fn io_error(stage: Stage, errno: i32) -> io::Error {
-        let err = io::Error::from_raw_os_error(if errno == 0 { libc::EIO } else { errno });
-        io::Error::new(
-            err.kind(),
-            LaunchError {
-                errno,
-                what: stage.what(),
-                err,
-                stage,
-            },
-        )
-    }
-}
-
-impl std::fmt::Display for LaunchError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.what, self.err)
-    }
-}
-
-/// The child-side failure of a launch error, if it is one.
-pub fn launch_failure(e: &io::Error) -> Option<&LaunchError> {
-    e.get_ref()?.downcast_ref::<LaunchError>()
-}
-
-impl std::error::Error for LaunchError {}
-
-/// The errno of a launch failure, wherever it came from (tests).
-#[cfg(test)]
-pub fn launch_errno(e: &io::Error) -> Option<i32> {
-    e.raw_os_error().or_else(|| {
-        e.get_ref()
-            .and_then(|inner| inner.downcast_ref::<LaunchError>())
-            .map(|l| l.errno)
-    })
-}
 
 type Job = (LaunchSpec, mpsc::SyncSender<io::Result<Launched>>);
 
@@ -293,6 +95,9 @@ pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::CString;
+    use std::os::fd::RawFd;
+    use std::path::Path;
     use std::os::fd::{AsRawFd, OwnedFd};
 
     fn root() -> OwnedFd {
