@@ -502,12 +502,16 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
 
   it('TerminalHost', async () => {
     const host = new TerminalHost({ sandbox: { writableRoots: [dir] } });
+    // A host SysV segment the command must not reach, and the user's terminal it must not have.
+    const shm = Number(/id: (\d+)/.exec(spawnSync('ipcmk', ['-M', '64'], { encoding: 'utf8' }).stdout)![1]);
     try {
       const { terminalId } = await host.createTerminal({
         sessionId: 's',
         // (the init may still be finishing its exec when the command starts)
         command:
           `echo in > ${dir}/host; echo out > ${outside}/host; chmod 777 ${outside}; ` +
+          `ipcs -m -i ${shm} 2>&1 | grep -q "not found" && echo shm-absent || echo shm-seen; ` +
+          `test -e /dev/tty && echo tty-present || echo tty-absent; ` +
           `for i in $(seq 200); do grep -q ${INIT_WORD} /proc/1/cmdline && break; sleep 0.01; done; tr '\\0' ' ' < /proc/1/cmdline`,
       });
       expect(await host.waitForTerminalExit({ sessionId: 's', terminalId })).toEqual({ exitCode: 0, signal: null });
@@ -515,9 +519,12 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
       expect(out).toContain(`${INIT} `); // pid 1 is the namespace's init
       expect(fs.readFileSync(path.join(dir, 'host'), 'utf8')).toBe('in\n');
       expect(out).toMatch(/Read-only file system/);
+      expect(out).toContain('shm-absent');
+      expect(out).toContain('tty-absent');
       expect(fs.existsSync(path.join(outside, 'host'))).toBe(false);
       expect(fs.statSync(outside).mode & 0o777).toBe(0o700);
     } finally {
+      spawnSync('ipcrm', ['-m', String(shm)]);
       await host.close();
     }
     const bad = new TerminalHost({ sandbox: { writableRoots: ['relative'] } });
@@ -543,6 +550,9 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
     expect(meta.content).toMatch(/chmod: .*Read-only file system/);
     expect(meta.content).toMatch(/touch: .*Read-only file system/);
     expect(meta.content.split('\n').pop()).toBe('0');
+    // Its pty is its own, and TIOCSTI on it is refused (seccomp: EPERM is 1).
+    const sti = await shells.execute({ command: `perl -e 'open(T, "+<", "/dev/tty") or die; my $c = "#"; print ioctl(T, 0x5412, $c) ? "sti-ok" : "sti-" . ($! + 0)'` });
+    expect(sti.content).toBe('sti-1');
     expect(fs.statSync(path.join(outside, 'keep')).mode & 0o7777).toBe(0o644);
     expect(fs.existsSync(`/tmp/s-${process.pid}`)).toBe(false);
     // Only the session's own processes (and the namespace's init) are visible.
