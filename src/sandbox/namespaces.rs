@@ -30,11 +30,13 @@ pub struct NsPlan {
     maps: Option<(CString, CString)>,
     /// The filesystem.
     pub mounts: MountPlan,
-    /// The terminal's Landlock ruleset and the access the new /tmp gets in it.
+    /// The terminal's Landlock ruleset (-1: none), which gets the rule for the new /tmp.
     pub ruleset_fd: RawFd,
+    /// The access the new /tmp gets in that ruleset.
     pub tmp_access: u64,
-    /// The working directory as checked: its path and identity (device, inode).
+    /// The working directory as checked: its path...
     pub cwd_path: CString,
+    /// ...and its identity (device, inode).
     pub cwd_id: (u64, u64),
     /// The init's program (`sleep`), its argv and empty environment.
     init_program: CString,

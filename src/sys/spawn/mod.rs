@@ -5,8 +5,8 @@
 //! (or the error of the step that failed in the child). What the child does before `execve`,
 //! in this order: default signal dispositions and an empty mask, a new process group or
 //! session (with a controlling terminal), the parent-death signal, resource limits, joining
-//! cgroups, stdio, the working directory, and last the caller's [`ChildStep`] (the sandbox's
-//! confinement, see [`crate::sandbox`]). With an [`Isolation`] (Linux), the launch goes
+//! cgroups, stdio, the working directory, and last the caller's [`ChildStep`] (e.g. a
+//! sandbox's confinement). With an [`Isolation`] (Linux), the launch goes
 //! through an intermediate process that runs it (new namespaces and their init, which
 //! [`launch_with`] also returns) before starting the command. This layer knows no policy:
 //! the steps are function pointers of a higher layer, and their failures come back as
