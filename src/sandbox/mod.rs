@@ -269,7 +269,11 @@ pub fn prepare(
     if !s.filesystem {
         return Err(unavailable(
             "the filesystem part (Landlock ABI >= 3)",
-            format_args!("Landlock ABI {}", s.landlock_abi),
+            format_args!(
+                "Landlock ABI {} (Linux 6.2 or later with Landlock enabled, e.g. lsm=landlock \
+                 on the kernel command line, provides it)",
+                s.landlock_abi
+            ),
         ));
     }
     if s.network.is_none() {

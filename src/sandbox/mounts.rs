@@ -69,7 +69,7 @@ impl MountPlan {
     /// the terminal's pty slave (pty terminals only).
     pub fn new(roots: &[PathBuf], tmp_bytes: u64, tty: Option<&Path>) -> Result<MountPlan, String> {
         let mut sorted: Vec<&PathBuf> = roots.iter().collect();
-        sorted.sort_by_key(|p| p.components().count());
+        sorted.sort_by_key(|p| (p.components().count(), p.as_path()));
         sorted.dedup();
         let mut dirs: Vec<PathBuf> = Vec::new();
         for r in &sorted {
@@ -271,4 +271,43 @@ unsafe fn build(plan: &MountPlan) -> Result<(), i32> {
         set_attr(root, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_parents_first_without_duplicates_and_every_directory_on_the_way() {
+        let roots: Vec<PathBuf> = ["/tmp/a/b", "/var/x", "/tmp/a", "/tmp/a/b"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let plan = MountPlan::new(&roots, 4096, Some(Path::new("/dev/pts/7"))).unwrap();
+        let strs = |v: &[CString]| {
+            v.iter()
+                .map(|c| c.to_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strs(&plan.roots), ["/tmp/a", "/var/x", "/tmp/a/b"]);
+        assert_eq!(
+            strs(&plan.dirs),
+            ["/tmp", "/tmp/a", "/var", "/var/x", "/tmp/a/b"]
+        );
+        assert_eq!(
+            strs(&plan.devices),
+            [
+                "/dev/null",
+                "/dev/zero",
+                "/dev/full",
+                "/dev/random",
+                "/dev/urandom",
+                "/dev/tty",
+                "/dev/pts/7"
+            ]
+        );
+        assert_eq!(plan.tmp_options.to_str().unwrap(), "size=4096,mode=1777");
+        assert_eq!(plan.fds.len(), 3 + 7);
+        assert!(MountPlan::new(&[], 1, Some(Path::new("/tmp/fake-pty"))).is_err());
+    }
 }

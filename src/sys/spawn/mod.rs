@@ -97,8 +97,8 @@ mod tests {
     use super::*;
     use std::ffi::CString;
     use std::os::fd::RawFd;
-    use std::path::Path;
     use std::os::fd::{AsRawFd, OwnedFd};
+    use std::path::Path;
 
     fn root() -> OwnedFd {
         crate::sys::cwd::open_dir(Path::new("/")).unwrap()
