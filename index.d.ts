@@ -102,6 +102,19 @@ export declare class TerminalHandle {
    */
   foregroundProcessGroup(): number | null
   /**
+   * Saves the pty's current terminal modes (termios flags and control characters) for
+   * `restorePtyModes()`. Throws `ERR_NOT_A_PTY` on a pipe terminal, an I/O error once the
+   * terminal was released.
+   */
+  savePtyModes(): void
+  /**
+   * Puts back the modes `savePtyModes()` saved if a program changed them (`stty olcuc`,
+   * `stty intr undef`, a raw mode left behind); true when they had changed, false when they
+   * had not or nothing was saved. Throws `ERR_NOT_A_PTY` on a pipe terminal, an I/O error
+   * once the terminal was released.
+   */
+  restorePtyModes(): boolean
+  /**
    * Changes the pty's size (the command gets SIGWINCH; text mode re-renders at the new
    * size). `cols` and `rows` are integers from 1 to 65535. Rejects with `ERR_NOT_A_PTY` on
    * a pipe terminal, `ERR_INVALID_ARG` naming `cols` or `rows`, `ERR_TERMINAL_RELEASED`.
@@ -286,11 +299,11 @@ export interface EnvDefault {
 
 /**
  * The variables `createTerminal` sets over the inherited environment unless the request's
- * env sets them (`PAGER=cat`, `GIT_PAGER=cat`). A caller that passes its own copy of the
- * environment with `inheritEnv: false` leaves these names out of it, so the same defaults
- * apply as to an inherited environment.
+ * env sets them: `PAGER=cat`, `GIT_PAGER=cat`, and with `pty` true `TERM=xterm-256color`. A
+ * caller that passes its own copy of the environment with `inheritEnv: false` leaves these
+ * names out of it, so the same defaults apply as to an inherited environment.
  */
-export declare function envDefaults(): Array<EnvDefault>
+export declare function envDefaults(pty?: boolean | undefined | null): Array<EnvDefault>
 
 /** An environment variable for the command (ACP `EnvVariable`). */
 export interface EnvVariable {
@@ -349,6 +362,24 @@ export interface OutputChunkInfo {
  */
 export declare function processCwd(pid: number): string | null
 
+/**
+ * The live processes (never the Node process) whose initial environment holds `entry`
+ * exactly (`NAME=value`) and that this process may inspect: what `ShellSessions` kills at
+ * close beside the shell's session tree, as every process it started inherits its session's
+ * tag unless it clears its environment. Linux only (`/proc/<pid>/environ`); empty elsewhere.
+ * Throws `ERR_INVALID_ARG` naming `entry` unless it is `NAME=value` with a non-empty value.
+ */
+export declare function processesWithEnvironment(entry: string): Array<number>
+
+/**
+ * A stamp of the program process `pid` runs, which changes when it calls `execve` (so
+ * `ShellSessions` sees a shell replaced by `exec`): Linux, where its image and stack were
+ * mapped (randomized on each exec; with address-space randomization off, the same program
+ * gets the same stamp). `null` when there is no such process, it may not be inspected, or on
+ * macOS. Throws `ERR_INVALID_ARG` naming `pid`.
+ */
+export declare function processExecStamp(pid: number): string | null
+
 /** What `killProcessGroup()` did to a process group. */
 export interface ProcessGroupKill {
   /**
@@ -376,11 +407,12 @@ export declare function processStartTime(pid: number): number | null
  * What process `pid` is blocked in, seen from outside (`ShellSessions` asks whether a shell
  * sits at its prompt): `'reading-stdin'` (blocked reading fd 0: `read(0, ..)`, or readline's
  * `pselect6` on fd 0 alone), `'waiting-for-child'` (`wait4`/`waitid`), `'running'` (on a CPU:
- * ask again), `'elsewhere'` (blocked in another call: ask again), or `'unknown'` when this
+ * ask again), `'elsewhere'` (blocked in another call: ask again), `'stopped'` (stopped by a
+ * signal or traced: it runs again only on `SIGCONT`), or `'unknown'` when this
  * platform cannot tell (every platform but Linux) or the process cannot be inspected (gone,
  * another user's). Throws `ERR_INVALID_ARG` naming `pid`.
  */
-export declare function processWaitState(pid: number): 'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'unknown'
+export declare function processWaitState(pid: number): 'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'stopped' | 'unknown'
 
 /** Size of a pseudo-terminal, in character cells. */
 export interface PtyOptions {

@@ -9,6 +9,7 @@ import { SECRET_ENV_PATTERNS } from '../ts/policy-env';
 import { ShellSessions, type ExecuteResult } from '../ts/sessions';
 import { drain, gateCommand } from './fixtures/shell-sessions';
 import { packageRootForOthers, removePackageCopy } from './core/helpers';
+import { testIf } from './fixtures/require-feature';
 
 afterAll(removePackageCopy);
 
@@ -96,10 +97,10 @@ describe('forged and tampered markers give the real exit code or null, never a m
     expect(last.exitCode).toBeNull();
   });
 
-  test('while stderr is not the terminal, completions come without an exit code; back on the terminal, exact again', async () => {
+  test('while stderr is not the terminal, the completion comes without an exit code; the next command is back on it, exact again', async () => {
     expect(await shells.execute({ command: 'exec 3>&2 2>/dev/null; false' })).toMatchObject({ status: 'completed', exitCode: null });
-    expect(await shells.execute({ command: 'echo still; false' })).toMatchObject({ status: 'completed', exitCode: null, content: 'still' });
-    expect(await shells.execute({ command: 'exec 2>&3 3>&-; false' })).toMatchObject({ status: 'completed', exitCode: 1 });
+    expect(await shells.execute({ command: 'echo still >&2; false' })).toMatchObject({ status: 'completed', exitCode: 1, content: 'still' });
+    expect(await shells.execute({ command: 'exec 2>/dev/null; echo gone >&2; false' })).toMatchObject({ status: 'completed', exitCode: null, content: '' });
   });
 
   test('builtin() { ...; } then false: false runs and reports 1, not 0', async () => {
@@ -132,7 +133,7 @@ describe('forged and tampered markers give the real exit code or null, never a m
 
 // Run as root, the suite above checks root's view of /proc; this checks an unprivileged user's
 // (the built lib/, as `npm test` builds it). Run unprivileged, the suite above already is that case.
-(process.getuid?.() === 0 ? test : test.skip)('as an unprivileged user (nobody): completions are confirmed, a forged prompt gives null', () => {
+testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as an unprivileged user (nobody): completions are confirmed, a forged prompt gives null', () => {
   const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-nobody-'));
   fs.chmodSync(dir, 0o777);

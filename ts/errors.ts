@@ -25,6 +25,7 @@ export type AcpTerminalErrorCode =
   | 'ERR_TOO_MANY_TERMINALS'
   | 'ERR_HOST_CLOSED'
   | 'ERR_TERMINAL_EXITED'
+  | 'ERR_NOT_A_PTY'
   | 'ERR_SDK_NOT_FOUND'
   | 'ERR_SDK_LOAD_FAILED'
   | 'ERR_NATIVE_UNAVAILABLE'
@@ -33,7 +34,9 @@ export type AcpTerminalErrorCode =
   | 'ERR_NOT_APPROVED'
   | 'ERR_COMMAND_RUNNING'
   | 'ERR_NO_RUNNING_COMMAND'
-  | 'ERR_SESSION_START';
+  | 'ERR_SESSION_START'
+  /** A `ShellSessions` session stopped answering (`status: 'broken'`): call `restart()`. */
+  | 'ERR_SESSION_BROKEN';
 
 /** The codes of host policy refusals (the ones reported as `denied` audit events). */
 export type PolicyErrorCode = 'ERR_POLICY_DENIED' | 'ERR_CWD_OUTSIDE_ROOTS' | 'ERR_NOT_APPROVED' | 'ERR_TOO_MANY_TERMINALS';

@@ -6,6 +6,7 @@
 import { errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
 import { loadSdk, requireSdk, type SdkModule } from './sdk';
+import { trackConnections } from './session-cwds';
 import type { ClientApp, RequestError } from './sdk-types';
 
 /** JSON-RPC code for an unknown or released terminal id ("resource not found"). */
@@ -70,6 +71,10 @@ function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
  * `$/cancel_request` is answered at once with the SDK's `-32800` (Request cancelled); see the host's
  * methods for what a cancel stops (a wait stops waiting, the command keeps running).
  *
+ * The app's `connect` and `connectWith` are wrapped so that the host learns the `cwd` of each session the
+ * client creates (`session/new`), loads or resumes over them (`TerminalHost.setSessionCwd`): an agent's
+ * `terminal/create` without `cwd` then runs in its session's directory.
+ *
  * Remember to advertise `clientCapabilities: { terminal: true }` in your `initialize` request.
  */
 export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): ClientApp {
@@ -96,6 +101,7 @@ export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): Cl
       throw requestErrorWith(sdk ?? (await loadSdk()), error);
     }
   };
+  trackConnections(app, host);
   // Each request's `ctx.signal` (aborted by the agent's `$/cancel_request` or when the connection closes)
   // goes to the host, so a cancelled wait is answered at once with the SDK's -32800.
   return app

@@ -90,7 +90,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
     throw invalidArg('options.inheritEnv', 'must be a boolean');
   }
-  for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram'] as const) {
+  for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
   const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');

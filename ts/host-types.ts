@@ -79,8 +79,19 @@ export interface ApprovalRequest {
 
 /** Options of `new TerminalHost()`. */
 export interface TerminalHostOptions {
-  /** Absolute working directory for requests without `cwd` (default: this process's cwd). */
+  /**
+   * Absolute working directory for requests without `cwd` whose session has no directory of its own
+   * (see `cwdForSession`); default: this process's cwd.
+   */
   cwd?: string;
+  /**
+   * The working directory of a request without `cwd`, per session. Gets the session and the directory
+   * the host knows for it (from `setSessionCwd`, which `registerTerminalHandlers` and `createTestClient`
+   * call with the `cwd` of each `session/new`, `session/load` and `session/resume` the client sends),
+   * and returns an absolute path, or undefined for the host's `cwd`. Without this hook the known
+   * directory is used. A request's own `cwd` always wins; `allowedRoots` apply to the result.
+   */
+  cwdForSession?: (sessionId: string, known: string | undefined) => string | undefined | Promise<string | undefined>;
   /** Output limit for requests without `outputByteLimit` (default 1 MiB). */
   defaultOutputByteLimit?: number;
   /** Ceiling for every terminal's output limit; larger requests are clamped (default: no ceiling). */

@@ -8,9 +8,17 @@
  * `host-entries.ts` (ids, live terminals, kill / wait / release, kept snapshots).
  */
 
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
-import type { TerminalAuditEvent, TerminalAuditListener, TerminalCallEvent, TerminalCallListener, TerminalCallMethod } from './events';
+import type {
+  TerminalAuditEvent,
+  TerminalAuditListener,
+  TerminalCallEvent,
+  TerminalCallListener,
+  TerminalCallMethod,
+  TerminalCallPhase,
+} from './events';
 import { refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
 import { normalizeSnapshot, TerminalEntries } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
@@ -22,7 +30,7 @@ import type {
   TerminalHostOptions,
 } from './host-types';
 import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
-import { abortable, optionalSignal, requireString, type CallOptions } from './validate';
+import { abortable, optionalAbsolutePath, optionalSignal, rejectNul, requireString, type CallOptions } from './validate';
 
 export { DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 export type {
@@ -50,6 +58,8 @@ export class TerminalHost implements AsyncDisposable {
   private readonly createListeners = new Set<(event: TerminalCreatedEvent) => void>();
   private readonly eventListeners = new Set<TerminalAuditListener>();
   private readonly callListeners = new Set<TerminalCallListener>();
+  private readonly sessionCwds = new Map<string, string>();
+  private readonly cwdForSession: TerminalHostOptions['cwdForSession'];
   private nextCallId = 1;
   private pendingCreates = 0;
   private closed = false;
@@ -60,6 +70,7 @@ export class TerminalHost implements AsyncDisposable {
     this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event));
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
+    this.cwdForSession = options.cwdForSession;
   }
 
   /** Number of live (created, not yet released) terminals. */
@@ -98,6 +109,12 @@ export class TerminalHost implements AsyncDisposable {
   ): Promise<HostCreateTerminalResponse> {
     if (signal?.aborted) throw signal.reason;
     const req = validateCreate(request, this.settings);
+    if (request.cwd == null) {
+      // No await without a hook: nothing else runs between the checks below and the spawn's start.
+      const known = this.sessionCwds.get(req.sessionId);
+      const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
+      if (sessionCwd !== undefined) req.cwd = sessionCwd;
+    }
     seen.cwd = req.cwd ?? undefined;
     if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
     const { maxTerminals } = this.settings;
@@ -202,6 +219,27 @@ export class TerminalHost implements AsyncDisposable {
     return this.track('terminal/release', request, options, () => this.entries.release(request));
   }
 
+  /**
+   * Records `cwd` as the working directory of `sessionId`'s requests that have no `cwd` (agents often omit
+   * it and run in "the session's directory"); `undefined` forgets it. `registerTerminalHandlers` and
+   * `createTestClient` call this with the `cwd` of each `session/new`, `session/load` and `session/resume`
+   * the client sends; call it yourself when the host does not see those requests (or use `cwdForSession`).
+   * A request's own `cwd` still wins, and `allowedRoots` apply to the directory used. `releaseSession`
+   * and `close` forget the session's directory. Throws `ERR_INVALID_ARG` naming `sessionId` or `cwd`.
+   */
+  setSessionCwd(sessionId: string, cwd: string | undefined): void {
+    requireString(sessionId, 'sessionId');
+    const dir = optionalAbsolutePath(cwd, 'cwd');
+    if (dir !== undefined) rejectNul(dir, 'cwd');
+    if (dir === undefined) this.sessionCwds.delete(sessionId);
+    else this.sessionCwds.set(sessionId, dir);
+  }
+
+  /** The working directory recorded for `sessionId` by `setSessionCwd`, or undefined. */
+  sessionCwdOf(sessionId: string): string | undefined {
+    return this.sessionCwds.get(sessionId);
+  }
+
   /** The live terminal behind `terminalId` (to embed in a tool-call UI), or undefined once released. */
   terminal(terminalId: string): TerminalLike | undefined {
     return this.entries.get(terminalId)?.terminal;
@@ -249,18 +287,30 @@ export class TerminalHost implements AsyncDisposable {
   /** Releases every terminal of `sessionId` (e.g. on `session/close` or when the agent disconnects). */
   async releaseSession(sessionId: string): Promise<void> {
     requireString(sessionId, 'sessionId');
+    this.sessionCwds.delete(sessionId);
     await this.entries.releaseWhere((entry) => entry.sessionId === sessionId, 'session');
   }
 
   /** Releases every terminal and refuses new ones. */
   async close(): Promise<void> {
     this.closed = true;
+    this.sessionCwds.clear();
     await this.entries.releaseWhere(() => true, 'close');
   }
 
   /** Same as `close()`, for `await using host = new TerminalHost()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /** The `cwdForSession` hook's directory for a request of `sessionId` without `cwd`, checked. */
+  private async askCwdForSession(sessionId: string, known: string | undefined): Promise<string | undefined> {
+    const chosen: unknown = await this.cwdForSession!(sessionId, known);
+    if (chosen === undefined || chosen === null) return undefined;
+    if (typeof chosen !== 'string' || !path.isAbsolute(chosen) || chosen.includes('\0')) {
+      throw invalidArg('cwdForSession', `must return an absolute path or undefined, got ${JSON.stringify(chosen)} for session ${JSON.stringify(sessionId)}`);
+    }
+    return chosen;
   }
 
   /**
@@ -279,32 +329,30 @@ export class TerminalHost implements AsyncDisposable {
       return work(signal);
     }
     const r = (typeof request === 'object' && request !== null ? request : {}) as { sessionId?: unknown; terminalId?: unknown };
-    const base = {
-      callId: this.nextCallId++,
-      method,
-      sessionId: typeof r.sessionId === 'string' ? r.sessionId : '',
-      terminalId: method !== 'terminal/create' && typeof r.terminalId === 'string' ? r.terminalId : undefined,
-    };
+    const callId = this.nextCallId++;
+    const sessionId = typeof r.sessionId === 'string' ? r.sessionId : '';
+    const terminalId = method !== 'terminal/create' && typeof r.terminalId === 'string' ? r.terminalId : undefined;
     const started = performance.now();
-    const since = (): number => Math.round(performance.now() - started);
-    notify(this.callListeners, { ...base, phase: 'running', time: Date.now() });
+    // Object literals, not spreads: a spread costs microseconds per event here.
+    const event = (phase: TerminalCallPhase): TerminalCallEvent =>
+      phase === 'running'
+        ? { callId, method, phase, time: Date.now(), sessionId, terminalId }
+        : { callId, method, phase, time: Date.now(), sessionId, terminalId, durationMs: Math.round(performance.now() - started) };
+    notify(this.callListeners, event('running'));
     let signal: AbortSignal | undefined;
     try {
       signal = optionalSignal(options);
       if (signal?.aborted) throw signal.reason;
       const result = await work(signal);
-      notify(this.callListeners, { ...base, ...callOutcome(result), phase: 'completed', time: Date.now(), durationMs: since() });
+      const completed = event('completed');
+      describeOutcome(completed, result);
+      notify(this.callListeners, completed);
       return result;
     } catch (error) {
-      const cancelled = signal?.aborted === true && error === signal.reason;
-      notify(this.callListeners, {
-        ...base,
-        phase: 'failed',
-        time: Date.now(),
-        durationMs: since(),
-        error: { code: errorCode(error), message: errorMessage(error) },
-        cancelled,
-      });
+      const failed = event('failed');
+      failed.error = { code: errorCode(error), message: errorMessage(error) };
+      failed.cancelled = signal?.aborted === true && error === signal.reason;
+      notify(this.callListeners, failed);
       throw error;
     }
   }
@@ -314,16 +362,14 @@ export class TerminalHost implements AsyncDisposable {
   }
 }
 
-/** What a `completed` call event says of the result: the new id, the exit status, truncation. */
-function callOutcome(result: unknown): Partial<TerminalCallEvent> {
-  const out: Partial<TerminalCallEvent> = {};
-  if (typeof result !== 'object' || result === null) return out;
-  const r = result as { terminalId?: unknown; exitCode?: unknown; signal?: unknown; exitStatus?: ExitStatus; truncated?: unknown };
-  if (typeof r.terminalId === 'string') out.terminalId = r.terminalId;
-  if ('exitCode' in r) out.exitStatus = { exitCode: r.exitCode as number | null, signal: (r.signal ?? null) as string | null };
-  if (r.exitStatus) out.exitStatus = { exitCode: r.exitStatus.exitCode, signal: r.exitStatus.signal };
-  if (typeof r.truncated === 'boolean') out.truncated = r.truncated;
-  return out;
+/** Adds what a `completed` call event says of the result: the new id, the exit status, truncation. */
+function describeOutcome(event: TerminalCallEvent, result: unknown): void {
+  if (typeof result !== 'object' || result === null) return;
+  const r = result as { terminalId?: unknown; exitCode?: unknown; signal?: unknown; exitStatus?: ExitStatus | null; truncated?: unknown };
+  if (typeof r.terminalId === 'string') event.terminalId = r.terminalId;
+  if ('exitCode' in r) event.exitStatus = { exitCode: (r.exitCode ?? null) as number | null, signal: (r.signal ?? null) as string | null };
+  if (r.exitStatus) event.exitStatus = { exitCode: r.exitStatus.exitCode ?? null, signal: r.exitStatus.signal ?? null };
+  if (typeof r.truncated === 'boolean') event.truncated = r.truncated;
 }
 
 /** Calls each listener with `event` (frozen); a listener's throw or rejection is ignored. */

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { containmentInfo, createTerminal } from '../../index';
 import { ShellSessions, TerminalHost } from '../../lib';
 import { eventually, fdCount, packageRootForOthers, processes, removePackageCopy, ROOT, run, runNode, zombieChildren } from './helpers';
+import { hasFeature, testIf } from '../fixtures/require-feature';
 
 afterAll(removePackageCopy);
 
@@ -142,23 +143,8 @@ function expectContained(p: Probe, { network = false, tty = false }: { network?:
   expect(p.ttyLeak).toBe(false);
 }
 
-/**
- * `test` where `ok`; elsewhere a test that says why it cannot run here, and fails when the run
- * requires the features (ACP_TERMINAL_REQUIRE, e.g. `userns,landlock,root`): a skip is a result,
- * never a silent pass.
- */
-function where(ok: boolean, why: string): jest.It {
-  if (ok) return test;
-  const stub = ((name: string) =>
-    test(`${name} [cannot run here: ${why}]`, () => {
-      if (process.env.ACP_TERMINAL_REQUIRE) throw new Error(`required by ACP_TERMINAL_REQUIRE=${process.env.ACP_TERMINAL_REQUIRE}, but ${why}`);
-      console.warn(`sandbox.test.ts: not run: ${why}`);
-    })) as unknown as jest.It;
-  return stub;
-}
-
-const it = where(info.available, `the sandbox is unavailable: ${info.reasons.join('; ')}`);
-const asRoot = where(isRoot && info.available, 'it needs root (to become nobody with setpriv) and the sandbox');
+const it = testIf('sandbox', info.available, `containmentInfo().sandbox is unavailable: ${info.reasons.join('; ')}`);
+const asRoot = testIf('root', isRoot, 'not root: cannot drop to nobody with setpriv');
 
 describe('every promise, from inside the sandbox', () => {
   it('as the current user', () => {
@@ -297,7 +283,7 @@ describe('fails closed', () => {
   // A real refusal, not a simulated one: nobody inside a user namespace whose
   // user.max_user_namespaces is 0 cannot create the namespaces it needs.
   const canNest = isRoot && spawnSync('unshare', ['--version']).status === 0;
-  where(canNest && info.available, 'it needs root, unshare(1) and the sandbox')('as nobody where the kernel refuses user namespaces', () => {
+  testIf('userns', canNest && info.available, !isRoot ? 'not root: cannot set up the nested user namespace' : 'no unshare(1), or the sandbox is unavailable')('as nobody where the kernel refuses user namespaces', () => {
     // The maps are written from outside once the namespace exists; the shell then re-execs
     // itself to hold root's capabilities in it, caps the namespace count and becomes nobody.
     const script = `
@@ -356,6 +342,7 @@ describe('options.sandbox validation', () => {
 describe('containmentInfo().sandbox', () => {
   test('reports the Landlock ABI and what follows from it, consistently', () => {
     const abi = info.landlockAbi;
+    hasFeature('landlock', abi > 0, 'the kernel has no Landlock (ABI 0)');
     expect(info.filesystem).toBe(abi >= 3);
     expect(info.network).toBe(abi >= 4 ? 'landlock+seccomp' : 'seccomp');
     expect(info.signalScoping).toBe(abi >= 6 ? 'landlock' : null);

@@ -27,6 +27,39 @@ describe('environment defaults: the core owns them', () => {
     ]);
   });
 
+  test('on a pty the core also defaults TERM', () => {
+    const core = jest.requireActual<typeof import('../../index.js')>('../../index.js');
+    expect(core.envDefaults(true)).toEqual([
+      { name: 'PAGER', value: 'cat' },
+      { name: 'GIT_PAGER', value: 'cat' },
+      { name: 'TERM', value: 'xterm-256color' },
+    ]);
+  });
+
+  test('a ShellSession with dropInheritedEnv gets the same TERM and PAGER as one that inherits', async () => {
+    const { ShellSessions } = jest.requireActual<typeof import('../../ts/index')>('../../ts/index');
+    const saved = { TERM: process.env.TERM, PAGER: process.env.PAGER };
+    process.env.TERM = 'dumb';
+    process.env.PAGER = 'less';
+    try {
+      const seen: string[] = [];
+      for (const dropInheritedEnv of [undefined, ['NOTHING_MATCHES_*']]) {
+        const shells = new ShellSessions({ dropInheritedEnv });
+        try {
+          seen.push((await shells.execute({ command: 'echo "TERM=$TERM PAGER=$PAGER"' })).content.trim());
+        } finally {
+          await shells.closeAll();
+        }
+      }
+      expect(seen).toEqual(['TERM=xterm-256color PAGER=cat', 'TERM=xterm-256color PAGER=cat']);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
   test('filteredInheritedEnv leaves out exactly the names the core defaults', () => {
     const env = { PAGER: 'less', GIT_PAGER: 'less', EDITOR: 'vi', KEEP: '1' };
     const names = withCore({ envDefaults: () => [{ name: 'EDITOR', value: 'true' }] }, () => {

@@ -196,16 +196,16 @@ pub struct EnvDefault {
 }
 
 /// The variables `createTerminal` sets over the inherited environment unless the request's
-/// env sets them (`PAGER=cat`, `GIT_PAGER=cat`). A caller that passes its own copy of the
-/// environment with `inheritEnv: false` leaves these names out of it, so the same defaults
-/// apply as to an inherited environment.
+/// env sets them: `PAGER=cat`, `GIT_PAGER=cat`, and with `pty` true `TERM=xterm-256color`. A
+/// caller that passes its own copy of the environment with `inheritEnv: false` leaves these
+/// names out of it, so the same defaults apply as to an inherited environment.
 #[napi]
-pub fn env_defaults() -> Vec<EnvDefault> {
-    spawn::ENV_DEFAULTS
-        .iter()
+pub fn env_defaults(pty: Option<bool>) -> Vec<EnvDefault> {
+    spawn::env_defaults(pty.unwrap_or(false))
+        .into_iter()
         .map(|(name, value)| EnvDefault {
-            name: (*name).into(),
-            value: (*value).into(),
+            name: name.into(),
+            value: value.into(),
         })
         .collect()
 }
@@ -309,12 +309,13 @@ impl From<crate::containment::GroupEnd> for ProcessGroupKill {
 /// What process `pid` is blocked in, seen from outside (`ShellSessions` asks whether a shell
 /// sits at its prompt): `'reading-stdin'` (blocked reading fd 0: `read(0, ..)`, or readline's
 /// `pselect6` on fd 0 alone), `'waiting-for-child'` (`wait4`/`waitid`), `'running'` (on a CPU:
-/// ask again), `'elsewhere'` (blocked in another call: ask again), or `'unknown'` when this
+/// ask again), `'elsewhere'` (blocked in another call: ask again), `'stopped'` (stopped by a
+/// signal or traced: it runs again only on `SIGCONT`), or `'unknown'` when this
 /// platform cannot tell (every platform but Linux) or the process cannot be inspected (gone,
 /// another user's). Throws `ERR_INVALID_ARG` naming `pid`.
 #[napi(
     ts_args_type = "pid: number",
-    ts_return_type = "'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'unknown'"
+    ts_return_type = "'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'stopped' | 'unknown'"
 )]
 pub fn process_wait_state(env: &Env, pid: Unknown) -> Result<&'static str> {
     use crate::sys::procs::WaitState;
@@ -324,6 +325,7 @@ pub fn process_wait_state(env: &Env, pid: Unknown) -> Result<&'static str> {
         WaitState::WaitingForChild => "waiting-for-child",
         WaitState::Running => "running",
         WaitState::Elsewhere => "elsewhere",
+        WaitState::Stopped => "stopped",
         WaitState::Unknown => "unknown",
     })
 }
@@ -388,4 +390,40 @@ pub fn process_cwd(env: &Env, pid: Unknown) -> Result<Option<String>> {
 pub fn process_start_time(env: &Env, pid: Unknown) -> Result<Option<f64>> {
     let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
     Ok(crate::sys::procs::start_time(pid).map(|t| t as f64))
+}
+
+/// A stamp of the program process `pid` runs, which changes when it calls `execve` (so
+/// `ShellSessions` sees a shell replaced by `exec`): Linux, where its image and stack were
+/// mapped (randomized on each exec; with address-space randomization off, the same program
+/// gets the same stamp). `null` when there is no such process, it may not be inspected, or on
+/// macOS. Throws `ERR_INVALID_ARG` naming `pid`.
+#[napi(ts_args_type = "pid: number")]
+pub fn process_exec_stamp(env: &Env, pid: Unknown) -> Result<Option<String>> {
+    let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
+    Ok(crate::sys::procs::exec_stamp(pid))
+}
+
+/// The live processes (never the Node process) whose initial environment holds `entry`
+/// exactly (`NAME=value`) and that this process may inspect: what `ShellSessions` kills at
+/// close beside the shell's session tree, as every process it started inherits its session's
+/// tag unless it clears its environment. Linux only (`/proc/<pid>/environ`); empty elsewhere.
+/// Throws `ERR_INVALID_ARG` naming `entry` unless it is `NAME=value` with a non-empty value.
+#[napi(ts_args_type = "entry: string")]
+pub fn processes_with_environment(env: &Env, entry: Unknown) -> Result<Vec<u32>> {
+    let entry = as_string(&entry, "entry").map_err(|e| js_error(env, e))?;
+    match entry.split_once('=') {
+        Some((name, value)) if !name.is_empty() && !value.is_empty() && !entry.contains('\0') => {}
+        _ => {
+            return Err(js_error(
+                env,
+                TermError::invalid_arg(
+                    "entry must be NAME=value with a non-empty name and value, and no NUL",
+                ),
+            ))
+        }
+    }
+    Ok(crate::sys::procs::with_environment_entry(entry.as_bytes())
+        .into_iter()
+        .map(|p| p as u32)
+        .collect())
 }

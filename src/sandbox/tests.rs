@@ -92,19 +92,19 @@ fn run_sandboxed(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i3
     (libc::WEXITSTATUS(status), out)
 }
 
-/// Where the namespaces are refused, the test says so and fails under
-/// `ACP_TERMINAL_REQUIRE` (never passes by doing nothing silently).
+/// Whether the sandbox can run here; where not, the test says why and is skipped, or fails in
+/// strict mode (`ACP_TERMINAL_REQUIRE`, see [`crate::test_util::require`]).
 #[cfg(target_os = "linux")]
 fn namespaces_or_skip() -> bool {
-    if support().process_isolation.is_some() && support().filesystem {
-        return true;
-    }
-    let why = support().reasons.join("; ");
-    if std::env::var("ACP_TERMINAL_REQUIRE").is_ok_and(|r| !r.is_empty()) {
-        panic!("the sandbox is required (ACP_TERMINAL_REQUIRE) but unavailable: {why}");
-    }
-    eprintln!("SKIPPED: the sandbox is unavailable here: {why}");
-    false
+    crate::test_util::require(
+        "landlock",
+        support::kernel().filesystem,
+        "no Landlock filesystem rules (ABI < 3)",
+    ) && crate::test_util::require(
+        "userns",
+        support().process_isolation.is_some(),
+        "no namespaces can be made here",
+    )
 }
 
 #[cfg(target_os = "linux")]

@@ -28,7 +28,7 @@ use crate::sys::spawn::{self as launch, LaunchSpec, SessionMode};
 mod plan;
 
 pub use plan::{
-    cwd_in_roots, plan, resolve, Io, Limits, Shell, SpawnPlan, SpawnRequest, ENV_DEFAULTS,
+    cwd_in_roots, env_defaults, plan, resolve, Io, Limits, Shell, SpawnPlan, SpawnRequest,
 };
 
 /// A started child: its pid (also its process group id) and its descriptors.

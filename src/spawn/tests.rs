@@ -181,20 +181,26 @@ fn spawn_runs_and_merges_streams() {
 
 #[test]
 fn env_defaults_are_what_plan_applies() {
-    // ENV_DEFAULTS is the list the binding hands the TS layer (`envDefaults()`): it must be the
-    // rule plan() applies, over an inherited value and under a request's own.
-    let p = plan(&req("true", &["x"]), inherited(), Path::new("/")).unwrap();
-    for (name, value) in ENV_DEFAULTS {
-        assert_eq!(env_of(&p, name).as_deref(), Some(value), "{name}");
-    }
-    let mut r = req("true", &["x"]);
-    r.env = ENV_DEFAULTS
-        .iter()
-        .map(|(n, _)| (n.to_string(), "mine".into()))
-        .collect();
-    let p = plan(&r, inherited(), Path::new("/")).unwrap();
-    for (name, _) in ENV_DEFAULTS {
-        assert_eq!(env_of(&p, name).as_deref(), Some("mine"), "{name}");
+    // env_defaults is the list the binding hands the TS layer (`envDefaults()`): it must be the
+    // rule plan() applies, over an inherited value and under a request's own, with and
+    // without a pty.
+    assert_eq!(env_defaults(true).last(), Some(&("TERM", PTY_TERM)));
+    for io in [Io::Pipe, Io::Pty(PtySize::default())] {
+        let pty = matches!(io, Io::Pty(_));
+        let mut r = req("true", &["x"]);
+        r.io = io;
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        for (name, value) in env_defaults(pty) {
+            assert_eq!(env_of(&p, name).as_deref(), Some(value), "{name}");
+        }
+        r.env = env_defaults(pty)
+            .iter()
+            .map(|(n, _)| (n.to_string(), "mine".into()))
+            .collect();
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        for (name, _) in env_defaults(pty) {
+            assert_eq!(env_of(&p, name).as_deref(), Some("mine"), "{name}");
+        }
     }
 }
 

@@ -140,6 +140,8 @@ pub struct Terminal {
     /// On a pty: a duplicate of the master, for the window size.
     pty: Mutex<Option<OwnedFd>>,
     is_pty: bool,
+    /// The terminal modes saved by [`Terminal::save_pty_modes`].
+    saved_modes: Mutex<Option<nix::sys::termios::Termios>>,
     /// True while the first output is held (the pump pauses when the hold is full).
     holding: watch::Sender<bool>,
 }
@@ -212,6 +214,7 @@ impl Terminal {
             input,
             pty: Mutex::new(pty_fd),
             is_pty,
+            saved_modes: Mutex::new(None),
             config,
             cwd,
             exit_tx,
@@ -363,6 +366,68 @@ impl Terminal {
         }
         let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
         Ok(fd.as_ref().and_then(pty::foreground_group))
+    }
+
+    /// Saves the pty's current terminal modes (termios: flags and control characters), which
+    /// [`Terminal::restore_pty_modes`] puts back. `ERR_NOT_A_PTY` on a pipe terminal; an I/O
+    /// error once the master is closed.
+    pub fn save_pty_modes(&self) -> Result<(), TermError> {
+        let modes = self.with_master("savePtyModes", |fd| {
+            // On a pty master, the termios calls act on the slave's settings.
+            nix::sys::termios::tcgetattr(fd).map_err(std::io::Error::from)
+        })?;
+        *self.saved_modes.lock().unwrap_or_else(|p| p.into_inner()) = Some(modes);
+        Ok(())
+    }
+
+    /// Puts back the modes [`Terminal::save_pty_modes`] saved, if a program changed them
+    /// (`stty olcuc`, `stty intr undef`, raw mode left behind). True when they had changed.
+    /// False when nothing was saved. `ERR_NOT_A_PTY` on a pipe terminal; an I/O error once
+    /// the master is closed.
+    pub fn restore_pty_modes(&self) -> Result<bool, TermError> {
+        let Some(saved) = self
+            .saved_modes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        else {
+            return Ok(false);
+        };
+        self.with_master("restorePtyModes", |fd| {
+            use nix::sys::termios::{tcgetattr, tcsetattr, SetArg};
+            let now = tcgetattr(fd).map_err(std::io::Error::from)?;
+            let same = now.input_flags == saved.input_flags
+                && now.output_flags == saved.output_flags
+                && now.control_flags == saved.control_flags
+                && now.local_flags == saved.local_flags
+                && now.control_chars == saved.control_chars;
+            if !same {
+                tcsetattr(fd, SetArg::TCSANOW, &saved).map_err(std::io::Error::from)?;
+            }
+            Ok(!same)
+        })
+    }
+
+    /// Runs `op` on the pty master; `ERR_NOT_A_PTY` on a pipe terminal.
+    fn with_master<T>(
+        &self,
+        what: &str,
+        op: impl FnOnce(&OwnedFd) -> std::io::Result<T>,
+    ) -> Result<T, TermError> {
+        if !self.is_pty {
+            return Err(TermError::new(
+                ERR_NOT_A_PTY,
+                format!(
+                    "terminal {} is not a pty: {what} needs options.pty at creation",
+                    self.id()
+                ),
+            ));
+        }
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        let fd = fd.as_ref().ok_or_else(|| {
+            TermError::from_io(&std::io::Error::from_raw_os_error(libc::EBADF), what)
+        })?;
+        op(fd).map_err(|e| TermError::from_io(&e, what))
     }
 
     /// Resolves with the exit status once the command exited and its output was collected.

@@ -39,6 +39,38 @@ pub fn start_time(pid: i32) -> Option<u64> {
     imp::start_time(pid)
 }
 
+/// A stamp of the program image process `pid` runs: it changes when the process calls
+/// `execve` (Linux: where the image and stack were mapped, which address-space randomization
+/// moves on every exec; a system with randomization off gives the same stamp to the same
+/// program). `None` when there is no such process, it may not be inspected, or this platform
+/// has no reader (macOS).
+pub fn exec_stamp(pid: i32) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::exec_stamp(pid)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// The live processes (never this one) whose initial environment holds `entry`
+/// (`NAME=value`, exactly) and that we may inspect. Linux reads `/proc/<pid>/environ`; other
+/// platforms list none.
+pub fn with_environment_entry(entry: &[u8]) -> Vec<i32> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::with_environment_entry(entry)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = entry;
+        Vec::new()
+    }
+}
+
 /// The live (non-zombie) processes matching `keep`.
 pub fn live_where(keep: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
     list()
@@ -94,6 +126,8 @@ pub enum WaitState {
     Running,
     /// Blocked in another system call, or stopped outside one: ask again.
     Elsewhere,
+    /// Stopped by a signal (`SIGSTOP`, `SIGTSTP`) or traced: it runs again only on `SIGCONT`.
+    Stopped,
     /// This platform cannot tell, or the process cannot be inspected (gone, another user's).
     Unknown,
 }
