@@ -12,7 +12,8 @@
 //!    fails with `EROFS` in the kernel, whatever the file's owner;
 //! 4. a small read-only tmpfs on `/dev` holding only the copies of `/dev/null`, `zero`,
 //!    `full`, `random`, `urandom` (and, on a pty, `/dev/tty` and the terminal's own
-//!    `/dev/pts/N`), and the `fd`, `stdin`, `stdout`, `stderr` links;
+//!    `/dev/pts/N`), bound read-only (the devices work; their host inodes cannot be changed),
+//!    and the `fd`, `stdin`, `stdout`, `stderr` links;
 //! 5. a private tmpfs of `tmpBytes` on `/tmp` (the command's TMPDIR): it exists in the
 //!    namespace only, so the kernel removes it with the namespace, whatever happens to Node;
 //! 6. the writable roots' copies moved back onto their paths (directories created in the
@@ -114,6 +115,7 @@ const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NOSUID: u64 = 0x2;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 
 /// `struct mount_attr`.
 #[repr(C)]
@@ -141,6 +143,28 @@ unsafe fn set_attr(path: &std::ffi::CStr, flags: libc::c_uint, set: u64) -> Resu
         libc::AT_FDCWD,
         path.as_ptr(),
         flags,
+        &attr as *const MountAttr,
+        std::mem::size_of::<MountAttr>(),
+    );
+    if r != 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+/// `mount_setattr` on the detached copy `fd` itself.
+unsafe fn set_attr_fd(fd: RawFd, set: u64) -> Result<(), i32> {
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let r = libc::syscall(
+        libc::SYS_mount_setattr,
+        fd,
+        c"".as_ptr(),
+        libc::AT_EMPTY_PATH as libc::c_uint,
         &attr as *const MountAttr,
         std::mem::size_of::<MountAttr>(),
     );
@@ -227,7 +251,14 @@ unsafe fn build(plan: &MountPlan) -> Result<(), i32> {
         plan.fds[i].set(clone_tree(root, true)?);
     }
     for (k, dev) in plan.devices.iter().enumerate() {
-        plan.fds[n + k].set(clone_tree(dev, false)?);
+        let fd = clone_tree(dev, false)?;
+        plan.fds[n + k].set(fd);
+        // The host's device inodes themselves: reading and writing the devices still works
+        // (a read-only mount does not stop device I/O); chmod, chown, utimes of them do not.
+        set_attr_fd(
+            fd,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+        )?;
     }
     set_attr(
         c"/",
