@@ -12,6 +12,9 @@ pub struct TermError {
     pub code: String,
     /// Message naming the field or the operation that failed.
     pub message: String,
+    /// Structured details kept out of the message (the JS error's `details`), such as the
+    /// `PATH` a program was searched in: what a caller may log, not what an agent must read.
+    pub details: Vec<(&'static str, String)>,
 }
 
 /// Code for a request that failed validation (NUL bytes, bad env names, bad limits).
@@ -29,7 +32,14 @@ impl TermError {
         Self {
             code: code.into(),
             message: message.into(),
+            details: Vec::new(),
         }
+    }
+
+    /// Adds a structured detail (`details[key]` on the JS error).
+    pub fn with_detail(mut self, key: &'static str, value: impl Into<String>) -> Self {
+        self.details.push((key, value.into()));
+        self
     }
 
     /// `ERR_INVALID_ARG` with the given message.

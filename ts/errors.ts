@@ -11,7 +11,7 @@
  * - `ERR_POLICY_DENIED`: the command policy refused a program (a deny rule matched, or it is not on
  *   the allow list, or a shell line could not be verified against the allow list).
  * - `ERR_CWD_OUTSIDE_ROOTS`: the working directory, symlinks and `..` resolved, is outside `allowedRoots`.
- * - `ERR_NOT_APPROVED`: the host's `approve` callback declined (or failed).
+ * - `ERR_NOT_APPROVED`: the host's `approve` callback declined (answered anything but `true`).
  * - `ERR_TOO_MANY_TERMINALS`: `maxTerminals` live terminals already exist.
  *
  * Loading: `ERR_NATIVE_UNAVAILABLE` (no binary for this platform, or it did not load: the message says

@@ -19,7 +19,7 @@ import type {
   TerminalCallMethod,
   TerminalCallPhase,
 } from './events';
-import { refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
+import { linkedSignal, refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
 import { normalizeSnapshot, TerminalEntries } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
 import type {
@@ -34,7 +34,9 @@ import { abortable, optionalAbsolutePath, optionalSignal, rejectNul, requireStri
 
 export { DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 export type {
+  ApprovalOptions,
   ApprovalRequest,
+  ArglessMode,
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,
@@ -63,11 +65,13 @@ export class TerminalHost implements AsyncDisposable {
   private nextCallId = 1;
   private pendingCreates = 0;
   private closed = false;
+  /** Aborted by `close()`: pending approvals see it through their signal. */
+  private readonly closing = new AbortController();
 
   /** Creates a host; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: TerminalHostOptions = {}) {
     this.settings = readHostOptions(options);
-    this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event));
+    this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event), this.settings.ignoreUnknownRelease);
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
     this.cwdForSession = options.cwdForSession;
@@ -127,7 +131,12 @@ export class TerminalHost implements AsyncDisposable {
     }
     this.pendingCreates++;
     // Counted until the spawn settles, even when the caller stopped waiting for it.
-    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed).finally(() => this.pendingCreates--);
+    // The approver's signal: aborted when this call is cancelled or the host closes.
+    const approval = linkedSignal([signal, this.closing.signal]);
+    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed, approval.signal).finally(() => {
+      this.pendingCreates--;
+      approval.unlink();
+    });
     let spawned: Spawned;
     try {
       spawned = await abortable(spawning, signal);
@@ -172,14 +181,12 @@ export class TerminalHost implements AsyncDisposable {
   }
 
   /**
-   * `terminal/output`: the retained output, with `exitStatus` once the command exited. An aborted
-   * `options.signal` rejects with `signal.reason`.
+   * `terminal/output`: the retained output, with `exitStatus` once the command exited. A signal already
+   * aborted rejects with its reason (the call never waits for the command, so there is nothing to stop).
    */
   terminalOutput(request: HostTerminalRequest, options?: CallOptions): Promise<OutputSnapshot> {
-    return this.track('terminal/output', request, options, async (signal) => {
-      const entry = this.entries.lookup(request);
-      return normalizeSnapshot(await abortable(entry.terminal.currentOutput(), signal));
-    });
+    // It never waits for the command, so it is not raced with the signal (`track` refuses an aborted one).
+    return this.track('terminal/output', request, options, async () => normalizeSnapshot(await this.entries.lookup(request).terminal.currentOutput()));
   }
 
   /**
@@ -291,9 +298,18 @@ export class TerminalHost implements AsyncDisposable {
     await this.entries.releaseWhere((entry) => entry.sessionId === sessionId, 'session');
   }
 
+  /**
+   * Releases every live terminal (each emits `released` with reason `all`) and stays open: for a client
+   * that restarts its agent on the same host. A create still in flight (awaiting approval) is not affected.
+   */
+  async releaseAll(): Promise<void> {
+    await this.entries.releaseWhere(() => true, 'all');
+  }
+
   /** Releases every terminal and refuses new ones. */
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort(new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed'));
     this.sessionCwds.clear();
     await this.entries.releaseWhere(() => true, 'close');
   }

@@ -135,7 +135,16 @@ export function commandInput(line: string): string {
   return `\x15\n\n${line}\n`;
 }
 
-const MARKER_TAIL = /^(E(;\d{0,15}(;\d{0,3})?)?|F(;\d{0,15})?|S)$/i;
+/**
+ * A prompt's number and status as the shell expanded them: digits (at most 15 and 3), or text that
+ * does not start with a digit (PS1 left unexpanded after `shopt -u promptvars`, `__acp_n` made a
+ * reference to another variable): a prompt with no number, stale for the command awaited. Digits
+ * beyond those lengths are no marker.
+ */
+const SEQ = '(\\d{0,15}|[^\\x07\\x1b;\\d][^\\x07\\x1b;]{0,63})';
+const STATUS = '(\\d{1,3}|[^\\x07\\x1b;\\d][^\\x07\\x1b;]{0,7})';
+
+const MARKER_TAIL = new RegExp(`^(E(;${SEQ}(;${STATUS}?)?)?|F(;\\d{0,15})?|S)$`, 'i');
 
 /**
  * Finds a session's markers in its raw output, wherever they fall inside a chunk or across chunks, and
@@ -150,7 +159,7 @@ export class MarkerScanner {
   constructor(token: string) {
     this.prefix = markerPrefix(token);
     // Case-insensitive: under `stty olcuc` the terminal upper-cases the token's hex digits.
-    this.re = new RegExp(`\\x1b\\]${MARKER_OSC};${token};(?:E;(\\d{0,15});(\\d{1,3})|F;(\\d{0,15})|(S))\\x07`, 'gi');
+    this.re = new RegExp(`\\x1b\\]${MARKER_OSC};${token};(?:E;${SEQ};${STATUS}|F;(\\d{0,15})|(S))\\x07`, 'gi');
   }
 
   /** The parts of `chunk` (after what was held back), in order; empty data parts are left out. */
@@ -171,9 +180,8 @@ export class MarkerScanner {
         continue;
       }
       const seq = m[2] === undefined ? m[3]! : m[1]!;
-      parts.push({
-        marker: { kind: 'prompt', seq: seq === '' ? NaN : Number(seq), status: m[2] === undefined ? null : Number(m[2]) },
-      });
+      const status = m[2] !== undefined && /^\d{1,3}$/.test(m[2]) ? Number(m[2]) : null;
+      parts.push({ marker: { kind: 'prompt', seq: /^\d{1,15}$/.test(seq) ? Number(seq) : NaN, status } });
     }
     const hold = this.partialMarkerStart(s, pos);
     data(buf.subarray(pos, hold));

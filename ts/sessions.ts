@@ -404,7 +404,8 @@ export class ShellSessions implements AsyncDisposable {
       throw new AcpTerminalError(
         'ERR_COMMAND_RUNNING',
         `command: a command is still running in session ${JSON.stringify(id)}; send "" to collect its output, ` +
-          'isInput: true to answer it, "C-c" to interrupt it, or use another terminalId',
+          'isInput: true to answer it, "C-c" or interrupt() to interrupt it, restart() for a fresh shell in the same directory, ' +
+          'or use another terminalId',
         { field: 'command', terminalId: id },
       );
     } else if (noEnter) {

@@ -397,7 +397,7 @@ fn resolve_program(
     cwd: &Path,
     field: &str,
 ) -> Result<PathBuf, TermError> {
-    let not_found = |what: String| TermError::new("ENOENT", what);
+    let not_found = |what: String| TermError::new("ENOENT", what).with_detail("program", name);
     if name.contains('/') {
         // `cwd/./x` → `cwd/x` (components() drops `.`; `..` is left to the kernel).
         let p: PathBuf = cwd.join(name).components().collect();
@@ -430,8 +430,7 @@ fn resolve_program(
             format!("{field} `{name}` was found in PATH but is not executable"),
         ));
     }
-    Err(not_found(format!(
-        "{field} `{name}` not found in PATH ({})",
-        path_var.to_string_lossy()
-    )))
+    // The searched PATH goes to `details` only: the message reaches agents (and their models' logs).
+    Err(not_found(format!("{field} `{name}` not found in PATH"))
+        .with_detail("path", path_var.to_string_lossy()))
 }

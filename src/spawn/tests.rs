@@ -151,6 +151,29 @@ fn invalid_requests_name_the_field() {
 }
 
 #[test]
+fn enoent_names_the_program_and_keeps_the_searched_path_out_of_the_message() {
+    let e = plan(
+        &req("no-such-command-xyz", &["a"]),
+        inherited(),
+        Path::new("/"),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "ENOENT");
+    assert!(e.message.contains("`no-such-command-xyz`"), "{e}");
+    assert!(
+        !e.message.contains("/usr/bin"),
+        "the PATH leaked into the message: {e}"
+    );
+    assert_eq!(
+        e.details,
+        vec![
+            ("program", "no-such-command-xyz".to_string()),
+            ("path", "/usr/bin:/bin".to_string())
+        ]
+    );
+}
+
+#[test]
 fn spawn_runs_and_merges_streams() {
     let p = plan(
         &req("echo a; echo b >&2; echo c", &[]),

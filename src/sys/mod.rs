@@ -9,7 +9,7 @@
 //! | [`spawn`] | `launch(LaunchSpec) -> pid` | `clone(CLONE_VM \| CLONE_VFORK)`, `prctl(PR_SET_PDEATHSIG)`, raw `rt_sigaction` | `posix_spawn` (`spawn/posix_spawn.rs`); `fork` + `POSIX_SPAWN_SETEXEC` for a controlling tty or rlimits |
 //! | [`exit_watch`] | `exit_fd(pid)`: readable once it can be reaped | `pidfd_open` (ENOSYS remembered) | one thread on a kqueue of `NOTE_EXIT` filters closes a pipe per child |
 //! | [`pty`] | `open(size)`, `set_size`, `foreground_group` | `posix_openpt` + `TIOCGPTPEER` / `ptsname_r` | `posix_openpt` + `TIOCPTYGNAME` |
-//! | [`procs`] | `list()`, `start_time`, `session_tree`, `GUARDIAN_KILL` | `/proc/<pid>/stat` | libproc + `getsid`; the guardian uses `ps` |
+//! | [`procs`] | `list()`, `start_time`, `session_tree`, `wait_state`, `exec_stamp`, `with_environment_entry`, `GUARDIAN_KILL` | `/proc/<pid>/stat`, `syscall`, `environ` | libproc + `getsid` (no wait state, exec stamp or environment: `Unknown`, `None`, none); the guardian uses `ps` |
 //! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` |
 //! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) |
 //! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing |
