@@ -115,10 +115,10 @@ export function loadSdkV2(): Promise<SdkV2Module> {
   return load(SDK_V2) as Promise<SdkV2Module>;
 }
 
-/** Whether `app` is a `ClientApp` of this copy of the SDK. */
-function madeBy(app: object, sdk: SdkModule): boolean {
-  const { ClientApp } = sdk as { ClientApp?: unknown };
-  return typeof ClientApp === 'function' && app instanceof ClientApp;
+/** Whether `app` is a `ClientApp` or an `AgentApp` of this copy of an SDK entrypoint. */
+function madeBy(app: object, module: unknown): boolean {
+  const { ClientApp, AgentApp } = (module ?? {}) as { ClientApp?: unknown; AgentApp?: unknown };
+  return [ClientApp, AgentApp].some((cls) => typeof cls === 'function' && app instanceof cls);
 }
 
 /**
@@ -143,17 +143,18 @@ function sdkDirOf(app: object): string | undefined {
 const warned = new WeakSet<object>();
 
 /**
- * The SDK module `app` (a `ClientApp`) was made with: the one this package loads when it is the same
- * copy (one install, jest), else the same package through `import()` (which a loader such as tsx serves
- * as a second instance from `require()`), else the copy the app's own code lives in (an `npm install
- * <path>` symlink resolves the SDK from the linked package's node_modules). The SDK recognises errors by
- * `instanceof RequestError` of its own copy: an error made with another copy's class would reach the agent
- * as -32603 whatever its code. When no copy matches, this package's is used and a warning says so.
- * Rejects with `ERR_SDK_NOT_FOUND` / `ERR_SDK_LOAD_FAILED` when the SDK cannot be loaded at all.
+ * The SDK module `app` (a `ClientApp` or `AgentApp` of entrypoint `specifier`) was made with: the one this
+ * package loads (`ours`) when it is the same copy (one install, jest), else the same package through
+ * `import()` (which a loader such as tsx serves as a second instance from `require()`), else the copy the
+ * app's own code lives in (an `npm install <path>` symlink resolves the SDK from the linked package's
+ * node_modules). The SDK recognises errors by `instanceof RequestError` of its own copy: an error made
+ * with another copy's class would reach the agent as -32603 whatever its code. When no copy matches, ours
+ * is used and a warning says so. Rejects with `ERR_SDK_NOT_FOUND` / `ERR_SDK_LOAD_FAILED` when the SDK
+ * cannot be loaded at all.
  */
-export async function sdkForApp(app: object): Promise<SdkModule> {
-  const ours = await loadSdk();
-  if (madeBy(app, ours)) return ours;
+async function moduleForApp<T>(app: object, specifier: string, ours: () => Promise<T>): Promise<T> {
+  const own = await ours();
+  if (madeBy(app, own)) return own;
   // The app's own copy, located from its code, loaded both ways: a loader may serve require() and
   // import() of one file as two instances (tsx does), and the app may have used either.
   const appRequire = (): NodeJS.Require | undefined => {
@@ -161,17 +162,17 @@ export async function sdkForApp(app: object): Promise<SdkModule> {
     return dir === undefined ? undefined : createRequire(path.join(dir, 'package.json'));
   };
   const candidates: Array<() => unknown> = [
-    () => import(SDK),
-    () => appRequire()?.(SDK),
+    () => import(specifier),
+    () => appRequire()?.(specifier),
     () => {
-      const entry = appRequire()?.resolve(SDK);
+      const entry = appRequire()?.resolve(specifier);
       return entry === undefined ? undefined : import(pathToFileURL(entry).href);
     },
   ];
   for (const candidate of candidates) {
     try {
-      const sdk = (await candidate()) as SdkModule | undefined;
-      if (sdk && madeBy(app, sdk)) return sdk;
+      const module = await candidate();
+      if (madeBy(app, module)) return module as T;
     } catch {
       // This way of finding the app's copy does not work here (e.g. import() under jest): try the next.
     }
@@ -179,10 +180,20 @@ export async function sdkForApp(app: object): Promise<SdkModule> {
   if (!warned.has(app)) {
     warned.add(app);
     process.emitWarning(
-      `acp-terminal: the ClientApp given to registerTerminalHandlers comes from a copy of ${SDK} that could not ` +
-        'be located; JSON-RPC errors may reach the agent as -32603 (Internal error) instead of their own codes.',
+      `acp-terminal: the app given to acp-terminal comes from a copy of ${specifier} that could not be ` +
+        'located; JSON-RPC errors may reach the agent as -32603 (Internal error) instead of their own codes.',
       { code: 'ACP_TERMINAL_SDK_COPY' },
     );
   }
-  return ours;
+  return own;
+}
+
+/** The SDK (stable entrypoint) a `ClientApp` was made with (see `moduleForApp`). */
+export function sdkForApp(app: object): Promise<SdkModule> {
+  return moduleForApp(app, SDK, loadSdk);
+}
+
+/** The SDK's `experimental/v2` entrypoint a v2 `AgentApp` was made with (see `moduleForApp`). */
+export function sdkV2ForApp(app: object): Promise<SdkV2Module> {
+  return moduleForApp(app, SDK_V2, loadSdkV2);
 }

@@ -15,23 +15,37 @@ const tsx = path.join(repo, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const sdkDir = path.join(repo, 'node_modules', '@agentclientprotocol', 'sdk');
 let tmp: string;
 
-/** The app: a ClientApp served by a TerminalHost, asked by an agent of the same SDK copy for two refusals. */
+/**
+ * The app: a ClientApp served by a TerminalHost, asked by an agent of the same SDK copy for two refusals;
+ * and a v2 AgentApp with the v2 bridge's terminal/cancel, asked to cancel an unknown terminal.
+ */
 const app = (imports: string): string => `${imports}
 const host = new TerminalHost({ commandPolicy: { deny: ['rm'] } });
 const conn = agent({ name: 'agent' }).connect(registerTerminalHandlers(client({ name: 'client' }), host));
 const codeOf = (work: Promise<unknown>) => work.then(() => 'resolved', (e: { code: unknown }) => e.code);
 const notFound = await codeOf(conn.client.request('terminal/output', { sessionId: 's', terminalId: 'nope' }));
 const denied = await codeOf(conn.client.request('terminal/create', { sessionId: 's', command: 'rm', args: ['x'] }));
-console.log(JSON.stringify({ notFound, denied }));
+// The v2 bridge's terminal/cancel on a v2 AgentApp: -32602 for an unknown id.
+const v2App = new V2TerminalRegistry().register(
+  agentV2({ name: 'agent' }).onRequest('initialize', (ctx) => ({ protocolVersion: ctx.params.protocolVersion, info: { name: 'agent', version: '0' } })),
+);
+const v2 = clientV2({ name: 'client' }).connect(v2App);
+await v2.agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, info: { name: 'client', version: '0' } });
+const v2Cancel = await codeOf(v2.agent.request('terminal/cancel', { sessionId: 's', terminalId: 'nope' }));
+console.log(JSON.stringify({ notFound, denied, v2Cancel }));
 conn.close();
+v2.close();
 await host.close();
 `;
 const esm = app(
-  "import { agent, client } from '@agentclientprotocol/sdk';\nimport { registerTerminalHandlers, TerminalHost } from 'acp-terminal';",
+  "import { agent, client } from '@agentclientprotocol/sdk';\n" +
+    "import { agent as agentV2, client as clientV2, PROTOCOL_VERSION } from '@agentclientprotocol/sdk/experimental/v2';\n" +
+    "import { registerTerminalHandlers, TerminalHost, V2TerminalRegistry } from 'acp-terminal';",
 );
 // A CommonJS module (tsx compiles a .ts file of a package without "type": "module" to CommonJS).
 const cjs = `const { agent, client } = require('@agentclientprotocol/sdk');
-const { registerTerminalHandlers, TerminalHost } = require('acp-terminal');
+const { agent: agentV2, client: clientV2, PROTOCOL_VERSION } = require('@agentclientprotocol/sdk/experimental/v2');
+const { registerTerminalHandlers, TerminalHost, V2TerminalRegistry } = require('acp-terminal');
 (async () => {${app('')}})();
 `;
 
@@ -70,7 +84,7 @@ afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-const expected = { notFound: -32002, denied: -32602 };
+const expected = { notFound: -32002, denied: -32602, v2Cancel: -32602 };
 
 describe('npm install <path> (the app has its own copy of the SDK)', () => {
   let dir: string;

@@ -10,6 +10,11 @@ use linux as imp;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+#[allow(unused_imports)] // the core uses these once it runs on Windows
+pub use windows::start_time as windows_start_time;
 
 /// What the process table says about one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
