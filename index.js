@@ -836,6 +836,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.TerminalHandle = nativeBinding.TerminalHandle
+module.exports.analyseShellArgv = nativeBinding.analyseShellArgv
+module.exports.analyseShellLine = nativeBinding.analyseShellLine
 module.exports.containmentInfo = nativeBinding.containmentInfo
 module.exports.createTerminal = nativeBinding.createTerminal
 module.exports.isKeyName = nativeBinding.isKeyName

@@ -131,7 +131,8 @@ describe('finding 1: code run through the request env', () => {
     ];
     await attack(
       (m) => ({ command: GIT!, args: ['st'], env: env(m) }),
-      strictArgv(GIT!, { envPolicy: { allow: ['GIT_CONFIG_*'] } }),
+      // git opted in as a code runner (issue 19: an unknown git subcommand may be an alias).
+      { ...strictArgv(GIT!, { envPolicy: { allow: ['GIT_CONFIG_*'] } }), commandPolicy: { allow: [GIT!], codeRunners: ['git'], shellLines: 'deny' } },
       strictArgv(GIT!),
       { reason: 'env', name: 'GIT_CONFIG_COUNT' },
     );
@@ -224,5 +225,75 @@ describe('finding 2: shell lines that change what the checked words run', () => 
 
   (CC ? test : test.skip)('LD_PRELOAD=<so> ls', async () => {
     await attack((m) => ({ command: `LD_PRELOAD=${evilSo!} ls -d /`, env: env(m) }), loose, allowList('ls'), { reason: 'env', name: 'LD_PRELOAD' });
+  });
+});
+
+// Issue 19, items 1-4, run for real: each line is first shown to run the hidden `touch` (marker file
+// written) through a host that lets it through, then refused. The marker stands for the `rm` of the issue.
+describe('issue 19: shell lines judged on tree-sitter-bash', () => {
+  const which2 = (name: string): string => which(name) ?? `/usr/bin/${name}`;
+  const abs = ['echo', 'cat', 'test', 'awk', 'python3', 'xargs', 'env', 'timeout', 'printf'].map(which2);
+  const absAllow = (extra: TerminalHostOptions = {}): TerminalHostOptions => ({ commandPolicy: { allow: abs }, ...extra });
+  const open: TerminalHostOptions = {};
+  const bash: TerminalHostOptions = { shell: BASH ?? '/bin/bash' };
+  const LDSO = ['/lib64/ld-linux-x86-64.so.2', '/lib/ld-linux-aarch64.so.1'].find((p) => fs.existsSync(p));
+
+  // Item 1: an allow list of absolute paths with the default shell (dash).
+  test.each([
+    ['((touch M))', (m: string) => `((touch ${m}))`],
+    ['[[ x ; touch M ; ]]', (m: string) => `[[ x ; touch ${m} ; ]]`],
+    ['set -- a; for x do touch M; done', (m: string) => `set -- a; for x do touch ${m}; done`],
+  ])('item 1 (dash): %s', async (_what, line) => {
+    await attack((m) => ({ command: line(m) }), open, absAllow(), { reason: expect.stringMatching(/^(shell-construct|unparsable)$/) });
+  });
+
+  // Item 2: shell 'bash'; what bash evaluates inside echo/test/let/declare/printf/read.
+  (BASH ? test.each : test.skip.each)([
+    ['a here-document ended by EO\\<newline>F', (m: string) => `cat <<EO\\\nF\n$(touch ${m})\nEO\\\nF`],
+    ['echo $((x))', (m: string) => `x='a[$(touch ${m})]'; echo $((x))`],
+    ['[[ $x -eq 0 ]]', (m: string) => `x='a[$(touch ${m})]'; [[ $x -eq 0 ]]`],
+    ['let', (m: string) => `x='a[$(touch ${m})]'; let x`],
+    ['declare -i', (m: string) => `x='a[$(touch ${m})]'; declare -i y=x`],
+    ['printf -v', (m: string) => `x='a[$(touch ${m})]'; printf -v "$x" 1`],
+    ['read', (m: string) => `x='a[$(touch ${m})]'; read "$x" < /etc/hostname`],
+    ['test -v', (m: string) => `x='a[$(touch ${m})]'; test -v "$x"`],
+    ['${x@P}', (m: string) => `x='$(touch ${m})'; echo \${x@P}`],
+  ])('item 2 (bash): %s', async (_what, line) => {
+    // A name only known at run time (printf -v "$x", read "$x") is refused as an assignment (reason env).
+    await attack((m) => ({ command: line(m) }), bash, absAllow(bash), { reason: expect.stringMatching(/^(shell-construct|unparsable|env)$/) });
+  });
+
+  // Item 3: deny lists catch the wrapper and dash tricks (a guard rail: docs/host-policy.md).
+  const denyTouch: TerminalHostOptions = { commandPolicy: { deny: ['touch'] } };
+  test.each([
+    ['xargs -rn 1 touch', (m: string) => `echo ${m} | xargs -rn 1 touch`],
+    ['xargs -0I {} touch {}', (m: string) => `printf '%s' ${m} | xargs -0I {} touch {}`],
+    ['env -iS touch', (m: string) => `env -iS touch ${m}`],
+    ['timeout -vs KILL 5 touch', (m: string) => `timeout -vs KILL 5 touch ${m}`],
+    ['rbash -c', (m: string) => `rbash -c 'touch ${m}'`],
+    ['((touch M)) in dash', (m: string) => `((touch ${m}))`],
+    ['[[ x ; touch M ; ]] in dash', (m: string) => `[[ x ; touch ${m} ; ]]`],
+    ['for x do touch M in dash', (m: string) => `set -- a; for x do touch ${m}; done`],
+    ...(LDSO ? [['ld.so /usr/bin/touch', (m: string) => `${LDSO} ${which2('touch')} ${m}`] as [string, (m: string) => string]] : []),
+  ])('item 3 (deny list): %s', async (what, line) => {
+    if (what === 'rbash -c' && !which('rbash')) return void expect(which('rbash')).toBeUndefined();
+    await attack((m) => ({ command: line(m) }), open, denyTouch, { reason: 'deny-rule', word: expect.stringMatching(/touch$/) });
+  });
+
+  // Item 4: allowed programs that run code anyway; a host can opt each one in (codeRunners).
+  test.each([
+    ['awk system()', (m: string) => `awk 'BEGIN{system("touch ${m}")}'`],
+    ['python3 reading its program from stdin', (m: string) => `echo "open('${m}', 'w')" | python3`],
+    ['python3 -c', (m: string) => `python3 -c "open('${m}', 'w')"`],
+    ['xargs touch', (m: string) => `echo ${m} | xargs touch`],
+  ])('item 4 (code runners): %s', async (_what, line) => {
+    await attack((m) => ({ command: line(m) }), open, absAllow({ commandPolicy: { allow: [...abs, 'touch'] } }), { reason: 'code-execution' });
+  });
+
+  test('item 4: a host that opts awk in (codeRunners) lets awk run its program, commands included', async () => {
+    const m = marker();
+    const h = host({ commandPolicy: { allow: abs, codeRunners: ['awk'] } }).host;
+    await run(h, { command: `awk 'BEGIN{system("touch ${m}")}'` });
+    expect(fs.existsSync(m)).toBe(true);
   });
 });
