@@ -268,6 +268,41 @@ export interface CreateTerminalParams {
   _meta?: unknown
 }
 
+/**
+ * Checks `cwd` against `allowedRoots` by the rule `createTerminal` applies to
+ * `options.allowedRoots`, for a caller that checks a request before starting it (the check at
+ * the start is still made, on the directory the command starts in). Throws with `code`
+ * `ERR_INVALID_CWD` (missing, relative, not a directory) or `ERR_INVALID_ARG` naming the field.
+ */
+export declare function cwdInRoots(cwd: string, allowedRoots: string[]): CwdInRoots
+
+/**
+ * Where a working directory really is and whether `createTerminal` would accept it under
+ * `allowedRoots`.
+ */
+export interface CwdInRoots {
+  /** The directory `cwd` names, resolved (symlinks and `..` followed). */
+  resolved: string
+  /** True when `resolved` is one of the (resolved) roots or below one. */
+  inside: boolean
+}
+
+/** A variable `createTerminal` gives every command unless the request's env sets it. */
+export interface EnvDefault {
+  /** The variable's name (`PAGER`). */
+  name: string
+  /** Its value (`cat`). */
+  value: string
+}
+
+/**
+ * The variables `createTerminal` sets over the inherited environment unless the request's
+ * env sets them (`PAGER=cat`, `GIT_PAGER=cat`). A caller that passes its own copy of the
+ * environment with `inheritEnv: false` leaves these names out of it, so the same defaults
+ * apply as to an inherited environment.
+ */
+export declare function envDefaults(): Array<EnvDefault>
+
 /** An environment variable for the command (ACP `EnvVariable`). */
 export interface EnvVariable {
   /** Variable name: non-empty, no `=`, no NUL byte. */

@@ -1,44 +1,11 @@
 // Issue 12 §2: the host answers `terminal/kill` before the `terminal/wait_for_exit` it caused. Checked on
 // the wire: an SDK agent and an SDK ClientApp (registerTerminalHandlers + TerminalHost on the native core)
 // talk newline-delimited JSON over a pair of byte streams, and the bytes the client writes are recorded.
-import { agent, client, ndJsonStream, type AgentConnection, type ClientConnection } from '@agentclientprotocol/sdk';
-import { registerTerminalHandlers } from '../ts/handlers';
 import { TerminalHost } from '../ts/host';
+import { connectOverStreams } from './fixtures/acp-wire';
 
 const sessionId = 'sess';
 const ROUNDS = 1000;
-
-interface Wire {
-  agentConnection: AgentConnection;
-  clientConnection: ClientConnection;
-  /** Every JSON-RPC message the client wrote, in write order. */
-  written: Array<{ id?: unknown; result?: unknown; error?: unknown }>;
-}
-
-function connectOverStreams(host: TerminalHost): Wire {
-  const written: Wire['written'] = [];
-  const decoder = new TextDecoder();
-  let partial = '';
-  // client -> agent: a TransformStream that records each line as it passes.
-  const toAgent = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      partial += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = partial.indexOf('\n')) >= 0) {
-        const line = partial.slice(0, nl);
-        partial = partial.slice(nl + 1);
-        if (line.trim()) written.push(JSON.parse(line) as Wire['written'][number]);
-      }
-      controller.enqueue(chunk);
-    },
-  });
-  const toClient = new TransformStream<Uint8Array, Uint8Array>();
-  const clientStream = ndJsonStream(toAgent.writable, toClient.readable);
-  const agentStream = ndJsonStream(toClient.writable, toAgent.readable);
-  const clientConnection = registerTerminalHandlers(client({ name: 'order-client' }), host).connect(clientStream);
-  const agentConnection = agent({ name: 'order-agent' }).connect(agentStream);
-  return { agentConnection, clientConnection, written };
-}
 
 test(`terminal/kill is answered before the wait_for_exit it ends (${ROUNDS} rounds, on the wire)`, async () => {
   const host = new TerminalHost({ killGraceMs: 5000, maxTerminals: 4 });

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { TerminalHost, type TerminalHostOptions } from '../ts/host';
-import { jsResolveProgram } from '../ts/native';
+import { resolveProgram } from '../ts/index';
 import { expectConstructorRejects } from './fixtures/host-assert';
 import { backend, bin, events, failure, newHost, S, script, tmp, usePolicyFixtures } from './fixtures/policy-host';
 
@@ -150,33 +150,19 @@ describe('commandPolicy', () => {
 });
 
 describe('program resolution', () => {
-  test('jsResolveProgram follows execvp: PATH order, relative paths against cwd, ENOENT / EACCES', () => {
+  // One owner: the host resolves programs with the core's own resolveProgram (what createTerminal executes).
+  test('resolveProgram follows execvp: PATH order, relative paths against cwd, ENOENT / EACCES', () => {
     const other = path.join(tmp, 'bin2');
     fs.mkdirSync(other, { recursive: true });
     script(other, 'build');
     fs.writeFileSync(path.join(other, 'not-exec'), 'x', { mode: 0o644 });
-    expect(jsResolveProgram('build', { path: `${bin}:${other}` })).toBe(path.join(bin, 'build'));
-    expect(jsResolveProgram('build', { path: `/nonexistent:${other}:${bin}` })).toBe(path.join(other, 'build'));
-    expect(jsResolveProgram('./build', { cwd: bin })).toBe(path.join(bin, 'build'));
-    expect(jsResolveProgram('build', { cwd: bin, path: '' })).toBe(path.join(bin, 'build'));
-    expect(() => jsResolveProgram('not-exec', { path: other })).toThrow(expect.objectContaining({ code: 'EACCES' }));
-    expect(() => jsResolveProgram('nothing-here', { path: other })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
-    expect(() => jsResolveProgram('./nothing', { cwd: other })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
-  });
-
-   
-  const nativeResolve = (require('../index.js') as { resolveProgram?: typeof jsResolveProgram }).resolveProgram;
-  (nativeResolve ? test : test.skip)('the core resolveProgram agrees with the JS fallback', () => {
-    for (const [cmd, opts] of [
-      ['sh', {}],
-      ['build', { path: `${bin}:/usr/bin` }],
-      ['./build', { cwd: bin }],
-      ['env', { path: '/usr/bin:/bin' }],
-    ] as const) {
-      // The core joins a relative path to cwd without normalizing it (`/x/bin/./build`): same file.
-      expect(path.normalize(nativeResolve!(cmd, opts))).toBe(jsResolveProgram(cmd, opts));
-    }
-    expect(() => nativeResolve!('nothing-here-xyz', {})).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect(resolveProgram('build', { path: `${bin}:${other}` })).toBe(path.join(bin, 'build'));
+    expect(resolveProgram('build', { path: `/nonexistent:${other}:${bin}` })).toBe(path.join(other, 'build'));
+    expect(resolveProgram('./build', { cwd: bin })).toBe(path.join(bin, 'build'));
+    expect(resolveProgram('build', { cwd: bin, path: '' })).toBe(path.join(bin, 'build'));
+    expect(() => resolveProgram('not-exec', { path: other })).toThrow(expect.objectContaining({ code: 'EACCES' }));
+    expect(() => resolveProgram('nothing-here', { path: other })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect(() => resolveProgram('./nothing', { cwd: other })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
   });
 });
 
@@ -240,7 +226,7 @@ describe('the shell used for shell lines', () => {
   test("a bare name is resolved once through the host's PATH; an unknown one is ERR_INVALID_ARG", async () => {
     host = newHost({ shell: 'sh' });
     await host.createTerminal({ sessionId: S, command: 'ls', env: [{ name: 'PATH', value: bin }] });
-    expect(backend.terminals[0]!.options!.shell).toBe(jsResolveProgram('sh'));
+    expect(backend.terminals[0]!.options!.shell).toBe(resolveProgram('sh'));
     expect(path.isAbsolute(backend.terminals[0]!.options!.shell as string)).toBe(true);
     expect(() => new TerminalHost({ shell: 'no-such-shell-xyz' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/^options\.shell:/) }));
     const relative = newHost({ shell: './build', cwd: bin });

@@ -1,8 +1,7 @@
 // TerminalHost policy: the environment (dropInheritedEnv, envPolicy), on the scripted fake backend
 // (fixtures/policy-host.ts).
 import { TerminalHost, type ApprovalRequest, type HostCreateTerminalRequest } from '../ts/host';
-import { SECRET_ENV_PATTERNS } from '../ts/policy';
-import { DANGEROUS_ENV_PATTERNS } from '../ts/policy-env';
+import { DANGEROUS_ENV_PATTERNS, SECRET_ENV_PATTERNS } from '../ts/policy-env';
 import { expectConstructorRejects } from './fixtures/host-assert';
 import { backend, events, failure, newHost, S, usePolicyFixtures } from './fixtures/policy-host';
 

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { TerminalAuditEvent } from '../ts/events';
 import { TerminalHost, type HostCreateTerminalRequest, type TerminalHostOptions } from '../ts/host';
 import { loadNativeCreateTerminal } from '../ts/native';
+import { testIf } from './fixtures/require-feature';
 
 const S = 'attack';
 let tmp: string;
@@ -105,7 +106,7 @@ const strictArgv = (program: string, extra: TerminalHostOptions = {}): TerminalH
 });
 
 describe('finding 1: code run through the request env', () => {
-  (CC ? test : test.skip)('LD_PRELOAD with an allowed /usr/bin/ls', async () => {
+  testIf('cc', CC !== undefined, 'no cc on PATH to build the preload library')('LD_PRELOAD with an allowed /usr/bin/ls', async () => {
     await attack(
       (m) => ({ command: LS, args: ['-d', tmp], env: [{ name: 'LD_PRELOAD', value: evilSo! }, { name: 'ACPT_MARKER', value: m }] }),
       strictArgv(LS, { envPolicy: { allow: ['LD_PRELOAD'] } }),
@@ -114,7 +115,7 @@ describe('finding 1: code run through the request env', () => {
     );
   });
 
-  (GIT ? test : test.skip)('GIT_SSH_COMMAND with an allowed git', async () => {
+  testIf('git', GIT !== undefined, 'no git on PATH')('GIT_SSH_COMMAND with an allowed git', async () => {
     await attack(
       (m) => ({ command: GIT!, args: ['ls-remote', 'ssh://example.invalid/x'], env: [{ name: 'GIT_SSH_COMMAND', value: `touch ${m}; false` }] }),
       strictArgv(GIT!, { envPolicy: { allow: ['GIT_SSH_COMMAND'] } }),
@@ -123,7 +124,7 @@ describe('finding 1: code run through the request env', () => {
     );
   });
 
-  (GIT ? test : test.skip)('GIT_CONFIG_COUNT/KEY/VALUE defining an alias, with an allowed git', async () => {
+  testIf('git', GIT !== undefined, 'no git on PATH')('GIT_CONFIG_COUNT/KEY/VALUE defining an alias, with an allowed git', async () => {
     const env = (m: string) => [
       { name: 'GIT_CONFIG_COUNT', value: '1' },
       { name: 'GIT_CONFIG_KEY_0', value: 'alias.st' },
@@ -145,7 +146,7 @@ describe('finding 1: code run through the request env', () => {
     ...extra,
   });
 
-  (BASH ? test : test.skip)("shell: 'bash' with BASH_ENV pointing at a file the agent wrote", async () => {
+  testIf('bash', BASH !== undefined, 'no bash on PATH')("shell: 'bash' with BASH_ENV pointing at a file the agent wrote", async () => {
     const rc = path.join(tmp, 'agent-rc');
     fs.writeFileSync(rc, 'touch "$ACPT_MARKER"\n');
     await attack(
@@ -156,7 +157,7 @@ describe('finding 1: code run through the request env', () => {
     );
   });
 
-  (BASH ? test : test.skip)("shell: 'bash' with BASH_FUNC_ls%% defining ls", async () => {
+  testIf('bash', BASH !== undefined, 'no bash on PATH')("shell: 'bash' with BASH_FUNC_ls%% defining ls", async () => {
     await attack(
       (m) => ({ command: 'ls -d /', env: [{ name: 'BASH_FUNC_ls%%', value: `() { touch ${m}; }` }] }),
       bashHost({ envPolicy: { allow: ['BASH_FUNC_*'] } }),
@@ -165,7 +166,7 @@ describe('finding 1: code run through the request env', () => {
     );
   });
 
-  (BASH ? test : test.skip)("shell: 'bash' is looked up through the host's PATH, never the request's", async () => {
+  testIf('bash', BASH !== undefined, 'no bash on PATH')("shell: 'bash' is looked up through the host's PATH, never the request's", async () => {
     const env = (m: string) => [
       { name: 'PATH', value: `${evilBin}:${process.env.PATH}` },
       { name: 'ACPT_MARKER', value: m },
@@ -214,7 +215,7 @@ describe('finding 2: shell lines that change what the checked words run', () => 
     await attack((m) => ({ command: line(evilBin), env: env(m) }), loose, allowList('ls', 'echo', 'sh'), refusal);
   });
 
-  (BASH ? test : test.skip)('hash -p <dir>/rm ls; ls (bash)', async () => {
+  testIf('bash', BASH !== undefined, 'no bash on PATH')('hash -p <dir>/rm ls; ls (bash)', async () => {
     await attack(
       (m) => ({ command: `hash -p ${evilBin}/rm ls; ls f`, env: env(m) }),
       { ...loose, shell: '/bin/bash' },
@@ -223,7 +224,7 @@ describe('finding 2: shell lines that change what the checked words run', () => 
     );
   });
 
-  (CC ? test : test.skip)('LD_PRELOAD=<so> ls', async () => {
+  testIf('cc', CC !== undefined, 'no cc on PATH to build the preload library')('LD_PRELOAD=<so> ls', async () => {
     await attack((m) => ({ command: `LD_PRELOAD=${evilSo!} ls -d /`, env: env(m) }), loose, allowList('ls'), { reason: 'env', name: 'LD_PRELOAD' });
   });
 });

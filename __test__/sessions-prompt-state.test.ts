@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import { promptState } from '../ts/session';
 import type { PtyTerminalLike } from '../ts/session-types';
 import { eventually } from './core/helpers';
+import { testIf } from './fixtures/require-feature';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -42,19 +43,19 @@ async function blocked(pid: number): Promise<string> {
 
 const known = process.arch === 'x64' || process.arch === 'arm64';
 
-(known ? test : test.skip)('blocked reading fd 0 with the foreground group its own: at the prompt', async () => {
+testIf('x64-or-arm64', known, `no syscall numbers known for ${process.arch}`)('blocked reading fd 0 with the foreground group its own: at the prompt', async () => {
   const cat = start('cat', []);
   await blocked(cat.pid!);
   expect(promptState(terminalOf(cat))).toBe('prompt');
 });
 
-(known ? test : test.skip)('waiting for a child (wait4): busy, even with the foreground group its own', async () => {
+testIf('x64-or-arm64', known, `no syscall numbers known for ${process.arch}`)('waiting for a child (wait4): busy, even with the foreground group its own', async () => {
   const bash = start('bash', ['--noprofile', '--norc', '-c', 'sleep 1000; :']);
   await blocked(bash.pid!);
   expect(promptState(terminalOf(bash))).toBe('busy');
 });
 
-(known ? test : test.skip)('blocked elsewhere (a sleep): unknown, ask again', async () => {
+testIf('x64-or-arm64', known, `no syscall numbers known for ${process.arch}`)('blocked elsewhere (a sleep): unknown, ask again', async () => {
   const sleep = start('sleep', ['1000']);
   await blocked(sleep.pid!);
   expect(promptState(terminalOf(sleep))).toBe('unknown');

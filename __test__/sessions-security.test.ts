@@ -5,10 +5,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { SECRET_ENV_PATTERNS } from '../ts/policy';
+import { SECRET_ENV_PATTERNS } from '../ts/policy-env';
 import { ShellSessions, type ExecuteResult } from '../ts/sessions';
 import { drain, gateCommand } from './fixtures/shell-sessions';
 import { packageRootForOthers, removePackageCopy } from './core/helpers';
+import { testIf } from './fixtures/require-feature';
 
 afterAll(removePackageCopy);
 
@@ -132,7 +133,7 @@ describe('forged and tampered markers give the real exit code or null, never a m
 
 // Run as root, the suite above checks root's view of /proc; this checks an unprivileged user's
 // (the built lib/, as `npm test` builds it). Run unprivileged, the suite above already is that case.
-(process.getuid?.() === 0 ? test : test.skip)('as an unprivileged user (nobody): completions are confirmed, a forged prompt gives null', () => {
+testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as an unprivileged user (nobody): completions are confirmed, a forged prompt gives null', () => {
   const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-nobody-'));
   fs.chmodSync(dir, 0o777);

@@ -1,5 +1,8 @@
 // The v2 bridge on real commands (native core): the updates, decoded back, equal the command's bytes.
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { UpdateSessionNotification } from '@agentclientprotocol/sdk/experimental/v2';
 import { startV2Terminal } from '../ts/v2';
 import { v2Schema } from './fixtures/json-schema';
@@ -55,3 +58,32 @@ test('a 20 MB command streams every byte as output chunks (the listener is attac
   expect(Buffer.concat(chunks).equals(expected)).toBe(true);
   await bridge.terminal.release();
 }, 120_000);
+
+test('a pty terminal: size in the first update, an update on resize, and the command sees each size (schema-valid)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-v2-pty-'));
+  const flag = path.join(dir, 'go');
+  const sent: UpdateSessionNotification[] = [];
+  try {
+    const bridge = await startV2Terminal(
+      { sessionId, command: `stty size; while [ ! -e '${flag}' ]; do sleep 0.02; done; stty size` },
+      { send: (n) => void sent.push(n), pty: { cols: 100, rows: 30 } },
+    );
+    while (!(await bridge.terminal.currentOutput()).output.includes('30 100')) await new Promise((r) => setTimeout(r, 20));
+    await bridge.resize(120, 40);
+    fs.writeFileSync(flag, '');
+    await expect(bridge.done).resolves.toEqual({ exitCode: 0, signal: null });
+    expect(sent[0]!.update).toMatchObject({ sessionUpdate: 'terminal_update', size: { cols: 100, rows: 30 } });
+    const resized = sent.findIndex((n) => (n.update as { size?: { cols?: number } }).size?.cols === 120);
+    expect(sent[resized]!.update).toEqual({ sessionUpdate: 'terminal_update', terminalId: bridge.terminalId, size: { cols: 120, rows: 40 } });
+    // The output written at the new size comes after the update that announced it.
+    const before = replayV2(sent.slice(0, resized)).get(bridge.terminalId)!;
+    expect(before.bytes.toString()).not.toContain('40 120');
+    const shown = replayV2(sent).get(bridge.terminalId)!;
+    expect(shown.bytes.toString()).toMatch(/30 100\r\n[^]*40 120\r\n/);
+    expect(shown.size).toEqual({ cols: 120, rows: 40 });
+    for (const n of sent) expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
+    await bridge.terminal.release();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -263,3 +263,95 @@ describe('V2TerminalRegistry', () => {
     }
   });
 });
+
+/** A fake pty terminal: records resizes; `failResize` makes the next one reject. */
+class FakePty extends FakeTerminal {
+  readonly isPty = true;
+  readonly sizes: Array<[number, number]> = [];
+  failResize = false;
+  async resize(cols: number, rows: number): Promise<void> {
+    if (this.failResize) throw Object.assign(new Error('terminal t-1 was released'), { code: 'ERR_TERMINAL_RELEASED' });
+    this.sizes.push([cols, rows]);
+  }
+}
+
+describe('pty size (issue 20 item 3)', () => {
+  test('size in the first terminal_update and a terminal_update on each resize, before later output; all schema-valid', async () => {
+    const t = new FakePty('t-1', { command: 'top' }, undefined);
+    const { sent, send } = recorder();
+    const bridge = bridgeTerminalToV2(t, { sessionId, send, command: 'top', cwd: '/tmp', size: { cols: 100, rows: 30 } });
+    t.emit('at 100x30');
+    await bridge.resize(120, 40);
+    t.emit('at 120x40');
+    await bridge.resize(80, 24);
+    t.exit({ exitCode: 0, signal: null });
+    await bridge.done;
+    expect(t.sizes).toEqual([[120, 40], [80, 24]]);
+    expect(sent[0]!.update).toEqual({
+      sessionUpdate: 'terminal_update',
+      terminalId: 't-1',
+      command: 'top',
+      cwd: '/tmp',
+      size: { cols: 100, rows: 30 },
+      capabilities: { cancel: {} },
+    });
+    const shape = sent.map(({ update }) =>
+      update.sessionUpdate === 'terminal_output_chunk'
+        ? Buffer.from((update as TerminalOutputChunk).data, 'base64').toString()
+        : JSON.stringify((update as { size?: unknown }).size ?? null),
+    );
+    expect(shape).toEqual([
+      '{"cols":100,"rows":30}',
+      'at 100x30',
+      '{"cols":120,"rows":40}',
+      'at 120x40',
+      '{"cols":80,"rows":24}',
+      'null', // the final update (exit status) leaves the size as it is
+    ]);
+    expect(sent.at(-1)!.update).not.toHaveProperty('size');
+    expect(replayV2(sent).get('t-1')!.size).toEqual({ cols: 80, rows: 24 });
+    expectValid(sent);
+  });
+
+  test('resize refuses bad sizes, a terminal that is not a pty and an exited one; a failed resize restores the size', async () => {
+    const t = new FakePty('t-1', { command: 'x' }, undefined);
+    const { sent, send } = recorder();
+    const bridge = bridgeTerminalToV2(t, { sessionId, send, command: 'x', size: { cols: 100, rows: 30 } });
+    await expect(bridge.resize(0, 10)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/^cols: must be an integer from 1 to 65535, got 0/) });
+    await expect(bridge.resize(10, 65536)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/^rows:/) });
+    await expect(bridge.resize(10.5, 10)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG' });
+    t.failResize = true;
+    await expect(bridge.resize(50, 20)).rejects.toMatchObject({ code: 'ERR_TERMINAL_RELEASED' });
+    t.failResize = false;
+    t.exit({ exitCode: 0, signal: null });
+    await bridge.done;
+    await expect(bridge.resize(50, 20)).rejects.toMatchObject({ code: 'ERR_TERMINAL_EXITED' });
+    const sizes = sent.filter((n) => 'size' in n.update).map((n) => (n.update as { size: unknown }).size);
+    expect(sizes).toEqual([{ cols: 100, rows: 30 }, { cols: 50, rows: 20 }, { cols: 100, rows: 30 }]);
+    expect(replayV2(sent).get('t-1')!.size).toEqual({ cols: 100, rows: 30 });
+    expectValid(sent);
+
+    const pipe = fake();
+    const plain = bridgeTerminalToV2(pipe, { sessionId, send, command: 'x' });
+    await expect(plain.resize(80, 24)).rejects.toMatchObject({ code: 'ERR_NOT_A_PTY' });
+    expect(() => bridgeTerminalToV2(pipe, { sessionId, send, command: 'x', size: { cols: 80, rows: 0 } })).toThrow(/^size\.rows: must be an integer/);
+    pipe.exit({ exitCode: 0, signal: null });
+    await plain.done;
+  });
+
+  test('startV2Terminal with pty: the size reaches the backend and the first update; no pty, no size', async () => {
+    const backend = fakeBackend();
+    const { sent, send } = recorder();
+    const bridge = await startV2Terminal({ sessionId, command: 'x' }, { send, createTerminal: backend.createTerminal, pty: { cols: 132 } });
+    expect(backend.terminals[0]!.options).toMatchObject({ pty: { cols: 132, rows: 24 } });
+    expect(sent[0]!.update).toMatchObject({ size: { cols: 132, rows: 24 } });
+    backend.terminals[0]!.exit({ exitCode: 0, signal: null });
+    await bridge.done;
+    const plain = await startV2Terminal({ sessionId, command: 'y' }, { send, createTerminal: backend.createTerminal });
+    expect(sent.at(-1)!.update).not.toHaveProperty('size');
+    backend.terminals[1]!.exit({ exitCode: 0, signal: null });
+    await plain.done;
+    await expect(startV2Terminal({ sessionId, command: 'z' }, { send, createTerminal: backend.createTerminal, pty: { rows: 70000 } })).rejects.toThrow(/^pty\.rows:/);
+    expectValid(sent);
+  });
+});

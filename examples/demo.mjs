@@ -3,6 +3,7 @@
 // talks ACP to it over stdio. The agent's terminal/* requests are served by acp-terminal's TerminalHost;
 // the client prints each command's output live as it streams, then a summary.
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Readable, Writable } from 'node:stream';
 import { client, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
@@ -13,6 +14,12 @@ const color = process.stdout.isTTY ? (code, s) => `\x1b[${code}m${s}\x1b[0m` : (
 
 const host = new TerminalHost({ cwd: process.cwd(), env: { PAGER: 'cat', GIT_PAGER: 'cat' } });
 const runs = [];
+// `--json <file>`: also write down what happened (each run's exit status and output, the tool calls'
+// statuses, the host's audit events) for the end-to-end test to check.
+const jsonFile = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : undefined;
+const audit = [];
+const toolCalls = [];
+host.onEvent((event) => audit.push(event));
 host.onCreate(({ terminalId, terminal, request }) => {
   runs.push({ terminalId, command: request.command });
   console.log(color('1;36', `\n$ ${request.command}`));
@@ -26,6 +33,7 @@ const app = registerTerminalHandlers(client({ name: 'acp-terminal-demo-client' }
       titles.set(update.toolCallId, update.title);
       console.log(color('1', `▶ ${update.title}`));
     } else if (update.sessionUpdate === 'tool_call_update' && update.status) {
+      toolCalls.push({ title: titles.get(update.toolCallId), status: update.status });
       console.log(color(update.status === 'completed' ? '32' : '31', `■ ${titles.get(update.toolCallId)}: ${update.status}`));
     }
   });
@@ -55,4 +63,8 @@ try {
   connection.close();
   agentProcess.kill();
   await host.close();
+}
+if (jsonFile) {
+  const finals = runs.map(({ terminalId, command }) => ({ terminalId, command, ...host.finalOutput(terminalId) }));
+  writeFileSync(jsonFile, JSON.stringify({ runs: finals, toolCalls, audit, liveTerminals: host.liveTerminals }, null, 2));
 }

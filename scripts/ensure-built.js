@@ -5,18 +5,10 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { platformId } = require('../platforms.js');
 
 const root = path.resolve(__dirname, '..');
-const binary = path.join(root, `acp-terminal.${platformSuffix()}.node`);
-
-function platformSuffix() {
-  const { platform, arch } = process;
-  if (platform === 'linux') {
-    const musl = !process.report?.getReport()?.header?.glibcVersionRuntime;
-    return `linux-${arch}-${musl ? 'musl' : 'gnu'}`;
-  }
-  return `${platform}-${arch}`;
-}
+const binary = path.join(root, `acp-terminal.${platformId()}.node`);
 
 function newestSource() {
   let newest = 0;

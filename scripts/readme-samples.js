@@ -1,16 +1,18 @@
 #!/usr/bin/env node
-// Runs every TypeScript code block of README.md as a user would paste it into a fresh project
-// (issue 10, item 8). Usage: node scripts/readme-samples.js --run <project-dir>
+// Runs every TypeScript code block of README.md and docs/*.md as a user would paste it into a fresh
+// project (issue 10, item 8; issue 18). Usage: node scripts/readme-samples.js --run <project-dir>
+// (without --run: lists the samples).
 //
 // The project must have acp-terminal, @agentclientprotocol/sdk 2.x, typescript, jest, ts-jest,
 // @types/node and @types/jest installed (scripts/test-registry-install.js makes one from a registry).
 // - A block fenced as ```js jest.config.js becomes the project's jest.config.js.
-// - A block with `expect(` is a jest test: written as readme-<n>.test.ts and run with jest
-//   (--detectOpenHandles; "did not exit" fails it).
+// - A block with `expect(` is a jest test: written as <doc>-<line>.test.ts and run with jest
+//   (--detectOpenHandles; "did not exit" fails it). Files are named after the doc and line
+//   (README.md:12 -> README-12, docs/api.md:80 -> docs-api-80).
 // - A block fenced as ```ts sdk-1 is for the legacy SDK 0.x/1.x API: it runs in <project>/sdk-1, a
 //   second project with acp-terminal and @agentclientprotocol/sdk@1 (installed here from the same
 //   registry: the peer range must accept it).
-// - Any other block is an ES module: written as readme-<n>.mts, type-checked with `tsc --strict`
+// - Any other block is an ES module: written as <doc>-<line>.mts, type-checked with `tsc --strict`
 //   (module nodenext, skipLibCheck false), compiled and run with node; it must exit 0 by itself (no
 //   lingering timer or handle) within 60 s.
 'use strict';
@@ -18,10 +20,20 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
-const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+const root = path.join(__dirname, '..');
+/** The documents whose samples run: README.md, then every page of docs/. */
+const DOCS = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 
-/** The fenced ts/js blocks of the README: `{ line, info, code }`. */
-function samples(text) {
+/** The fenced ts/js blocks of one document: `{ doc, line, name, info, code }`. */
+function samples(doc) {
+  const text = fs.readFileSync(path.join(root, doc), 'utf8');
   const out = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -30,7 +42,8 @@ function samples(text) {
     const start = i + 1;
     let end = start;
     while (end < lines.length && !lines[end].startsWith('```')) end++;
-    out.push({ line: start, info: open[2].trim(), code: lines.slice(start, end).join('\n') + '\n' });
+    const name = `${doc.replace(/\.md$/, '').replace(/\//g, '-')}-${start}`;
+    out.push({ doc, line: start, name, info: open[2].trim(), code: lines.slice(start, end).join('\n') + '\n' });
     i = end;
   }
   return out;
@@ -65,15 +78,15 @@ function tsconfig(dir, files) {
 /** Type-checks, compiles and runs module samples in `dir`; returns failures. */
 function runModules(dir, blocks) {
   const failures = [];
-  const files = blocks.map((b) => `readme-${b.line}.mts`);
+  const files = blocks.map((b) => `${b.name}.mts`);
   blocks.forEach((b, i) => fs.writeFileSync(path.join(dir, files[i]), b.code));
   tsconfig(dir, files);
   const tsc = run(process.execPath, [path.join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.readme.json'], dir);
-  if (!tsc.ok) return [`tsc --strict on README samples (lines ${blocks.map((b) => b.line).join(', ')}):\n${tsc.out}`];
+  if (!tsc.ok) return [`tsc --strict on the samples (${blocks.map((b) => `${b.doc}:${b.line}`).join(', ')}):\n${tsc.out}`];
   for (const b of blocks) {
-    const r = run(process.execPath, [path.join('readme-out', `readme-${b.line}.mjs`)], dir, 60_000);
-    if (!r.ok) failures.push(`README.md:${b.line} failed (or did not exit within 60 s):\n${r.out}`);
-    else process.stdout.write(`README.md:${b.line} ok\n`);
+    const r = run(process.execPath, [path.join('readme-out', `${b.name}.mjs`)], dir, 60_000);
+    if (!r.ok) failures.push(`${b.doc}:${b.line} failed (or did not exit within 60 s):\n${r.out}`);
+    else process.stdout.write(`${b.doc}:${b.line} ok\n`);
   }
   return failures;
 }
@@ -81,14 +94,18 @@ function runModules(dir, blocks) {
 function main() {
   const i = process.argv.indexOf('--run');
   const dir = i > 0 ? path.resolve(process.argv[i + 1]) : undefined;
-  const all = samples(readme);
+  const all = DOCS.flatMap(samples);
   if (!dir) {
-    for (const s of all) process.stdout.write(`README.md:${s.line} ${s.info || '(module)'}\n`);
+    for (const s of all) process.stdout.write(`${s.doc}:${s.line} ${s.info || '(module)'}\n`);
     return;
   }
   const failures = [];
-  // A block fenced as ```js jest.config.js is the jest config the test samples run with.
+  // A block fenced as ```js jest.config.js is the jest config the test samples run with; README.md
+  // and docs/acp-host.md show the same one.
   const configs = all.filter((s) => s.info === 'jest.config.js');
+  if (configs.length === 0 || configs.some((c) => c.code !== configs[0].code)) {
+    failures.push(`the \`\`\`js jest.config.js blocks must exist and be identical: ${configs.map((c) => `${c.doc}:${c.line}`).join(', ')}`);
+  }
   for (const c of configs) fs.writeFileSync(path.join(dir, 'jest.config.js'), c.code);
   const tests = all.filter((s) => s.code.includes('expect('));
   const legacy = all.filter((s) => s.info === 'sdk-1');
@@ -96,11 +113,11 @@ function main() {
   failures.push(...runModules(dir, modules));
 
   for (const t of tests) {
-    const file = `readme-${t.line}.test.ts`;
+    const file = `${t.name}.test.ts`;
     fs.writeFileSync(path.join(dir, file), t.code);
     const r = run(process.execPath, [path.join(dir, 'node_modules', 'jest', 'bin', 'jest.js'), '--ci', '--detectOpenHandles', file], dir);
-    if (!r.ok || /did not exit|open handle/i.test(r.out)) failures.push(`README.md:${t.line} (jest):\n${r.out}`);
-    else process.stdout.write(`README.md:${t.line} ok (jest)\n`);
+    if (!r.ok || /did not exit|open handle/i.test(r.out)) failures.push(`${t.doc}:${t.line} (jest):\n${r.out}`);
+    else process.stdout.write(`${t.doc}:${t.line} ok (jest)\n`);
   }
 
   if (legacy.length > 0) {
@@ -119,7 +136,7 @@ function main() {
     process.stderr.write(`${failures.join('\n\n')}\n`);
     process.exit(1);
   }
-  process.stdout.write(`${all.length} README samples ran\n`);
+  process.stdout.write(`${all.length} samples of ${DOCS.join(', ')} ran\n`);
 }
 
 main();

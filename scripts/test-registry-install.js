@@ -5,7 +5,7 @@
 // CommonJS require, ES module import, a command end to end, the pure-JS parts without the native package
 // (and its error), `tsc --strict` under `module: nodenext` and `moduleResolution: bundler` with and
 // without the SDK (`skipLibCheck: false`), a jest + ts-jest suite with the README's minimal config
-// (`--detectOpenHandles`, no "did not exit"), the README's code samples, and the glibc symbol versions of
+// (`--detectOpenHandles`, no "did not exit"), the code samples of README.md and docs/, and the glibc symbol versions of
 // the installed binary (Linux gnu: nothing above 2.17).
 //
 // Usage: node scripts/test-registry-install.js [--skip-build] [--keep]
@@ -17,6 +17,7 @@ const os = require('node:os');
 const path = require('node:path');
 const http = require('node:http');
 const { spawn, spawnSync } = require('node:child_process');
+const { platformId } = require('../platforms.js');
 
 const root = path.resolve(__dirname, '..');
 const fixture = path.join(__dirname, 'install-fixture');
@@ -166,12 +167,6 @@ function pathWithoutRust() {
     .join(path.delimiter);
 }
 
-function platformId() {
-  const { platform, arch } = process;
-  const glibc = platform === 'linux' && typeof process.report?.getReport()?.header?.glibcVersionRuntime === 'string';
-  return platform === 'linux' ? `linux-${arch}-${glibc ? 'gnu' : 'musl'}` : `${platform}-${arch}`;
-}
-
 function writeJson(file, value) {
   fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 }
@@ -263,7 +258,7 @@ async function main() {
     if (!/Tests:\s+1 passed, 1 total/.test(out)) throw new Error(`unexpected jest summary:\n${out}`);
   });
 
-  check('README samples run in the fresh project', () => {
+  check('README.md and docs/ samples run in the fresh project', () => {
     run('node', [path.join(root, 'scripts', 'readme-samples.js'), '--run', app]);
   });
 

@@ -108,3 +108,42 @@ export type TerminalAuditEvent =
 
 /** An audit listener. Exceptions and rejected promises it produces are ignored by the host. */
 export type TerminalAuditListener = (event: TerminalAuditEvent) => void | Promise<void>;
+
+/** The five ACP v1 terminal methods a host serves, as named on the wire. */
+export type TerminalCallMethod = 'terminal/create' | 'terminal/output' | 'terminal/wait_for_exit' | 'terminal/kill' | 'terminal/release';
+
+/** Where a call is: started, answered, or failed (refused, invalid, cancelled, backend error). */
+export type TerminalCallPhase = 'running' | 'completed' | 'failed';
+
+/**
+ * One step of one call of a host method (`TerminalHost.onCall`), for a UI or a log: every call emits
+ * `running` when it starts, then exactly one `completed` or `failed` with the same `callId`. A
+ * `terminal/wait_for_exit` stays `running` while the command runs, so a UI can show "waiting".
+ */
+export interface TerminalCallEvent {
+  /** Numbers the calls of this host from 1; pairs `running` with its outcome. */
+  callId: number;
+  /** The method called. */
+  method: TerminalCallMethod;
+  /** `running`, then `completed` or `failed`. */
+  phase: TerminalCallPhase;
+  /** Milliseconds since the epoch when the host emitted the event. */
+  time: number;
+  /** The request's session (empty when the request had none). */
+  sessionId: string;
+  /** The terminal: the request's, or for `terminal/create` the new id once `completed` (undefined before). */
+  terminalId: string | undefined;
+  /** For `completed`/`failed`: milliseconds since `running`. */
+  durationMs?: number;
+  /** For `completed` `terminal/wait_for_exit`, and `terminal/output` of an exited command: how it ended. */
+  exitStatus?: ExitStatus;
+  /** For `completed` `terminal/output`: whether the retained output was truncated. */
+  truncated?: boolean;
+  /** For `failed`: the error's `code` (undefined when it had none) and message, as the caller received them. */
+  error?: { code: string | undefined; message: string };
+  /** For `failed`: true when the call's `signal` aborted it (`$/cancel_request`). */
+  cancelled?: boolean;
+}
+
+/** A call listener. Exceptions and rejected promises it produces are ignored by the host. */
+export type TerminalCallListener = (event: TerminalCallEvent) => void | Promise<void>;

@@ -6,6 +6,7 @@
 import { errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
 import { loadSdk, requireSdk, type SdkModule } from './sdk';
+import { trackConnections } from './session-cwds';
 import type { ClientApp, RequestError } from './sdk-types';
 
 /** JSON-RPC code for an unknown or released terminal id ("resource not found"). */
@@ -66,6 +67,14 @@ function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
  * (where Node can only `import()` it, on 20.4-20.18 and 22.0-22.11, the same error rejects each request
  * instead and is also emitted once as a process warning).
  *
+ * Each handler passes the request's `ctx.signal` to the host: a request the agent cancels with
+ * `$/cancel_request` is answered at once with the SDK's `-32800` (Request cancelled); see the host's
+ * methods for what a cancel stops (a wait stops waiting, the command keeps running).
+ *
+ * The app's `connect` and `connectWith` are wrapped so that the host learns the `cwd` of each session the
+ * client creates (`session/new`), loads or resumes over them (`TerminalHost.setSessionCwd`): an agent's
+ * `terminal/create` without `cwd` then runs in its session's directory.
+ *
  * Remember to advertise `clientCapabilities: { terminal: true }` in your `initialize` request.
  */
 export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): ClientApp {
@@ -82,18 +91,23 @@ export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): Cl
       },
     );
   }
-  const serve = async <T>(work: () => Promise<T>): Promise<T> => {
+  const serve = async <T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
     } catch (error) {
+      // Cancelled (`$/cancel_request`): the SDK answers with the reason it aborted with, -32800.
+      if (signal.aborted && error === signal.reason) throw error;
       if (failure !== undefined) throw failure;
       throw requestErrorWith(sdk ?? (await loadSdk()), error);
     }
   };
+  trackConnections(app, host);
+  // Each request's `ctx.signal` (aborted by the agent's `$/cancel_request` or when the connection closes)
+  // goes to the host, so a cancelled wait is answered at once with the SDK's -32800.
   return app
-    .onRequest('terminal/create', (ctx) => serve(() => host.createTerminal(ctx.params)))
-    .onRequest('terminal/output', (ctx) => serve(() => host.terminalOutput(ctx.params)))
-    .onRequest('terminal/wait_for_exit', (ctx) => serve(() => host.waitForTerminalExit(ctx.params)))
-    .onRequest('terminal/kill', (ctx) => serve(() => host.killTerminal(ctx.params)))
-    .onRequest('terminal/release', (ctx) => serve(() => host.releaseTerminal(ctx.params)));
+    .onRequest('terminal/create', ({ params, signal }) => serve(signal, () => host.createTerminal(params, { signal })))
+    .onRequest('terminal/output', ({ params, signal }) => serve(signal, () => host.terminalOutput(params, { signal })))
+    .onRequest('terminal/wait_for_exit', ({ params, signal }) => serve(signal, () => host.waitForTerminalExit(params, { signal })))
+    .onRequest('terminal/kill', ({ params, signal }) => serve(signal, () => host.killTerminal(params, { signal })))
+    .onRequest('terminal/release', ({ params, signal }) => serve(signal, () => host.releaseTerminal(params, { signal })));
 }

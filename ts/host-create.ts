@@ -10,8 +10,8 @@ import type { TerminalAuditEvent } from './events';
 import { childPath, hostPath, type HostSettings } from './host-options';
 import type { ApprovalRequest, HostCreateTerminalRequest } from './host-types';
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
-import { checkCommand, filteredInheritedEnv, resolveCwdInRoots, type CompiledCommandPolicy, type PolicyCommand } from './policy';
-import { checkRequestEnv } from './policy-env';
+import { checkCommand, resolveCwdInRoots, type CompiledCommandPolicy, type PolicyCommand } from './policy';
+import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import type { CreateTerminalOptions, TerminalLike } from './types';
 import { mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
 

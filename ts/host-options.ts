@@ -6,8 +6,8 @@
 import { invalidArg } from './errors';
 import type { ApprovalRequest, TerminalHostOptions } from './host-types';
 import { loadNativeResolveProgram } from './native';
-import { compileCommandPolicy, compileEnvPatterns, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
-import { compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
+import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
+import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, ResolveProgramFn, ResourceLimits } from './types';
 import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
@@ -90,7 +90,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
     throw invalidArg('options.inheritEnv', 'must be a boolean');
   }
-  for (const fn of ['createTerminal', 'approve', 'onEvent', 'resolveProgram'] as const) {
+  for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
   const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');

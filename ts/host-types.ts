@@ -3,9 +3,9 @@
  * `onCreate` and `approve` callbacks receive, and its options.
  */
 
-import type { TerminalAuditListener } from './events';
-import type { CommandPolicy, EnvNamePattern, PolicyCommand } from './policy';
-import type { EnvPolicy } from './policy-env';
+import type { TerminalAuditListener, TerminalCallListener } from './events';
+import type { CommandPolicy, PolicyCommand } from './policy';
+import type { EnvNamePattern, EnvPolicy } from './policy-env';
 import type { CreateTerminalFn, EnvVariable, ResolveProgramFn, ResourceLimits, SandboxOptions, TerminalLike } from './types';
 
 /**
@@ -79,8 +79,19 @@ export interface ApprovalRequest {
 
 /** Options of `new TerminalHost()`. */
 export interface TerminalHostOptions {
-  /** Absolute working directory for requests without `cwd` (default: this process's cwd). */
+  /**
+   * Absolute working directory for requests without `cwd` whose session has no directory of its own
+   * (see `cwdForSession`); default: this process's cwd.
+   */
   cwd?: string;
+  /**
+   * The working directory of a request without `cwd`, per session. Gets the session and the directory
+   * the host knows for it (from `setSessionCwd`, which `registerTerminalHandlers` and `createTestClient`
+   * call with the `cwd` of each `session/new`, `session/load` and `session/resume` the client sends),
+   * and returns an absolute path, or undefined for the host's `cwd`. Without this hook the known
+   * directory is used. A request's own `cwd` always wins; `allowedRoots` apply to the result.
+   */
+  cwdForSession?: (sessionId: string, known: string | undefined) => string | undefined | Promise<string | undefined>;
   /** Output limit for requests without `outputByteLimit` (default 1 MiB). */
   defaultOutputByteLimit?: number;
   /** Ceiling for every terminal's output limit; larger requests are clamped (default: no ceiling). */
@@ -138,6 +149,8 @@ export interface TerminalHostOptions {
   sandbox?: SandboxOptions;
   /** Audit listener, same as calling `onEvent(listener)` right after construction. */
   onEvent?: TerminalAuditListener;
+  /** Call listener (running/completed/failed of each of the five methods), same as `onCall(listener)` right after construction. */
+  onCall?: TerminalCallListener;
   /** Program resolution for the command policy (default: the core's `resolveProgram`). */
   resolveProgram?: ResolveProgramFn;
 }

@@ -8,9 +8,10 @@
  * `host-entries.ts` (ids, live terminals, kill / wait / release, kept snapshots).
  */
 
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AcpTerminalError, invalidArg } from './errors';
-import type { TerminalAuditEvent, TerminalAuditListener } from './events';
+import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
+import type { TerminalAuditEvent, TerminalAuditListener, TerminalCallEvent, TerminalCallListener, TerminalCallMethod } from './events';
 import { refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
 import { normalizeSnapshot, TerminalEntries } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
@@ -22,7 +23,7 @@ import type {
   TerminalHostOptions,
 } from './host-types';
 import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
-import { requireString } from './validate';
+import { abortable, optionalAbsolutePath, optionalSignal, rejectNul, requireString, type CallOptions } from './validate';
 
 export { DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 export type {
@@ -34,6 +35,7 @@ export type {
   TerminalHostOptions,
 } from './host-types';
 export { normalizeSnapshot } from './host-entries';
+export type { CallOptions } from './validate';
 
 /**
  * Runs ACP v1 terminals for a client: one host per client (or per connection), shared by its sessions.
@@ -48,6 +50,10 @@ export class TerminalHost implements AsyncDisposable {
   private readonly entries: TerminalEntries;
   private readonly createListeners = new Set<(event: TerminalCreatedEvent) => void>();
   private readonly eventListeners = new Set<TerminalAuditListener>();
+  private readonly callListeners = new Set<TerminalCallListener>();
+  private readonly sessionCwds = new Map<string, string>();
+  private readonly cwdForSession: TerminalHostOptions['cwdForSession'];
+  private nextCallId = 1;
   private pendingCreates = 0;
   private closed = false;
 
@@ -56,6 +62,8 @@ export class TerminalHost implements AsyncDisposable {
     this.settings = readHostOptions(options);
     this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event));
     if (options.onEvent) this.eventListeners.add(options.onEvent);
+    if (options.onCall) this.callListeners.add(options.onCall);
+    this.cwdForSession = options.cwdForSession;
   }
 
   /** Number of live (created, not yet released) terminals. */
@@ -72,19 +80,34 @@ export class TerminalHost implements AsyncDisposable {
    * `terminal/create`: checks the request against the host's policy, starts the command and answers
    * with its id once it was spawned. Refusals reject with `ERR_CWD_OUTSIDE_ROOTS`, `ERR_POLICY_DENIED`,
    * `ERR_NOT_APPROVED` or `ERR_TOO_MANY_TERMINALS` (and emit `denied`); other failures emit `failed`.
+   * Aborting `options.signal` before the answer rejects with `signal.reason` at once; a command the
+   * create started meanwhile is released, so a cancelled create leaves nothing running.
    */
-  async createTerminal(request: HostCreateTerminalRequest): Promise<HostCreateTerminalResponse> {
-    const seen: { cwd: string | undefined } = { cwd: undefined };
-    try {
-      return await this.create(request, seen);
-    } catch (error) {
-      if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
-      throw error;
-    }
+  createTerminal(request: HostCreateTerminalRequest, options?: CallOptions): Promise<HostCreateTerminalResponse> {
+    return this.track('terminal/create', request, options, async (signal) => {
+      const seen: { cwd: string | undefined } = { cwd: undefined };
+      try {
+        return await this.create(request, signal, seen);
+      } catch (error) {
+        if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
+        throw error;
+      }
+    });
   }
 
-  private async create(request: HostCreateTerminalRequest, seen: { cwd: string | undefined }): Promise<HostCreateTerminalResponse> {
+  private async create(
+    request: HostCreateTerminalRequest,
+    signal: AbortSignal | undefined,
+    seen: { cwd: string | undefined },
+  ): Promise<HostCreateTerminalResponse> {
+    if (signal?.aborted) throw signal.reason;
     const req = validateCreate(request, this.settings);
+    if (request.cwd == null) {
+      // No await without a hook: nothing else runs between the checks below and the spawn's start.
+      const known = this.sessionCwds.get(req.sessionId);
+      const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
+      if (sessionCwd !== undefined) req.cwd = sessionCwd;
+    }
     seen.cwd = req.cwd ?? undefined;
     if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
     const { maxTerminals } = this.settings;
@@ -96,16 +119,24 @@ export class TerminalHost implements AsyncDisposable {
       );
     }
     this.pendingCreates++;
+    // Counted until the spawn settles, even when the caller stopped waiting for it.
+    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed).finally(() => this.pendingCreates--);
     let spawned: Spawned;
     try {
-      spawned = await spawnChecked(this.settings, request, req, seen, () => this.closed);
-    } finally {
-      this.pendingCreates--;
+      spawned = await abortable(spawning, signal);
+    } catch (error) {
+      // Cancelled while checking, awaiting approval or spawning: whatever still starts is released.
+      if (signal?.aborted) spawning.then(({ terminal }) => terminal.release().catch(() => undefined), () => undefined);
+      throw error;
     }
     const { terminal, program } = spawned;
     if (this.closed) {
       await terminal.release().catch(() => undefined);
       throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed while the terminal was created');
+    }
+    if (signal?.aborted) {
+      await terminal.release().catch(() => undefined);
+      throw signal.reason;
     }
     const startedAt = performance.now();
     const { terminalId, entry } = this.entries.add(req.sessionId, terminal);
@@ -133,9 +164,15 @@ export class TerminalHost implements AsyncDisposable {
     return { terminalId };
   }
 
-  /** `terminal/output`: the retained output, with `exitStatus` once the command exited. */
-  async terminalOutput(request: HostTerminalRequest): Promise<OutputSnapshot> {
-    return normalizeSnapshot(await this.entries.lookup(request).terminal.currentOutput());
+  /**
+   * `terminal/output`: the retained output, with `exitStatus` once the command exited. An aborted
+   * `options.signal` rejects with `signal.reason`.
+   */
+  terminalOutput(request: HostTerminalRequest, options?: CallOptions): Promise<OutputSnapshot> {
+    return this.track('terminal/output', request, options, async (signal) => {
+      const entry = this.entries.lookup(request);
+      return normalizeSnapshot(await abortable(entry.terminal.currentOutput(), signal));
+    });
   }
 
   /**
@@ -146,27 +183,54 @@ export class TerminalHost implements AsyncDisposable {
    * the order its handlers settle (the SDK does: its handler chain is microtasks) sends the kill's
    * response first. Agents rely on that order: one of them releases the terminal as soon as the wait
    * resolves while another part still reads the output after its kill.
+   *
+   * Aborting `options.signal` (the SDK aborts `ctx.signal` on `$/cancel_request`) rejects with
+   * `signal.reason` at once; the command keeps running and a later wait works.
    */
-  waitForTerminalExit(request: HostTerminalRequest): Promise<ExitStatus> {
-    // The entries' own promise, so the ordering above holds to the microtask.
-    return this.entries.wait(request);
+  waitForTerminalExit(request: HostTerminalRequest, options?: CallOptions): Promise<ExitStatus> {
+    // Only microtasks are added to the entries' promise, so the ordering above holds (its last step is a macrotask).
+    return this.track('terminal/wait_for_exit', request, options, (signal) => abortable(this.entries.wait(request), signal));
   }
 
   /**
    * `terminal/kill`: stops the command; the id stays valid. Emits `killed`. Its response goes out before
-   * the `terminal/wait_for_exit` responses the kill causes (see `waitForTerminalExit`).
+   * the `terminal/wait_for_exit` responses the kill causes (see `waitForTerminalExit`). A signal already
+   * aborted rejects with its reason and kills nothing; a kill once started completes.
    */
-  killTerminal(request: HostTerminalRequest): Promise<Record<string, never>> {
-    // The entries' own promise: the kill is answered in the microtask its `killAnswered` settles.
-    return this.entries.kill(request);
+  killTerminal(request: HostTerminalRequest, options?: CallOptions): Promise<Record<string, never>> {
+    // A kill is not undone: an aborted signal only refuses to start one (in `track`). Its answer precedes the
+    // waits it ends: see `TerminalEntries.kill`.
+    return this.track('terminal/kill', request, options, () => this.entries.kill(request));
   }
 
   /**
    * `terminal/release`: kills if running, keeps a final snapshot, frees the terminal. Idempotent for ids
-   * this host issued. Emits `released` (after `exited`).
+   * this host issued. Emits `released` (after `exited`). A signal already aborted rejects with its reason
+   * and releases nothing; a release once started completes.
    */
-  releaseTerminal(request: HostTerminalRequest): Promise<Record<string, never>> {
-    return this.entries.release(request);
+  releaseTerminal(request: HostTerminalRequest, options?: CallOptions): Promise<Record<string, never>> {
+    return this.track('terminal/release', request, options, () => this.entries.release(request));
+  }
+
+  /**
+   * Records `cwd` as the working directory of `sessionId`'s requests that have no `cwd` (agents often omit
+   * it and run in "the session's directory"); `undefined` forgets it. `registerTerminalHandlers` and
+   * `createTestClient` call this with the `cwd` of each `session/new`, `session/load` and `session/resume`
+   * the client sends; call it yourself when the host does not see those requests (or use `cwdForSession`).
+   * A request's own `cwd` still wins, and `allowedRoots` apply to the directory used. `releaseSession`
+   * and `close` forget the session's directory. Throws `ERR_INVALID_ARG` naming `sessionId` or `cwd`.
+   */
+  setSessionCwd(sessionId: string, cwd: string | undefined): void {
+    requireString(sessionId, 'sessionId');
+    const dir = optionalAbsolutePath(cwd, 'cwd');
+    if (dir !== undefined) rejectNul(dir, 'cwd');
+    if (dir === undefined) this.sessionCwds.delete(sessionId);
+    else this.sessionCwds.set(sessionId, dir);
+  }
+
+  /** The working directory recorded for `sessionId` by `setSessionCwd`, or undefined. */
+  sessionCwdOf(sessionId: string): string | undefined {
+    return this.sessionCwds.get(sessionId);
   }
 
   /** The live terminal behind `terminalId` (to embed in a tool-call UI), or undefined once released. */
@@ -200,15 +264,30 @@ export class TerminalHost implements AsyncDisposable {
     };
   }
 
+  /**
+   * Calls `listener` for every call of the five methods from now on: `running` when it starts, then
+   * `completed` or `failed` (see `TerminalCallEvent`); returns an unsubscribe function. A listener that
+   * throws or rejects does not affect the call, the host or the other listeners.
+   */
+  onCall(listener: TerminalCallListener): () => void {
+    if (typeof listener !== 'function') throw invalidArg('listener', 'must be a function');
+    this.callListeners.add(listener);
+    return () => {
+      this.callListeners.delete(listener);
+    };
+  }
+
   /** Releases every terminal of `sessionId` (e.g. on `session/close` or when the agent disconnects). */
   async releaseSession(sessionId: string): Promise<void> {
     requireString(sessionId, 'sessionId');
+    this.sessionCwds.delete(sessionId);
     await this.entries.releaseWhere((entry) => entry.sessionId === sessionId, 'session');
   }
 
   /** Releases every terminal and refuses new ones. */
   async close(): Promise<void> {
     this.closed = true;
+    this.sessionCwds.clear();
     await this.entries.releaseWhere(() => true, 'close');
   }
 
@@ -217,18 +296,91 @@ export class TerminalHost implements AsyncDisposable {
     await this.close();
   }
 
+  /** The `cwdForSession` hook's directory for a request of `sessionId` without `cwd`, checked. */
+  private async askCwdForSession(sessionId: string, known: string | undefined): Promise<string | undefined> {
+    const chosen: unknown = await this.cwdForSession!(sessionId, known);
+    if (chosen === undefined || chosen === null) return undefined;
+    if (typeof chosen !== 'string' || !path.isAbsolute(chosen) || chosen.includes('\0')) {
+      throw invalidArg('cwdForSession', `must return an absolute path or undefined, got ${JSON.stringify(chosen)} for session ${JSON.stringify(sessionId)}`);
+    }
+    return chosen;
+  }
+
+  /**
+   * Runs one call of a host method: reads `options.signal` (refusing an aborted one before anything
+   * happens) and reports the call's phases to the `onCall` listeners.
+   */
+  private async track<T>(
+    method: TerminalCallMethod,
+    request: unknown,
+    options: CallOptions | undefined,
+    work: (signal: AbortSignal | undefined) => Promise<T>,
+  ): Promise<T> {
+    if (this.callListeners.size === 0) {
+      const signal = optionalSignal(options);
+      if (signal?.aborted) throw signal.reason;
+      return work(signal);
+    }
+    const r = (typeof request === 'object' && request !== null ? request : {}) as { sessionId?: unknown; terminalId?: unknown };
+    const base = {
+      callId: this.nextCallId++,
+      method,
+      sessionId: typeof r.sessionId === 'string' ? r.sessionId : '',
+      terminalId: method !== 'terminal/create' && typeof r.terminalId === 'string' ? r.terminalId : undefined,
+    };
+    const started = performance.now();
+    const since = (): number => Math.round(performance.now() - started);
+    notify(this.callListeners, { ...base, phase: 'running', time: Date.now() });
+    let signal: AbortSignal | undefined;
+    try {
+      signal = optionalSignal(options);
+      if (signal?.aborted) throw signal.reason;
+      const result = await work(signal);
+      notify(this.callListeners, { ...base, ...callOutcome(result), phase: 'completed', time: Date.now(), durationMs: since() });
+      return result;
+    } catch (error) {
+      const cancelled = signal?.aborted === true && error === signal.reason;
+      notify(this.callListeners, {
+        ...base,
+        phase: 'failed',
+        time: Date.now(),
+        durationMs: since(),
+        error: { code: errorCode(error), message: errorMessage(error) },
+        cancelled,
+      });
+      throw error;
+    }
+  }
+
   private emit(event: TerminalAuditEvent): void {
-    if (this.eventListeners.size === 0) return;
-    Object.freeze(event);
-    for (const listener of [...this.eventListeners]) {
-      try {
-        const result = listener(event) as unknown;
-        if (typeof result === 'object' && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
-          (result as PromiseLike<void>).then(undefined, () => undefined);
-        }
-      } catch {
-        // An audit sink that fails must not fail the agent's request or the host.
+    notify(this.eventListeners, event);
+  }
+}
+
+/** What a `completed` call event says of the result: the new id, the exit status, truncation. */
+function callOutcome(result: unknown): Partial<TerminalCallEvent> {
+  const out: Partial<TerminalCallEvent> = {};
+  if (typeof result !== 'object' || result === null) return out;
+  const r = result as { terminalId?: unknown; exitCode?: unknown; signal?: unknown; exitStatus?: ExitStatus; truncated?: unknown };
+  if (typeof r.terminalId === 'string') out.terminalId = r.terminalId;
+  if ('exitCode' in r) out.exitStatus = { exitCode: r.exitCode as number | null, signal: (r.signal ?? null) as string | null };
+  if (r.exitStatus) out.exitStatus = { exitCode: r.exitStatus.exitCode, signal: r.exitStatus.signal };
+  if (typeof r.truncated === 'boolean') out.truncated = r.truncated;
+  return out;
+}
+
+/** Calls each listener with `event` (frozen); a listener's throw or rejection is ignored. */
+function notify<E extends object>(listeners: ReadonlySet<(event: E) => void | Promise<void>>, event: E): void {
+  if (listeners.size === 0) return;
+  Object.freeze(event);
+  for (const listener of [...listeners]) {
+    try {
+      const result = listener(event) as unknown;
+      if (typeof result === 'object' && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
+        (result as PromiseLike<void>).then(undefined, () => undefined);
       }
+    } catch {
+      // A UI or audit sink that fails must not fail the agent's request or the host.
     }
   }
 }

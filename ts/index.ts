@@ -93,6 +93,7 @@ export {
   type ApprovalRequest,
   type TerminalCreatedEvent,
   type TerminalHostOptions,
+  type CallOptions,
 } from './host';
 export type {
   AuditCommand,
@@ -100,6 +101,10 @@ export type {
   ReleaseReason,
   TerminalAuditEvent,
   TerminalAuditListener,
+  TerminalCallEvent,
+  TerminalCallListener,
+  TerminalCallMethod,
+  TerminalCallPhase,
   TerminalCreatedAuditEvent,
   TerminalDeniedAuditEvent,
   TerminalExitedAuditEvent,
@@ -107,18 +112,17 @@ export type {
   TerminalKilledAuditEvent,
   TerminalReleasedAuditEvent,
 } from './events';
+export { globToRegExp } from './glob';
+export { checkCommand, type CommandCheck, type CommandCheckResult, type CommandPolicy, type CommandRule, type PolicyCommand } from './policy';
 export {
-  checkCommand,
-  globToRegExp,
+  checkRequestEnv,
+  DANGEROUS_ENV_PATTERNS,
+  DEFAULT_ENV_ALLOW,
   SECRET_ENV_PATTERNS,
-  type CommandCheck,
-  type CommandCheckResult,
-  type CommandPolicy,
-  type CommandRule,
   type EnvNamePattern,
-  type PolicyCommand,
-} from './policy';
-export { checkRequestEnv, DANGEROUS_ENV_PATTERNS, DEFAULT_ENV_ALLOW, type EnvPolicy, type EnvRule } from './policy-env';
+  type EnvPolicy,
+  type EnvRule,
+} from './policy-env';
 export {
   argvCommandWords,
   SAFE_SHELL_BUILTINS,
@@ -130,6 +134,7 @@ export {
   type ShellAnalysis,
 } from './shell-analysis';
 export { INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, jsonRpcCodeFor, registerTerminalHandlers, toRequestError } from './handlers';
+export { trackSessionCwds } from './session-cwds';
 export {
   createTestClient,
   type PermissionPolicy,
@@ -145,6 +150,7 @@ export {
   V2TerminalRegistry,
   type StartV2TerminalOptions,
   type V2BridgeOptions,
+  type V2TerminalSize,
   type V2TerminalBridge,
   type V2UpdateSink,
 } from './v2';

@@ -8,23 +8,15 @@
  * (`acp-terminal-<platform>`, an optional dependency of the published package, holding only the `.node`).
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import * as platforms from '../platforms.js';
 import { AcpTerminalError, errorMessage } from './errors';
-import type { CreateTerminalFn, ResolveProgramFn, ResolveProgramOptions } from './types';
+import type { CreateTerminalFn, ResolveProgramFn } from './types';
 
 /** The native module's exports, as declared by the generated `index.d.ts`. */
 export type NativeModule = typeof import('../index.js');
 
 /** The platforms a prebuilt binary is published for (`napi.targets` in package.json), as platform ids. */
-export const SUPPORTED_PLATFORMS: readonly string[] = [
-  'linux-x64-gnu',
-  'linux-arm64-gnu',
-  'linux-x64-musl',
-  'linux-arm64-musl',
-  'darwin-x64',
-  'darwin-arm64',
-];
+export const SUPPORTED_PLATFORMS: readonly string[] = platforms.SUPPORTED_PLATFORMS;
 
 let cached: NativeModule | undefined;
 
@@ -50,24 +42,12 @@ export function loadNativeCreateTerminal(): CreateTerminalFn {
 
 /** Returns the native `resolveProgram` (the core's own PATH resolution), loading the addon on first use. */
 export function loadNativeResolveProgram(): ResolveProgramFn {
-  const native = loadNative();
-  return typeof native.resolveProgram === 'function' ? native.resolveProgram : jsResolveProgram;
+  return loadNative().resolveProgram;
 }
 
 /** This process's platform id as the npm packages name it: `linux-x64-gnu`, `linux-arm64-musl`, `darwin-arm64`. */
-export function platformId(
-  platform: NodeJS.Platform = process.platform,
-  arch: string = process.arch,
-  glibc: boolean = isGlibc(),
-): string {
-  if (platform === 'linux') return `linux-${arch}-${glibc ? 'gnu' : 'musl'}`;
-  return `${platform}-${arch}`;
-}
-
-function isGlibc(): boolean {
-  if (process.platform !== 'linux') return false;
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
-  return typeof report?.header?.glibcVersionRuntime === 'string';
+export function platformId(platform?: NodeJS.Platform, arch?: string, glibc?: boolean): string {
+  return platforms.platformId(platform, arch, glibc);
 }
 
 /** The message and advice for a failed load; exported for tests (`platform` as `platformId()` gives it). */
@@ -81,7 +61,7 @@ export function nativeUnavailable(error: unknown, platform: string = platformId(
       'reinstall acp-terminal without --omit=optional / --no-optional (and not from a node_modules copied from ' +
       'another OS, CPU or libc), or build it from a source checkout with Rust installed (`npm install && npm run build`).'
     : `No prebuilt binary exists for ${platform}: acp-terminal supports ${SUPPORTED_PLATFORMS.join(', ')} ` +
-      '(Windows is not supported). On another Unix, build it from a source checkout with Rust installed ' +
+      `${SUPPORTED_PLATFORMS.some((p) => p.startsWith('win32-')) ? '' : '(Windows is not supported). '}On another Unix, build it from a source checkout with Rust installed ` +
       '(`npm install && npm run build`).';
   const detail = causes.length > 0 ? ` Load errors: ${causes.map(errorMessage).map(firstLine).join(' | ')}` : '';
   const err = new AcpTerminalError(
@@ -109,42 +89,4 @@ function isMissingModule(error: unknown): boolean {
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? '';
   return line.length > 300 ? `${line.slice(0, 300)}...` : line;
-}
-
-function codedError(code: string, message: string): Error & { code: string } {
-  return Object.assign(new Error(message), { code });
-}
-
-function executableFile(file: string): boolean {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A JavaScript equivalent of the core's `resolveProgram` (execvp rules): a name with a `/` is taken
- * relative to `cwd`; otherwise the first executable regular file in `PATH` (an empty entry is the cwd).
- * Throws `ENOENT` when nothing is found, `EACCES` when only non-executable candidates exist.
- */
-export function jsResolveProgram(command: string, options: ResolveProgramOptions = {}): string {
-  const cwd = options.cwd ?? process.cwd();
-  if (command.includes('/')) {
-    const file = path.resolve(cwd, command);
-    if (executableFile(file)) return file;
-    if (fs.existsSync(file)) throw codedError('EACCES', `program \`${command}\` is not executable`);
-    throw codedError('ENOENT', `program \`${command}\` not found`);
-  }
-  const search = options.path ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
-  let denied = false;
-  for (const dir of search.split(':')) {
-    const file = path.resolve(cwd, dir === '' ? '.' : dir, command);
-    if (executableFile(file)) return file;
-    if (fs.existsSync(file)) denied = true;
-  }
-  if (denied) throw codedError('EACCES', `program \`${command}\` is not executable`);
-  throw codedError('ENOENT', `program \`${command}\` not found in PATH`);
 }

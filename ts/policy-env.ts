@@ -1,13 +1,79 @@
 /**
- * The environment policy: which variables an agent may set in a request's `env` (and, under an allow
- * list, assign in a shell line). Variables that change which program runs or load code into it
- * (`LD_PRELOAD`, `BASH_ENV`, `GIT_SSH_COMMAND`, `PATH`, ...) turn any allowed program into an arbitrary
- * one, so a command policy is only as good as the environment it judges.
+ * The environment policy, in one place: which inherited variables a command does not get
+ * (`SECRET_ENV_PATTERNS`, `filteredInheritedEnv`) and which variables an agent may set in a request's
+ * `env` (and, under an allow list, assign in a shell line). Variables that change which program runs or
+ * load code into it (`LD_PRELOAD`, `BASH_ENV`, `GIT_SSH_COMMAND`, `PATH`, ...) turn any allowed program
+ * into an arbitrary one, so a command policy is only as good as the environment it judges.
  */
 
 import { AcpTerminalError, invalidArg } from './errors';
-import { compileEnvPatterns, type EnvNamePattern } from './policy';
+import { globToRegExp, safeTest } from './glob';
+import { loadNative } from './native';
 import type { EnvVariable } from './types';
+
+/**
+ * Name patterns of variables that commonly hold credentials; pass them (or your own) as the host's
+ * `dropInheritedEnv`. String patterns are case-insensitive globs.
+ */
+export const SECRET_ENV_PATTERNS: readonly string[] = Object.freeze([
+  '*_TOKEN',
+  '*_TOKEN_*',
+  '*_SECRET',
+  '*_SECRET_*',
+  '*_PASSWORD',
+  '*_PASSWD',
+  '*_API_KEY',
+  '*_APIKEY',
+  '*_ACCESS_KEY',
+  '*_PRIVATE_KEY',
+  '*_CREDENTIALS',
+  'AWS_*',
+  'AZURE_*',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'GH_*',
+  'GITHUB_*',
+  'NPM_CONFIG__AUTH*',
+  'SSH_AUTH_SOCK',
+]);
+
+/** A variable-name pattern: a case-insensitive glob (`*_TOKEN`, `AWS_*`) or a RegExp tested on the name. */
+export type EnvNamePattern = string | RegExp;
+
+/** Compiles env name patterns into a predicate; invalid entries throw `ERR_INVALID_ARG` naming `field[i]`. */
+export function compileEnvPatterns(patterns: unknown, field: string): ((name: string) => boolean) | undefined {
+  if (patterns === undefined || patterns === null) return undefined;
+  if (!Array.isArray(patterns)) throw invalidArg(field, 'must be an array of glob strings or RegExps');
+  const res = patterns.map((p: unknown, i) => {
+    if (typeof p === 'string' && p.length > 0) return globToRegExp(p, 'i');
+    if (p instanceof RegExp) return p;
+    throw invalidArg(`${field}[${i}]`, `must be a non-empty glob string or a RegExp, got ${JSON.stringify(p)}`);
+  });
+  if (res.length === 0) return undefined;
+  return (name) => res.some((re) => safeTest(re, name));
+}
+
+let coreDefaulted: ReadonlySet<string> | undefined;
+
+/** The names the core gives a default value over the inherited environment (its `envDefaults()`). */
+function coreDefaultedNames(): ReadonlySet<string> {
+  coreDefaulted ??= new Set(loadNative().envDefaults().map((d) => d.name));
+  return coreDefaulted;
+}
+
+/**
+ * This process's environment minus the variables `drop` matches, as ACP env entries (used with the
+ * core's `inheritEnv: false`). The variables the core defaults (`envDefaults()`: `PAGER`, `GIT_PAGER`)
+ * are left out so its defaults still apply as they do to an inherited environment.
+ */
+export function filteredInheritedEnv(drop: (name: string) => boolean, env: NodeJS.ProcessEnv = process.env): EnvVariable[] {
+  const defaulted = coreDefaultedNames();
+  const out: EnvVariable[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || defaulted.has(name) || drop(name)) continue;
+    out.push({ name, value });
+  }
+  return out;
+}
 
 /**
  * Names of variables that change which program runs, or load code into a program, for the programs a

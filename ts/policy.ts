@@ -1,6 +1,6 @@
 /**
- * Host policy building blocks: allowed working-directory roots, the command policy (allow/deny rules on
- * the programs a request would run) and the inherited-environment filter. `TerminalHost` composes them;
+ * Host policy building blocks: allowed working-directory roots and the command policy (allow/deny rules on
+ * the programs a request would run); the environment's rules are in `policy-env.ts`. `TerminalHost` composes them;
  * they are exported for clients that build their own host.
  */
 
@@ -8,6 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
 import type { CompiledEnvPolicy } from './policy-env';
+import { globToRegExp, safeTest } from './glob';
+import { loadNative } from './native';
 import {
   argvCommandWords,
   SAFE_SHELL_BUILTINS,
@@ -17,98 +19,7 @@ import {
   type ShellAnalysis,
   type ShellRefusal,
 } from './shell-analysis';
-import type { EnvVariable, ResolveProgramFn } from './types';
-
-// ---------------------------------------------------------------------------------------------------
-// Patterns
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-}
-
-/**
- * Compiles a glob to an anchored RegExp: `*` matches any run of characters except `/`, `**` any run
- * including `/`, `?` one character except `/`.
- */
-export function globToRegExp(glob: string, flags = ''): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      re += '.*';
-      i++;
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += escapeRegExp(c);
-  }
-  return new RegExp(`^${re}$`, flags);
-}
-
-function safeTest(re: RegExp, text: string): boolean {
-  re.lastIndex = 0; // a /g or /y RegExp keeps state between calls
-  return re.test(text);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Environment
-
-/**
- * Name patterns of variables that commonly hold credentials; pass them (or your own) as the host's
- * `dropInheritedEnv`. String patterns are case-insensitive globs.
- */
-export const SECRET_ENV_PATTERNS: readonly string[] = Object.freeze([
-  '*_TOKEN',
-  '*_TOKEN_*',
-  '*_SECRET',
-  '*_SECRET_*',
-  '*_PASSWORD',
-  '*_PASSWD',
-  '*_API_KEY',
-  '*_APIKEY',
-  '*_ACCESS_KEY',
-  '*_PRIVATE_KEY',
-  '*_CREDENTIALS',
-  'AWS_*',
-  'AZURE_*',
-  'GOOGLE_APPLICATION_CREDENTIALS',
-  'GH_*',
-  'GITHUB_*',
-  'NPM_CONFIG__AUTH*',
-  'SSH_AUTH_SOCK',
-]);
-
-/** A variable-name pattern: a case-insensitive glob (`*_TOKEN`, `AWS_*`) or a RegExp tested on the name. */
-export type EnvNamePattern = string | RegExp;
-
-/** Compiles env name patterns into a predicate; invalid entries throw `ERR_INVALID_ARG` naming `field[i]`. */
-export function compileEnvPatterns(patterns: unknown, field: string): ((name: string) => boolean) | undefined {
-  if (patterns === undefined || patterns === null) return undefined;
-  if (!Array.isArray(patterns)) throw invalidArg(field, 'must be an array of glob strings or RegExps');
-  const res = patterns.map((p: unknown, i) => {
-    if (typeof p === 'string' && p.length > 0) return globToRegExp(p, 'i');
-    if (p instanceof RegExp) return p;
-    throw invalidArg(`${field}[${i}]`, `must be a non-empty glob string or a RegExp, got ${JSON.stringify(p)}`);
-  });
-  if (res.length === 0) return undefined;
-  return (name) => res.some((re) => safeTest(re, name));
-}
-
-/** Variables the core sets itself (`PAGER=cat`, `GIT_PAGER=cat`) unless the request's env has them. */
-const CORE_DEFAULTED = new Set(['PAGER', 'GIT_PAGER']);
-
-/**
- * This process's environment minus the variables `drop` matches, as ACP env entries (used with the
- * core's `inheritEnv: false`). `PAGER` and `GIT_PAGER` are left out so the core's defaults still apply
- * as they do to an inherited environment.
- */
-export function filteredInheritedEnv(drop: (name: string) => boolean, env: NodeJS.ProcessEnv = process.env): EnvVariable[] {
-  const out: EnvVariable[] = [];
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || CORE_DEFAULTED.has(name) || drop(name)) continue;
-    out.push({ name, value });
-  }
-  return out;
-}
+import type { ResolveProgramFn } from './types';
 
 // ---------------------------------------------------------------------------------------------------
 // Working directory
@@ -132,27 +43,23 @@ export function compileRoots(roots: unknown, field: string): string[] | undefine
   });
 }
 
-/** True when `dir` (canonical) is `root` or below it. */
-export function isInside(dir: string, root: string): boolean {
-  if (root === '/') return true;
-  return dir === root || dir.startsWith(root + '/');
-}
-
 /**
- * Resolves `cwd` (absolute) with realpath and checks it lies inside one of `roots` (canonical). Returns
- * the canonical directory, which is what the command must be started in (so a symlink swapped later
- * does not matter). Throws `ERR_INVALID_CWD` (missing, not a directory, unresolvable) or
- * `ERR_CWD_OUTSIDE_ROOTS`.
+ * Resolves `cwd` (absolute) and checks it lies inside one of `roots` (canonical), by the core's rule
+ * (`cwdInRoots`: the rule `createTerminal` applies to `allowedRoots`). Returns the canonical directory,
+ * which is what the command must be started in (so a symlink swapped later does not matter). Throws
+ * `ERR_INVALID_CWD` (missing, not a directory, unresolvable) or `ERR_CWD_OUTSIDE_ROOTS`.
  */
 export async function resolveCwdInRoots(cwd: string, roots: readonly string[]): Promise<string> {
-  let real: string;
+  let checked: { resolved: string; inside: boolean };
   try {
-    real = await fs.promises.realpath(cwd);
+    checked = loadNative().cwdInRoots(cwd, [...roots]);
   } catch (error) {
-    const why = errorCode(error) === 'ENOENT' ? 'does not exist' : `cannot be resolved (${errorMessage(error)})`;
-    throw new AcpTerminalError('ERR_INVALID_CWD', `cwd: ${JSON.stringify(cwd)} ${why}`, { field: 'cwd', cwd });
+    const code = errorCode(error);
+    if (code !== 'ERR_INVALID_CWD' && code !== 'ERR_INVALID_ARG') throw error;
+    throw new AcpTerminalError(code, `cwd: ${errorMessage(error)}`, { field: 'cwd', cwd });
   }
-  if (!roots.some((root) => isInside(real, root))) {
+  const real = checked.resolved;
+  if (!checked.inside) {
     const shown = real === cwd ? JSON.stringify(cwd) : `${JSON.stringify(cwd)} (resolved: ${JSON.stringify(real)})`;
     throw new AcpTerminalError(
       'ERR_CWD_OUTSIDE_ROOTS',
@@ -160,13 +67,6 @@ export async function resolveCwdInRoots(cwd: string, roots: readonly string[]): 
       { field: 'cwd', cwd, resolved: real, allowedRoots: [...roots] },
     );
   }
-  let isDir = false;
-  try {
-    isDir = (await fs.promises.stat(real)).isDirectory();
-  } catch {
-    isDir = false;
-  }
-  if (!isDir) throw new AcpTerminalError('ERR_INVALID_CWD', `cwd: ${JSON.stringify(cwd)} is not a directory`, { field: 'cwd', cwd });
   return real;
 }
 

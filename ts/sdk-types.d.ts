@@ -19,6 +19,10 @@ export type SdkV2Module = typeof acpV2;
 // @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type AgentApp = acp.AgentApp;
 // @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
+export type AgentConnection = acp.AgentConnection;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
+export type AnyMessage = acp.AnyMessage;
+// @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type ClientApp = acp.ClientApp;
 // @ts-ignore -- `any` without the SDK; absent from SDK 0.x/1.x (the legacy API needs none of these)
 export type ClientConnection = acp.ClientConnection;

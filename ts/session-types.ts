@@ -5,7 +5,7 @@
  */
 
 import type { CreateTerminalOptions as NativeCreateTerminalOptions, PtyOptions, SandboxOptions } from '../index.js';
-import type { EnvNamePattern } from './policy';
+import type { EnvNamePattern } from './policy-env';
 import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
 
 /** A pty terminal as `ShellSessions` drives it: the native `TerminalHandle` of a `{ pty }` terminal. */

@@ -41,7 +41,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AcpTerminalError, invalidArg } from './errors';
-import { compileEnvPatterns, filteredInheritedEnv } from './policy';
+import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative } from './native';
 import { commandFileText, commandInput, commandLine, rcLine } from './session-protocol';

@@ -9,7 +9,7 @@ import type {
   V2CancelTerminalRequest as CancelTerminalRequest,
   V2UpdateSessionNotification as UpdateSessionNotification,
 } from './sdk-types';
-import { AcpTerminalError, errorCode, errorMessage } from './errors';
+import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
 import { loadNativeCreateTerminal } from './native';
 import { loadSdkV2 } from './sdk';
 import {
@@ -43,6 +43,20 @@ export interface V2BridgeOptions {
   terminalId?: string;
   /** Advertise `capabilities.cancel` until the command exits (default true). */
   cancellable?: boolean;
+  /**
+   * For a pty terminal: the size the command runs with, sent as `size` in the first `terminal_update`
+   * so the client renders the output at that size (`startV2Terminal` fills it from its `pty` option).
+   * Absent: the size is not announced (the client treats it as unknown).
+   */
+  size?: V2TerminalSize | null;
+}
+
+/** The size of a pty terminal in character cells (the v2 `TerminalSize`). */
+export interface V2TerminalSize {
+  /** Columns, 1 to 65535. */
+  cols: number;
+  /** Rows, 1 to 65535. */
+  rows: number;
 }
 
 /** A running bridge from one terminal to v2 session updates. */
@@ -59,6 +73,14 @@ export interface V2TerminalBridge {
   readonly done: Promise<ExitStatus>;
   /** Kills the command (what `terminal/cancel` does); rejects with `ERR_TERMINAL_EXITED` once it exited. */
   cancel(): Promise<void>;
+  /**
+   * Resizes the pty (the command gets SIGWINCH) and tells the client with a `terminal_update` carrying
+   * the new `size`, sent before any output the command writes at the new size. Rejects with
+   * `ERR_INVALID_ARG` naming `cols` or `rows` (integers 1 to 65535), `ERR_NOT_A_PTY` when the terminal
+   * cannot be resized, `ERR_TERMINAL_EXITED` once it exited; when the resize itself fails, a second
+   * update restores the previous size.
+   */
+  resize(cols: number, rows: number): Promise<void>;
 }
 
 /** Bytes of streamed output kept to check the streamed chunks against the final snapshot. */
@@ -99,6 +121,7 @@ function bridge(terminal: TerminalLike, options: V2BridgeOptions, source: Output
   const cwd = optionalAbsolutePath(options.cwd, 'cwd') ?? process.cwd();
   const terminalId = options.terminalId === undefined ? terminal.id : requireString(options.terminalId, 'terminalId');
   const cancellable = options.cancellable ?? true;
+  let size = options.size == null ? undefined : checkSize(options.size.cols, options.size.rows, 'size.');
 
   let sendError: unknown;
   let queue: Promise<void> = Promise.resolve();
@@ -120,6 +143,7 @@ function bridge(terminal: TerminalLike, options: V2BridgeOptions, source: Output
     terminalId,
     command: shellLine(command, options.args),
     cwd,
+    ...(size ? { size: { ...size } } : {}),
     ...(cancellable ? { capabilities: { cancel: {} } } : {}),
   });
   const streamed = new TailBuffer(VERIFY_TAIL_BYTES);
@@ -203,7 +227,42 @@ function bridge(terminal: TerminalLike, options: V2BridgeOptions, source: Output
       }
       await terminal.kill();
     },
+    async resize(cols, rows) {
+      const next = checkSize(cols, rows, '');
+      const resizable = terminal as TerminalLike & { isPty?: boolean; resize?: (cols: number, rows: number) => Promise<unknown> };
+      if (typeof resizable.resize !== 'function' || resizable.isPty === false) {
+        throw new AcpTerminalError('ERR_NOT_A_PTY', `terminalId: terminal ${JSON.stringify(terminalId)} is not a pty`, {
+          terminalId,
+        });
+      }
+      if (exited) {
+        throw new AcpTerminalError('ERR_TERMINAL_EXITED', `terminalId: terminal ${JSON.stringify(terminalId)} already exited`, {
+          terminalId,
+        });
+      }
+      const previous = size;
+      size = next;
+      // Announced first: what the command redraws after its SIGWINCH is rendered at the new size.
+      send({ sessionUpdate: 'terminal_update', terminalId, size: { ...next } });
+      try {
+        await resizable.resize(next.cols, next.rows);
+      } catch (error) {
+        size = previous;
+        send({ sessionUpdate: 'terminal_update', terminalId, size: previous ? { ...previous } : null });
+        throw error;
+      }
+    },
   };
+}
+
+/** Checks a pty size (`ERR_INVALID_ARG` naming `<prefix>cols` / `<prefix>rows`). */
+function checkSize(cols: unknown, rows: unknown, prefix: string): V2TerminalSize {
+  for (const [name, value] of [['cols', cols], ['rows', rows]] as const) {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535) {
+      throw invalidArg(`${prefix}${name}`, `must be an integer from 1 to 65535, got ${JSON.stringify(value) ?? String(value)}`);
+    }
+  }
+  return { cols: cols as number, rows: rows as number };
 }
 
 type Repair = { kind: 'none' } | { kind: 'append'; bytes: Buffer } | { kind: 'replace'; bytes: Buffer };
@@ -239,6 +298,12 @@ export interface StartV2TerminalOptions extends Pick<V2BridgeOptions, 'send' | '
   createTerminal?: CreateTerminalFn;
   /** Backend options (shell, inheritEnv, killGraceMs). */
   terminalOptions?: CreateTerminalOptions;
+  /**
+   * Run the command on a pseudo-terminal of this size (80x24 for the fields left out), announced as
+   * `size` in the first `terminal_update`; `bridge.resize()` changes it. Given to a substitute
+   * `createTerminal` as `options.pty`.
+   */
+  pty?: { cols?: number; rows?: number };
 }
 
 /** Creates a terminal and bridges it at once (no output can be missed): the usual v2 agent entry point. */
@@ -246,6 +311,8 @@ export async function startV2Terminal(
   params: CreateTerminalParams & { sessionId: string },
   options: StartV2TerminalOptions,
 ): Promise<V2TerminalBridge> {
+  const pty = options.pty == null ? undefined : checkSize(options.pty.cols ?? 80, options.pty.rows ?? 24, 'pty.');
+  const terminalOptions = pty ? { ...options.terminalOptions, pty } : options.terminalOptions;
   const bridgeOptions: V2BridgeOptions = {
     sessionId: params.sessionId,
     send: options.send,
@@ -254,17 +321,18 @@ export async function startV2Terminal(
     cwd: params.cwd,
     ...(options.terminalId !== undefined ? { terminalId: options.terminalId } : {}),
     ...(options.cancellable !== undefined ? { cancellable: options.cancellable } : {}),
+    ...(pty ? { size: pty } : {}),
   };
   if (options.createTerminal) {
     // A substitute backend: subscribed (with replay) as soon as it resolves.
-    return bridgeTerminalToV2(await options.createTerminal(params, options.terminalOptions), bridgeOptions);
+    return bridgeTerminalToV2(await options.createTerminal(params, terminalOptions), bridgeOptions);
   }
   // The native core: the bridge's listener is attached when the terminal is created, before the
   // command starts, so it streams every byte. Chunks that arrive before the handle are queued.
   const early: Array<[Buffer, { dropped?: number }]> = [];
   let deliver: ((chunk: Buffer, info?: { dropped?: number }) => void) | undefined;
   const terminal = await loadNativeCreateTerminal()(params, {
-    ...options.terminalOptions,
+    ...terminalOptions,
     onOutput: (chunk, info) => (deliver ? deliver(chunk, info) : early.push([chunk, info])),
   });
   const source: OutputSource = (listener) => {

@@ -62,3 +62,51 @@ export function mergeEnv(...lists: readonly EnvVariable[][]): EnvVariable[] {
   for (const list of lists) for (const { name, value } of list) merged.set(name, value);
   return [...merged].map(([name, value]) => ({ name, value }));
 }
+
+/** The `{ signal }` option every host method accepts. */
+export interface CallOptions {
+  /** Aborting it cancels the call: it rejects with `signal.reason` at once (see each method for what stops). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Returns the `signal` of `options` (undefined when absent), else throws `ERR_INVALID_ARG` naming
+ * `signal`. Checked by shape, not `instanceof`: signals may come from another realm (jest, vm).
+ */
+export function optionalSignal(options: CallOptions | undefined): AbortSignal | undefined {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== 'object') throw invalidArg('options', 'must be an object such as { signal }');
+  const signal = options.signal as unknown;
+  if (signal === undefined || signal === null) return undefined;
+  const s = signal as Partial<AbortSignal>;
+  if (typeof s !== 'object' || typeof s.aborted !== 'boolean' || typeof s.addEventListener !== 'function') {
+    throw invalidArg('signal', 'must be an AbortSignal');
+  }
+  return signal as AbortSignal;
+}
+
+/**
+ * `work`, or a rejection with `signal.reason` as soon as `signal` aborts (whichever comes first). `work`
+ * itself goes on; a rejection it has later is ignored. Without a signal, `work` itself is returned.
+ */
+export function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
+}

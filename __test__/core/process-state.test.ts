@@ -6,6 +6,7 @@ import * as path from 'node:path';
 
 import { processWaitState } from '../../index';
 import { eventually } from './helpers';
+import { describeIf } from '../fixtures/require-feature';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -26,7 +27,7 @@ function start(command: string, args: string[]): ChildProcess {
 
 const linux = process.platform === 'linux';
 
-(linux ? describe : describe.skip)('processWaitState (Linux)', () => {
+describeIf('linux', linux, `processWaitState reads /proc: ${process.platform} is not Linux`)('processWaitState (Linux)', () => {
   test('reading its stdin, waiting for a child, blocked elsewhere', async () => {
     const cat = start('cat', []);
     const sh = start('sh', ['-c', 'sleep 1000; :']);

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { containmentInfo, createTerminal } from '../../index';
 import { ShellSessions, TerminalHost } from '../../lib';
 import { eventually, fdCount, packageRootForOthers, processes, removePackageCopy, ROOT, run, runNode, zombieChildren } from './helpers';
+import { hasFeature, testIf } from '../fixtures/require-feature';
 
 afterAll(removePackageCopy);
 
@@ -108,7 +109,7 @@ function expectContained(p: Probe, { isolated, network = false, tty = false }: {
   expect(p.tmpdirLeft).toBe(false);
 }
 
-const it = info.available ? test : test.skip;
+const it = testIf('sandbox', info.available, `containmentInfo().sandbox is unavailable: ${info.reasons.join('; ')}`);
 
 describe('every promise, from inside the sandbox', () => {
   it('as the current user, with a PID namespace (the default)', () => {
@@ -129,7 +130,7 @@ describe('every promise, from inside the sandbox', () => {
     expectContained(probe({ sandbox: { network: true } }), { isolated: true, network: true });
   });
 
-  (isRoot ? test : test.skip)('as nobody (unprivileged: a user namespace), with and without isolateProcesses', () => {
+  testIf('root', isRoot, 'not root: cannot drop to nobody with setpriv')('as nobody (unprivileged: a user namespace), with and without isolateProcesses', () => {
     const p = probe({}, { prefix: NOBODY });
     expect(p.info.sandbox.processIsolation).toBe('user+pid-namespace');
     expectContained(p, { isolated: true });
@@ -210,7 +211,7 @@ describe('namespaces made ahead and recycled', () => {
     expectIsolatedAlong(r, String(process.getuid?.()));
   });
 
-  (isRoot ? test : test.skip)('as nobody: joined through a user namespace', () => {
+  testIf('root', isRoot, 'not root: cannot drop to nobody with setpriv')('as nobody: joined through a user namespace', () => {
     const r = sequence(NOBODY);
     expect(r.isolation).toBe('user+pid-namespace');
     expectIsolatedAlong(r, '65534');
@@ -252,7 +253,7 @@ describe('fails closed', () => {
   // A real refusal, not a simulated one: nobody inside a user namespace whose
   // user.max_user_namespaces is 0 cannot create the namespaces it needs.
   const canNest = isRoot && spawnSync('unshare', ['--version']).status === 0;
-  (canNest && info.available ? test : test.skip)('as nobody where the kernel refuses user namespaces', () => {
+  testIf('userns', canNest && info.available, !isRoot ? 'not root: cannot set up the nested user namespace' : 'no unshare(1), or the sandbox is unavailable')('as nobody where the kernel refuses user namespaces', () => {
     // The maps are written from outside once the namespace exists; the shell then re-execs
     // itself to hold root's capabilities in it, caps the namespace count and becomes nobody.
     const script = `
@@ -308,6 +309,7 @@ describe('options.sandbox validation', () => {
 describe('containmentInfo().sandbox', () => {
   test('reports the Landlock ABI and what follows from it, consistently', () => {
     const abi = info.landlockAbi;
+    hasFeature('landlock', abi > 0, 'the kernel has no Landlock (ABI 0)');
     expect(info.filesystem).toBe(abi >= 3);
     expect(info.network).toBe(abi >= 4 ? 'landlock+seccomp' : 'seccomp');
     expect(info.signalScoping).toBe(abi >= 6 ? 'landlock' : null);

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { describeIf } from '../fixtures/require-feature';
 
 const root = path.resolve(__dirname, '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { napi: { targets: string[] } };
@@ -11,7 +12,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 // Only meaningful where binaries link against glibc (not on musl or macOS runners).
 const glibc = typeof (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime === 'string';
 
-(glibc ? describe : describe.skip)('scripts/check-glibc.sh (on a glibc system binary)', () => {
+describeIf('glibc', glibc, 'not a glibc system')('scripts/check-glibc.sh (on a glibc system binary)', () => {
   const check = (max: string) => spawnSync('bash', [path.join(root, 'scripts', 'check-glibc.sh'), fs.realpathSync('/bin/ls'), max], { encoding: 'utf8' });
 
   test('fails on a binary that needs a newer glibc than allowed, naming the symbols', () => {
@@ -42,6 +43,8 @@ test('a source build without cargo (a git install on a machine without Rust) sto
     fs.mkdirSync(path.join(tmp, 'scripts'));
     fs.mkdirSync(path.join(tmp, 'src'));
     fs.copyFileSync(path.join(root, 'scripts', 'ensure-built.js'), path.join(tmp, 'scripts', 'ensure-built.js'));
+    // What it reads the platform id with (a checkout has both).
+    for (const f of ['platforms.js', 'package.json']) fs.copyFileSync(path.join(root, f), path.join(tmp, f));
     fs.writeFileSync(path.join(tmp, 'src', 'lib.rs'), '');
     const bin = path.join(tmp, 'bin');
     fs.mkdirSync(bin);

@@ -12,7 +12,7 @@
 //! | `sink.rs` | `onOutput` streaming |
 //! | `strings.rs` | output strings (large ASCII output handed to V8 without a copy) |
 //! | `render.rs` | `renderTerminalOutput[Async]` |
-//! | `process.rs` | `containmentInfo`, `resolveProgram`, keys, session trees, process groups |
+//! | `process.rs` | `containmentInfo`, `resolveProgram`, `envDefaults`, `cwdInRoots`, keys, session trees, process groups |
 //! | `shell.rs` | `analyseShellLine`, `analyseShellArgv` (the command policy's shell analysis) |
 
 use napi::bindgen_prelude::*;

@@ -145,6 +145,63 @@ pub fn resolve_program(env: &Env, command: Unknown, options: Option<Unknown>) ->
         .map_err(|e| js_error(env, e))
 }
 
+/// A variable `createTerminal` gives every command unless the request's env sets it.
+#[napi(object)]
+pub struct EnvDefault {
+    /// The variable's name (`PAGER`).
+    pub name: String,
+    /// Its value (`cat`).
+    pub value: String,
+}
+
+/// The variables `createTerminal` sets over the inherited environment unless the request's
+/// env sets them (`PAGER=cat`, `GIT_PAGER=cat`). A caller that passes its own copy of the
+/// environment with `inheritEnv: false` leaves these names out of it, so the same defaults
+/// apply as to an inherited environment.
+#[napi]
+pub fn env_defaults() -> Vec<EnvDefault> {
+    spawn::ENV_DEFAULTS
+        .iter()
+        .map(|(name, value)| EnvDefault {
+            name: (*name).into(),
+            value: (*value).into(),
+        })
+        .collect()
+}
+
+/// Where a working directory really is and whether `createTerminal` would accept it under
+/// `allowedRoots`.
+#[napi(object)]
+pub struct CwdInRoots {
+    /// The directory `cwd` names, resolved (symlinks and `..` followed).
+    pub resolved: String,
+    /// True when `resolved` is one of the (resolved) roots or below one.
+    pub inside: bool,
+}
+
+/// Checks `cwd` against `allowedRoots` by the rule `createTerminal` applies to
+/// `options.allowedRoots`, for a caller that checks a request before starting it (the check at
+/// the start is still made, on the directory the command starts in). Throws with `code`
+/// `ERR_INVALID_CWD` (missing, relative, not a directory) or `ERR_INVALID_ARG` naming the field.
+#[napi(ts_args_type = "cwd: string, allowedRoots: string[]")]
+pub fn cwd_in_roots(env: &Env, cwd: Unknown, allowed_roots: Unknown) -> Result<CwdInRoots> {
+    let parsed = (|| -> Parsed<(String, Vec<String>)> {
+        let cwd = as_string(&cwd, "cwd")?;
+        let roots = as_array(&allowed_roots, "allowedRoots")?
+            .iter()
+            .enumerate()
+            .map(|(i, r)| as_string(r, &format!("allowedRoots[{i}]")))
+            .collect::<Parsed<Vec<_>>>()?;
+        Ok((cwd, roots))
+    })();
+    let (cwd, roots) = parsed.map_err(|e| js_error(env, e))?;
+    let (resolved, inside) = spawn::cwd_in_roots(&cwd, &roots).map_err(|e| js_error(env, e))?;
+    Ok(CwdInRoots {
+        resolved: resolved.to_string_lossy().into_owned(),
+        inside,
+    })
+}
+
 /// True when `name`, as written, is a tmux key name that `sendKeys()` sends as a key: the
 /// canonical spelling only (case-sensitive): optional `C-`, `M-`, `S-` prefixes, then a named
 /// key exactly as tmux spells it (`Enter`, `Up`, `F5`, `PgUp`, `BSpace`, `DC`, …) or, after at

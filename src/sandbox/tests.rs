@@ -114,13 +114,21 @@ pub(super) fn launch_sandboxed(
 #[test]
 fn writes_outside_the_roots_are_refused_inside_allowed() {
     let _alone = nspool::test_lock();
-    if !support::kernel().filesystem {
-        return; // refused by `prepare`, which other tests pin
+    // Without it the sandbox is refused by `prepare`, which other tests pin.
+    if !crate::test_util::require(
+        "landlock",
+        support::kernel().filesystem,
+        "no Landlock filesystem rules (ABI < 3)",
+    ) {
+        return;
     }
     let inside = tmpdir::TempDir::new().unwrap();
     let outside = tmpdir::TempDir::new().unwrap();
     for isolate in [false, true] {
-        if isolate && support().process_isolation.is_none() {
+        let isolation = support().process_isolation.is_some();
+        if isolate
+            && !crate::test_util::require("userns", isolation, "no PID namespace can be made here")
+        {
             continue;
         }
         let spec = SandboxSpec {
@@ -150,7 +158,13 @@ fn writes_outside_the_roots_are_refused_inside_allowed() {
 #[test]
 fn a_pid_namespace_shows_only_the_terminal() {
     let _alone = nspool::test_lock();
-    if support().process_isolation.is_none() || !support::kernel().filesystem {
+    let isolation = support().process_isolation.is_some();
+    if !crate::test_util::require(
+        "landlock",
+        support::kernel().filesystem,
+        "no Landlock filesystem rules (ABI < 3)",
+    ) || !crate::test_util::require("userns", isolation, "no PID namespace can be made here")
+    {
         return;
     }
     let spec = SandboxSpec::default();

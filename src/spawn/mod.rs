@@ -24,7 +24,9 @@ use crate::sys::spawn::{self as launch, LaunchSpec, SessionMode};
 
 mod plan;
 
-pub use plan::{plan, resolve, Io, Limits, Shell, SpawnPlan, SpawnRequest};
+pub use plan::{
+    cwd_in_roots, plan, resolve, Io, Limits, Shell, SpawnPlan, SpawnRequest, ENV_DEFAULTS,
+};
 
 /// A started child: its pid (also its process group id) and its descriptors.
 #[derive(Debug)]

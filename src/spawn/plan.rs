@@ -87,6 +87,10 @@ pub enum Io {
     Pty(PtySize),
 }
 
+/// Variables every command gets unless the request's env sets them, applied over the inherited
+/// environment: pagers that never wait for a key, so `git log` or `man` cannot hang a terminal.
+pub const ENV_DEFAULTS: [(&str, &str); 2] = [("PAGER", "cat"), ("GIT_PAGER", "cat")];
+
 /// `TERM` given to commands on a pty unless the request sets it.
 pub const PTY_TERM: &str = "xterm-256color";
 
@@ -250,12 +254,35 @@ fn canonical_roots(roots: Option<&[String]>) -> Result<Option<Vec<PathBuf>>, Ter
         .map(Some)
 }
 
+/// Where a working directory really is, read back from its opened descriptor (symlinks and
+/// `..` resolved), and whether that is one of `roots` (as given to
+/// [`SpawnRequest::allowed_roots`]) or below one: the check [`plan`] makes, for a caller that
+/// checks a request before starting it. Errors: `ERR_INVALID_CWD` for a cwd that is missing,
+/// relative or not a directory; `ERR_INVALID_ARG` for a bad root.
+pub fn cwd_in_roots(cwd: &str, roots: &[String]) -> Result<(PathBuf, bool), TermError> {
+    let roots = canonical_roots(Some(roots))?.unwrap_or_default();
+    let (path, dir) = resolve_cwd(Some(cwd), Path::new("/"))?;
+    let real = real_dir(&path, &dir)?;
+    let inside = is_inside(&real, &roots);
+    Ok((real, inside))
+}
+
+fn real_dir(cwd: &Path, dir: &OwnedFd) -> Result<PathBuf, TermError> {
+    crate::sys::cwd::fd_path(dir)
+        .map_err(|e| TermError::invalid_cwd(format!("cwd `{}`: {e}", cwd.display())))
+}
+
+/// The roots rule: a (resolved) directory is allowed when it is a (resolved) root or below one,
+/// component-wise (`/a/bc` is not below `/a/b`).
+fn is_inside(real: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|root| real.starts_with(root))
+}
+
 /// Refuses an opened working directory that is not one of `roots` or below one: where the
 /// descriptor really is counts, not what its path named when it was checked.
 fn check_inside(cwd: &Path, dir: &OwnedFd, roots: &[PathBuf]) -> Result<(), TermError> {
-    let real = crate::sys::cwd::fd_path(dir)
-        .map_err(|e| TermError::invalid_cwd(format!("cwd `{}`: {e}", cwd.display())))?;
-    if roots.iter().any(|root| real.starts_with(root)) {
+    let real = real_dir(cwd, dir)?;
+    if is_inside(&real, roots) {
         return Ok(());
     }
     let list: Vec<String> = roots.iter().map(|r| format!("`{}`", r.display())).collect();
@@ -290,6 +317,11 @@ fn resolve_cwd(cwd: Option<&str>, default_cwd: &Path) -> Result<(PathBuf, OwnedF
                         "cwd `{cwd}` is not a directory"
                     )))
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(TermError::invalid_cwd(format!(
+                        "cwd `{cwd}` does not exist"
+                    )))
+                }
                 Err(e) => return Err(TermError::invalid_cwd(format!("cwd `{cwd}`: {e}"))),
             }
             path.to_path_buf()
@@ -319,9 +351,9 @@ fn build_env(
             set(&mut env, k, v);
         }
     }
-    for pager in ["PAGER", "GIT_PAGER"] {
-        if !req.env.iter().any(|(k, _)| k == pager) {
-            set(&mut env, pager.into(), "cat".into());
+    for (name, value) in ENV_DEFAULTS {
+        if !req.env.iter().any(|(k, _)| k == name) {
+            set(&mut env, name.into(), value.into());
         }
     }
     if matches!(req.io, Io::Pty(_)) && !req.env.iter().any(|(k, _)| k == "TERM") {

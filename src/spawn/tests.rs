@@ -178,3 +178,55 @@ fn spawn_runs_and_merges_streams() {
     }
     assert_eq!(out, b"a\nb\nc\n");
 }
+
+#[test]
+fn env_defaults_are_what_plan_applies() {
+    // ENV_DEFAULTS is the list the binding hands the TS layer (`envDefaults()`): it must be the
+    // rule plan() applies, over an inherited value and under a request's own.
+    let p = plan(&req("true", &["x"]), inherited(), Path::new("/")).unwrap();
+    for (name, value) in ENV_DEFAULTS {
+        assert_eq!(env_of(&p, name).as_deref(), Some(value), "{name}");
+    }
+    let mut r = req("true", &["x"]);
+    r.env = ENV_DEFAULTS
+        .iter()
+        .map(|(n, _)| (n.to_string(), "mine".into()))
+        .collect();
+    let p = plan(&r, inherited(), Path::new("/")).unwrap();
+    for (name, _) in ENV_DEFAULTS {
+        assert_eq!(env_of(&p, name).as_deref(), Some("mine"), "{name}");
+    }
+}
+
+#[test]
+fn cwd_in_roots_is_the_rule_plan_applies() {
+    let dir = std::env::temp_dir().join(format!("acp-roots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("root/sub")).unwrap();
+    std::fs::create_dir_all(dir.join("root-sibling")).unwrap();
+    std::os::unix::fs::symlink(dir.join("root/sub"), dir.join("link")).unwrap();
+    let dir = std::fs::canonicalize(&dir).unwrap();
+    let roots = vec![dir.join("root").to_string_lossy().into_owned()];
+    let s = |p: &str| dir.join(p).to_string_lossy().into_owned();
+    for (cwd, resolved, inside) in [
+        ("link", "root/sub", true),
+        ("root", "root", true),
+        ("root/sub/..", "root", true),
+        ("root-sibling", "root-sibling", false),
+    ] {
+        let (real, ok) = cwd_in_roots(&s(cwd), &roots).unwrap();
+        assert_eq!((real, ok), (dir.join(resolved), inside), "{cwd}");
+        // plan() says the same about the same directory.
+        let mut r = req("true", &["x"]);
+        r.cwd = Some(s(cwd));
+        r.allowed_roots = Some(roots.clone());
+        let planned = plan(&r, inherited(), Path::new("/"));
+        assert_eq!(planned.is_ok(), inside, "{cwd}");
+    }
+    let e = cwd_in_roots(&s("nope"), &roots).unwrap_err();
+    assert_eq!(e.code, "ERR_INVALID_CWD");
+    assert!(e.message.contains("does not exist"), "{}", e.message);
+    let e = cwd_in_roots(&s("root"), &["rel".into()]).unwrap_err();
+    assert_eq!(e.code, "ERR_INVALID_ARG");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
