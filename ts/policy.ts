@@ -318,7 +318,9 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
   analysis.words.forEach((w: CommandWord, index) => {
     const top = !check.shellLine && index === 0;
     let resolved: string | undefined;
-    if (!w.dynamic) {
+    // On a shell line a builtin name runs the builtin, whatever PATH holds: nothing to look up.
+    const shellBuiltin = check.shellLine && !w.word.includes('/') && SHELL_BUILTINS.has(w.word);
+    if (!w.dynamic && !shellBuiltin) {
       try {
         resolved = resolveWith(check, w.word);
       } catch (error) {

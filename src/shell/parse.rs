@@ -22,10 +22,9 @@ pub fn parse(line: &str) -> Option<Tree> {
             *slot = Some(parser);
         }
         let parser = slot.as_mut()?;
-        let tree = parser.parse(line, None);
-        // A cancelled or timed-out parse leaves state behind; reset so the next call starts clean.
-        parser.reset();
-        tree
+        // No timeout or cancellation flag is ever set, so a parse always runs to the end and
+        // leaves no state behind for the next one.
+        parser.parse(line, None)
     })
 }
 
