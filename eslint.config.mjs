@@ -6,7 +6,7 @@ import globals from 'globals';
 
 export default tseslint.config(
   {
-    ignores: ['lib/**', 'target/**', 'node_modules/**', '.tools/**', 'npm/**', 'index.js', 'index.d.ts', '**/*.d.mts'],
+    ignores: ['lib/**', 'target/**', 'node_modules/**', '.tools/**', 'npm/**', 'index.d.ts', '**/*.d.mts'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

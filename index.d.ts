@@ -2,14 +2,6 @@
 /* eslint-disable */
 
 /**
- * Which binding artifact the generated loader actually loaded: `'native'` for
- * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
- * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
- * can point the loader at a WASI artifact this package does not build itself.
- */
-export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
-
-/**
  * A running command: its retained output, exit status, kill and release. Same promise shape
  * as the ACP SDK's `TerminalHandle`, usable with `await using`.
  */
@@ -101,6 +93,19 @@ export declare class TerminalHandle {
    * `ERR_NOT_A_PTY` on a pipe terminal.
    */
   foregroundProcessGroup(): number | null
+  /**
+   * Saves the pty's current terminal modes (termios flags and control characters) for
+   * `restorePtyModes()`. Throws `ERR_NOT_A_PTY` on a pipe terminal, an I/O error once the
+   * terminal was released.
+   */
+  savePtyModes(): void
+  /**
+   * Puts back the modes `savePtyModes()` saved if a program changed them (`stty olcuc`,
+   * `stty intr undef`, a raw mode left behind); true when they had changed, false when they
+   * had not or nothing was saved. Throws `ERR_NOT_A_PTY` on a pipe terminal, an I/O error
+   * once the terminal was released.
+   */
+  restorePtyModes(): boolean
   /**
    * Changes the pty's size (the command gets SIGWINCH; text mode re-renders at the new
    * size). `cols` and `rows` are integers from 1 to 65535. Rejects with `ERR_NOT_A_PTY` on
@@ -225,11 +230,12 @@ export interface CreateTerminalOptions {
    */
   allowedRoots?: string[] | null
   /**
-   * Run the command in an OS sandbox (Linux: Landlock, seccomp, no_new_privs, and a PID
-   * namespace with `isolateProcesses`). The command and everything it starts can write only
-   * under `writableRoots` (plus /dev/null, its tty and a private TMPDIR removed after
-   * release), cannot open network connections unless `network`, cannot signal or ptrace
-   * processes outside the terminal, cannot change cgroup, and cannot gain privileges.
+   * Run the command in an OS sandbox (Linux: mount, PID and IPC namespaces, a new session,
+   * Landlock, seccomp, no_new_privs). The command and everything it starts see the whole
+   * filesystem read-only except `writableRoots`, a private /tmp (TMPDIR) of `tmpBytes` and
+   * a minimal /dev; no host process and no host SysV IPC object; no controlling terminal
+   * but its own pty; cannot open network connections unless `network`, and cannot gain
+   * privileges.
    * Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
    * (see `containmentInfo().sandbox`); never runs the command with less.
    */
@@ -297,11 +303,11 @@ export interface EnvDefault {
 
 /**
  * The variables `createTerminal` sets over the inherited environment unless the request's
- * env sets them (`PAGER=cat`, `GIT_PAGER=cat`). A caller that passes its own copy of the
- * environment with `inheritEnv: false` leaves these names out of it, so the same defaults
- * apply as to an inherited environment.
+ * env sets them: `PAGER=cat`, `GIT_PAGER=cat`, and with `pty` true `TERM=xterm-256color`. A
+ * caller that passes its own copy of the environment with `inheritEnv: false` leaves these
+ * names out of it, so the same defaults apply as to an inherited environment.
  */
-export declare function envDefaults(): Array<EnvDefault>
+export declare function envDefaults(pty?: boolean | undefined | null): Array<EnvDefault>
 
 /** An environment variable for the command (ACP `EnvVariable`). */
 export interface EnvVariable {
@@ -360,6 +366,24 @@ export interface OutputChunkInfo {
  */
 export declare function processCwd(pid: number): string | null
 
+/**
+ * The live processes (never the Node process) whose initial environment holds `entry`
+ * exactly (`NAME=value`) and that this process may inspect: what `ShellSessions` kills at
+ * close beside the shell's session tree, as every process it started inherits its session's
+ * tag unless it clears its environment. Linux only (`/proc/<pid>/environ`); empty elsewhere.
+ * Throws `ERR_INVALID_ARG` naming `entry` unless it is `NAME=value` with a non-empty value.
+ */
+export declare function processesWithEnvironment(entry: string): Array<number>
+
+/**
+ * A stamp of the program process `pid` runs, which changes when it calls `execve` (so
+ * `ShellSessions` sees a shell replaced by `exec`): Linux, where its image and stack were
+ * mapped (randomized on each exec; with address-space randomization off, the same program
+ * gets the same stamp). `null` when there is no such process, it may not be inspected, or on
+ * macOS. Throws `ERR_INVALID_ARG` naming `pid`.
+ */
+export declare function processExecStamp(pid: number): string | null
+
 /** What `killProcessGroup()` did to a process group. */
 export interface ProcessGroupKill {
   /**
@@ -387,11 +411,12 @@ export declare function processStartTime(pid: number): number | null
  * What process `pid` is blocked in, seen from outside (`ShellSessions` asks whether a shell
  * sits at its prompt): `'reading-stdin'` (blocked reading fd 0: `read(0, ..)`, or readline's
  * `pselect6` on fd 0 alone), `'waiting-for-child'` (`wait4`/`waitid`), `'running'` (on a CPU:
- * ask again), `'elsewhere'` (blocked in another call: ask again), or `'unknown'` when this
+ * ask again), `'elsewhere'` (blocked in another call: ask again), `'stopped'` (stopped by a
+ * signal or traced: it runs again only on `SIGCONT`), or `'unknown'` when this
  * platform cannot tell (every platform but Linux) or the process cannot be inspected (gone,
  * another user's). Throws `ERR_INVALID_ARG` naming `pid`.
  */
-export declare function processWaitState(pid: number): 'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'unknown'
+export declare function processWaitState(pid: number): 'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'stopped' | 'unknown'
 
 /** Size of a pseudo-terminal, in character cells. */
 export interface PtyOptions {
@@ -495,8 +520,10 @@ export interface ResourceLimits {
 
 /** What this kernel and process provide for `options.sandbox` (`containmentInfo().sandbox`). */
 export interface SandboxInfo {
-  /** A sandbox with its defaults (`network: false`, `isolateProcesses: true`) can be created. */
+  /** A sandbox can be created here: every promise holds. */
   available: boolean
+  /** Each promise of the sandbox and whether it holds here. */
+  promises: SandboxPromises
   /**
    * Landlock ABI version (0: no Landlock). Writes are confined from ABI 3, TCP is also
    * refused by Landlock from ABI 4, signals and abstract unix sockets are scoped from 6.
@@ -514,8 +541,8 @@ export interface SandboxInfo {
   /** Abstract unix sockets outside the terminal are unreachable (Landlock ABI >= 6). */
   abstractUnixScoping: boolean
   /**
-   * How `isolateProcesses` is provided: `'pid-namespace'` (CAP_SYS_ADMIN) or
-   * `'user+pid-namespace'` (unprivileged user namespaces); null: it cannot be.
+   * How the namespaces (mount, PID, IPC) are made: `'pid-namespace'` (CAP_SYS_ADMIN) or
+   * `'user+pid-namespace'` (unprivileged user namespaces); null: they cannot be.
    */
   processIsolation: 'pid-namespace' | 'user+pid-namespace' | null | null
   /** Why the missing parts are missing. */
@@ -536,11 +563,43 @@ export interface SandboxOptions {
    */
   network?: boolean
   /**
-   * Run in a PID namespace with its own /proc, so that processes outside the terminal are
-   * invisible (default `true`). Where namespaces are refused, `createTerminal` rejects with
-   * `ERR_SANDBOX_UNAVAILABLE` unless this is `false`.
+   * Kept for compatibility: `true` (the default) is all it may be. The sandbox always runs
+   * the command in its own PID namespace; `false` is refused with `ERR_INVALID_ARG`.
    */
   isolateProcesses?: boolean
+  /**
+   * Size of the private /tmp (the command's TMPDIR, also bounding what it may write there)
+   * in bytes, a positive integer (default 256 MiB; its pages are memory).
+   */
+  tmpBytes?: number
+}
+
+/** The promises of `options.sandbox` (`containmentInfo().sandbox.promises`). */
+export interface SandboxPromises {
+  /**
+   * Everything outside the writable roots is a read-only, nosuid mount (writes, chmod,
+   * utimes, xattrs fail with EROFS): the mount namespace.
+   */
+  readOnlyFilesystem: boolean
+  /**
+   * Writes beneath the writable roots and /tmp only, also by Landlock (ABI >= 3): the
+   * second wall.
+   */
+  writesConfined: boolean
+  /** A private tmpfs of `tmpBytes` as /tmp and TMPDIR, gone with the namespace. */
+  privateTmp: boolean
+  /** /dev holds only null, zero, full, random, urandom (and tty on a pty). */
+  minimalDev: boolean
+  /** No host process is visible or reachable (PID namespace, own /proc). */
+  processIsolation: boolean
+  /** No host SysV IPC object is reachable; its own go with it (IPC namespace). */
+  ipcIsolation: boolean
+  /** A session of its own: no controlling terminal but its own pty. */
+  newSession: boolean
+  /** `TIOCSTI` and `TIOCLINUX` refused (seccomp). */
+  noTerminalInjection: boolean
+  /** Network refused unless `network: true` (seccomp). */
+  networkOff: boolean
 }
 
 /**

@@ -1,9 +1,8 @@
 // The platforms acp-terminal ships a prebuilt binary for, and this process's platform id, in one place.
 // The list is package.json's `napi.targets` (Rust target triples), named as napi-rs names the
 // `acp-terminal-<id>` npm packages and the `acp-terminal.<id>.node` files: `linux-x64-gnu`,
-// `linux-arm64-musl`, `darwin-arm64`, `win32-x64-msvc`. Used by the TypeScript layer (lib/native.js),
-// scripts/ensure-built.js and the release scripts. (index.js, the loader `napi build` generates, has
-// napi-rs's own copy of the libc check.)
+// `linux-arm64-musl`, `darwin-arm64`, `win32-x64-msvc`. Used by the addon loader (index.js), the
+// TypeScript layer (lib/native.js), scripts/ensure-built.js and the release scripts.
 'use strict';
 
 const ARCH = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' };

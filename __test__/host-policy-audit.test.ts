@@ -56,21 +56,13 @@ describe('approve', () => {
   });
 
   test.each([
-    ['false', () => false, /not approved by the user/],
-    ['a truthy non-boolean', () => 'yes' as unknown as boolean, /not approved by the user/],
-    [
-      'a throw',
-      () => {
-        throw new Error('dialog crashed');
-      },
-      /approval failed \(dialog crashed\)/,
-    ],
-    ['a rejection', () => Promise.reject(new Error('gone')), /approval failed \(gone\)/],
-  ])('%s refuses with ERR_NOT_APPROVED and a denied event', async (_what, approve, message) => {
+    ['false', () => false],
+    ['a truthy non-boolean', () => 'yes' as unknown as boolean],
+  ])('%s refuses with ERR_NOT_APPROVED and a denied event', async (_what, approve) => {
     host = newHost({ approve });
     const err = await failure(host.createTerminal({ sessionId: S, command: 'ls' }));
     expect(err.code).toBe('ERR_NOT_APPROVED');
-    expect(err.message).toMatch(message);
+    expect(err.message).toMatch(/not approved by the user/);
     expect(backend.terminals).toHaveLength(0);
     expect(events).toEqual([expect.objectContaining({ type: 'denied', code: 'ERR_NOT_APPROVED' })]);
   });

@@ -5,7 +5,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { agent, client, PROTOCOL_VERSION, type AgentApp } from '@agentclientprotocol/sdk';
+import { registerTerminalHandlers } from '../ts/handlers';
 import { TerminalHost } from '../ts/host';
+import { trackSessionCwds } from '../ts/session-cwds';
 import { createTestClient } from '../ts/testclient';
 import { connectOverStreams } from './fixtures/acp-wire';
 import { fakeBackend } from './fixtures/fake-terminal';
@@ -98,6 +100,27 @@ test('the same over an ndjson byte stream (registerTerminalHandlers), and sessio
   }
 });
 
+test('app.connectWith(agentApp, op) learns the sessions too, and closes the in-process agent after op', async () => {
+  const results = new Map<string, string[]>();
+  const host = new TerminalHost({ cwd: root });
+  const app = registerTerminalHandlers(client({ name: 'c' }), host);
+  let agentClosed: Promise<void> | undefined;
+  const agentApp = cwdlessAgent(results).onConnect((connection) => {
+    agentClosed = connection.closed;
+  });
+  try {
+    await app.connectWith(agentApp, async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { terminal: true } });
+      const { sessionId } = await ctx.request('session/new', { cwd: dirB, mcpServers: [] });
+      await ctx.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'pwd' }] });
+    });
+    expect([...results.values()]).toEqual([[dirB]]);
+    await expect(agentClosed).resolves.toBeUndefined();
+  } finally {
+    await host.close();
+  }
+});
+
 test('allowedRoots apply to the session directory', async () => {
   const results = new Map<string, string[]>();
   await using tc = await createTestClient({ host: { cwd: dirA, allowedRoots: [dirA] } });
@@ -159,5 +182,49 @@ describe('setSessionCwd and cwdForSession (fake backend)', () => {
     expect(backend.terminals.map((t) => t.params.cwd)).toEqual(['/workspaces/mapped', '/known', '/host', '/own']);
     // Not asked when the request has its own cwd.
     expect(asked).toEqual([['mapped', undefined], ['known', '/known'], ['other', undefined], ['bad', undefined]]);
+  });
+});
+
+describe('trackSessionCwds (message level)', () => {
+  /** Sends `out` through the wrapped writable and `in` through the wrapped readable, in order. */
+  async function pass(host: TerminalHost, steps: Array<['out' | 'in', object]>): Promise<void> {
+    const toAgent = new TransformStream<object, object>();
+    const fromAgent = new TransformStream<object, object>();
+    const wrapped = trackSessionCwds({ writable: toAgent.writable, readable: fromAgent.readable } as never, host);
+    const writer = wrapped.writable.getWriter();
+    const agentSide = toAgent.readable.getReader();
+    const agentWriter = fromAgent.writable.getWriter();
+    const clientSide = wrapped.readable.getReader();
+    for (const [dir, message] of steps) {
+      if (dir === 'out') {
+        await writer.write(message as never);
+        expect((await agentSide.read()).value).toBe(message); // passed on unchanged
+      } else {
+        await agentWriter.write(message);
+        expect((await clientSide.read()).value).toBe(message);
+      }
+    }
+  }
+
+  test('records answered session/new, session/load and session/resume; ignores errors and bad directories', async () => {
+    await using host = new TerminalHost({ createTerminal: fakeBackend().createTerminal });
+    await pass(host, [
+      ['out', { jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: '/a', mcpServers: [] } }],
+      ['out', { jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: '/refused', mcpServers: [] } }],
+      ['out', { jsonrpc: '2.0', id: 3, method: 'session/new', params: { cwd: 'relative', mcpServers: [] } }],
+      ['in', { jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'no' } }],
+      ['in', { jsonrpc: '2.0', id: 1, result: { sessionId: 'new-1' } }],
+      ['in', { jsonrpc: '2.0', id: 3, result: { sessionId: 'new-3' } }],
+      ['out', { jsonrpc: '2.0', id: 4, method: 'session/load', params: { sessionId: 'old', cwd: '/b', mcpServers: [] } }],
+      ['out', { jsonrpc: '2.0', id: 5, method: 'session/resume', params: { sessionId: 'older', cwd: '/c' } }],
+      // An agent request with the same id as a pending one is not a response.
+      ['out', { jsonrpc: '2.0', id: 6, method: 'session/new', params: { cwd: '/d', mcpServers: [] } }],
+      ['in', { jsonrpc: '2.0', id: 6, method: 'terminal/create', params: { sessionId: 'x', command: 'y' } }],
+    ]);
+    expect(host.sessionCwdOf('new-1')).toBe('/a');
+    expect(host.sessionCwdOf('new-3')).toBeUndefined();
+    expect(host.sessionCwdOf('old')).toBe('/b');
+    expect(host.sessionCwdOf('older')).toBe('/c');
+    expect(host.sessionCwdOf('x')).toBeUndefined();
   });
 });

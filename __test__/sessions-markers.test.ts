@@ -10,6 +10,7 @@ import {
   type PtyCreateTerminalOptions,
   type PtyTerminalLike,
 } from '../ts/sessions';
+import { COMMAND_PREFIX } from '../ts/session-protocol';
 import type { CreateTerminalParams, ExitStatus, OutputSnapshot } from '../ts/types';
 
 /** A pty terminal whose output the test emits; its pid is a real, harmless `sleep` (for /proc). */
@@ -203,7 +204,8 @@ test('the command runs from a private file and is typed as one short line after 
   // eslint-disable-next-line no-control-regex -- \x15 is the pty's line-kill (^U) the session types first
   expect(typed).toMatch(/^\x15\n\n __acp_o=\$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=\d+; \\\. '[^']+\/command\.sh'\n$/);
   const file = /'([^']+)'/.exec(typed)![1]!;
-  expect(fs.readFileSync(file, 'utf8')).toBe('\\unset POSIXLY_CORRECT; \\__acp_opts; cat <<EOF\nx\nEOF\n');
+  expect(fs.readFileSync(file, 'utf8')).toBe(`${COMMAND_PREFIX}cat <<EOF\nx\nEOF\n`);
+  expect(COMMAND_PREFIX).toMatch(/\\unset POSIXLY_CORRECT; \\__acp_opts; $/);
   expect(fs.statSync(file).mode & 0o777).toBe(0o600);
   pty.emit(pty.marker(pty.lastSeq, 0));
   await result;

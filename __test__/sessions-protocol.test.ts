@@ -76,9 +76,10 @@ describe('what is written to the shell', () => {
     expect(text).toContain(octalEscapes(`${token};`));
     expect(text.split('\n')[1]).toBe("\\command rm -f -- '/tmp/x y/rc'");
     expect(text).toMatch(/^declare -r __acp_ps1=/m);
-    expect(text).toMatch(/^PS1=\$__acp_ps1$/m);
+    expect(text).toMatch(/^declare -r __acp_ps0=/m);
+    expect(text).toMatch(/^PS1=\$__acp_ps1 PS0=\$__acp_ps0$/m);
     expect(text).toMatch(/^declare -r PROMPT_COMMAND=/m);
-    expect(text).toMatch(/^PS2='' PS0=''$/m);
+    expect(text).toMatch(/^PS2=''$/m);
   });
 
   /** Runs `script` in a bash that sourced the rc (no terminal: stdin, stdout and stderr are pipes). */

@@ -10,7 +10,7 @@
 # rustup's shims shadow them otherwise, with RUSTC_BOOTSTRAP=1 for the unstable `-Zbuild-std`.
 # The std source must match the compiler exactly, which is why rustup's toolchain is not used.
 # The packages are installed when missing (needs root and apt; CI runs as root). C code of
-# dependencies (tree-sitter) is compiled with zig cc (scripts/zig-cc.sh), fetched from PyPI if needed.
+# dependencies (tree-sitter) is compiled with zig cc (scripts/zig-cc.sh; zig from ci-install-tools.sh).
 #
 # Usage: scripts/check-targets.sh [TARGET...]   (default: the four targets below)
 # Environment: CHECK_TARGETS_DIR overrides the cargo target dir (default target/check-targets).
@@ -65,22 +65,13 @@ unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
 
 # A C compiler for the targets: tree-sitter's build script compiles C (through the cc crate) for the
 # target, and this machine has no macOS SDK or musl cross compiler. `zig cc` ships their libc headers
-# (scripts/zig-cc.sh adapts the cc crate's flags); ZIG may name a zig binary, else one on PATH, else
-# the pinned ziglang wheel from PyPI is unpacked under the target dir.
-ZIG_VERSION=0.13.0.post1
+# (scripts/zig-cc.sh adapts the cc crate's flags). ZIG may name a zig binary; else a zig on PATH;
+# else the pinned one scripts/ci-install-tools.sh installs (and prints the directory of).
 if [ -z "${ZIG:-}" ]; then
   if command -v zig >/dev/null; then
     ZIG=$(command -v zig)
   else
-    zigdir="$CARGO_TARGET_DIR/zig-$ZIG_VERSION"
-    if [ ! -x "$zigdir/ziglang/zig" ]; then
-      echo "== fetching ziglang==$ZIG_VERSION (a C compiler for the targets) from PyPI"
-      mkdir -p "$zigdir"
-      python3 -m pip download "ziglang==$ZIG_VERSION" --no-deps --only-binary=:all: -q -d "$zigdir"
-      python3 -m zipfile -e "$zigdir"/ziglang-*.whl "$zigdir"
-      chmod +x "$zigdir/ziglang/zig"
-    fi
-    ZIG="$zigdir/ziglang/zig"
+    ZIG="$(bash scripts/ci-install-tools.sh | tail -1)/zig"
   fi
 fi
 export ZIG

@@ -37,7 +37,7 @@ if (cargo.error || cargo.status !== 0) {
 }
 console.log(`acp-terminal: building the native addon (${path.basename(binary)})`);
 const napi = path.join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js');
-const r = spawnSync(process.execPath, [napi, 'build', '--platform', '--release'], {
+const r = spawnSync(process.execPath, [napi, 'build', '--platform', '--release', '--no-js'], {
   cwd: root,
   stdio: 'inherit',
 });

@@ -17,6 +17,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { platformId, platformOfTriple } = require('../platforms.js');
 
 const root = path.resolve(__dirname, '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -35,22 +36,11 @@ function run(cmd, args, options = {}) {
 
 /** This machine's napi platform id and Rust target triple (the one the release builds). */
 function platform() {
-  const { platform: p, arch } = process;
-  const glibc = p === 'linux' && typeof process.report?.getReport()?.header?.glibcVersionRuntime === 'string';
-  const id = p === 'linux' ? `linux-${arch}-${glibc ? 'gnu' : 'musl'}` : `${p}-${arch}`;
-  const cpu = { x64: 'x86_64', arm64: 'aarch64' }[arch];
-  const triple = {
-    'linux-x64-gnu': 'x86_64-unknown-linux-gnu.2.17',
-    'linux-arm64-gnu': 'aarch64-unknown-linux-gnu.2.17',
-    'linux-x64-musl': 'x86_64-unknown-linux-musl',
-    'linux-arm64-musl': 'aarch64-unknown-linux-musl',
-    'darwin-x64': 'x86_64-apple-darwin',
-    'darwin-arm64': 'aarch64-apple-darwin',
-  }[id];
-  if (!cpu || !triple || !pkg.napi.targets.includes(triple.replace(/\.2\.17$/, ''))) {
-    fail(`${id} is not a release target (napi.targets: ${pkg.napi.targets.join(', ')})`);
-  }
-  return { id, triple };
+  const id = platformId();
+  const target = pkg.napi.targets.find((t) => platformOfTriple(t) === id);
+  if (!target) fail(`${id} is not a release target (napi.targets: ${pkg.napi.targets.join(', ')})`);
+  // Linux gnu binaries are linked against glibc 2.17 (cargo zigbuild).
+  return { id, triple: target.endsWith('-linux-gnu') ? `${target}.2.17` : target };
 }
 
 function withTools(env) {

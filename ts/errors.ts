@@ -11,7 +11,7 @@
  * - `ERR_POLICY_DENIED`: the command policy refused a program (a deny rule matched, or it is not on
  *   the allow list, or a shell line could not be verified against the allow list).
  * - `ERR_CWD_OUTSIDE_ROOTS`: the working directory, symlinks and `..` resolved, is outside `allowedRoots`.
- * - `ERR_NOT_APPROVED`: the host's `approve` callback declined (or failed).
+ * - `ERR_NOT_APPROVED`: the host's `approve` callback declined (answered anything but `true`).
  * - `ERR_TOO_MANY_TERMINALS`: `maxTerminals` live terminals already exist.
  *
  * Loading: `ERR_NATIVE_UNAVAILABLE` (no binary for this platform, or it did not load: the message says
@@ -34,7 +34,9 @@ export type AcpTerminalErrorCode =
   | 'ERR_NOT_APPROVED'
   | 'ERR_COMMAND_RUNNING'
   | 'ERR_NO_RUNNING_COMMAND'
-  | 'ERR_SESSION_START';
+  | 'ERR_SESSION_START'
+  /** A `ShellSessions` session stopped answering (`status: 'broken'`): call `restart()`. */
+  | 'ERR_SESSION_BROKEN';
 
 /** The codes of host policy refusals (the ones reported as `denied` audit events). */
 export type PolicyErrorCode = 'ERR_POLICY_DENIED' | 'ERR_CWD_OUTSIDE_ROOTS' | 'ERR_NOT_APPROVED' | 'ERR_TOO_MANY_TERMINALS';

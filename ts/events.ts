@@ -63,7 +63,7 @@ export interface TerminalKilledAuditEvent extends AuditEventBase {
 }
 
 /** Why a terminal was released. */
-export type ReleaseReason = 'request' | 'session' | 'close';
+export type ReleaseReason = 'request' | 'session' | 'all' | 'close';
 
 /** A terminal was released and freed. */
 export interface TerminalReleasedAuditEvent extends AuditEventBase {
@@ -71,7 +71,7 @@ export interface TerminalReleasedAuditEvent extends AuditEventBase {
   type: 'released';
   /** Host-issued terminal id. */
   terminalId: string;
-  /** `request`: `terminal/release`; `session`: `releaseSession()`; `close`: `close()`. */
+  /** `request`: `terminal/release`; `session`: `releaseSession()`; `all`: `releaseAll()`; `close`: `close()`. */
   reason: ReleaseReason;
   /** True when the command was still running and the release killed it. */
   wasRunning: boolean;

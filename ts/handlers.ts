@@ -4,8 +4,8 @@
  */
 
 import { errorCode, errorMessage } from './errors';
-import type { TerminalHost } from './host';
-import { loadSdk, requireSdk, type SdkModule } from './sdk';
+import type { HostCreateTerminalRequest, TerminalHost } from './host';
+import { loadSdk, requireSdk, sdkForApp, type SdkModule } from './sdk';
 import { trackConnections } from './session-cwds';
 import type { ClientApp, RequestError } from './sdk-types';
 
@@ -59,6 +59,11 @@ function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
   return new RequestError(jsonRpcCodeFor(code), errorMessage(error), { ...details, ...(code ? { code } : {}) });
 }
 
+/** A params "parser" that hands the params on as sent (the host validates them). */
+function asSent<T>(params: unknown): T {
+  return (params ?? {}) as T;
+}
+
 /**
  * Registers `terminal/create`, `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and
  * `terminal/release` on `app`, served by `host`. Returns `app` for chaining.
@@ -78,18 +83,12 @@ function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
  * Remember to advertise `clientCapabilities: { terminal: true }` in your `initialize` request.
  */
 export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): ClientApp {
-  let sdk: SdkModule | undefined = requireSdk();
-  let failure: unknown;
+  const sdk: SdkModule | undefined = requireSdk();
+  // Errors are made with the RequestError class of the SDK copy the app comes from (found on the first
+  // error): the SDK keeps a handler's error code only for its own class (see sdkForApp).
+  let appSdk: Promise<SdkModule> | undefined;
   if (!sdk) {
-    loadSdk().then(
-      (loaded) => {
-        sdk = loaded;
-      },
-      (error: unknown) => {
-        failure = error;
-        process.emitWarning(errorMessage(error), { code: errorCode(error) });
-      },
-    );
+    loadSdk().catch((error: unknown) => process.emitWarning(errorMessage(error), { code: errorCode(error) }));
   }
   const serve = async <T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> => {
     try {
@@ -97,15 +96,22 @@ export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): Cl
     } catch (error) {
       // Cancelled (`$/cancel_request`): the SDK answers with the reason it aborted with, -32800.
       if (signal.aborted && error === signal.reason) throw error;
-      if (failure !== undefined) throw failure;
-      throw requestErrorWith(sdk ?? (await loadSdk()), error);
+      if (!appSdk) {
+        appSdk = sdkForApp(app);
+        appSdk.catch(() => (appSdk = undefined)); // not loadable yet: tried again on the next error
+      }
+      throw requestErrorWith(await appSdk, error);
     }
   };
   trackConnections(app, host);
   // Each request's `ctx.signal` (aborted by the agent's `$/cancel_request` or when the connection closes)
   // goes to the host, so a cancelled wait is answered at once with the SDK's -32800.
   return app
-    .onRequest('terminal/create', ({ params, signal }) => serve(signal, () => host.createTerminal(params, { signal })))
+    // terminal/create's params go to the host as sent: it checks every field itself (errors name the
+    // field), and only so can a host with `clampLimits` clamp an `outputByteLimit` the SDK's schema refuses.
+    .onRequest('terminal/create', asSent<HostCreateTerminalRequest>, ({ params, signal }) =>
+      serve(signal, () => host.createTerminal(params, { signal })),
+    )
     .onRequest('terminal/output', ({ params, signal }) => serve(signal, () => host.terminalOutput(params, { signal })))
     .onRequest('terminal/wait_for_exit', ({ params, signal }) => serve(signal, () => host.waitForTerminalExit(params, { signal })))
     .onRequest('terminal/kill', ({ params, signal }) => serve(signal, () => host.killTerminal(params, { signal })))

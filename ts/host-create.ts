@@ -8,12 +8,12 @@ import * as path from 'node:path';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg, type PolicyErrorCode } from './errors';
 import type { TerminalAuditEvent } from './events';
 import { childPath, hostPath, type HostSettings } from './host-options';
-import type { ApprovalRequest, HostCreateTerminalRequest } from './host-types';
+import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest } from './host-types';
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
 import { checkCommand, resolveCwdInRoots, type CompiledCommandPolicy, type PolicyCommand } from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
-import type { CreateTerminalOptions, TerminalLike } from './types';
-import { mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
+import type { CreateTerminalOptions, ResolveProgramFn, TerminalLike } from './types';
+import { clampedCount, mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
 
 /** A create request as the host applies it: checked, with the default cwd, the effective limit, the merged env. */
 export type AppliedCreateRequest = HostCreateTerminalRequest & { outputByteLimit: number };
@@ -22,7 +22,7 @@ export type AppliedCreateRequest = HostCreateTerminalRequest & { outputByteLimit
 export interface Spawned {
   /** The backend's terminal. */
   terminal: TerminalLike;
-  /** For a direct (argv) request under a policy or an approver: the absolute path that was executed. */
+  /** The absolute path executed for a direct request (argv, or arg-less run directly under `argless: 'auto'`) when a policy or an approver resolved it, or `argless` did. */
   program: string | undefined;
 }
 
@@ -50,7 +50,7 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
     throw invalidArg('cwd', `must be an absolute path string, got ${JSON.stringify(request.cwd)}`);
   }
   if (typeof request.cwd === 'string' && request.cwd.includes('\0')) throw invalidArg('cwd', 'contains a NUL byte');
-  const requested = optionalCount(request.outputByteLimit, 'outputByteLimit');
+  const requested = (settings.clampLimits ? clampedCount : optionalCount)(request.outputByteLimit, 'outputByteLimit');
   const outputByteLimit = Math.min(requested ?? settings.defaultLimit, settings.maxLimit);
   const env = mergeEnv(settings.envOverlay, request.env == null ? [] : normalizeEnv(request.env, 'env'));
   const cwd = request.cwd ?? settings.cwd;
@@ -68,7 +68,7 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
  * Checks `req` (validated from `request`) against the host's policy, asks for approval, and starts exactly
  * what was checked. `seen.cwd` follows the directory as it gets resolved (for the audit of a refusal);
  * `req.cwd` becomes the directory the command really got. `isClosed` tells whether the host was closed
- * while the approval was pending.
+ * while the approval was pending; `signal` is the approver's (the call's, aborted by the host's close too).
  */
 export async function spawnChecked(
   settings: HostSettings,
@@ -76,6 +76,7 @@ export async function spawnChecked(
   req: AppliedCreateRequest,
   seen: { cwd: string | undefined },
   isClosed: () => boolean,
+  signal: AbortSignal,
 ): Promise<Spawned> {
   let program: string | undefined;
   // 1. Working directory inside the allowed roots (resolved here for the policy and the approval; the
@@ -96,29 +97,37 @@ export async function spawnChecked(
     env = mergeEnv(filteredInheritedEnv(settings.dropEnv), env);
     options.inheritEnv = false;
   }
-  // 3. Environment and command policy (and the program list the approver sees).
+  // 3. How an arg-less request is read (`argless`): a shell line, or a program run directly.
   if (settings.envPolicy && request.env != null) checkRequestEnv(settings.envPolicy, normalizeEnv(request.env, 'env'));
   const args = req.args ?? [];
+  const inherit = options.inheritEnv !== false;
+  const resolve = settings.resolveProgram ?? loadNativeResolveProgram();
+  let direct: string | undefined;
+  if (args.length === 0 && settings.backendOptions.shell !== false && arglessMode(settings, req) === 'auto') {
+    direct = directProgram(req.command, cwd, childPath(env) ?? hostPath([], inherit), resolve);
+    if (direct !== undefined) options.shell = false;
+  }
+  program = direct;
+  // 4. Command policy (and the program list the approver sees): it judges what will run.
   let commands: PolicyCommand[] = [];
   if (settings.commandPolicy || settings.approve) {
     const policy: CompiledCommandPolicy = settings.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
-    const shellLine = args.length === 0 && settings.backendOptions.shell !== false;
-    const inherit = options.inheritEnv !== false;
+    const shellLine = args.length === 0 && options.shell !== false;
     const result = checkCommand(policy, {
-      command: req.command,
+      command: direct ?? req.command,
       args,
       shellLine,
       cwd,
       // A program is found through the host's PATH (and then run by its absolute path); the words of a
       // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
       path: shellLine ? (childPath(env) ?? hostPath([], inherit)) : hostPath(settings.envOverlay, settings.backendOptions.inheritEnv !== false),
-      resolve: settings.resolveProgram ?? loadNativeResolveProgram(),
+      resolve,
       ...(settings.envPolicy ? { env: settings.envPolicy } : {}),
     });
     program = result.program;
     commands = result.commands;
   }
-  // 4. The user's approval.
+  // 5. The user's approval.
   if (settings.approve) {
     const approval: ApprovalRequest = {
       sessionId: req.sessionId,
@@ -130,14 +139,8 @@ export async function spawnChecked(
       ...(program !== undefined ? { program } : {}),
       commands,
     };
-    let approved: unknown;
-    try {
-      approved = await settings.approve(approval);
-    } catch (error) {
-      throw new AcpTerminalError('ERR_NOT_APPROVED', `terminal/create was not approved: the approval failed (${errorMessage(error)})`, {
-        reason: 'approval-failed',
-      });
-    }
+    // What the approver throws (its prompt had no TTY, was cancelled) reaches the caller unchanged.
+    const approved: unknown = await settings.approve(approval, { signal });
     if (approved !== true) {
       throw new AcpTerminalError('ERR_NOT_APPROVED', 'terminal/create was not approved by the user; do not retry the same command', {
         reason: 'declined',
@@ -145,7 +148,7 @@ export async function spawnChecked(
     }
     if (isClosed()) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed while the command awaited approval');
   }
-  // 5. Spawn exactly what was checked: the resolved program for a direct request.
+  // 6. Spawn exactly what was checked: the resolved program for a direct request.
   const backend = settings.backend ?? loadNativeCreateTerminal();
   const terminal = await backend(
     {
@@ -162,6 +165,49 @@ export async function spawnChecked(
   const gotCwd = handleCwd(terminal) ?? cwd;
   if (gotCwd !== undefined) req.cwd = gotCwd;
   return { terminal, program };
+}
+
+/**
+ * A signal aborted (with the same reason) as soon as any of `signals` is; `unlink()` detaches it from
+ * them once it is no longer needed (a host's close signal outlives every call).
+ */
+export function linkedSignal(signals: ReadonlyArray<AbortSignal | undefined>): { signal: AbortSignal; unlink(): void } {
+  const controller = new AbortController();
+  const sources = signals.filter((s): s is AbortSignal => s !== undefined);
+  const onAbort = (event: Event): void => controller.abort((event.target as AbortSignal).reason);
+  const unlink = (): void => sources.forEach((s) => s.removeEventListener('abort', onAbort));
+  for (const source of sources) {
+    if (source.aborted) {
+      controller.abort(source.reason);
+      break;
+    }
+    source.addEventListener('abort', onAbort, { once: true });
+  }
+  controller.signal.addEventListener('abort', unlink, { once: true });
+  return { signal: controller.signal, unlink };
+}
+
+/** A bare program name: no shell syntax, nothing a shell would expand or split. */
+const BARE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+,@%-]*$/;
+
+/** The `argless` mode for this request (a function option decides per request). */
+function arglessMode(settings: HostSettings, req: AppliedCreateRequest): ArglessMode {
+  const mode = typeof settings.argless === 'function' ? settings.argless(Object.freeze({ ...req })) : settings.argless;
+  if (mode !== 'shell' && mode !== 'auto') throw invalidArg('options.argless', `returned ${JSON.stringify(mode)}, not 'shell' or 'auto'`);
+  return mode;
+}
+
+/**
+ * Under `argless: 'auto'`: the absolute path of the program an arg-less `command` names (the exact path of
+ * an existing executable, or a bare name found in `pathVar`), or undefined when it is a shell line.
+ */
+function directProgram(command: string, cwd: string | undefined, pathVar: string | undefined, resolve: ResolveProgramFn): string | undefined {
+  if (!command.includes('/') && !BARE_NAME.test(command)) return undefined;
+  try {
+    return resolve(command, { cwd: cwd ?? null, path: pathVar ?? null });
+  } catch {
+    return undefined; // not an executable: a shell line (which reports what is wrong, as under 'shell')
+  }
 }
 
 /**

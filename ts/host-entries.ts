@@ -42,6 +42,7 @@ export class TerminalEntries {
   constructor(
     private readonly maxSnapshots: number,
     private readonly emit: (event: TerminalAuditEvent) => void,
+    private readonly ignoreUnknownRelease = false,
   ) {}
 
   /** Number of live (created, not yet released) terminals. */
@@ -125,7 +126,10 @@ export class TerminalEntries {
     }
   }
 
-  /** `terminal/release`: idempotent for ids this host issued; waits for a release already in flight. */
+  /**
+   * `terminal/release`: idempotent for ids this host issued; waits for a release already in flight. Any
+   * other id is `ERR_TERMINAL_NOT_FOUND`, or `{}` (nothing released) under `ignoreUnknownRelease`.
+   */
   async release(request: HostTerminalRequest): Promise<Record<string, never>> {
     const { sessionId, terminalId } = validateTerminalRequest(request);
     const pending = this.releasing.get(terminalId);
@@ -138,7 +142,7 @@ export class TerminalEntries {
       await this.releaseEntry(terminalId, entry, 'request');
       return {};
     }
-    if (!entry && this.issued(terminalId)) return {};
+    if ((!entry && this.issued(terminalId)) || this.ignoreUnknownRelease) return {};
     throw notFound(terminalId);
   }
 

@@ -4,12 +4,12 @@
  */
 
 import { invalidArg } from './errors';
-import type { ApprovalRequest, TerminalHostOptions } from './host-types';
+import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNativeResolveProgram } from './native';
 import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, ResolveProgramFn, ResourceLimits } from './types';
-import { normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
+import { clampedCount, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
 /** Default `defaultOutputByteLimit`: 1 MiB, so an agent that omits the limit cannot exhaust memory. */
 export const DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024;
@@ -26,14 +26,20 @@ export interface HostSettings {
   readonly defaultLimit: number;
   /** Ceiling of every terminal's output limit. */
   readonly maxLimit: number;
-  /** Live (and pending) terminals allowed at once. */
+  /** Live (and pending) terminals allowed at once (`Infinity`: no bound). */
   readonly maxTerminals: number;
+  /** Whether a request's `outputByteLimit` is clamped instead of refused (`clampLimits`). */
+  readonly clampLimits: boolean;
+  /** Whether releasing an id this host never issued (to that session) answers `{}` (`ignoreUnknownRelease`). */
+  readonly ignoreUnknownRelease: boolean;
   /** Released terminals whose final snapshot is kept. */
   readonly maxSnapshots: number;
   /** The host's `env` overlay. */
   readonly envOverlay: EnvVariable[];
   /** What every create passes to the backend (grace, shell, inheritEnv, timeout, limits, sandbox). */
   readonly backendOptions: CreateTerminalOptions;
+  /** How arg-less requests are read (`argless`). */
+  readonly argless: ArglessMode | ((request: Readonly<HostCreateTerminalRequest>) => ArglessMode);
   /** The backend given as `createTerminal` (undefined: the native one). */
   readonly backend: CreateTerminalFn | undefined;
   /** Allowed roots, resolved. */
@@ -43,7 +49,7 @@ export interface HostSettings {
   /** The environment policy, compiled (undefined: requests' env is not judged). */
   readonly envPolicy: CompiledEnvPolicy | undefined;
   /** The approval callback. */
-  readonly approve: ((request: ApprovalRequest) => boolean | Promise<boolean>) | undefined;
+  readonly approve: ((request: ApprovalRequest, options: ApprovalOptions) => boolean | Promise<boolean>) | undefined;
   /** Which inherited variables to drop (undefined: none, or nothing inherited). */
   readonly dropEnv: ((name: string) => boolean) | undefined;
   /** Program resolution given as `resolveProgram` (undefined: the core's). */
@@ -77,11 +83,19 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     optionalCount(options.defaultOutputByteLimit, 'options.defaultOutputByteLimit') ?? DEFAULT_OUTPUT_BYTE_LIMIT,
     maxLimit,
   );
-  const maxTerminals = optionalCount(options.maxTerminals, 'options.maxTerminals', 1) ?? DEFAULT_MAX_TERMINALS;
+  for (const flag of ['clampLimits', 'ignoreUnknownRelease'] as const) {
+    if (options[flag] !== undefined && typeof options[flag] !== 'boolean') throw invalidArg(`options.${flag}`, 'must be a boolean');
+  }
+  const clampLimits = options.clampLimits === true;
+  const count = clampLimits ? clampedCount : optionalCount;
+  const maxTerminals =
+    options.maxTerminals === Infinity
+      ? Infinity
+      : (optionalCount(options.maxTerminals, 'options.maxTerminals', 1) ?? DEFAULT_MAX_TERMINALS);
   const maxSnapshots =
     optionalCount(options.maxReleasedSnapshots, 'options.maxReleasedSnapshots') ?? DEFAULT_MAX_RELEASED_SNAPSHOTS;
   const envOverlay = normalizeEnv(options.env, 'options.env');
-  const killGraceMs = optionalCount(options.killGraceMs, 'options.killGraceMs');
+  const killGraceMs = count(options.killGraceMs, 'options.killGraceMs');
   const timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs', 1);
   const limits = validateLimits(options.limits, 'options.limits');
   if (options.shell !== undefined && options.shell !== false && typeof options.shell !== 'string') {
@@ -89,6 +103,9 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   }
   if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
     throw invalidArg('options.inheritEnv', 'must be a boolean');
+  }
+  if (options.argless !== undefined && options.argless !== 'shell' && options.argless !== 'auto' && typeof options.argless !== 'function') {
+    throw invalidArg('options.argless', `must be 'shell', 'auto' or a function, got ${JSON.stringify(options.argless)}`);
   }
   for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
@@ -117,9 +134,12 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     defaultLimit,
     maxLimit,
     maxTerminals,
+    clampLimits,
+    ignoreUnknownRelease: options.ignoreUnknownRelease === true,
     maxSnapshots,
     envOverlay,
     backendOptions,
+    argless: options.argless ?? 'shell',
     backend: options.createTerminal,
     roots,
     commandPolicy,

@@ -71,10 +71,32 @@ export interface ApprovalRequest {
   env: EnvVariable[];
   /** Output limit applied. */
   outputByteLimit: number;
-  /** For a direct (argv) request: the absolute path that will be executed. */
+  /** For a request run directly (with args, or arg-less under `argless: 'auto'`): the absolute path that will be executed. */
   program?: string;
   /** The programs found in the request (for shell lines, as the analysis found them; see `shellCommandWords`). */
   commands: PolicyCommand[];
+}
+
+/**
+ * How an arg-less `terminal/create` (no `args`, or `args: []`) is read:
+ * - `'shell'`: `command` is a shell line (`sh -c command`), as the ACP spec and Zed read it. A path with a
+ *   space (`/opt/x/tool with space`) runs `/opt/x/tool` with two arguments.
+ * - `'auto'`: `command` is executed directly, with no arguments, when it is the exact path of an existing
+ *   executable (absolute, or relative to the cwd), or a bare program name (letters, digits, `_ . + , @ % -`;
+ *   no shell syntax) found in the PATH; anything else is a shell line. So `/opt/x/tool with space` runs
+ *   that program, `make` runs `make` without a shell, and `make && make test` or `cd` (a builtin, not in
+ *   PATH) are shell lines. Shell behaviour is lost only where it would not have applied: no expansion,
+ *   no aliases, no `ENV`/`BASH_ENV` startup file for the directly run program.
+ */
+export type ArglessMode = 'shell' | 'auto';
+
+/** The second argument of `approve`. */
+export interface ApprovalOptions {
+  /**
+   * Aborted when the agent cancels the `terminal/create` (`$/cancel_request`, the caller's `signal`) or
+   * the host is closed: close the prompt. The create has already been answered with the signal's reason.
+   */
+  signal: AbortSignal;
 }
 
 /** Options of `new TerminalHost()`. */
@@ -96,8 +118,23 @@ export interface TerminalHostOptions {
   defaultOutputByteLimit?: number;
   /** Ceiling for every terminal's output limit; larger requests are clamped (default: no ceiling). */
   maxOutputByteLimit?: number;
-  /** Live terminals allowed at once; creating more fails with `ERR_TOO_MANY_TERMINALS` (default 64). */
+  /**
+   * Live terminals allowed at once; creating more fails with `ERR_TOO_MANY_TERMINALS` (default 64;
+   * `Infinity`: no bound).
+   */
   maxTerminals?: number;
+  /**
+   * Clamp sloppy numbers instead of refusing them: a request's `outputByteLimit` and this host's
+   * `killGraceMs` that are fractional, negative or too large are rounded down into [0, 2^53-1] (a string or
+   * NaN is still refused). Default false: such numbers fail with `ERR_INVALID_ARG` naming the field.
+   */
+  clampLimits?: boolean;
+  /**
+   * Answer `terminal/release` of an id this host never issued to that session with `{}` (as many
+   * hand-written terminal managers do) instead of `ERR_TERMINAL_NOT_FOUND` (-32002). Nothing is released:
+   * another session's terminal stays alive. Default false.
+   */
+  ignoreUnknownRelease?: boolean;
   /** Grace period between SIGTERM and SIGKILL (backend default when absent). */
   killGraceMs?: number;
   /** Variables added to every command: inherited environment < this overlay < the request's `env`. */
@@ -106,6 +143,13 @@ export interface TerminalHostOptions {
   inheritEnv?: boolean;
   /** `false` never uses a shell; a path selects the shell for arg-less commands. */
   shell?: false | string;
+  /**
+   * How arg-less requests are read: `'shell'` (default) or `'auto'` (see `ArglessMode`), for every
+   * request or chosen per request by a function. A request run directly reaches the backend with its
+   * resolved program as `command` and `shell: false`; the command policy and `approve` judge that
+   * program, exactly as for a request with `args`. Ignored when `shell` is false (nothing is a shell line).
+   */
+  argless?: ArglessMode | ((request: Readonly<HostCreateTerminalRequest>) => ArglessMode);
   /** How many released terminals keep their final snapshot for `finalOutput()` (default 32). */
   maxReleasedSnapshots?: number;
   /** Terminal backend (default: the native `createTerminal`); substitute it to sandbox or fake commands. */
@@ -131,10 +175,13 @@ export interface TerminalHostOptions {
   envPolicy?: EnvPolicy;
   /**
    * Asked before anything runs, after every other check passed (so the user is only asked about
-   * requests the policy would allow). Only `true` approves; `false`, another value, a throw or a
-   * rejection refuse with `ERR_NOT_APPROVED`. Pending approvals count against `maxTerminals`.
+   * requests the policy would allow). Only `true` approves; `false` or another value refuse with
+   * `ERR_NOT_APPROVED`. A throw or a rejection (no TTY for the prompt, the user cancelled) fails the
+   * create with that very error, so a client keeps its own error classes (over the wire: its `code`
+   * mapped as usual, a `RequestError` kept as is, anything else -32603). `options.signal` aborts when the
+   * agent cancels the request or the host closes. Pending approvals count against `maxTerminals`.
    */
-  approve?: (request: ApprovalRequest) => boolean | Promise<boolean>;
+  approve?: (request: ApprovalRequest, options: ApprovalOptions) => boolean | Promise<boolean>;
   /**
    * Inherited variables to drop, by name pattern (case-insensitive globs such as `*_TOKEN`, or RegExps),
    * before the host's `env` overlay and the request's `env` are applied (those are never filtered).

@@ -10,29 +10,32 @@
 import type * as Native from '../index.js';
 import { loadNative } from './native';
 import type { PtyCreateTerminalFn } from './sessions';
-import type { CreateTerminalFn } from './types';
+import type { CreateTerminalFn, CreateTerminalParams } from './types';
 
 export type {
   ContainmentInfo,
   CreateTerminalOptions,
-  CreateTerminalParams,
   EnvVariable,
   OnOutputOptions,
   PtyOptions,
   RenderedTerminalOutput,
   RenderTerminalOutputOptions,
   TerminalEmptyResponse,
-  TerminalExitStatus,
   TerminalHandle,
-  TerminalOutputResponse,
 } from '../index.js';
+// The ACP shapes, assignable both ways to the SDK's (the core's generated declarations are narrower or wider).
+export type {
+  CreateTerminalParams,
+  ExitStatus as TerminalExitStatus,
+  OutputSnapshot as TerminalOutputResponse,
+} from './types';
 
 /**
  * Starts a command (see `CreateTerminalParams`); resolves with its `TerminalHandle`. Loads the native
  * core on first use (`ERR_NATIVE_UNAVAILABLE` when this platform has none).
  */
 export async function createTerminal(
-  params: Native.CreateTerminalParams,
+  params: CreateTerminalParams,
   options?: Native.CreateTerminalOptions | null,
 ): Promise<Native.TerminalHandle> {
   return loadNative().createTerminal(params, options);
@@ -90,7 +93,9 @@ export {
   type HostCreateTerminalRequest,
   type HostCreateTerminalResponse,
   type HostTerminalRequest,
+  type ApprovalOptions,
   type ApprovalRequest,
+  type ArglessMode,
   type TerminalCreatedEvent,
   type TerminalHostOptions,
   type CallOptions,
@@ -184,6 +189,7 @@ export {
   type PtyCreateTerminalFn,
   type PtyCreateTerminalOptions,
   type PtyTerminalLike,
+  type RestartResult,
   type ShellSessionsOptions,
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';

@@ -52,21 +52,30 @@ export function compileEnvPatterns(patterns: unknown, field: string): ((name: st
   return (name) => res.some((re) => safeTest(re, name));
 }
 
-let coreDefaulted: ReadonlySet<string> | undefined;
+const coreDefaulted = new Map<boolean, ReadonlySet<string>>();
 
-/** The names the core gives a default value over the inherited environment (its `envDefaults()`). */
-function coreDefaultedNames(): ReadonlySet<string> {
-  coreDefaulted ??= new Set(loadNative().envDefaults().map((d) => d.name));
-  return coreDefaulted;
+/** The names the core gives a default value over the inherited environment (its `envDefaults(pty)`). */
+function coreDefaultedNames(pty: boolean): ReadonlySet<string> {
+  let names = coreDefaulted.get(pty);
+  if (!names) {
+    names = new Set(loadNative().envDefaults(pty).map((d) => d.name));
+    coreDefaulted.set(pty, names);
+  }
+  return names;
 }
 
 /**
  * This process's environment minus the variables `drop` matches, as ACP env entries (used with the
- * core's `inheritEnv: false`). The variables the core defaults (`envDefaults()`: `PAGER`, `GIT_PAGER`)
- * are left out so its defaults still apply as they do to an inherited environment.
+ * core's `inheritEnv: false`). The variables the core defaults (`envDefaults()`: `PAGER`, `GIT_PAGER`,
+ * and `TERM` for a terminal on a pty: `pty: true`) are left out so its defaults still apply as they do
+ * to an inherited environment.
  */
-export function filteredInheritedEnv(drop: (name: string) => boolean, env: NodeJS.ProcessEnv = process.env): EnvVariable[] {
-  const defaulted = coreDefaultedNames();
+export function filteredInheritedEnv(
+  drop: (name: string) => boolean,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { pty?: boolean } = {},
+): EnvVariable[] {
+  const defaulted = coreDefaultedNames(options.pty === true);
   const out: EnvVariable[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || defaulted.has(name) || drop(name)) continue;

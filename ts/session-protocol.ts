@@ -10,11 +10,16 @@
  * `<seq>` is the number of the command the prompt follows (0 for the prompt after the rc);
  * `<status>` is `$?`. While the shell's stderr is not the terminal (after `exec 2>file`) the prompt
  * is not seen: `PROMPT_COMMAND` then prints `ESC ] 6973 ; <token> ; F ; <seq> BEL` to /dev/tty, a
- * completion without a status (it comes from commands a function could replace).
+ * completion without a status (it comes from commands a function could replace); it does so too
+ * when PS1 is not the session's (a command made its own prompt read-only).
+ * PS0 prints `ESC ] 6973 ; <token> ; S BEL` when the shell has read a command line, before it runs
+ * it: a prompt with an older `<seq>` after that start means the session's line failed (broken).
+ * Markers are matched case-insensitively (`stty olcuc` upper-cases the token's hex digits).
  *
  * A command is run with ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=<seq>; \. <file>`: in POSIX
  * mode `.` is a special builtin, found before any function named `.`, `source` or `builtin`; the
- * file's first line starts with `\unset POSIXLY_CORRECT; \__acp_opts; ` (`unset` is a special builtin
+ * file's first line starts with `COMMAND_PREFIX` (the SIGINT trap, stdout and stderr put back, then
+ * `\unset POSIXLY_CORRECT; \__acp_opts; `: `unset` is a special builtin
  * too; `__acp_opts`, a read-only function of the rc, puts back the shell options that bash's POSIX
  * mode changed and did not restore: `inherit_errexit`, `shift_verbose`, `expand_aliases`,
  * `interactive_comments`, `sourcepath`), so the command itself runs in bash's normal mode, with its
@@ -28,9 +33,14 @@ export const MARKER_OSC = '6973';
 
 /** A marker found in the stream. */
 export interface Marker {
-  /** Sequence number of the command the prompt follows; NaN when the shell printed none. */
+  /**
+   * `'prompt'`: the shell is back at its prompt (PS1, or the fallback); `'start'`: the shell read a
+   * command line and is about to run it (PS0).
+   */
+  kind: 'prompt' | 'start';
+  /** Sequence number of the command the prompt follows; NaN when the shell printed none (and for start). */
   seq: number;
-  /** `$?` as the prompt printed it; null for the fallback marker (stderr not the terminal). */
+  /** `$?` as the prompt printed it; null for the fallback marker (stderr not the terminal) and for start. */
   status: number | null;
 }
 
@@ -56,11 +66,13 @@ export function octalEscapes(text: string): string {
 export function rcText(token: string, rcPath: string): string {
   const head = `\\033]${MARKER_OSC};${octalEscapes(`${token};`)}`;
   const prompt = `${head}E;\${__acp_n-};$?\\007`;
+  const start = `${head}S\\007`;
   const fallback = `\\builtin printf '${head}F;%s\\007' "\${__acp_n-}" >/dev/tty`;
   // Run before each prompt; `$?` is kept for the prompt by bash. Its stderr (where `set -x` traces
   // go) is discarded; fd 3 is the shell's stderr, to tell whether the prompt reaches the terminal.
   const promptCommand =
-    `{ PS1=$__acp_ps1; \\builtin shopt -s promptvars; [[ -t 3 ]] || ${fallback}; } 3>&2 2>/dev/null ` +
+    `{ [[ \${PS0@a} == *r* ]] || PS0=$__acp_ps0; [[ \${PS1@a} == *r* ]] || PS1=$__acp_ps1; ` +
+    `\\builtin shopt -s promptvars; [[ -t 3 && $PS1 == "$__acp_ps1" ]] || ${fallback}; } 3>&2 2>/dev/null ` +
     `|| { PS1=$__acp_ps1; ${fallback}; } 2>/dev/null || [[ 1 ]]`;
   // Leaving POSIX mode (POSIXLY_CORRECT unset) resets these options to bash's defaults and leaves
   // inherit_errexit on: back to what they were before the command line (`$__acp_o`, from BASHOPTS).
@@ -74,11 +86,12 @@ export function rcText(token: string, rcPath: string): string {
     'HISTCONTROL=ignorespace',
     'history -c',
     'unset HISTFILE',
-    "PS2='' PS0=''",
+    "PS2=''",
     'export PAGER=cat GIT_PAGER=cat',
     '__acp_n=0',
     `declare -r __acp_ps1=${shellQuote(prompt)}`,
-    'PS1=$__acp_ps1',
+    `declare -r __acp_ps0=${shellQuote(start)}`,
+    'PS1=$__acp_ps1 PS0=$__acp_ps0',
     `declare -r PROMPT_COMMAND=${shellQuote(promptCommand)}`,
     `__acp_opts() { { ${restoreOptions}; } >/dev/null 2>&1; }`,
     'declare -fr __acp_opts',
@@ -91,8 +104,14 @@ export function rcLine(rcPath: string): string {
   return ` \\builtin source ${shellQuote(rcPath)}\n`;
 }
 
-/** Prefix of the command file's first line: back to bash's normal mode (see the module doc). */
-export const COMMAND_PREFIX = '\\unset POSIXLY_CORRECT; \\__acp_opts; ';
+/**
+ * Prefix of the command file's first line, run in POSIX mode (special builtins before functions): the
+ * session's SIGINT (C-c) trap reset, stdout and stderr back on the terminal when a command sent them
+ * elsewhere (`exec >/dev/null`): a copy of the shell's stdin, the terminal it reads its lines from,
+ * opened for reading and writing; then back to bash's normal mode (see the module doc).
+ */
+export const COMMAND_PREFIX =
+  '\\trap - INT; [[ -t 1 || ! -t 0 ]] || \\exec >&0; [[ -t 2 || ! -t 0 ]] || \\exec 2>&0; \\unset POSIXLY_CORRECT; \\__acp_opts; ';
 
 /** The line that runs command number `seq` from `file` (a leading space keeps it out of history). */
 export function commandLine(seq: number, file: string): string {
@@ -116,7 +135,16 @@ export function commandInput(line: string): string {
   return `\x15\n\n${line}\n`;
 }
 
-const MARKER_TAIL = /^(E(;\d{0,15}(;\d{0,3})?)?|F(;\d{0,15})?)$/;
+/**
+ * A prompt's number and status as the shell expanded them: digits (at most 15 and 3), or text that
+ * does not start with a digit (PS1 left unexpanded after `shopt -u promptvars`, `__acp_n` made a
+ * reference to another variable): a prompt with no number, stale for the command awaited. Digits
+ * beyond those lengths are no marker.
+ */
+const SEQ = '(\\d{0,15}|[^\\x07\\x1b;\\d][^\\x07\\x1b;]{0,63})';
+const STATUS = '(\\d{1,3}|[^\\x07\\x1b;\\d][^\\x07\\x1b;]{0,7})';
+
+const MARKER_TAIL = new RegExp(`^(E(;${SEQ}(;${STATUS}?)?)?|F(;\\d{0,15})?|S)$`, 'i');
 
 /**
  * Finds a session's markers in its raw output, wherever they fall inside a chunk or across chunks, and
@@ -130,7 +158,8 @@ export class MarkerScanner {
 
   constructor(token: string) {
     this.prefix = markerPrefix(token);
-    this.re = new RegExp(`\\x1b\\]${MARKER_OSC};${token};(?:E;(\\d{0,15});(\\d{1,3})|F;(\\d{0,15}))\\x07`, 'g');
+    // Case-insensitive: under `stty olcuc` the terminal upper-cases the token's hex digits.
+    this.re = new RegExp(`\\x1b\\]${MARKER_OSC};${token};(?:E;${SEQ};${STATUS}|F;(\\d{0,15})|(S))\\x07`, 'gi');
   }
 
   /** The parts of `chunk` (after what was held back), in order; empty data parts are left out. */
@@ -146,8 +175,13 @@ export class MarkerScanner {
     for (let m = this.re.exec(s); m; m = this.re.exec(s)) {
       data(buf.subarray(pos, m.index));
       pos = m.index + m[0].length;
+      if (m[4] !== undefined) {
+        parts.push({ marker: { kind: 'start', seq: NaN, status: null } });
+        continue;
+      }
       const seq = m[2] === undefined ? m[3]! : m[1]!;
-      parts.push({ marker: { seq: seq === '' ? NaN : Number(seq), status: m[2] === undefined ? null : Number(m[2]) } });
+      const status = m[2] !== undefined && /^\d{1,3}$/.test(m[2]) ? Number(m[2]) : null;
+      parts.push({ marker: { kind: 'prompt', seq: /^\d{1,15}$/.test(seq) ? Number(seq) : NaN, status } });
     }
     const hold = this.partialMarkerStart(s, pos);
     data(buf.subarray(pos, hold));
@@ -165,7 +199,7 @@ export class MarkerScanner {
   private partialMarkerStart(s: string, from: number): number {
     const esc = s.lastIndexOf('\x1b', s.length - 1);
     if (esc < from) return s.length;
-    const tail = s.slice(esc);
+    const tail = s.slice(esc).toLowerCase();
     if (this.prefix.startsWith(tail)) return esc;
     if (tail.startsWith(this.prefix) && MARKER_TAIL.test(tail.slice(this.prefix.length))) return esc;
     return s.length;
@@ -184,7 +218,7 @@ export function removeEcho(text: string, typedLine: string): string {
 /** Lines `set -x` prints for the session machinery (the typed line and the command file's prefix). */
 function isMachineryTrace(line: string, file: string): boolean {
   return (
-    /^\++ (POSIXLY_CORRECT=1|__acp_n=\d+|__acp_o=\S*|unset POSIXLY_CORRECT|__acp_opts)$/.test(line) ||
+    /^\++ (POSIXLY_CORRECT=1|__acp_n=\d+|__acp_o=\S*|unset POSIXLY_CORRECT|__acp_opts|trap - INT|\[\[ -t [12] \]\]|\[\[ ! -t 0 \]\])$/.test(line) ||
     line.endsWith(`+ . ${file}`) ||
     line.endsWith(`+ . ${shellQuote(file)}`)
   );

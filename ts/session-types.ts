@@ -31,6 +31,10 @@ export interface PtyTerminalLike {
   waitForExit(): Promise<ExitStatus>;
   /** Retained output (unused here except as part of the handle's contract). */
   currentOutput(): Promise<OutputSnapshot>;
+  /** Saves the pty's terminal modes (the native handle's `savePtyModes`); optional. */
+  savePtyModes?(): void;
+  /** Puts the saved terminal modes back if they changed; true when they had (optional). */
+  restorePtyModes?(): boolean;
   /** Kills the process group; the handle stays valid. */
   kill(): Promise<unknown>;
   /** Kills if running and frees the terminal. */
@@ -134,8 +138,15 @@ export interface ExecuteResult {
    * from outside the shell (forged). Never made up.
    */
   exitCode: number | null;
-  /** `completed`: the shell is back at its prompt (or ended); `running`: the command still runs. */
-  status: 'completed' | 'running';
+  /**
+   * `completed`: the shell is back at its prompt (or ended); `running`: the command still runs;
+   * `broken`: the session no longer answers (`why` says how: its command line was made to fail, the
+   * shell was replaced by `exec`, or it ignores C-c in a loop of its own); later calls on it reject
+   * with `ERR_SESSION_BROKEN` until `restart()` gives a fresh shell in the same directory.
+   */
+  status: 'completed' | 'running' | 'broken';
+  /** Present when `status` is `broken`: why the session stopped answering. */
+  why?: string;
   /** The shell's current working directory (the core's `processCwd`). */
   workingDir: string;
   /** The `command` of this call. */
@@ -173,4 +184,14 @@ export interface InterruptReport {
   signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL' | null;
   /** The foreground process group that was terminated, or null when it did not come to that. */
   processGroup: number | null;
+}
+
+/** Result of {@link ShellSessions.restart}. */
+export interface RestartResult {
+  /** The session id. */
+  terminalId: string;
+  /** Where the fresh shell starts: the old shell's working directory. */
+  workingDir: string;
+  /** Why the old session was broken, if it was (else null: a restart on request). */
+  previous: string | null;
 }

@@ -38,9 +38,37 @@ export type Waiting = { seq: number | 'any' } | null;
 /** How long a marker may wait for the shell to be seen at its prompt before it counts as forged. */
 const CONFIRM_MS = 5000;
 
+/** While a command is awaited, how often the shell is looked at from outside (stopped? replaced?). */
+const HEALTH_MS = 250;
+
+/**
+ * How long after its command line was sent a shell idle at its prompt, which never started the
+ * command (no start marker), counts as broken at the end of a call.
+ */
+const NEVER_STARTED_MS = 2000;
+
+/**
+ * How long the shell must sit idle at its prompt, after a stale prompt that followed a command line it
+ * read, before the awaited line counts as failed. Unread input that the shell read as a line of its own
+ * (a terminal's late answers) ends the same way, but the awaited line follows it at once.
+ */
+const LINE_FAILED_MS = 1000;
+
+/** Why a session is broken when its command line ran but the awaited prompt never came. */
+export const WHY_LINE_FAILED =
+  "the shell came back to its prompt but did not run the command: the session's own state was changed " +
+  '(a read-only session variable, a DEBUG trap under extdebug, ...); restart() gives a fresh shell';
+
+/** The environment variable every process of a session inherits: `close()` finds them by it. */
+export const SESSION_TAG_VAR = 'ACP_SHELL_SESSION';
+
 /** One bash on a pty, with the marker protocol and the unreported output. */
 export class Session {
   readonly token = randomBytes(16).toString('hex');
+  /** The value of {@link SESSION_TAG_VAR} in this session's environment. */
+  readonly tag = randomBytes(12).toString('hex');
+  /** Why the session stopped answering; null while it answers. */
+  broken: string | null = null;
   seq = 0;
   lastUsed = 0;
   waiting: Waiting = null;
@@ -70,10 +98,19 @@ export class Session {
   /** The terminal is on the alternate screen as of the output taken so far. */
   private alternate = false;
   /** The awaited marker, while it is being confirmed from outside the shell. */
-  private candidate: { exitCode: number | null } | null = null;
+  private candidate: { exitCode: number | null; stale: boolean } | null = null;
   private confirming = false;
   /** A marker of the awaited command could not be confirmed: its exit code cannot be trusted. */
   private tampered = false;
+  /** The shell read the awaited command line (its start marker came). */
+  private started = false;
+  /** When a confirmed stale prompt followed a line the shell read (0: none since the last start). */
+  private staleSince = 0;
+  /** When the awaited command line was sent (ms since the epoch). */
+  private sentAt = 0;
+  /** The shell's program image when it started (the core's `processExecStamp`), to see an `exec`. */
+  private execStamp: string | null = null;
+  private lastHealthCheck = 0;
 
   constructor(
     readonly id: string,
@@ -101,6 +138,7 @@ export class Session {
   attach(terminal: PtyTerminalLike): void {
     this.terminal = terminal;
     this.shellStart = loadNative().processStartTime(terminal.pid);
+    this.execStamp = loadNative().processExecStamp(terminal.pid);
     this.unsubscribe = terminal.onOutput((chunk) => this.onChunk(chunk), { replay: true });
     terminal.waitForExit().then(
       (status) => void this.onExit(status),
@@ -123,19 +161,30 @@ export class Session {
     (this.completion ? this.after : this.out).push(bytes);
   }
 
-  private marker({ seq, status }: Marker): void {
+  private marker({ kind, seq, status }: Marker): void {
     if (!this.ready) {
-      if (seq === 0) this.ready = true;
+      if (kind === 'prompt' && seq === 0) {
+        this.ready = true;
+        this.terminal?.savePtyModes?.();
+      }
       return;
     }
     const w = this.waiting;
     if (!w || this.completion) return; // a prompt redrawn while idle
-    if (w.seq !== 'any' && w.seq !== seq) return; // a stale prompt
-    if (typeof this.terminal?.foregroundProcessGroup !== 'function') {
-      this.complete(status); // a backend that cannot tell: the marker is taken as it is
+    if (kind === 'start') {
+      if (w.seq !== 'any') this.started = true;
+      this.staleSince = 0;
       return;
     }
-    this.candidate = { exitCode: status };
+    // A stale prompt: before the command line was read, a prompt of an earlier command; after it
+    // (a prompt the shell prints once the line ran), the line failed before it set the number.
+    const stale = w.seq !== 'any' && w.seq !== seq;
+    if (stale && !this.started) return;
+    if (typeof this.terminal?.foregroundProcessGroup !== 'function') {
+      if (!stale) this.complete(status); // a backend that cannot tell: the marker is taken as it is
+      return;
+    }
+    this.candidate = { exitCode: status, stale };
     if (!this.confirming) void this.confirm();
   }
 
@@ -144,6 +193,28 @@ export class Session {
     this.waiting = { seq };
     this.candidate = null;
     this.tampered = false;
+    this.started = false;
+    this.staleSince = 0;
+    this.sentAt = Date.now();
+  }
+
+  /** Before a command line is sent: terminal modes a command changed (`stty`) are put back. */
+  restoreModes(): void {
+    try {
+      this.terminal?.restorePtyModes?.();
+    } catch {
+      // released meanwhile: the shell's exit is reported instead
+    }
+  }
+
+  /** The session stops answering: what is awaited ends with `why`; later calls are refused. */
+  markBroken(why: string): void {
+    if (this.broken !== null || this.exit) return;
+    this.broken = why;
+    this.completion ??= { exitCode: null, ended: false };
+    this.waiting = null;
+    this.candidate = null;
+    this.notify();
   }
 
   private complete(exitCode: number | null): void {
@@ -167,12 +238,20 @@ export class Session {
       while (this.candidate && !this.completion && !this.closed) {
         const state = promptState(this.terminal!);
         if (state === 'prompt') {
-          this.complete(this.candidate.exitCode);
+          if (this.candidate.stale) {
+            // The line the shell read ran and left it at its prompt without the awaited number: a line
+            // of unread input (the awaited one then follows), or the awaited line failed (checkHealth).
+            this.started = false;
+            this.staleSince = Date.now();
+            this.candidate = null;
+          } else {
+            this.complete(this.candidate.exitCode);
+          }
           break;
         }
         if (state === 'busy' || Date.now() > deadline) {
+          if (!this.candidate.stale) this.tampered = true;
           this.candidate = null;
-          this.tampered = true;
           break;
         }
         // The shell printed its prompt and is on its way to reading the terminal.
@@ -201,7 +280,7 @@ export class Session {
     this.exit = status;
     this.candidate = null;
     if (!this.completion) {
-      this.completion = { exitCode: status.exitCode, ended: true };
+      this.completion = { exitCode: status.exitCode ?? null, ended: true };
       this.waiting = null;
     } else {
       this.completion.ended = true;
@@ -295,11 +374,15 @@ export class Session {
     // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
     await new Promise((resolve) => setImmediate(resolve));
     for (;;) {
+      if (this.busy && !this.completion) this.checkHealth();
       if (this.completion) return;
       if (!this.busy && mode === 'command') return;
       const now = Date.now();
-      if (now >= deadline) return;
-      let wait = deadline - now;
+      if (now >= deadline) {
+        if (mode === 'command') this.checkNeverStarted();
+        return;
+      }
+      let wait = Math.min(deadline - now, HEALTH_MS);
       if (mode === 'input') {
         const quietFor = Math.min(this.idleSinceMs, now - start);
         if (quietFor >= settleMs) return;
@@ -307,6 +390,55 @@ export class Session {
       }
       await this.changed(wait);
     }
+  }
+
+  /**
+   * Looks at the shell from outside while a command is awaited: a stopped shell (`kill -STOP $$`) is
+   * continued; a shell whose program changed (`exec bash`) is no longer the session's: broken.
+   */
+  private checkHealth(): void {
+    const terminal = this.terminal;
+    if (!terminal || this.exit || this.closed || Date.now() - this.lastHealthCheck < HEALTH_MS) return;
+    this.lastHealthCheck = Date.now();
+    const native = loadNative();
+    if (native.processWaitState(terminal.pid) === 'stopped') {
+      try {
+        process.kill(terminal.pid, 'SIGCONT');
+      } catch {
+        // gone: its exit is reported
+      }
+    }
+    if (
+      this.staleSince !== 0 &&
+      Date.now() - this.staleSince >= LINE_FAILED_MS &&
+      this.idleSinceMs >= LINE_FAILED_MS &&
+      promptState(terminal) === 'prompt'
+    ) {
+      this.markBroken(WHY_LINE_FAILED);
+      return;
+    }
+    const stamp = native.processExecStamp(terminal.pid);
+    if (this.execStamp !== null && stamp !== null && stamp !== this.execStamp) {
+      this.markBroken(
+        'the shell was replaced (exec): the program now on the terminal is not the session\'s shell; ' +
+          'restart() gives a fresh shell',
+      );
+    }
+  }
+
+  /**
+   * At the end of a call that waited for a command: the shell sits idle at its prompt, it never
+   * started the command line sent a while ago, and nothing was printed lately: it does not answer.
+   */
+  private checkNeverStarted(): void {
+    const w = this.waiting;
+    if (!w || w.seq === 'any' || this.started || this.completion || !this.terminal) return;
+    if (Date.now() - this.sentAt < NEVER_STARTED_MS || this.idleSinceMs < HEALTH_MS) return;
+    if (typeof this.terminal.foregroundProcessGroup !== 'function' || promptState(this.terminal) !== 'prompt') return;
+    this.markBroken(
+      "the shell is at its prompt but never started the command: the session's prompts were changed; " +
+        'restart() gives a fresh shell',
+    );
   }
 
   /**
@@ -323,10 +455,12 @@ export class Session {
           )
       : undefined;
     const { content, truncated, completion } = await this.take(current);
+    const broken = this.broken !== null && !completion?.ended;
     return {
       content,
-      exitCode: completion ? completion.exitCode : null,
-      status: completion || !this.busy ? 'completed' : 'running',
+      exitCode: completion && !broken ? completion.exitCode : null,
+      status: broken ? 'broken' : completion || !this.busy ? 'completed' : 'running',
+      ...(broken ? { why: this.broken! } : {}),
       workingDir: this.cwd(),
       command,
       terminalId: this.id,
@@ -400,6 +534,7 @@ export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unk
       return 'busy';
     case 'running':
     case 'elsewhere':
+    case 'stopped':
       return 'unknown';
     case 'unknown':
       return 'prompt'; // the core cannot tell: the foreground process group decides (see above)

@@ -32,11 +32,16 @@
 ///
 /// Limits, by design: the prompt has no line editor, so cursor and history keys with nothing running
 /// are refused (`ERR_NO_RUNNING_COMMAND`) and commands are not in `history`; `set -x` traces carry one
-/// `+` more (the command is sourced); PS1 and `PROMPT_COMMAND` are the session's; a command that
-/// replaces the shell (`exec bash`) loses the markers, so its later commands stay `running` until
-/// C-c/close; a command that deliberately imitates a prompt while it waits for terminal input in the
-/// shell itself can still pass for finished (an OS sandbox is the answer to hostile commands). Linux
-/// only (/proc).
+/// `+` more (the command is sourced); PS1, PS0, `PROMPT_COMMAND`, the SIGINT trap and the terminal
+/// modes are the session's; a command that deliberately imitates a prompt while it waits for terminal
+/// input in the shell itself can still pass for finished (an OS sandbox is the answer to hostile
+/// commands). Linux only (/proc).
+///
+/// No command leaves a session wedged: terminal modes are put back before each command line, stdout,
+/// stderr and the SIGINT trap before each command, a stopped shell is continued; what bash cannot
+/// prevent (a read-only session variable, an extdebug DEBUG trap, `exec bash`, a shell that loops
+/// ignoring C-c) makes the session `broken` (with `why`) until `restart()`. Every process of a session
+/// carries its tag in its environment, and closing kills those as well as the shell's session tree.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -45,13 +50,14 @@ import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative } from './native';
 import { commandFileText, commandInput, commandLine, rcLine } from './session-protocol';
-import { makeSessionDir, removeSessionDir, Session } from './session';
+import { makeSessionDir, promptState, removeSessionDir, Session, SESSION_TAG_VAR } from './session';
 import type {
   ExecuteRequest,
   ExecuteResult,
   InterruptOptions,
   InterruptReport,
   PtyCreateTerminalFn,
+  RestartResult,
   ShellSessionsOptions,
 } from './session-types';
 import type { EnvVariable, SandboxOptions } from './types';
@@ -67,6 +73,7 @@ export type {
   PtyCreateTerminalFn,
   PtyCreateTerminalOptions,
   PtyTerminalLike,
+  RestartResult,
   ShellSessionsOptions,
 } from './session-types';
 
@@ -253,9 +260,41 @@ export class ShellSessions implements AsyncDisposable {
         }
         // The shell prompts once its job is gone (unless the shell itself goes on: still running).
         await this.waitForResult(session, 'command', Math.max(graceMs, 5000));
+      } else if (typeof group === 'number' && session.busy && !session.completion && promptState(terminal) !== 'prompt') {
+        // What runs is the shell itself, and C-c did not stop it: nothing can end it but its end.
+        session.markBroken(
+          'the shell itself ignores C-c (a trap or a loop of its own builtins): nothing but ending the shell ' +
+            'stops it; restart() gives a fresh shell',
+        );
       }
     }
     return this.result(session, 'C-c', report);
+  }
+
+  /**
+   * Replaces a session's shell with a fresh one in the directory the old shell was in: the way back
+   * from `status: 'broken'`, or a clean slate on request. Everything the old session started is killed
+   * first, as `close()` does. Waits for a call on the same session that is still running, as every call
+   * does. Rejects with `ERR_INVALID_ARG` naming `terminalId`, `ERR_SESSION_START` (the fresh shell did
+   * not start; the session is then closed), `ERR_HOST_CLOSED`.
+   */
+  async restart(terminalId: string = DEFAULT_SESSION_ID): Promise<RestartResult> {
+    if (typeof terminalId !== 'string' || terminalId === '') throw invalidArg('terminalId', 'must be a non-empty string');
+    this.assertOpen();
+    return this.withLock(terminalId, async () => {
+      const pending = this.opening.get(terminalId);
+      if (pending) await pending.catch(() => undefined);
+      const old = this.sessions.get(terminalId);
+      let cwd = this.cwd;
+      let previous: string | null = null;
+      if (old) {
+        cwd = old.cwd();
+        previous = old.broken;
+        await this.destroy(old);
+      }
+      const fresh = await this.open(terminalId, fs.existsSync(cwd) ? cwd : this.cwd);
+      return { terminalId, workingDir: fresh.cwd(), previous };
+    });
   }
 
   /**
@@ -308,6 +347,13 @@ export class ShellSessions implements AsyncDisposable {
       session = undefined;
     }
     session ??= await this.open(id);
+    if (session.broken !== null) {
+      throw new AcpTerminalError(
+        'ERR_SESSION_BROKEN',
+        `terminalId: session ${JSON.stringify(id)} is broken: ${session.broken}`,
+        { terminalId: id, why: session.broken },
+      );
+    }
     session.lastUsed = performanceNow();
     const s = session;
     const terminal = s.terminal!;
@@ -358,7 +404,8 @@ export class ShellSessions implements AsyncDisposable {
       throw new AcpTerminalError(
         'ERR_COMMAND_RUNNING',
         `command: a command is still running in session ${JSON.stringify(id)}; send "" to collect its output, ` +
-          'isInput: true to answer it, "C-c" to interrupt it, or use another terminalId',
+          'isInput: true to answer it, "C-c" or interrupt() to interrupt it, restart() for a fresh shell in the same directory, ' +
+          'or use another terminalId',
         { field: 'command', terminalId: id },
       );
     } else if (noEnter) {
@@ -378,6 +425,7 @@ export class ShellSessions implements AsyncDisposable {
           { field: 'command', terminalId: id, incomplete: 'here-document', delimiter: open.delimiter },
         );
       }
+      s.restoreModes();
       s.seq += 1;
       s.waitFor(s.seq);
       const line = commandLine(s.seq, s.commandFile);
@@ -400,35 +448,37 @@ export class ShellSessions implements AsyncDisposable {
     return session.settle(mode, timeoutMs, this.settleMs);
   }
 
-  private async open(id: string): Promise<Session> {
+  private async open(id: string, cwd: string = this.cwd): Promise<Session> {
     const pending = this.opening.get(id);
     if (pending) return pending;
     // start() runs after `opening` counts this session, so eviction sees it.
     const promise = Promise.resolve()
-      .then(() => this.start(id))
+      .then(() => this.start(id, cwd))
       .finally(() => this.opening.delete(id));
     this.opening.set(id, promise);
     return promise;
   }
 
-  private async start(id: string): Promise<Session> {
+  private async start(id: string, cwd: string): Promise<Session> {
     await this.evictFor();
     const dir = makeSessionDir();
-    const session = new Session(id, dir, this.maxOutputBytes, this.cwd);
+    const session = new Session(id, dir, this.maxOutputBytes, cwd);
     session.size = { cols: this.cols, rows: this.rows };
     const rcPath = path.join(dir, 'rc');
     try {
       fs.writeFileSync(rcPath, session.rcText(rcPath), { mode: 0o600 });
       const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
-      const env = this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv), this.env) : this.env;
+      // Every process the session starts inherits its tag, which close() finds them by.
+      const tag = [{ name: SESSION_TAG_VAR, value: session.tag }];
+      const env = mergeEnv(this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv, process.env, { pty: true }), this.env) : this.env, tag);
       const inheritEnv = this.dropEnv ? false : this.inheritEnv;
       const terminal = await backend(
         {
           command: this.shell,
           args: ['--noprofile', '--norc', '--noediting', '-i'],
-          cwd: this.cwd,
-          ...(env.length > 0 ? { env } : {}),
+          cwd,
+          env,
           outputByteLimit: 64 * 1024,
         },
         {
@@ -436,7 +486,8 @@ export class ShellSessions implements AsyncDisposable {
           // Text mode for its emulator (query answers, full-screen programs); the scrollback is not used.
           ...(this.screen ? { output: 'text' as const, scrollback: 0 } : {}),
           ...(inheritEnv !== undefined ? { inheritEnv } : {}),
-          ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
+          // A sandbox hides the host's /tmp, where the session's rc is: its directory is bound in.
+          ...(this.sandbox !== undefined ? { sandbox: { ...this.sandbox, writableRoots: [...this.sandbox.writableRoots, dir] } } : {}),
         },
       );
       session.attach(terminal);
@@ -493,8 +544,23 @@ export class ShellSessions implements AsyncDisposable {
     session.cwd();
     // Sweep the session's processes unless the shell's pid now belongs to another process (reused
     // after the shell was reaped); the native release still kills what it contains.
-    const start = loadNative().processStartTime(terminal.pid);
-    if (start === null || start === session.shellStart) loadNative().killSessionTree(terminal.pid);
+    const native = loadNative();
+    const start = native.processStartTime(terminal.pid);
+    const sweepTree = start === null || start === session.shellStart;
+    // The shell's session tree, and what carries the session's tag (a `setsid` child orphaned outside
+    // the tree, out of the terminal's cgroup), again while anything is left: they may fork meanwhile.
+    for (let round = 0; round < 10; round++) {
+      if (sweepTree) native.killSessionTree(terminal.pid);
+      const tagged = native.processesWithEnvironment(`${SESSION_TAG_VAR}=${session.tag}`);
+      if (tagged.length === 0) break;
+      for (const pid of tagged) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
     session.detach();
     await terminal.release().catch(() => undefined);
   }

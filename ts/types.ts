@@ -7,22 +7,34 @@
 
 import type * as Native from '../index.js';
 
-/** How a command ended: `exitCode` is null when a signal killed it, `signal` is a name such as `"SIGTERM"`. */
+/**
+ * How a command ended: `exitCode` is null when a signal killed it, `signal` is a name such as `"SIGTERM"`.
+ * The ACP `TerminalExitStatus` / `WaitForTerminalExitResponse` field for field, so the SDK's values and
+ * ours are assignable to each other: this package always sets both fields (null when not applicable);
+ * they are optional in the type because they are in the protocol.
+ */
 export interface ExitStatus {
-  /** Exit code (0..2^32-1), or null when the process was killed by a signal. */
-  exitCode: number | null;
-  /** Signal name (`"SIGKILL"`), or null when the process exited normally. */
-  signal: string | null;
+  /** Exit code (0..2^32-1), or null when the process was killed by a signal. Always set by this package. */
+  exitCode?: number | null;
+  /** Signal name (`"SIGKILL"`), or null when the process exited normally. Always set by this package. */
+  signal?: string | null;
+  /** Opaque metadata (this package sets none). */
+  _meta?: AcpMeta;
 }
 
-/** A snapshot of a terminal's retained output. */
+/**
+ * A snapshot of a terminal's retained output: the ACP `TerminalOutputResponse` field for field (its
+ * `exitStatus` may be null on the wire; this package omits it while the command runs).
+ */
 export interface OutputSnapshot {
   /** The retained output (the newest bytes, cut on a UTF-8 boundary). */
   output: string;
   /** True once any output was dropped because of the byte limit (sticky). */
   truncated: boolean;
   /** Present only after the command exited. */
-  exitStatus?: ExitStatus;
+  exitStatus?: ExitStatus | null;
+  /** Opaque metadata (this package sets none). */
+  _meta?: AcpMeta;
 }
 
 /** One environment variable, as ACP sends it. */
@@ -33,22 +45,26 @@ export interface EnvVariable {
   value: string;
 }
 
-/** Parameters accepted by the backend's `createTerminal`. */
+/**
+ * Parameters accepted by `createTerminal` (and a backend's): the ACP `CreateTerminalRequest` field for
+ * field with `sessionId` optional, so the SDK's request and these are assignable to each other (ours to
+ * the SDK's once it has a `sessionId`). A `null` `args` or `env` from the wire is still accepted as absent.
+ */
 export interface CreateTerminalParams {
   /** Owning ACP session. */
   sessionId?: string;
   /** A shell line (no args) or an executable (with args). */
   command: string;
   /** Arguments; when non-empty, `command` is executed directly. */
-  args?: string[] | null;
+  args?: string[];
   /** Variables added on top of the inherited environment. */
-  env?: EnvVariable[] | null;
+  env?: EnvVariable[];
   /** Absolute working directory. */
   cwd?: string | null;
   /** Keep at most this many bytes of output (the newest ones). */
   outputByteLimit?: number | null;
-  /** Opaque metadata. */
-  _meta?: unknown;
+  /** Opaque metadata (ignored). */
+  _meta?: AcpMeta;
 }
 
 /**

@@ -11,7 +11,7 @@ import type {
 } from './sdk-types';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
 import { loadNativeCreateTerminal } from './native';
-import { loadSdkV2 } from './sdk';
+import { sdkV2ForApp } from './sdk';
 import {
   readOutputBytes,
   type CreateTerminalFn,
@@ -391,7 +391,8 @@ export class V2TerminalRegistry {
       try {
         return await this.cancel(ctx.params as CancelTerminalRequest);
       } catch (error) {
-        const { RequestError } = await loadSdkV2();
+        // The RequestError of the SDK copy the app comes from: the SDK keeps the code only for its own class.
+        const { RequestError } = await sdkV2ForApp(app);
         const code = errorCode(error);
         throw new RequestError(-32602, errorMessage(error), { ...(code ? { code } : {}), terminalId: ctx.params.terminalId });
       }

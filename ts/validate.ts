@@ -28,6 +28,18 @@ export function optionalCount(value: unknown, field: string, min = 0): number | 
   return value;
 }
 
+/**
+ * `optionalCount` for a lenient client (`clampLimits`): a number that is not a non-negative integer is
+ * rounded down and clamped to [`min`, 2^53-1] instead of refused; anything else (a string, NaN) is still
+ * refused naming `field`.
+ */
+export function clampedCount(value: unknown, field: string, min = 0): number | undefined {
+  if (typeof value === 'number' && !Number.isNaN(value)) {
+    return Math.min(Math.max(Math.floor(value), min), Number.MAX_SAFE_INTEGER);
+  }
+  return optionalCount(value, field, min);
+}
+
 /** Returns `value` if it is undefined/null or an absolute path string, else throws naming `field`. */
 export function optionalAbsolutePath(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;

@@ -93,8 +93,49 @@ test('responses: ours are valid SDK responses; the SDK ones (exitStatus null, op
   yes<Assignable<acp.TerminalExitStatus, ExitStatusLike>>();
   yes<Assignable<OutputSnapshot, TerminalOutputLike>>();
   yes<Assignable<TerminalOutputResponse, TerminalOutputLike>>();
-  // What we return is stricter than the wire: both exit fields are always present.
-  no<Assignable<acp.WaitForTerminalExitResponse, LayerExitStatus>>();
+});
+
+// Issue 20, item 4: the package's own types and the SDK's are assignable in BOTH directions, no casts.
+import type { CreateTerminalParams as LayerCreateTerminalParams, TerminalExitStatus as PublicExitStatus, TerminalOutputResponse as PublicOutput, CreateTerminalParams as PublicCreateTerminalParams } from '../../ts/index';
+
+/** Compiles only when A and B are assignable to each other. */
+type BothWays<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+test('CreateTerminalParams <-> the SDK CreateTerminalRequest (minus sessionId, which ours makes optional)', () => {
+  yes<BothWays<Omit<acp.CreateTerminalRequest, 'sessionId'>, Omit<LayerCreateTerminalParams, 'sessionId'>>>();
+  yes<Assignable<acp.CreateTerminalRequest, LayerCreateTerminalParams>>();
+  yes<Assignable<LayerCreateTerminalParams & { sessionId: string }, acp.CreateTerminalRequest>>();
+  yes<BothWays<acp.CreateTerminalRequest, PublicCreateTerminalParams & { sessionId: string }>>();
+  yes<BothWays<acp.EnvVariable, NonNullable<LayerCreateTerminalParams['env']>[number]>>();
+});
+
+test("our output and exit types <-> the SDK's responses", () => {
+  yes<BothWays<OutputSnapshot, acp.TerminalOutputResponse>>();
+  yes<BothWays<LayerExitStatus, acp.WaitForTerminalExitResponse>>();
+  yes<BothWays<LayerExitStatus, acp.TerminalExitStatus>>();
+  yes<BothWays<PublicOutput, acp.TerminalOutputResponse>>();
+  yes<BothWays<PublicExitStatus, acp.WaitForTerminalExitResponse>>();
+  yes<BothWays<PublicExitStatus, acp.TerminalExitStatus>>();
+  // An SDK response with exitStatus null fits ours as it is.
+  yes<Assignable<{ output: string; truncated: boolean; exitStatus: null }, OutputSnapshot>>();
+  no<Assignable<{ output: string }, OutputSnapshot>>();
+});
+
+test('values flow between the SDK and the package without casts (host results, native handle results)', async () => {
+  const fromSdk: acp.TerminalOutputResponse = { output: 'x', truncated: false, exitStatus: null };
+  const ours: OutputSnapshot = fromSdk;
+  const back: acp.TerminalOutputResponse = ours;
+  const exit: acp.WaitForTerminalExitResponse = {};
+  const oursExit: LayerExitStatus = exit;
+  const request: acp.CreateTerminalRequest = { sessionId: 's', command: 'true', _meta: null };
+  const params: PublicCreateTerminalParams = request;
+  const sdkAgain: acp.CreateTerminalRequest = { ...params, sessionId: 's' };
+  expect([back, oursExit, sdkAgain]).toEqual([fromSdk, exit, request]);
+  await using t = await createTerminal(params);
+  const out: PublicOutput = await t.currentOutput();
+  const status: PublicExitStatus = await t.waitForExit();
+  expect(status).toEqual({ exitCode: 0, signal: null });
+  expect(typeof out.output).toBe('string');
 });
 
 test('AcpTerminalHandle: the SDK handle and ours both satisfy it; ours is not claimed to be the SDK class', () => {

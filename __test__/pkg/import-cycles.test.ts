@@ -89,12 +89,12 @@ function rustGraph(): Graph {
 /**
  * Edges of cycles being removed by other work, left out of the check until they land. When one is
  * gone, this test fails asking to delete it here, so the list only shrinks.
- * - src: `error` decodes launch errors through `sys::spawn`, `reap::pidfd` registers with
- *   `terminal`, `sys::spawn` uses `sandbox`'s child steps (the sys/spawn split, issue 18).
+ * (none left: issue 19 removed the ts/ shell-* edges, issues 17/18 the src/ ones)
  */
 const KNOWN: Record<'ts' | 'src', readonly string[]> = {
   ts: [],
-  src: ['error -> sys', 'reap -> terminal', 'sys -> sandbox'],
+  // (issue 17/18 removed error -> sys, reap -> terminal and sys -> sandbox)
+  src: [],
 };
 
 describe.each([
@@ -116,7 +116,7 @@ describe.each([
     expect(cycles(graph)).toEqual([]);
   });
 
-  // jest refuses test.each([]): a tree with no known edge has nothing to check here.
+  // (test.each refuses an empty table: a tree without known edges has nothing to check here)
   if (KNOWN[tree].length > 0) {
     test.each(KNOWN[tree].map((e) => [e]))('the known edge %s still exists (delete it from KNOWN when it is gone)', (edge) => {
       const [from, to] = edge.split(' -> ') as [string, string];

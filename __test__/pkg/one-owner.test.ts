@@ -27,6 +27,39 @@ describe('environment defaults: the core owns them', () => {
     ]);
   });
 
+  test('on a pty the core also defaults TERM', () => {
+    const core = jest.requireActual<typeof import('../../index.js')>('../../index.js');
+    expect(core.envDefaults(true)).toEqual([
+      { name: 'PAGER', value: 'cat' },
+      { name: 'GIT_PAGER', value: 'cat' },
+      { name: 'TERM', value: 'xterm-256color' },
+    ]);
+  });
+
+  test('a ShellSession with dropInheritedEnv gets the same TERM and PAGER as one that inherits', async () => {
+    const { ShellSessions } = jest.requireActual<typeof import('../../ts/index')>('../../ts/index');
+    const saved = { TERM: process.env.TERM, PAGER: process.env.PAGER };
+    process.env.TERM = 'dumb';
+    process.env.PAGER = 'less';
+    try {
+      const seen: string[] = [];
+      for (const dropInheritedEnv of [undefined, ['NOTHING_MATCHES_*']]) {
+        const shells = new ShellSessions({ dropInheritedEnv });
+        try {
+          seen.push((await shells.execute({ command: 'echo "TERM=$TERM PAGER=$PAGER"' })).content.trim());
+        } finally {
+          await shells.closeAll();
+        }
+      }
+      expect(seen).toEqual(['TERM=xterm-256color PAGER=cat', 'TERM=xterm-256color PAGER=cat']);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
   test('filteredInheritedEnv leaves out exactly the names the core defaults', () => {
     const env = { PAGER: 'less', GIT_PAGER: 'less', EDITOR: 'vi', KEEP: '1' };
     const names = withCore({ envDefaults: () => [{ name: 'EDITOR', value: 'true' }] }, () => {
@@ -101,8 +134,44 @@ describe('the platform list: package.json napi.targets, in one place', () => {
     ]);
   });
 
+  test('the loader (index.js) loads the local build, else the platform package, else fails with every attempt', () => {
+    const { platformId } = jest.requireActual<typeof import('../../platforms.js')>('../../platforms.js');
+    const { nativeUnavailable } = jest.requireActual<typeof import('../../ts/native')>('../../ts/native');
+    const id = platformId();
+    const binary = path.join(root, `acp-terminal.${id}.node`);
+    const tmp = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'loader-'));
+    const load = (dir: string): { ok: boolean; keys?: number; message?: string; causes?: unknown[] } => {
+      const code =
+        `try { const m = require(${JSON.stringify(path.join(dir, 'index.js'))}); console.log(JSON.stringify({ ok: true, keys: Object.keys(m).length })) }` +
+        ` catch (e) { console.log(JSON.stringify({ ok: false, message: e.message, causes: e.cause.map((c) => ({ code: c.code, message: c.message })) })) }`;
+      const r = require('node:child_process').spawnSync(process.execPath, ['-e', code], { encoding: 'utf8', env: { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: '' } });
+      return JSON.parse(r.stdout) as { ok: boolean };
+    };
+    try {
+      for (const f of ['index.js', 'platforms.js', 'package.json']) fs.copyFileSync(path.join(root, f), path.join(tmp, f));
+      const none = load(tmp);
+      expect(none).toMatchObject({ ok: false, message: expect.stringContaining('Cannot find native binding') });
+      expect(none.causes).toHaveLength(2);
+      expect(none.causes).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'MODULE_NOT_FOUND', message: expect.stringContaining(`acp-terminal-${id}`) })]));
+      const advice = nativeUnavailable(Object.assign(new Error(none.message), { cause: none.causes }), id);
+      expect(advice.message).toContain('It is not installed');
+      // The platform package.
+      const pkgDir = path.join(tmp, 'node_modules', `acp-terminal-${id}`);
+      fs.mkdirSync(pkgDir, { recursive: true });
+      fs.writeFileSync(path.join(pkgDir, 'package.json'), JSON.stringify({ name: `acp-terminal-${id}`, main: `acp-terminal.${id}.node` }));
+      fs.copyFileSync(binary, path.join(pkgDir, `acp-terminal.${id}.node`));
+      expect(load(tmp)).toMatchObject({ ok: true, keys: expect.any(Number) });
+      // A local build comes first (the package removed, it still loads).
+      fs.rmSync(path.join(tmp, 'node_modules'), { recursive: true });
+      fs.copyFileSync(binary, path.join(tmp, `acp-terminal.${id}.node`));
+      expect(load(tmp)).toMatchObject({ ok: true });
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
   test('no other source file spells the platform list or a libc check', () => {
-    const files = ['scripts/ensure-built.js', 'scripts/test-registry-install.js', 'ts/native.ts'];
+    const files = ['index.js', 'scripts/ensure-built.js', 'scripts/publish-registry.js', 'scripts/test-registry-install.js', 'ts/native.ts'];
     for (const file of files) {
       const text = fs.readFileSync(path.join(root, file), 'utf8');
       expect({ file, libc: /glibcVersionRuntime|ldd/.test(text), list: /'linux-arm64-musl'|'darwin-x64'/.test(text) }).toEqual({ file, libc: false, list: false });

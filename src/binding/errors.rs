@@ -21,6 +21,17 @@ pub(super) fn js_error(env: &Env, e: TermError) -> Error {
             if obj.set_named_property("code", e.code.as_str()).is_err() {
                 return Error::from_reason(e.to_string());
             }
+            if !e.details.is_empty() {
+                let details = Object::new(env).and_then(|mut details| {
+                    for (key, value) in &e.details {
+                        details.set_named_property(key, value.as_str())?;
+                    }
+                    obj.set_named_property("details", details)
+                });
+                if details.is_err() {
+                    return Error::from_reason(e.to_string());
+                }
+            }
             Error::from(obj.to_unknown())
         }
         Err(err) => err,

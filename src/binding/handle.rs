@@ -346,6 +346,23 @@ impl TerminalHandle {
             .map_err(|e| js_error(env, e))
     }
 
+    /// Saves the pty's current terminal modes (termios flags and control characters) for
+    /// `restorePtyModes()`. Throws `ERR_NOT_A_PTY` on a pipe terminal, an I/O error once the
+    /// terminal was released.
+    #[napi]
+    pub fn save_pty_modes(&self, env: &Env) -> Result<()> {
+        self.term.save_pty_modes().map_err(|e| js_error(env, e))
+    }
+
+    /// Puts back the modes `savePtyModes()` saved if a program changed them (`stty olcuc`,
+    /// `stty intr undef`, a raw mode left behind); true when they had changed, false when they
+    /// had not or nothing was saved. Throws `ERR_NOT_A_PTY` on a pipe terminal, an I/O error
+    /// once the terminal was released.
+    #[napi]
+    pub fn restore_pty_modes(&self, env: &Env) -> Result<bool> {
+        self.term.restore_pty_modes().map_err(|e| js_error(env, e))
+    }
+
     /// Changes the pty's size (the command gets SIGWINCH; text mode re-renders at the new
     /// size). `cols` and `rows` are integers from 1 to 65535. Rejects with `ERR_NOT_A_PTY` on
     /// a pipe terminal, `ERR_INVALID_ARG` naming `cols` or `rows`, `ERR_TERMINAL_RELEASED`.

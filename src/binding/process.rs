@@ -55,8 +55,10 @@ pub fn containment_info() -> ContainmentInfo {
 /// What this kernel and process provide for `options.sandbox` (`containmentInfo().sandbox`).
 #[napi(object, use_nullable = true)]
 pub struct SandboxInfo {
-    /// A sandbox with its defaults (`network: false`, `isolateProcesses: true`) can be created.
+    /// A sandbox can be created here: every promise holds.
     pub available: bool,
+    /// Each promise of the sandbox and whether it holds here.
+    pub promises: SandboxPromises,
     /// Landlock ABI version (0: no Landlock). Writes are confined from ABI 3, TCP is also
     /// refused by Landlock from ABI 4, signals and abstract unix sockets are scoped from 6.
     pub landlock_abi: u32,
@@ -71,18 +73,57 @@ pub struct SandboxInfo {
     pub signal_scoping: Option<String>,
     /// Abstract unix sockets outside the terminal are unreachable (Landlock ABI >= 6).
     pub abstract_unix_scoping: bool,
-    /// How `isolateProcesses` is provided: `'pid-namespace'` (CAP_SYS_ADMIN) or
-    /// `'user+pid-namespace'` (unprivileged user namespaces); null: it cannot be.
+    /// How the namespaces (mount, PID, IPC) are made: `'pid-namespace'` (CAP_SYS_ADMIN) or
+    /// `'user+pid-namespace'` (unprivileged user namespaces); null: they cannot be.
     #[napi(ts_type = "'pid-namespace' | 'user+pid-namespace' | null")]
     pub process_isolation: Option<String>,
     /// Why the missing parts are missing.
     pub reasons: Vec<String>,
 }
 
+/// The promises of `options.sandbox` (`containmentInfo().sandbox.promises`).
+#[napi(object)]
+pub struct SandboxPromises {
+    /// Everything outside the writable roots is a read-only, nosuid mount (writes, chmod,
+    /// utimes, xattrs fail with EROFS): the mount namespace.
+    pub read_only_filesystem: bool,
+    /// Writes beneath the writable roots and /tmp only, also by Landlock (ABI >= 3): the
+    /// second wall.
+    pub writes_confined: bool,
+    /// A private tmpfs of `tmpBytes` as /tmp and TMPDIR, gone with the namespace.
+    pub private_tmp: bool,
+    /// /dev holds only null, zero, full, random, urandom (and tty on a pty).
+    pub minimal_dev: bool,
+    /// No host process is visible or reachable (PID namespace, own /proc).
+    pub process_isolation: bool,
+    /// No host SysV IPC object is reachable; its own go with it (IPC namespace).
+    pub ipc_isolation: bool,
+    /// A session of its own: no controlling terminal but its own pty.
+    pub new_session: bool,
+    /// `TIOCSTI` and `TIOCLINUX` refused (seccomp).
+    pub no_terminal_injection: bool,
+    /// Network refused unless `network: true` (seccomp).
+    pub network_off: bool,
+}
+
 fn sandbox_info() -> SandboxInfo {
     let s = crate::sandbox::support();
+    let ns = s.process_isolation.is_some();
+    let seccomp = s.network.is_some();
+    let promises = SandboxPromises {
+        read_only_filesystem: ns,
+        writes_confined: s.filesystem,
+        private_tmp: ns,
+        minimal_dev: ns,
+        process_isolation: ns,
+        ipc_isolation: ns,
+        new_session: cfg!(target_os = "linux"),
+        no_terminal_injection: seccomp,
+        network_off: seccomp,
+    };
     SandboxInfo {
-        available: s.filesystem && s.network.is_some() && s.process_isolation.is_some(),
+        available: s.filesystem && seccomp && ns,
+        promises,
         landlock_abi: s.landlock_abi,
         filesystem: s.filesystem,
         network: s.network.map(String::from),
@@ -155,16 +196,16 @@ pub struct EnvDefault {
 }
 
 /// The variables `createTerminal` sets over the inherited environment unless the request's
-/// env sets them (`PAGER=cat`, `GIT_PAGER=cat`). A caller that passes its own copy of the
-/// environment with `inheritEnv: false` leaves these names out of it, so the same defaults
-/// apply as to an inherited environment.
+/// env sets them: `PAGER=cat`, `GIT_PAGER=cat`, and with `pty` true `TERM=xterm-256color`. A
+/// caller that passes its own copy of the environment with `inheritEnv: false` leaves these
+/// names out of it, so the same defaults apply as to an inherited environment.
 #[napi]
-pub fn env_defaults() -> Vec<EnvDefault> {
-    spawn::ENV_DEFAULTS
-        .iter()
+pub fn env_defaults(pty: Option<bool>) -> Vec<EnvDefault> {
+    spawn::env_defaults(pty.unwrap_or(false))
+        .into_iter()
         .map(|(name, value)| EnvDefault {
-            name: (*name).into(),
-            value: (*value).into(),
+            name: name.into(),
+            value: value.into(),
         })
         .collect()
 }
@@ -268,12 +309,13 @@ impl From<crate::containment::GroupEnd> for ProcessGroupKill {
 /// What process `pid` is blocked in, seen from outside (`ShellSessions` asks whether a shell
 /// sits at its prompt): `'reading-stdin'` (blocked reading fd 0: `read(0, ..)`, or readline's
 /// `pselect6` on fd 0 alone), `'waiting-for-child'` (`wait4`/`waitid`), `'running'` (on a CPU:
-/// ask again), `'elsewhere'` (blocked in another call: ask again), or `'unknown'` when this
+/// ask again), `'elsewhere'` (blocked in another call: ask again), `'stopped'` (stopped by a
+/// signal or traced: it runs again only on `SIGCONT`), or `'unknown'` when this
 /// platform cannot tell (every platform but Linux) or the process cannot be inspected (gone,
 /// another user's). Throws `ERR_INVALID_ARG` naming `pid`.
 #[napi(
     ts_args_type = "pid: number",
-    ts_return_type = "'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'unknown'"
+    ts_return_type = "'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'stopped' | 'unknown'"
 )]
 pub fn process_wait_state(env: &Env, pid: Unknown) -> Result<&'static str> {
     use crate::sys::procs::WaitState;
@@ -283,6 +325,7 @@ pub fn process_wait_state(env: &Env, pid: Unknown) -> Result<&'static str> {
         WaitState::WaitingForChild => "waiting-for-child",
         WaitState::Running => "running",
         WaitState::Elsewhere => "elsewhere",
+        WaitState::Stopped => "stopped",
         WaitState::Unknown => "unknown",
     })
 }
@@ -347,4 +390,40 @@ pub fn process_cwd(env: &Env, pid: Unknown) -> Result<Option<String>> {
 pub fn process_start_time(env: &Env, pid: Unknown) -> Result<Option<f64>> {
     let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
     Ok(crate::sys::procs::start_time(pid).map(|t| t as f64))
+}
+
+/// A stamp of the program process `pid` runs, which changes when it calls `execve` (so
+/// `ShellSessions` sees a shell replaced by `exec`): Linux, where its image and stack were
+/// mapped (randomized on each exec; with address-space randomization off, the same program
+/// gets the same stamp). `null` when there is no such process, it may not be inspected, or on
+/// macOS. Throws `ERR_INVALID_ARG` naming `pid`.
+#[napi(ts_args_type = "pid: number")]
+pub fn process_exec_stamp(env: &Env, pid: Unknown) -> Result<Option<String>> {
+    let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
+    Ok(crate::sys::procs::exec_stamp(pid))
+}
+
+/// The live processes (never the Node process) whose initial environment holds `entry`
+/// exactly (`NAME=value`) and that this process may inspect: what `ShellSessions` kills at
+/// close beside the shell's session tree, as every process it started inherits its session's
+/// tag unless it clears its environment. Linux only (`/proc/<pid>/environ`); empty elsewhere.
+/// Throws `ERR_INVALID_ARG` naming `entry` unless it is `NAME=value` with a non-empty value.
+#[napi(ts_args_type = "entry: string")]
+pub fn processes_with_environment(env: &Env, entry: Unknown) -> Result<Vec<u32>> {
+    let entry = as_string(&entry, "entry").map_err(|e| js_error(env, e))?;
+    match entry.split_once('=') {
+        Some((name, value)) if !name.is_empty() && !value.is_empty() && !entry.contains('\0') => {}
+        _ => {
+            return Err(js_error(
+                env,
+                TermError::invalid_arg(
+                    "entry must be NAME=value with a non-empty name and value, and no NUL",
+                ),
+            ))
+        }
+    }
+    Ok(crate::sys::procs::with_environment_entry(entry.as_bytes())
+        .into_iter()
+        .map(|p| p as u32)
+        .collect())
 }

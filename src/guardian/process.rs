@@ -7,6 +7,7 @@
 //! own session) with the platform's commands ([`GUARDIAN_KILL`]), in batches of 500
 //! terminals, then remove the cgroup directories.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -84,11 +85,9 @@ impl Process {
     }
 }
 
-/// Starts a guardian process; `None` where it cannot start.
+/// Starts a guardian process; `None` where it cannot start. When it ends it removes this
+/// process's cgroup directories.
 pub(super) fn start() -> Option<Process> {
-    let (read, write) = crate::sys::pipe::pipe_cloexec().ok()?;
-    let root = crate::sys::cwd::open_dir("/".as_ref()).ok()?;
-    let null: OwnedFd = File::options().write(true).open("/dev/null").ok()?.into();
     let base = crate::sys::cgroup::base()
         .map(|p| p.as_os_str().to_owned())
         .unwrap_or_default();
@@ -96,6 +95,15 @@ pub(super) fn start() -> Option<Process> {
         .filter(|p| Some(*p) != crate::sys::cgroup::base())
         .map(|p| p.as_os_str().to_owned())
         .unwrap_or_default();
+    start_with(&base, &pids_base)
+}
+
+/// Starts a guardian that, when it ends, removes the cgroup directories `base` and
+/// `pids_base` (empty: none).
+pub(super) fn start_with(base: &OsStr, pids_base: &OsStr) -> Option<Process> {
+    let (read, write) = crate::sys::pipe::pipe_cloexec().ok()?;
+    let root = crate::sys::cwd::open_dir("/".as_ref()).ok()?;
+    let null: OwnedFd = File::options().write(true).open("/dev/null").ok()?.into();
     let spec = LaunchSpec {
         program: cstring("/bin/sh".as_ref()).ok()?,
         argv: vec![
@@ -104,8 +112,8 @@ pub(super) fn start() -> Option<Process> {
             // The script travels in the environment so `ps` shows a short command line.
             cstring("eval \"$ACP_TERMINAL_GUARDIAN\"".as_ref()).ok()?,
             cstring("acp-terminal-guardian".as_ref()).ok()?,
-            cstring(&base).ok()?,
-            cstring(&pids_base).ok()?,
+            cstring(base).ok()?,
+            cstring(pids_base).ok()?,
         ],
         envp: vec![
             cstring("PATH=/usr/bin:/bin".as_ref()).ok()?,
@@ -121,7 +129,8 @@ pub(super) fn start() -> Option<Process> {
         rlimits: Vec::new(),
         parent_death_signal: None,
         cgroup_procs: Vec::new(),
-        sandbox: None,
+        isolate: None,
+        confine: None,
     };
     let pid = launch(spec).ok()?;
     drop(read);

@@ -5,6 +5,12 @@ use std::process::Command;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+/// A guardian that leaves this process's cgroup directories alone when it ends: the other
+/// tests of this binary go on using them (the real one removes them when Node goes away).
+fn start() -> Option<process::Process> {
+    process::start_with("".as_ref(), "".as_ref())
+}
+
 fn wait_until(what: &str, cond: impl FnMut() -> bool) {
     crate::test_util::wait_until(what, Duration::from_secs(30), cond);
 }
@@ -15,7 +21,7 @@ fn exists(pid: i32) -> bool {
 
 #[test]
 fn a_stopped_guardian_is_replaced_and_the_fresh_one_still_kills_what_is_listed() {
-    let g = Guardian::new(process::start);
+    let g = Guardian::new(start);
     let old = g.pid().expect("a guardian starts here");
     let mut child = Command::new("sleep")
         .arg("60")
@@ -43,7 +49,7 @@ fn a_stopped_guardian_is_replaced_and_the_fresh_one_still_kills_what_is_listed()
 
 #[test]
 fn a_dead_guardian_is_replaced_on_the_next_write() {
-    let g = Guardian::new(process::start);
+    let g = Guardian::new(start);
     let old = g.pid().unwrap();
     kill(Pid::from_raw(old), Signal::SIGKILL).unwrap();
     wait_until("the old guardian dead", || {
@@ -72,7 +78,7 @@ fn the_list_counts_tracks_and_ignores_unknown_untracks() {
 
 #[test]
 fn an_idle_stopped_guardian_is_replaced_too() {
-    let g = Guardian::new(process::start);
+    let g = Guardian::new(start);
     let old = g.pid().unwrap();
     kill(Pid::from_raw(old), Signal::SIGSTOP).unwrap();
     // No writes at all: the writer's health check notices.
@@ -84,7 +90,7 @@ fn an_idle_stopped_guardian_is_replaced_too() {
 fn thousands_of_listed_terminals_are_all_killed() {
     // One shell command line for all of them would exceed the kernel's limit for one
     // argument (128 KiB) and kill nothing.
-    let g = Guardian::new(process::start);
+    let g = Guardian::new(start);
     let mut child = Command::new("sleep")
         .arg("60")
         .process_group(0)
@@ -104,7 +110,7 @@ fn thousands_of_listed_terminals_are_all_killed() {
 
 #[test]
 fn a_listed_session_loses_its_jobs_in_other_groups_too() {
-    let g = Guardian::new(process::start);
+    let g = Guardian::new(start);
     let mut cmd = crate::test_util::setsid_bash("set -m; sleep 60 & echo $!; wait");
     cmd.stdout(std::process::Stdio::piped());
     let mut leader = cmd.spawn().unwrap();

@@ -88,8 +88,15 @@ pub enum Io {
 }
 
 /// Variables every command gets unless the request's env sets them, applied over the inherited
-/// environment: pagers that never wait for a key, so `git log` or `man` cannot hang a terminal.
-pub const ENV_DEFAULTS: [(&str, &str); 2] = [("PAGER", "cat"), ("GIT_PAGER", "cat")];
+/// environment: pagers that never wait for a key (so `git log` or `man` cannot hang a
+/// terminal), and on a pty `TERM` ([`PTY_TERM`]).
+pub fn env_defaults(pty: bool) -> Vec<(&'static str, &'static str)> {
+    let mut defaults = vec![("PAGER", "cat"), ("GIT_PAGER", "cat")];
+    if pty {
+        defaults.push(("TERM", PTY_TERM));
+    }
+    defaults
+}
 
 /// `TERM` given to commands on a pty unless the request sets it.
 pub const PTY_TERM: &str = "xterm-256color";
@@ -351,13 +358,10 @@ fn build_env(
             set(&mut env, k, v);
         }
     }
-    for (name, value) in ENV_DEFAULTS {
+    for (name, value) in env_defaults(matches!(req.io, Io::Pty(_))) {
         if !req.env.iter().any(|(k, _)| k == name) {
             set(&mut env, name.into(), value.into());
         }
-    }
-    if matches!(req.io, Io::Pty(_)) && !req.env.iter().any(|(k, _)| k == "TERM") {
-        set(&mut env, "TERM".into(), PTY_TERM.into());
     }
     for (k, v) in &req.env {
         set(&mut env, k.into(), v.into());
@@ -393,7 +397,7 @@ fn resolve_program(
     cwd: &Path,
     field: &str,
 ) -> Result<PathBuf, TermError> {
-    let not_found = |what: String| TermError::new("ENOENT", what);
+    let not_found = |what: String| TermError::new("ENOENT", what).with_detail("program", name);
     if name.contains('/') {
         // `cwd/./x` → `cwd/x` (components() drops `.`; `..` is left to the kernel).
         let p: PathBuf = cwd.join(name).components().collect();
@@ -426,8 +430,7 @@ fn resolve_program(
             format!("{field} `{name}` was found in PATH but is not executable"),
         ));
     }
-    Err(not_found(format!(
-        "{field} `{name}` not found in PATH ({})",
-        path_var.to_string_lossy()
-    )))
+    // The searched PATH goes to `details` only: the message reaches agents (and their models' logs).
+    Err(not_found(format!("{field} `{name}` not found in PATH"))
+        .with_detail("path", path_var.to_string_lossy()))
 }

@@ -151,6 +151,29 @@ fn invalid_requests_name_the_field() {
 }
 
 #[test]
+fn enoent_names_the_program_and_keeps_the_searched_path_out_of_the_message() {
+    let e = plan(
+        &req("no-such-command-xyz", &["a"]),
+        inherited(),
+        Path::new("/"),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "ENOENT");
+    assert!(e.message.contains("`no-such-command-xyz`"), "{e}");
+    assert!(
+        !e.message.contains("/usr/bin"),
+        "the PATH leaked into the message: {e}"
+    );
+    assert_eq!(
+        e.details,
+        vec![
+            ("program", "no-such-command-xyz".to_string()),
+            ("path", "/usr/bin:/bin".to_string())
+        ]
+    );
+}
+
+#[test]
 fn spawn_runs_and_merges_streams() {
     let p = plan(
         &req("echo a; echo b >&2; echo c", &[]),
@@ -181,20 +204,26 @@ fn spawn_runs_and_merges_streams() {
 
 #[test]
 fn env_defaults_are_what_plan_applies() {
-    // ENV_DEFAULTS is the list the binding hands the TS layer (`envDefaults()`): it must be the
-    // rule plan() applies, over an inherited value and under a request's own.
-    let p = plan(&req("true", &["x"]), inherited(), Path::new("/")).unwrap();
-    for (name, value) in ENV_DEFAULTS {
-        assert_eq!(env_of(&p, name).as_deref(), Some(value), "{name}");
-    }
-    let mut r = req("true", &["x"]);
-    r.env = ENV_DEFAULTS
-        .iter()
-        .map(|(n, _)| (n.to_string(), "mine".into()))
-        .collect();
-    let p = plan(&r, inherited(), Path::new("/")).unwrap();
-    for (name, _) in ENV_DEFAULTS {
-        assert_eq!(env_of(&p, name).as_deref(), Some("mine"), "{name}");
+    // env_defaults is the list the binding hands the TS layer (`envDefaults()`): it must be the
+    // rule plan() applies, over an inherited value and under a request's own, with and
+    // without a pty.
+    assert_eq!(env_defaults(true).last(), Some(&("TERM", PTY_TERM)));
+    for io in [Io::Pipe, Io::Pty(PtySize::default())] {
+        let pty = matches!(io, Io::Pty(_));
+        let mut r = req("true", &["x"]);
+        r.io = io;
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        for (name, value) in env_defaults(pty) {
+            assert_eq!(env_of(&p, name).as_deref(), Some(value), "{name}");
+        }
+        r.env = env_defaults(pty)
+            .iter()
+            .map(|(n, _)| (n.to_string(), "mine".into()))
+            .collect();
+        let p = plan(&r, inherited(), Path::new("/")).unwrap();
+        for (name, _) in env_defaults(pty) {
+            assert_eq!(env_of(&p, name).as_deref(), Some("mine"), "{name}");
+        }
     }
 }
 

@@ -1,25 +1,28 @@
 //! Platform seams: every mechanism that differs between operating systems sits behind one small
 //! interface here, one directory per concern, with one file per platform selected by `cfg`
-//! (`linux.rs`, `macos.rs`; `cgroup/none.rs` where there are no cgroups). Another platform is a
+//! (`linux.rs`, `macos.rs`, `windows.rs`; `cgroup/none.rs` where there are no cgroups). Another platform is a
 //! new file per concern, not edits across the tree; shared logic lives in each `mod.rs` or above
 //! these modules and never repeats per platform.
 //!
-//! | concern | interface | Linux | macOS |
-//! |---|---|---|---|
-//! | [`spawn`] | `launch(LaunchSpec) -> pid` | `clone(CLONE_VM \| CLONE_VFORK)`, `prctl(PR_SET_PDEATHSIG)`, raw `rt_sigaction` | `posix_spawn` (`spawn/posix_spawn.rs`); `fork` + `POSIX_SPAWN_SETEXEC` for a controlling tty or rlimits |
-//! | [`exit_watch`] | `exit_fd(pid)`: readable once it can be reaped | `pidfd_open` (ENOSYS remembered) | one thread on a kqueue of `NOTE_EXIT` filters closes a pipe per child |
-//! | [`pty`] | `open(size)`, `set_size`, `foreground_group` | `posix_openpt` + `TIOCGPTPEER` / `ptsname_r` | `posix_openpt` + `TIOCPTYGNAME` |
-//! | [`procs`] | `list()`, `start_time`, `session_tree`, `GUARDIAN_KILL` | `/proc/<pid>/stat` | libproc + `getsid`; the guardian uses `ps` |
-//! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` |
-//! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) |
-//! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing |
-//! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none |
+//! | concern | interface | Linux | macOS | Windows (issue 21: the seams below exist; the core above does not use them yet) |
+//! |---|---|---|---|---|
+//! | [`spawn`] | `launch(LaunchSpec) -> pid` | `clone(CLONE_VM \| CLONE_VFORK)`, `prctl(PR_SET_PDEATHSIG)`, raw `rt_sigaction` | `posix_spawn` (`spawn/posix_spawn.rs`); `fork` + `POSIX_SPAWN_SETEXEC` for a controlling tty or rlimits | `windows_launch`: `CreateProcessW` suspended, joined to the job, resumed; rules in `spawn/wincmd.rs` |
+//! | [`exit_watch`] | `exit_fd(pid)`: readable once it can be reaped | `pidfd_open` (ENOSYS remembered) | one thread on a kqueue of `NOTE_EXIT` filters closes a pipe per child | `ExitWait` (`RegisterWaitForSingleObject`), `wait_exit` / `try_exit` on the process handle |
+//! | [`pty`] | `open(size)`, `set_size`, `foreground_group` | `posix_openpt` + `TIOCGPTPEER` / `ptsname_r` | `posix_openpt` + `TIOCPTYGNAME` | `ConPty`: `CreatePseudoConsole`, `ResizePseudoConsole` |
+//! | [`procs`] | `list()`, `start_time`, `session_tree`, `wait_state`, `exec_stamp`, `with_environment_entry`, `GUARDIAN_KILL` | `/proc/<pid>/stat`, `syscall`, `environ` | libproc + `getsid` (no wait state, exec stamp or environment: `Unknown`, `None`, none); the guardian uses `ps` | `windows_start_time` (`GetProcessTimes`); no guardian (the job's `KILL_ON_JOB_CLOSE`) |
+//! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` | `windows_open_dir` (no `FILE_SHARE_DELETE`: pinned), `dir_path` (`GetFinalPathNameByHandleW`); no `process_cwd` |
+//! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) | [`job`]: a Job Object per terminal |
+//! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` / `PipeWriter` (a thread per pipe, bounded queues) |
+//! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none | none: no signals (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
+//! | [`reactor`] | `register_readable`, `register_writable` | tokio's `AsyncFd` (epoll) | tokio's `AsyncFd` (kqueue) | none yet (the Windows pipes are `PipeReader` / `PipeWriter`) |
 
 pub mod cgroup;
 pub mod cwd;
 pub mod exit_watch;
+pub mod job;
 pub mod pipe;
 pub mod procs;
 pub mod pty;
+pub mod reactor;
 pub mod signals;
 pub mod spawn;

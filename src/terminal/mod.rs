@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
-use tokio::io::unix::AsyncFd;
 use tokio::sync::{watch, Notify};
 
 use crate::containment::{escalate, Containment, Target};
@@ -141,6 +140,8 @@ pub struct Terminal {
     /// On a pty: a duplicate of the master, for the window size.
     pty: Mutex<Option<OwnedFd>>,
     is_pty: bool,
+    /// The terminal modes saved by [`Terminal::save_pty_modes`].
+    saved_modes: Mutex<Option<nix::sys::termios::Termios>>,
     /// True while the first output is held (the pump pauses when the hold is full).
     holding: watch::Sender<bool>,
 }
@@ -168,10 +169,10 @@ impl Terminal {
             let _ = waitpid(Pid::from_raw(pid), None);
             TermError::from_io(&e, "watching the child")
         };
-        let pipe = register_readable(output).map_err(io_err)?;
+        let pipe = crate::sys::reactor::register_readable(output).map_err(io_err)?;
         let child = crate::reap::watch(pid).map_err(io_err)?;
         let input = match input {
-            Some(fd) => Some(register_writable(fd).map_err(io_err)?),
+            Some(fd) => Some(crate::sys::reactor::register_writable(fd).map_err(io_err)?),
             None => None,
         };
         let (exit_tx, _) = watch::channel(None);
@@ -213,6 +214,7 @@ impl Terminal {
             input,
             pty: Mutex::new(pty_fd),
             is_pty,
+            saved_modes: Mutex::new(None),
             config,
             cwd,
             exit_tx,
@@ -366,6 +368,68 @@ impl Terminal {
         Ok(fd.as_ref().and_then(pty::foreground_group))
     }
 
+    /// Saves the pty's current terminal modes (termios: flags and control characters), which
+    /// [`Terminal::restore_pty_modes`] puts back. `ERR_NOT_A_PTY` on a pipe terminal; an I/O
+    /// error once the master is closed.
+    pub fn save_pty_modes(&self) -> Result<(), TermError> {
+        let modes = self.with_master("savePtyModes", |fd| {
+            // On a pty master, the termios calls act on the slave's settings.
+            nix::sys::termios::tcgetattr(fd).map_err(std::io::Error::from)
+        })?;
+        *self.saved_modes.lock().unwrap_or_else(|p| p.into_inner()) = Some(modes);
+        Ok(())
+    }
+
+    /// Puts back the modes [`Terminal::save_pty_modes`] saved, if a program changed them
+    /// (`stty olcuc`, `stty intr undef`, raw mode left behind). True when they had changed.
+    /// False when nothing was saved. `ERR_NOT_A_PTY` on a pipe terminal; an I/O error once
+    /// the master is closed.
+    pub fn restore_pty_modes(&self) -> Result<bool, TermError> {
+        let Some(saved) = self
+            .saved_modes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        else {
+            return Ok(false);
+        };
+        self.with_master("restorePtyModes", |fd| {
+            use nix::sys::termios::{tcgetattr, tcsetattr, SetArg};
+            let now = tcgetattr(fd).map_err(std::io::Error::from)?;
+            let same = now.input_flags == saved.input_flags
+                && now.output_flags == saved.output_flags
+                && now.control_flags == saved.control_flags
+                && now.local_flags == saved.local_flags
+                && now.control_chars == saved.control_chars;
+            if !same {
+                tcsetattr(fd, SetArg::TCSANOW, &saved).map_err(std::io::Error::from)?;
+            }
+            Ok(!same)
+        })
+    }
+
+    /// Runs `op` on the pty master; `ERR_NOT_A_PTY` on a pipe terminal.
+    fn with_master<T>(
+        &self,
+        what: &str,
+        op: impl FnOnce(&OwnedFd) -> std::io::Result<T>,
+    ) -> Result<T, TermError> {
+        if !self.is_pty {
+            return Err(TermError::new(
+                ERR_NOT_A_PTY,
+                format!(
+                    "terminal {} is not a pty: {what} needs options.pty at creation",
+                    self.id()
+                ),
+            ));
+        }
+        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        let fd = fd.as_ref().ok_or_else(|| {
+            TermError::from_io(&std::io::Error::from_raw_os_error(libc::EBADF), what)
+        })?;
+        op(fd).map_err(|e| TermError::from_io(&e, what))
+    }
+
     /// Resolves with the exit status once the command exited and its output was collected.
     pub async fn wait_for_exit(&self) -> ExitStatus {
         let mut rx = self.exit_tx.subscribe();
@@ -454,21 +518,6 @@ impl Drop for Terminal {
             s.close();
         }
     }
-}
-
-/// Registers an owned fd with the runtime's reactor for readability.
-pub(crate) fn register_readable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
-    // SAFETY: the `OwnedFd` is moved into the `AsyncFd`, so the descriptor stays open and
-    // refers to the same file description for the `AsyncFd`'s whole lifetime.
-    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-        .map_err(std::io::Error::from)
-}
-
-/// Registers an owned fd with the runtime's reactor for writability.
-fn register_writable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
-    // SAFETY: as in `register_readable`.
-    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }
-        .map_err(std::io::Error::from)
 }
 
 fn exited_error(id: &str) -> TermError {

@@ -10,6 +10,11 @@ use linux as imp;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+#[allow(unused_imports)] // the core uses these once it runs on Windows
+pub use windows::{dir_path, open_dir as windows_open_dir};
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};

@@ -9,6 +9,11 @@ use linux as imp;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+#[allow(unused_imports)] // the core uses these once it runs on Windows
+pub use windows::{null_input, pipe, PipeReader, PipeWriter};
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};

@@ -43,10 +43,54 @@ fn parse_start_time(stat: &str) -> Option<u64> {
 }
 
 pub(super) fn wait_state(pid: i32) -> WaitState {
+    // Stopped (SIGSTOP, SIGTSTP) or traced: whatever call it sits in, it will not return.
+    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        if matches!(stat_field(&stat, 0), Some("T" | "t")) {
+            return WaitState::Stopped;
+        }
+    }
     match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
         Ok(s) => parse_syscall(&s),
         Err(_) => WaitState::Unknown,
     }
+}
+
+/// Field `n` of `/proc/<pid>/stat` counted from the state (field 3), after the comm.
+fn stat_field(stat: &str, n: usize) -> Option<&str> {
+    stat.get(stat.rfind(')')? + 2..)?
+        .split_ascii_whitespace()
+        .nth(n)
+}
+
+pub(super) fn exec_stamp(pid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_exec_stamp(&stat)
+}
+
+/// Fields 26-28 of `/proc/<pid>/stat` (startcode, endcode, startstack): where the program's
+/// image was mapped, randomized by each `execve`. All zero when the process may not be
+/// inspected (or is a kernel thread): no stamp.
+fn parse_exec_stamp(stat: &str) -> Option<String> {
+    let fields: Vec<&str> = (23..=25)
+        .map(|n| stat_field(stat, n))
+        .collect::<Option<_>>()?;
+    if fields.iter().all(|f| *f == "0") {
+        return None;
+    }
+    Some(fields.join(":"))
+}
+
+pub(super) fn with_environment_entry(entry: &[u8]) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    list()
+        .into_iter()
+        .filter(|p| p.live && p.pid != me)
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/environ", p.pid))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|e| e == entry))
+        })
+        .map(|p| p.pid)
+        .collect()
 }
 
 /// `/proc/<pid>/syscall`: `running`; `-1 sp pc` (blocked outside a system call); or the call's
@@ -76,6 +120,72 @@ fn parse_syscall(text: &str) -> WaitState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_exec_stamp_and_sees_a_new_one_after_exec() {
+        use std::io::Write;
+        let me = std::process::id() as i32;
+        let mine = exec_stamp(me).expect("own stamp");
+        assert_eq!(exec_stamp(me).as_deref(), Some(mine.as_str()));
+        // A shell that execs `sleep` once it reads a line: same pid, another image.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read x; exec sleep 30"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let before = exec_stamp(pid).expect("child stamp");
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        let comm = || std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        crate::test_util::wait_until("exec", std::time::Duration::from_secs(10), || {
+            comm().trim() == "sleep"
+        });
+        assert_ne!(exec_stamp(pid).expect("stamp after exec"), before);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let stat = "1 (a) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0 0 0 0 0 0 0";
+        assert_eq!(parse_exec_stamp(stat), None);
+        let stat = "1 (a b) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0 0 4096 8192 12288 0";
+        assert_eq!(parse_exec_stamp(stat).as_deref(), Some("4096:8192:12288"));
+    }
+
+    #[test]
+    fn a_stopped_process_reads_as_stopped() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        // SAFETY: plain kill(2) on our own child.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        crate::test_util::wait_until("stopped", std::time::Duration::from_secs(10), || {
+            wait_state(pid) == WaitState::Stopped
+        });
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        crate::test_util::wait_until("continued", std::time::Duration::from_secs(10), || {
+            wait_state(pid) != WaitState::Stopped
+        });
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn finds_processes_by_an_environment_entry() {
+        let tag = format!("ACP_TEST_TAG={}", std::process::id());
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("ACP_TEST_TAG", std::process::id().to_string())
+            .spawn()
+            .unwrap();
+        assert_eq!(
+            with_environment_entry(tag.as_bytes()),
+            vec![child.id() as i32]
+        );
+        assert!(with_environment_entry(b"ACP_TEST_TAG=").is_empty());
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
 
     #[test]
     fn reads_the_start_time_field() {

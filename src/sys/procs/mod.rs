@@ -10,6 +10,11 @@ use linux as imp;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+#[allow(unused_imports)] // the core uses these once it runs on Windows
+pub use windows::start_time as windows_start_time;
 
 /// What the process table says about one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +42,38 @@ pub fn list() -> Vec<ProcInfo> {
 /// microseconds since the epoch). `None` when there is no such process.
 pub fn start_time(pid: i32) -> Option<u64> {
     imp::start_time(pid)
+}
+
+/// A stamp of the program image process `pid` runs: it changes when the process calls
+/// `execve` (Linux: where the image and stack were mapped, which address-space randomization
+/// moves on every exec; a system with randomization off gives the same stamp to the same
+/// program). `None` when there is no such process, it may not be inspected, or this platform
+/// has no reader (macOS).
+pub fn exec_stamp(pid: i32) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::exec_stamp(pid)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// The live processes (never this one) whose initial environment holds `entry`
+/// (`NAME=value`, exactly) and that we may inspect. Linux reads `/proc/<pid>/environ`; other
+/// platforms list none.
+pub fn with_environment_entry(entry: &[u8]) -> Vec<i32> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::with_environment_entry(entry)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = entry;
+        Vec::new()
+    }
 }
 
 /// The live (non-zombie) processes matching `keep`.
@@ -94,6 +131,8 @@ pub enum WaitState {
     Running,
     /// Blocked in another system call, or stopped outside one: ask again.
     Elsewhere,
+    /// Stopped by a signal (`SIGSTOP`, `SIGTSTP`) or traced: it runs again only on `SIGCONT`.
+    Stopped,
     /// This platform cannot tell, or the process cannot be inspected (gone, another user's).
     Unknown,
 }

@@ -19,6 +19,11 @@ use linux as imp;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+#[allow(unused_imports)] // the core uses these once it runs on Windows
+pub use windows::ConPty;
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};

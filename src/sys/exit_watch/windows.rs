@@ -1,0 +1,188 @@
+//! Windows: a process handle is signalled when the process ends; its exit code is the full
+//! 32-bit value (an NTSTATUS such as `0xC0000005` stays 3221225477).
+
+use std::io;
+use std::os::windows::io::{AsRawHandle, OwnedHandle};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+use windows_sys::Win32::Foundation::{HANDLE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0, WAIT_TIMEOUT};
+use windows_sys::Win32::System::Threading::{
+    GetExitCodeProcess, RegisterWaitForSingleObject, UnregisterWaitEx, WaitForSingleObject,
+    INFINITE, WT_EXECUTEONLYONCE,
+};
+
+fn wait(process: &OwnedHandle, ms: u32) -> io::Result<bool> {
+    // SAFETY: a valid process handle with SYNCHRONIZE access.
+    match unsafe { WaitForSingleObject(process.as_raw_handle(), ms) } {
+        WAIT_OBJECT_0 => Ok(true),
+        WAIT_TIMEOUT => Ok(false),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+fn exit_code(process: &OwnedHandle) -> io::Result<u32> {
+    let mut code = 0u32;
+    // SAFETY: a valid process handle; `code` receives the exit code.
+    if unsafe { GetExitCodeProcess(process.as_raw_handle(), &mut code) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(code)
+}
+
+/// Blocks until `process` has ended and returns its exit code (call it on a blocking thread).
+pub fn wait_exit(process: &OwnedHandle) -> io::Result<u32> {
+    wait(process, INFINITE)?;
+    exit_code(process)
+}
+
+/// The exit code of `process` if it has ended, `None` while it runs (decided by the handle's
+/// state, never by the code: a process may exit with 259, `STILL_ACTIVE`).
+pub fn try_exit(process: &OwnedHandle) -> io::Result<Option<u32>> {
+    if wait(process, 0)? {
+        exit_code(process).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// What the wait callback signals: taken once.
+type Slot = Mutex<Option<oneshot::Sender<()>>>;
+
+/// A process's exit as something async code awaits, without a thread of its own: Windows'
+/// thread pool waits on the process handle (`RegisterWaitForSingleObject`, as libuv does for
+/// Node's children) and the callback wakes the waiter.
+#[derive(Debug)]
+pub struct ExitWait {
+    process: Arc<OwnedHandle>,
+    wait: HANDLE,
+    slot: *const Slot,
+    rx: Option<oneshot::Receiver<()>>,
+}
+
+// SAFETY: the wait handle and the slot pointer are used only by `Drop` (and the slot by the
+// pool's callback, which is over once UnregisterWaitEx returns); both may move between threads.
+unsafe impl Send for ExitWait {}
+// SAFETY: shared references give access to nothing but `Arc<OwnedHandle>`.
+unsafe impl Sync for ExitWait {}
+
+unsafe extern "system" fn on_exit(ctx: *mut std::ffi::c_void, _timed_out: bool) {
+    // SAFETY: `ctx` is the slot registered with this wait; it lives until the wait is
+    // unregistered, which waits for this callback to return.
+    let slot = unsafe { &*(ctx as *const Slot) };
+    if let Some(tx) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let _ = tx.send(());
+    }
+}
+
+impl ExitWait {
+    /// Starts watching `process` (which needs `SYNCHRONIZE` access).
+    pub fn new(process: Arc<OwnedHandle>) -> io::Result<ExitWait> {
+        let (tx, rx) = oneshot::channel();
+        let slot: *const Slot = Box::into_raw(Box::new(Mutex::new(Some(tx))));
+        let mut wait: HANDLE = std::ptr::null_mut();
+        // SAFETY: a valid process handle (kept alive by `process`); the callback gets `slot`,
+        // freed only after the wait is unregistered.
+        let ok = unsafe {
+            RegisterWaitForSingleObject(
+                &mut wait,
+                process.as_raw_handle(),
+                Some(on_exit),
+                slot.cast(),
+                INFINITE,
+                WT_EXECUTEONLYONCE,
+            )
+        };
+        if ok == 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: never registered: ours alone.
+            drop(unsafe { Box::from_raw(slot.cast_mut()) });
+            return Err(e);
+        }
+        Ok(ExitWait {
+            process,
+            wait,
+            slot,
+            rx: Some(rx),
+        })
+    }
+
+    /// Waits for the exit and returns the 32-bit exit code.
+    pub async fn exited(&mut self) -> io::Result<u32> {
+        if let Some(rx) = self.rx.take() {
+            // A dropped sender cannot happen while the wait is registered.
+            let _ = rx.await;
+        }
+        exit_code(&self.process)
+    }
+}
+
+impl Drop for ExitWait {
+    fn drop(&mut self) {
+        // SAFETY: registered in `new`; INVALID_HANDLE_VALUE makes the call wait for a callback
+        // under way, after which nothing refers to the slot.
+        unsafe {
+            UnregisterWaitEx(self.wait, INVALID_HANDLE_VALUE);
+            drop(Box::from_raw(self.slot.cast_mut()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::job::{Job, JobLimits};
+    use crate::sys::spawn::wincmd::{shell_command_line, wide, ShellKind};
+    use crate::sys::spawn::{windows_launch, WinLaunch, WinStdio};
+    use std::os::windows::io::AsHandle;
+
+    #[test]
+    fn the_exit_wakes_an_async_waiter_with_the_code() {
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let shell = std::path::PathBuf::from(
+            std::env::var_os("ComSpec").unwrap_or_else(|| "C:\\Windows\\System32\\cmd.exe".into()),
+        );
+        let (_read, write) = crate::sys::pipe::pipe().unwrap();
+        let stdin = crate::sys::pipe::null_input().unwrap();
+        let env: Vec<_> = std::env::vars_os().collect();
+        let cwd = std::env::temp_dir();
+        let launch = |line: &str| {
+            windows_launch(WinLaunch {
+                application: &shell,
+                command_line: shell_command_line(
+                    &wide(&shell.to_string_lossy()),
+                    ShellKind::Cmd,
+                    &wide(line),
+                ),
+                env: &env,
+                cwd: &cwd,
+                stdio: WinStdio::Handles {
+                    stdin: stdin.as_handle(),
+                    output: write.as_handle(),
+                },
+                job: &job,
+            })
+            .unwrap()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let quick = launch("exit /b 7");
+        let slow = launch("ping -n 300 127.0.0.1 >NUL");
+        let slow_process = Arc::new(slow.process);
+        rt.block_on(async {
+            let mut wait = ExitWait::new(Arc::new(quick.process)).unwrap();
+            assert_eq!(wait.exited().await.unwrap(), 7);
+            // Still running: the waiter is not woken; a later end wakes it.
+            let mut slow_wait = ExitWait::new(slow_process.clone()).unwrap();
+            let early =
+                tokio::time::timeout(std::time::Duration::from_millis(300), slow_wait.exited())
+                    .await;
+            assert!(early.is_err(), "woken while the command runs");
+            job.terminate(9).unwrap();
+            let mut slow_wait = ExitWait::new(slow_process.clone()).unwrap();
+            assert_eq!(slow_wait.exited().await.unwrap(), 9);
+        });
+    }
+}

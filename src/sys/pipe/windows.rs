@@ -1,0 +1,234 @@
+//! Windows: anonymous pipes (`CreatePipe`), not inheritable (the launcher makes the child's
+//! end inheritable for its one launch), and the NUL device for a stdin at EOF.
+
+use std::io;
+use std::os::windows::io::{FromRawHandle, OwnedHandle};
+
+use windows_sys::Win32::Foundation::{GENERIC_READ, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::Storage::FileSystem::{
+    CreateFileW, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
+};
+use windows_sys::Win32::System::Pipes::CreatePipe;
+
+/// A pipe `(read end, write end)`, neither inheritable, with a 64 KiB buffer.
+pub fn pipe() -> io::Result<(OwnedHandle, OwnedHandle)> {
+    let mut read = std::ptr::null_mut();
+    let mut write = std::ptr::null_mut();
+    // SAFETY: both out-pointers are valid; null attributes: not inheritable.
+    if unsafe { CreatePipe(&mut read, &mut write, std::ptr::null(), 64 * 1024) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: CreatePipe succeeded: two valid handles, now owned.
+    Ok(unsafe {
+        (
+            OwnedHandle::from_raw_handle(read),
+            OwnedHandle::from_raw_handle(write),
+        )
+    })
+}
+
+/// The NUL device opened for reading: a stdin that is at EOF at once.
+pub fn null_input() -> io::Result<OwnedHandle> {
+    let name: Vec<u16> = "NUL\0".encode_utf16().collect();
+    // SAFETY: a NUL-terminated name; null security attributes and template.
+    let h = unsafe {
+        CreateFileW(
+            name.as_ptr(),
+            GENERIC_READ,
+            FILE_SHARE_READ | FILE_SHARE_WRITE,
+            std::ptr::null(),
+            OPEN_EXISTING,
+            0,
+            std::ptr::null_mut(),
+        )
+    };
+    if h == INVALID_HANDLE_VALUE {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a valid handle we own.
+    Ok(unsafe { OwnedHandle::from_raw_handle(h) })
+}
+
+/// The read end of a pipe (or a pseudo console's output) served by a thread of its own:
+/// Windows' anonymous pipes have no readiness to wait on, so a thread blocks in `ReadFile`
+/// and hands each chunk to async code through a bounded channel. When the consumer falls
+/// behind, the thread waits for room, the pipe fills and the writer blocks: no byte is dropped
+/// and at most `depth` chunks are held. The thread ends at end of file (every writer closed)
+/// or when the receiver is dropped.
+#[derive(Debug)]
+pub struct PipeReader {
+    rx: tokio::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+}
+
+impl PipeReader {
+    /// Starts reading `handle` in chunks of at most `chunk` bytes, `depth` chunks ahead.
+    pub fn spawn(handle: OwnedHandle, chunk: usize, depth: usize) -> io::Result<PipeReader> {
+        let (tx, rx) = tokio::sync::mpsc::channel(depth.max(1));
+        std::thread::Builder::new()
+            .name("acp-terminal-pipe-reader".into())
+            .spawn(move || {
+                use std::io::Read;
+                let mut file = std::fs::File::from(handle);
+                loop {
+                    let mut buf = vec![0u8; chunk.max(1)];
+                    // std reads a pipe whose writers are gone (ERROR_BROKEN_PIPE) as 0 bytes.
+                    match file.read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => {
+                            buf.truncate(n);
+                            if tx.blocking_send(Ok(buf)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            let _ = tx.blocking_send(Err(e));
+                            return;
+                        }
+                    }
+                }
+            })?;
+        Ok(PipeReader { rx })
+    }
+
+    /// The next chunk, in order; `None` at end of file.
+    pub async fn next(&mut self) -> Option<io::Result<Vec<u8>>> {
+        self.rx.recv().await
+    }
+}
+
+/// The write end of a pipe (a command's stdin, or a pseudo console's input) served by a thread
+/// of its own: writes are queued (bounded: a full queue makes [`PipeWriter::write`] wait, as
+/// a full pipe would) and written in order by a thread blocked in `WriteFile`. Dropping the
+/// writer closes the pipe once everything queued was written: the command then reads EOF.
+#[derive(Debug)]
+pub struct PipeWriter {
+    tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+    result: tokio::sync::watch::Receiver<Option<io::ErrorKind>>,
+}
+
+impl PipeWriter {
+    /// Starts writing to `handle`, with room for `depth` queued writes.
+    pub fn spawn(handle: OwnedHandle, depth: usize) -> io::Result<PipeWriter> {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(depth.max(1));
+        let (failed, result) = tokio::sync::watch::channel(None);
+        std::thread::Builder::new()
+            .name("acp-terminal-pipe-writer".into())
+            .spawn(move || {
+                use std::io::Write;
+                let mut file = std::fs::File::from(handle);
+                while let Some(bytes) = rx.blocking_recv() {
+                    if let Err(e) = file.write_all(&bytes) {
+                        // The reader is gone (ERROR_NO_DATA / broken pipe): later writes fail.
+                        let _ = failed.send(Some(e.kind()));
+                        return;
+                    }
+                }
+            })?;
+        Ok(PipeWriter { tx, result })
+    }
+
+    /// Queues `bytes`; fails once the command stopped reading (its end closed) or a write failed.
+    pub async fn write(&self, bytes: Vec<u8>) -> io::Result<()> {
+        if let Some(kind) = *self.result.borrow() {
+            return Err(io::Error::from(kind));
+        }
+        self.tx
+            .send(bytes)
+            .await
+            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_arrives_in_order_through_a_slow_reader() {
+        let (read, write) = pipe().unwrap();
+        // 4 MiB in uneven writes, while the reader holds at most 2 chunks of 4 KiB.
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let mut w = std::fs::File::from(write);
+            let mut sent = Vec::new();
+            let mut i = 0u32;
+            while sent.len() < 4 << 20 {
+                let block: Vec<u8> = (0..(i % 9000 + 1)).map(|j| (i + j) as u8).collect();
+                w.write_all(&block).unwrap();
+                sent.extend_from_slice(&block);
+                i += 1;
+            }
+            sent
+        });
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let got = rt.block_on(async {
+            let mut reader = PipeReader::spawn(read, 4096, 2).unwrap();
+            let mut got = Vec::new();
+            let mut chunks = 0u32;
+            while let Some(chunk) = reader.next().await {
+                got.extend_from_slice(&chunk.unwrap());
+                chunks += 1;
+                if chunks % 64 == 0 {
+                    // Fall behind now and then: the writer must wait, not lose bytes.
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+            }
+            got
+        });
+        let sent = writer.join().unwrap();
+        assert_eq!(got.len(), sent.len());
+        assert!(got == sent, "the bytes differ");
+    }
+
+    #[test]
+    fn queued_writes_arrive_in_order_then_end_of_file() {
+        let (read, write) = pipe().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let reader = std::thread::spawn(move || {
+            use std::io::Read;
+            let mut all = Vec::new();
+            std::fs::File::from(read).read_to_end(&mut all).unwrap();
+            all
+        });
+        let mut sent = Vec::new();
+        rt.block_on(async {
+            let writer = PipeWriter::spawn(write, 2).unwrap();
+            for i in 0..2000u32 {
+                let block: Vec<u8> = (0..(i % 3000 + 1)).map(|j| (i ^ j) as u8).collect();
+                sent.extend_from_slice(&block);
+                writer.write(block).await.unwrap();
+            }
+            // Dropped: the thread writes what is queued, then closes the pipe.
+        });
+        assert!(reader.join().unwrap() == sent, "the bytes differ");
+    }
+
+    #[test]
+    fn writing_after_the_reader_closed_fails() {
+        let (read, write) = pipe().unwrap();
+        drop(read);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let writer = PipeWriter::spawn(write, 1).unwrap();
+            let mut failed = false;
+            for _ in 0..100 {
+                if writer.write(vec![b'x'; 4096]).await.is_err() {
+                    failed = true;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert!(failed, "writes to a pipe nobody reads kept succeeding");
+        });
+    }
+}

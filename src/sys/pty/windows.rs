@@ -1,0 +1,151 @@
+//! Windows: pseudo consoles (ConPTY). The console reads what we write to `input` and writes
+//! the screen's bytes (VT sequences) to `output`; the child is attached to it at launch
+//! (`PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE`). Closing it ends the console; the output must be
+//! drained meanwhile (on another thread), or `ClosePseudoConsole` can wait for it.
+
+use std::io;
+use std::os::windows::io::{AsRawHandle, OwnedHandle};
+
+use windows_sys::Win32::System::Console::{
+    ClosePseudoConsole, CreatePseudoConsole, ResizePseudoConsole, COORD, HPCON,
+};
+
+/// An open pseudo console and our ends of its two pipes.
+#[derive(Debug)]
+pub struct ConPty {
+    hpc: HPCON,
+    /// Where we write the console's input (keys, pasted text).
+    pub input: OwnedHandle,
+    /// Where we read its output.
+    pub output: OwnedHandle,
+}
+
+fn coord(cols: u16, rows: u16) -> COORD {
+    // A console's size is an i16 pair; larger sizes are clamped.
+    COORD {
+        X: cols.min(i16::MAX as u16) as i16,
+        Y: rows.min(i16::MAX as u16) as i16,
+    }
+}
+
+fn hresult(hr: i32) -> io::Result<()> {
+    if hr < 0 {
+        return Err(io::Error::from_raw_os_error(hr));
+    }
+    Ok(())
+}
+
+impl ConPty {
+    /// Opens a pseudo console of `cols` x `rows`.
+    pub fn open(cols: u16, rows: u16) -> io::Result<ConPty> {
+        let (console_in, input) = crate::sys::pipe::pipe()?;
+        let (output, console_out) = crate::sys::pipe::pipe()?;
+        let mut hpc: HPCON = 0;
+        // SAFETY: two valid pipe ends (the console duplicates them); `hpc` receives the handle.
+        hresult(unsafe {
+            CreatePseudoConsole(
+                coord(cols, rows),
+                console_in.as_raw_handle(),
+                console_out.as_raw_handle(),
+                0,
+                &mut hpc,
+            )
+        })?;
+        // The console holds its own copies of its ends: ours close here.
+        drop((console_in, console_out));
+        Ok(ConPty { hpc, input, output })
+    }
+
+    /// The handle the launcher attaches the child with.
+    pub fn handle(&self) -> HPCON {
+        self.hpc
+    }
+
+    /// Changes the console's size (the child sees a window-size change).
+    pub fn resize(&self, cols: u16, rows: u16) -> io::Result<()> {
+        // SAFETY: an open pseudo console.
+        hresult(unsafe { ResizePseudoConsole(self.hpc, coord(cols, rows)) })
+    }
+}
+
+impl Drop for ConPty {
+    fn drop(&mut self) {
+        // SAFETY: opened in `open`, closed once here.
+        unsafe { ClosePseudoConsole(self.hpc) };
+    }
+}
+
+// SAFETY: an HPCON is a handle, usable from any thread; the pipe handles are Send already.
+unsafe impl Send for ConPty {}
+// SAFETY: resizing from several threads is serialised by the console host.
+unsafe impl Sync for ConPty {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::job::{Job, JobLimits};
+    use crate::sys::spawn::wincmd::{shell_command_line, wide, ShellKind};
+    use crate::sys::spawn::{windows_launch, WinLaunch, WinStdio};
+    use std::io::Read;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_pseudo_console_resizes() {
+        let pty = ConPty::open(80, 24).unwrap();
+        if crate::sys::job::under_wine() {
+            // Wine 8's ResizePseudoConsole answers E_NOTIMPL (0x80004001); checked on the
+            // workflow's Windows runner.
+            let e = pty.resize(100, 30).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(0x8000_4001_u32 as i32));
+            eprintln!("skipped under Wine: ResizePseudoConsole is not implemented there");
+            return;
+        }
+        pty.resize(100, 30).unwrap();
+        pty.resize(1, 1).unwrap();
+    }
+
+    #[test]
+    fn a_command_on_a_pseudo_console_writes_to_its_output() {
+        let pty = ConPty::open(80, 24).unwrap();
+        // Read from the start, on another thread: the console writes as the command runs,
+        // and closing it ends its output.
+        let mut out = std::fs::File::from(pty.output.try_clone().unwrap());
+        let reader = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = out.read_to_end(&mut bytes);
+            bytes
+        });
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let shell = std::env::var_os("ComSpec")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("C:\\Windows\\System32\\cmd.exe"));
+        let env: Vec<_> = std::env::vars_os().collect();
+        let cwd = std::env::temp_dir();
+        let child = windows_launch(WinLaunch {
+            application: &shell,
+            command_line: shell_command_line(
+                &wide(&shell.to_string_lossy()),
+                ShellKind::Cmd,
+                &wide("echo conpty-says-hi"),
+            ),
+            env: &env,
+            cwd: &cwd,
+            stdio: WinStdio::PseudoConsole(pty.handle()),
+            job: &job,
+        })
+        .unwrap();
+        let code = crate::sys::exit_watch::wait_exit(&child.process).unwrap();
+        assert_eq!(code, 0);
+        drop(pty);
+        let bytes = reader.join().unwrap();
+        if crate::sys::job::under_wine() {
+            // Wine 8 creates the console and runs the command (exit 0 above) but its
+            // conhost writes nothing to the output pipe (the same with a minimal C program):
+            // checked on the workflow's Windows runner.
+            eprintln!("skipped under Wine: a pseudo console's output is empty there");
+            return;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("conpty-says-hi"), "{text:?}");
+    }
+}
