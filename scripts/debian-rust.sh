@@ -1,4 +1,4 @@
-# Sourced by scripts/check-targets.sh and scripts/windows/build.sh: the settings that make Debian's
+# Sourced by scripts/check-targets.sh (and the Windows build): the settings that make Debian's
 # rustc-web (1.85, with its own std source for -Zbuild-std) build this crate for other targets.
 # - Debian's tools come first on PATH (rustup's shims would shadow them), rustup's settings are
 #   dropped, and RUSTC_BOOTSTRAP=1 allows the unstable -Z flags.
