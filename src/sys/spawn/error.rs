@@ -44,12 +44,15 @@ impl Stage {
 
 /// A child-side failure: which step failed, with its errno.
 #[derive(Debug)]
+// Only Linux's launch has sandbox steps, whose stage a caller reads.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct LaunchError {
     /// errno reported by the child.
     pub errno: i32,
     /// The step that failed.
     pub what: &'static str,
-    err: io::Error,
+    /// The error itself (the platform launches build it directly).
+    pub(super) err: io::Error,
     /// The step that failed.
     pub stage: Stage,
 }

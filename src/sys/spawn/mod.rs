@@ -30,7 +30,9 @@ pub use cstr::{cpath, cstring, envp};
 #[cfg(test)]
 pub use error::launch_errno;
 pub use error::{launch_failure, LaunchError, Stage};
-pub use spec::{ChildStep, Isolation, LaunchSpec, Launched, Rlimit, SessionMode};
+#[cfg(target_os = "linux")]
+pub use spec::{ChildStep, Isolation};
+pub use spec::{LaunchSpec, Launched, Rlimit, SessionMode};
 
 #[cfg(target_os = "linux")]
 mod linux;

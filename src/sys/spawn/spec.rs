@@ -25,6 +25,8 @@ pub struct Rlimit {
 /// A step of a higher layer run in the child: raw system calls only, on `arg` (valid until
 /// the launch returns). `Err((code, errno))` fails the launch with [`Stage::Step`]`(code)`.
 #[derive(Debug, Clone, Copy)]
+// Only Linux's launch runs steps (the sandbox is Linux only).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct ChildStep {
     /// The step.
     pub run: unsafe fn(arg: *const libc::c_void) -> Result<(), (i32, i32)>,
@@ -38,6 +40,8 @@ pub struct ChildStep {
 /// as soon as it exists) and leaves C in the working directory the command must get. C then
 /// starts the command and exits.
 #[derive(Debug, Clone, Copy)]
+// Only Linux's launch makes namespaces.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct Isolation {
     /// The step.
     #[allow(clippy::type_complexity)]
