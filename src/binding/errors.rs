@@ -41,10 +41,7 @@ pub(super) fn js_error(env: &Env, e: TermError) -> Error {
 /// A promise that rejects with `e` (with `code`). The rejection is settled from the runtime,
 /// never synchronously inside the call: a promise rejected before the caller could attach a
 /// handler is reported by Node as an unhandled rejection in some call paths.
-pub(super) fn rejected<'env, V: ToNapiValue>(
-    env: &'env Env,
-    e: TermError,
-) -> Result<PromiseRaw<'env, V>> {
+pub(super) fn rejected<V: ToNapiValue>(env: &Env, e: TermError) -> Result<PromiseRaw<'_, V>> {
     settle(env, async move { Err::<(), _>(e) }, |_env, ()| {
         Err(Error::from_reason("acp-terminal: unreachable resolution"))
     })
@@ -52,11 +49,7 @@ pub(super) fn rejected<'env, V: ToNapiValue>(
 
 /// Runs `fut` on the runtime and settles the promise on the JS thread, turning a core error
 /// into a JS error with `code`.
-pub(super) fn settle<'env, T, V, F, M>(
-    env: &'env Env,
-    fut: F,
-    map: M,
-) -> Result<PromiseRaw<'env, V>>
+pub(super) fn settle<T, V, F, M>(env: &Env, fut: F, map: M) -> Result<PromiseRaw<'_, V>>
 where
     T: Send + 'static,
     V: ToNapiValue,
