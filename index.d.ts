@@ -218,11 +218,12 @@ export interface CreateTerminalOptions {
    */
   allowedRoots?: string[] | null
   /**
-   * Run the command in an OS sandbox (Linux: Landlock, seccomp, no_new_privs, and a PID
-   * namespace with `isolateProcesses`). The command and everything it starts can write only
-   * under `writableRoots` (plus /dev/null, its tty and a private TMPDIR removed after
-   * release), cannot open network connections unless `network`, cannot signal or ptrace
-   * processes outside the terminal, cannot change cgroup, and cannot gain privileges.
+   * Run the command in an OS sandbox (Linux: mount, PID and IPC namespaces, a new session,
+   * Landlock, seccomp, no_new_privs). The command and everything it starts see the whole
+   * filesystem read-only except `writableRoots`, a private /tmp (TMPDIR) of `tmpBytes` and
+   * a minimal /dev; no host process and no host SysV IPC object; no controlling terminal
+   * but its own pty; cannot open network connections unless `network`, and cannot gain
+   * privileges.
    * Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
    * (see `containmentInfo().sandbox`); never runs the command with less.
    */
@@ -507,8 +508,10 @@ export interface ResourceLimits {
 
 /** What this kernel and process provide for `options.sandbox` (`containmentInfo().sandbox`). */
 export interface SandboxInfo {
-  /** A sandbox with its defaults (`network: false`, `isolateProcesses: true`) can be created. */
+  /** A sandbox can be created here: every promise holds. */
   available: boolean
+  /** Each promise of the sandbox and whether it holds here. */
+  promises: SandboxPromises
   /**
    * Landlock ABI version (0: no Landlock). Writes are confined from ABI 3, TCP is also
    * refused by Landlock from ABI 4, signals and abstract unix sockets are scoped from 6.
@@ -526,8 +529,8 @@ export interface SandboxInfo {
   /** Abstract unix sockets outside the terminal are unreachable (Landlock ABI >= 6). */
   abstractUnixScoping: boolean
   /**
-   * How `isolateProcesses` is provided: `'pid-namespace'` (CAP_SYS_ADMIN) or
-   * `'user+pid-namespace'` (unprivileged user namespaces); null: it cannot be.
+   * How the namespaces (mount, PID, IPC) are made: `'pid-namespace'` (CAP_SYS_ADMIN) or
+   * `'user+pid-namespace'` (unprivileged user namespaces); null: they cannot be.
    */
   processIsolation: 'pid-namespace' | 'user+pid-namespace' | null | null
   /** Why the missing parts are missing. */
@@ -548,11 +551,43 @@ export interface SandboxOptions {
    */
   network?: boolean
   /**
-   * Run in a PID namespace with its own /proc, so that processes outside the terminal are
-   * invisible (default `true`). Where namespaces are refused, `createTerminal` rejects with
-   * `ERR_SANDBOX_UNAVAILABLE` unless this is `false`.
+   * Kept for compatibility: `true` (the default) is all it may be. The sandbox always runs
+   * the command in its own PID namespace; `false` is refused with `ERR_INVALID_ARG`.
    */
   isolateProcesses?: boolean
+  /**
+   * Size of the private /tmp (the command's TMPDIR, also bounding what it may write there)
+   * in bytes, a positive integer (default 256 MiB; its pages are memory).
+   */
+  tmpBytes?: number
+}
+
+/** The promises of `options.sandbox` (`containmentInfo().sandbox.promises`). */
+export interface SandboxPromises {
+  /**
+   * Everything outside the writable roots is a read-only, nosuid mount (writes, chmod,
+   * utimes, xattrs fail with EROFS): the mount namespace.
+   */
+  readOnlyFilesystem: boolean
+  /**
+   * Writes beneath the writable roots and /tmp only, also by Landlock (ABI >= 3): the
+   * second wall.
+   */
+  writesConfined: boolean
+  /** A private tmpfs of `tmpBytes` as /tmp and TMPDIR, gone with the namespace. */
+  privateTmp: boolean
+  /** /dev holds only null, zero, full, random, urandom (and tty on a pty). */
+  minimalDev: boolean
+  /** No host process is visible or reachable (PID namespace, own /proc). */
+  processIsolation: boolean
+  /** No host SysV IPC object is reachable; its own go with it (IPC namespace). */
+  ipcIsolation: boolean
+  /** A session of its own: no controlling terminal but its own pty. */
+  newSession: boolean
+  /** `TIOCSTI` and `TIOCLINUX` refused (seccomp). */
+  noTerminalInjection: boolean
+  /** Network refused unless `network: true` (seccomp). */
+  networkOff: boolean
 }
 
 /**

@@ -312,7 +312,7 @@ test('the native helpers the sessions use refuse bad input by name', () => {
 
 // As root, the wedge tests above see /proc as root does; these are the same checks for an
 // unprivileged user (nobody), whose view of its own processes the detection must rely on.
-(process.getuid?.() === 0 ? test : test.skip)('as an unprivileged user (nobody): exec bash, kill -STOP $$, a read-only session variable', () => {
+testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as an unprivileged user (nobody): exec bash, kill -STOP $$, a read-only session variable', () => {
   const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-wedges-nobody-'));
   fs.chmodSync(dir, 0o777);

@@ -315,6 +315,29 @@ const SCENARIOS = {
     row(sc, 'median run (ms)', fmt(res.native.medianMs, 2), fmt(res.node.medianMs, 2), '', fmtRatio(res.native.medianMs / res.node.medianMs), 'info', null, true);
     return res;
   },
+  async sandbox() {
+    // A sandboxed create→exit→release of `true` against a plain one, interleaved in one process
+    // (bench/limits.js --sandbox-json), as the current user and, when root, as nobody (a user
+    // namespace): target at most 2x each.
+    const who = [['current user', []]];
+    if (process.getuid && process.getuid() === 0) who.push(['nobody', ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups']]);
+    const out = {};
+    for (const [name, prefix] of who) {
+      const argv = [...prefix, process.execPath, path.join(__dirname, 'limits.js'), '--sandbox-json'];
+      const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', cwd: path.join(__dirname, '..'), timeout: 600000 });
+      const line = (r.stdout || '').split('\n').filter((l) => l.startsWith('{')).pop();
+      const res = line ? JSON.parse(line) : { unavailable: `no result (status ${r.status}): ${(r.stderr || '').trim().slice(0, 200)}` };
+      out[name] = res;
+      const sc = `sandbox cost (create→exit→release of \`true\`, ${name}${res.isolation ? `, ${res.isolation}` : ''})`;
+      if (res.unavailable) {
+        row(sc, 'sandboxed / plain', '–', '–', '', '–', '≤ 2×', false);
+        notes.push(`sandbox (${name}): unavailable: ${res.unavailable}`);
+        continue;
+      }
+      row(sc, 'median ms: sandboxed | plain', fmt(res.sandboxed, 3), fmt(res.plain, 3), '', fmtRatio(res.ratio), '≤ 2×', res.ratio <= 2);
+    }
+    return out;
+  },
 };
 // pty (text mode vs raw pty vs node-pty) and sessions (ShellSessions vs tmux): bench/interactive.js.
 Object.assign(SCENARIOS, require('./interactive')({ S, QUICK, REPS, opt, row, notes, log, fmt, fmtRatio, okCell, aggregate, runWorker, benchDir }));

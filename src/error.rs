@@ -60,13 +60,24 @@ impl TermError {
         )
     }
 
-    /// Maps an OS error to its errno name (`ENOENT`, `EACCES`, …), prefixing `context`.
+    /// Maps an OS error to its errno name (`ENOENT`, `EACCES`, …), prefixing `context`; an
+    /// error without an errno is `ERR_SPAWN`. (Launch failures are decoded by the spawn layer,
+    /// which calls [`TermError::from_errno`].)
     pub fn from_io(err: &io::Error, context: &str) -> Self {
-        let code = crate::sys::spawn::launch_errno(err)
-            .map(nix::errno::Errno::from_raw)
-            .map(|e| format!("{e:?}"))
-            .unwrap_or_else(|| "ERR_SPAWN".to_string());
-        Self::new(code, format!("{context}: {err}"))
+        match err.raw_os_error() {
+            Some(errno) => Self::from_errno(errno, format!("{context}: {err}")),
+            None => Self::new("ERR_SPAWN", format!("{context}: {err}")),
+        }
+    }
+
+    /// An error coded by the name of `errno` (`ENOENT`, …; 0 is `ERR_SPAWN`).
+    pub fn from_errno(errno: i32, message: impl Into<String>) -> Self {
+        let code = if errno == 0 {
+            "ERR_SPAWN".to_string()
+        } else {
+            format!("{:?}", nix::errno::Errno::from_raw(errno))
+        };
+        Self::new(code, message)
     }
 }
 

@@ -486,7 +486,8 @@ export class ShellSessions implements AsyncDisposable {
           // Text mode for its emulator (query answers, full-screen programs); the scrollback is not used.
           ...(this.screen ? { output: 'text' as const, scrollback: 0 } : {}),
           ...(inheritEnv !== undefined ? { inheritEnv } : {}),
-          ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
+          // A sandbox hides the host's /tmp, where the session's rc is: its directory is bound in.
+          ...(this.sandbox !== undefined ? { sandbox: { ...this.sandbox, writableRoots: [...this.sandbox.writableRoots, dir] } } : {}),
         },
       );
       session.attach(terminal);

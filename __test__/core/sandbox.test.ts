@@ -17,10 +17,10 @@ afterAll(removePackageCopy);
 
 const isRoot = process.getuid?.() === 0;
 const info = containmentInfo().sandbox;
-/** The namespace's init as `cmdline` shows it: a static program in a memfd (x86_64), else `sleep`. */
-const INIT = process.arch === 'x64' ? 'acp-terminal-init' : 'sleep 2147483647';
-const INIT_COMM = process.arch === 'x64' ? 'acp-terminal-in' : 'sleep'; // 15 bytes at most
-const INIT_WORD = INIT.split(' ')[0] ?? INIT;
+/** The namespace's init as `cmdline` shows it (the same on every architecture). */
+const INIT = 'sleep 2147483647';
+const INIT_COMM = 'sleep';
+const INIT_WORD = 'sleep';
 const NOBODY = ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups'];
 
 type Outcomes = Record<string, unknown> & { grandchild?: Outcomes };
@@ -31,17 +31,26 @@ interface Probe {
   info: { sandbox: typeof info; guardianPid: number };
   seen: Record<string, number>;
   guardianState: string | null;
-  tmpdirLeft: boolean | null;
   outsideFile: string | null;
+  shmHost: string;
+  msgHost: number | null;
+  shmLeft: number;
+  ownChanged: unknown;
+  outsideMeta: string;
+  hostTmpEntries: string[];
+  ttyLeak: boolean;
   outsideEntries: string[];
   rootEntries: string[];
 }
 
-/** Runs the host fixture in a fresh Node process (optionally through a prefix such as setpriv). */
-function probe(opts: object, { prefix = [] as string[], env = {} as Record<string, string> } = {}): Probe {
+/** Runs the host fixture in a fresh Node process (optionally through a prefix such as setpriv; with
+ * `tty`, inside a pty of script(1), so that Node has a controlling terminal as in every CLI client). */
+function probe(opts: object, { prefix = [] as string[], env = {} as Record<string, string>, tty = false } = {}): Probe {
   // Through a prefix the fixture may run as another user: it loads a package root that user can read.
   const pkg = prefix.length ? packageRootForOthers() : ROOT;
-  const argv = [...prefix, process.execPath, path.join(pkg, '__test__', 'fixtures', 'sandbox-outer.js'), pkg, JSON.stringify(opts)];
+  const node = [process.execPath, path.join(pkg, '__test__', 'fixtures', 'sandbox-outer.js'), pkg, JSON.stringify(opts)];
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+  const argv = [...prefix, ...(tty ? ['script', '-qec', node.map(quote).join(' '), '/dev/null'] : node)];
   const r = spawnSync(argv[0]!, argv.slice(1), {
     cwd: pkg,
     encoding: 'utf8',
@@ -50,11 +59,11 @@ function probe(opts: object, { prefix = [] as string[], env = {} as Record<strin
   });
   const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).pop();
   if (!line) throw new Error(`the probe printed no result (status ${r.status}): ${r.stdout}\n${r.stderr}`);
-  return JSON.parse(line);
+  return { ...JSON.parse(line), ttyLeak: r.stdout.includes('acp-tty-leak') };
 }
 
 /** What must hold inside any sandbox without network access, for the command and its grandchild. */
-function expectContained(p: Probe, { isolated, network = false, tty = false }: { isolated: boolean; network?: boolean; tty?: boolean }) {
+function expectContained(p: Probe, { network = false, tty = false }: { network?: boolean; tty?: boolean } = {}) {
   expect(p.error).toBeUndefined();
   expect(p.status).toEqual({ exitCode: 0, signal: null });
   const c = p.inner!;
@@ -63,32 +72,50 @@ function expectContained(p: Probe, { isolated, network = false, tty = false }: {
     expect(o).toMatchObject({
       writeInside: 'ok',
       mkdirInside: 'ok',
-      writeOutside: 'EACCES',
-      appendOutside: 'EACCES',
-      truncateOutside: 'EACCES',
-      unlinkOutside: 'EACCES',
-      mkdirOutside: 'EACCES',
-      renameOutside: 'EACCES',
-      symlinkOutside: 'EACCES',
+      // Outside the roots the whole filesystem is a read-only mount: the kernel answers EROFS
+      // before Landlock (the second wall) is asked.
+      writeOutside: 'EROFS',
+      appendOutside: 'EROFS',
+      truncateOutside: 'EROFS',
+      unlinkOutside: 'EROFS',
+      mkdirOutside: 'EROFS',
+      renameOutside: 'EROFS',
+      symlinkOutside: 'EROFS',
+      chmodOutside: 'EROFS',
+      chmodDevNull: 'EROFS',
+      utimesOutside: 'EROFS',
+      xattrOutside: 'EROFS',
       readOutside: 'ok',
       devNull: 'ok',
       tmpdirWrite: 'ok',
-      tmpdirMode: '700',
-      cgroupProcs: 'EACCES',
-      devTty: tty ? 'ok' : 'ENXIO',
+      tmpdirMode: '777',
+      cgroupProcs: 'EROFS',
+      // No controlling terminal but its own pty: /dev/tty does not even exist for pipes (and
+      // cannot be created in the read-only /dev).
+      devTty: tty ? 'ok' : 'EROFS',
+      ttyWrite: tty ? 'ok' : 'EROFS',
+      tiocsti: tty ? 'EPERM' : 'ENOENT',
+      // Its own IPC namespace: the host's objects do not exist there; its own are its own.
+      shmHost: 'EINVAL',
+      msgHost: 'EINVAL',
+      shmCreate: 'ok',
+      // Host processes do not exist in its PID namespace.
+      prlimitHost: 'ESRCH',
+      reniceHost: 'ESRCH',
+      affinityHost: 'ESRCH',
       secretSeenIn: [],
       noNewPrivs: '1',
       capEff: '0000000000000000',
       seccomp: '2',
-      hostVisible: !isolated,
+      hostVisible: false,
     });
     // Outside the terminal nothing can be signalled (Landlock scoping: EPERM) or even named
     // (a PID namespace: ESRCH); the host's environment and memory are out of reach.
-    expect(o.stopGuardian).toBe(isolated ? 'ESRCH' : 'EPERM');
-    expect(o.signalHost).toBe(isolated ? 'ESRCH' : 'EPERM');
-    expect(o.hostEnviron).toBe(isolated ? 'ENOENT' : 'EACCES');
-    expect(o.hostMem).toBe(isolated ? 'ENOENT' : 'EACCES');
-    expect(o.tmpdir).toBe(c.tmpdir);
+    expect(o.stopGuardian).toBe('ESRCH');
+    expect(o.signalHost).toBe('ESRCH');
+    expect(o.hostEnviron).toBe('ENOENT');
+    expect(o.hostMem).toBe('ENOENT');
+    expect(o.tmpdir).toBe('/tmp');
     if (network) {
       expect(o).toMatchObject({ tcpLoopback: 'ok', udpLoopback: 'ok', unixSocket: 'ok' });
       expect(o.abstractSocket).toBe(p.info.sandbox.abstractUnixScoping ? 'EPERM' : 'ok');
@@ -96,7 +123,6 @@ function expectContained(p: Probe, { isolated, network = false, tty = false }: {
       expect(o).toMatchObject({ tcpLoopback: 'EPERM', udpLoopback: 'EPERM', unixSocket: 'EPERM', abstractSocket: 'EPERM' });
     }
   }
-  expect(path.dirname(c.tmpdir as string)).toBe(os.tmpdir());
   // What the host saw: no connection, no datagram, no signal; the guardian still runs; the
   // file outside is untouched; the private TMPDIR is gone after release.
   expect(p.seen).toEqual(
@@ -106,48 +132,73 @@ function expectContained(p: Probe, { isolated, network = false, tty = false }: {
   expect(p.outsideFile).toBe('keep');
   expect(p.outsideEntries).toEqual(['keep']);
   expect(p.rootEntries).toHaveLength(4); // in-* and dir-* of the command and of its grandchild
-  expect(p.tmpdirLeft).toBe(false);
+  // Nothing changed on the host: IPC objects, this process's limits, priority and affinity, the
+  // outside file's mode and times; no segment left behind; nothing in the host's /tmp; nothing
+  // written on Node's terminal.
+  expect(p.shmHost).toBe('');
+  expect(p.msgHost).toBe(0);
+  expect(p.shmLeft).toBe(0);
+  expect(p.ownChanged).toBeNull();
+  expect(p.outsideMeta).toBe('unchanged');
+  expect(p.hostTmpEntries).toEqual([]);
+  expect(p.ttyLeak).toBe(false);
 }
 
 const it = testIf('sandbox', info.available, `containmentInfo().sandbox is unavailable: ${info.reasons.join('; ')}`);
+const asRoot = testIf('root', isRoot, 'not root: cannot drop to nobody with setpriv');
 
 describe('every promise, from inside the sandbox', () => {
-  it('as the current user, with a PID namespace (the default)', () => {
-    expectContained(probe({}), { isolated: true });
+  it('as the current user', () => {
+    expectContained(probe({}));
   });
 
-  it('on a pty: its own tty (and /dev/tty) stays writable', () => {
-    expectContained(probe({ pty: true }), { isolated: true, tty: true });
+  it('on a pty: its own tty (and /dev/tty) stays writable; TIOCSTI on it is refused (seccomp)', () => {
+    expectContained(probe({ pty: true }), { tty: true });
   });
 
-  it('isolateProcesses: false: Landlock alone still refuses signals, environ and ptrace outside', () => {
+  // Issue 17, attack 1: a pipe terminal shared Node's session; with Node in a terminal, /dev/tty
+  // was writable and TIOCSTI typed into the user's shell.
+  it('with Node in a terminal: a pipe terminal has no /dev/tty, nothing reaches the user\'s terminal', () => {
+    expectContained(probe({}, { tty: true }));
+    expectContained(probe({ pty: true }, { tty: true }), { tty: true });
+  });
+
+  // Issue 17, attack 4: isolateProcesses: false let the command prlimit, renice and pin host
+  // processes (Node itself included). It is refused; the PID namespace is always on.
+  it('isolateProcesses: false is refused, naming the field', () => {
     const p = probe({ sandbox: { isolateProcesses: false } });
-    if (p.info.sandbox.signalScoping !== 'landlock') return expect(p.error?.code).toBe('ERR_SANDBOX_UNAVAILABLE');
-    expectContained(p, { isolated: false });
+    expect(p.error?.code).toBe('ERR_INVALID_ARG');
+    expect(p.error?.message).toMatch(/options\.sandbox\.isolateProcesses: false is not supported/);
+    expect(p.inner).toBeUndefined();
+    expect(p.ownChanged).toBeNull();
   });
 
   it('network: true opens the network but keeps everything else (abstract sockets stay scoped)', () => {
-    expectContained(probe({ sandbox: { network: true } }), { isolated: true, network: true });
+    expectContained(probe({ sandbox: { network: true } }), { network: true });
   });
 
-  testIf('root', isRoot, 'not root: cannot drop to nobody with setpriv')('as nobody (unprivileged: a user namespace), with and without isolateProcesses', () => {
+  asRoot('as nobody (unprivileged: a user namespace), pipes and ptys, with Node in a terminal', () => {
     const p = probe({}, { prefix: NOBODY });
     expect(p.info.sandbox.processIsolation).toBe('user+pid-namespace');
-    expectContained(p, { isolated: true });
-    expectContained(probe({ sandbox: { isolateProcesses: false } }, { prefix: NOBODY }), { isolated: false });
-    expectContained(probe({ pty: true }, { prefix: NOBODY }), { isolated: true, tty: true });
+    expectContained(p);
+    expectContained(probe({ pty: true }, { prefix: NOBODY }), { tty: true });
+    expectContained(probe({}, { prefix: NOBODY, tty: true }));
+    expectContained(probe({ pty: true }, { prefix: NOBODY, tty: true }), { tty: true });
+    const q = probe({ sandbox: { isolateProcesses: false } }, { prefix: NOBODY });
+    expect(q.error?.code).toBe('ERR_INVALID_ARG');
+    expect(q.ownChanged).toBeNull();
   });
 
-  it('with Landlock capped at ABI 3 (no TCP rules, no scoping): seccomp and the PID namespace hold it all', () => {
+  it('with Landlock capped at ABI 3 (no TCP rules, no scoping): seccomp and the namespaces hold it all', () => {
     const p = probe({}, { env: { ACP_TERMINAL_LANDLOCK_ABI: '3' } });
     expect(p.info.sandbox).toMatchObject({ landlockAbi: 3, network: 'seccomp', signalScoping: null, abstractUnixScoping: false });
-    expectContained(p, { isolated: true });
+    expectContained(p);
   });
 });
 
-describe('namespaces made ahead and recycled', () => {
-  /** Runs `n` isolated terminals one after the other in a fresh Node (optionally through a prefix such
-   * as setpriv), the first of them leaving a `setsid` process behind that only the namespace's end
+describe('one namespace per terminal', () => {
+  /** Runs `n` terminals one after the other in a fresh Node (optionally through a prefix such as
+   * setpriv), the first of them leaving a `setsid` process behind that only the namespace's end
    * kills; returns what each saw. */
   function sequence(prefix: string[], env: Record<string, string> = {}) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-sbx-seq-'));
@@ -182,45 +233,29 @@ describe('namespaces made ahead and recycled', () => {
     return { ...out, real: fs.realpathSync(path.dirname(dir)) + '/' + path.basename(dir), rows: out.seen.map((l) => l.split(' ')) };
   }
 
-  /** Each terminal saw only itself, from its cwd, and nothing of the first one's escaped process. */
+  /** Each terminal saw only itself, from its cwd, as pid 2 of a fresh namespace, and nothing of the
+   * first one's escaped process. */
   function expectIsolated(r: ReturnType<typeof sequence>, uid: string) {
     expect(r.rows).toHaveLength(10);
     r.rows.forEach(([pid, id, cwd, count, markers], i) => {
+      expect(pid).toBe('2');
       expect(id).toBe(uid);
       expect(cwd).toBe(r.real);
       // the init, sh, the subshell, ls and grep at most (and the first terminal's escaped process)
       expect(Number(count)).toBeLessThanOrEqual(i === 0 ? 6 : 5);
-      expect(Number(pid)).toBeGreaterThanOrEqual(2);
-      // The first terminal's escaped process (and, for a moment, `setsid` itself) is seen from its
-      // own terminal only.
       if (i === 0) expect(Number(markers)).toBeGreaterThanOrEqual(1);
       else expect(markers).toBe('0');
     });
   }
 
-  /** As `expectIsolated`, and later launches joined namespaces made ahead, some of them recycled. */
-  function expectIsolatedAlong(r: ReturnType<typeof sequence>, uid: string) {
-    expectIsolated(r, uid);
-    // A recycled namespace has handed out pids before: the command is not pid 2 there. (A
-    // namespace made in the launch, or made ahead and unused, starts at 2.)
-    expect(r.rows.some(([pid]) => Number(pid) > 2)).toBe(true);
-  }
-
   it('as the current user', () => {
-    const r = sequence([]);
-    expectIsolatedAlong(r, String(process.getuid?.()));
+    expectIsolated(sequence([]), String(process.getuid?.()));
   });
 
-  testIf('root', isRoot, 'not root: cannot drop to nobody with setpriv')('as nobody: joined through a user namespace', () => {
+  asRoot('as nobody: through a user namespace', () => {
     const r = sequence(NOBODY);
     expect(r.isolation).toBe('user+pid-namespace');
-    expectIsolatedAlong(r, '65534');
-  });
-
-  it('ACP_TERMINAL_NO_NAMESPACE_POOL=1: every launch makes its own namespace (the command is always pid 2)', () => {
-    const r = sequence([], { ACP_TERMINAL_NO_NAMESPACE_POOL: '1' });
-    expectIsolated(r, String(process.getuid?.()));
-    expect(r.rows.map(([pid]) => pid)).toEqual(Array(10).fill('2'));
+    expectIsolated(r, '65534');
   });
 });
 
@@ -233,21 +268,17 @@ describe('fails closed', () => {
     expect(p.status).toBeUndefined();
   });
 
-  it('no signal scoping (ABI 5) and no PID namespace: refused, while the namespace stands in by default', () => {
-    const env = { ACP_TERMINAL_LANDLOCK_ABI: '5' };
-    const p = probe({ sandbox: { isolateProcesses: false } }, { env });
-    expect(p.error?.code).toBe('ERR_SANDBOX_UNAVAILABLE');
-    expect(p.error?.message).toMatch(/signal scoping/);
-    expectContained(probe({}, { env }), { isolated: true });
+  it('no signal scoping (ABI 5): the PID namespace stands in', () => {
+    expectContained(probe({}, { env: { ACP_TERMINAL_LANDLOCK_ABI: '5' } }));
   });
 
-  it('namespaces refused: isolateProcesses (the default) is refused, isolateProcesses: false runs', () => {
-    const env = { ACP_TERMINAL_NO_NAMESPACES: '1' };
-    const p = probe({}, { env });
+  it('namespaces refused: ERR_SANDBOX_UNAVAILABLE naming the namespaces and what the user can do', () => {
+    const p = probe({}, { env: { ACP_TERMINAL_NO_NAMESPACES: '1' } });
     expect(p.info.sandbox).toMatchObject({ available: false, processIsolation: null });
+    expect(p.info.sandbox.promises).toMatchObject({ readOnlyFilesystem: false, privateTmp: false, ipcIsolation: false, processIsolation: false, newSession: true });
     expect(p.error?.code).toBe('ERR_SANDBOX_UNAVAILABLE');
-    expect(p.error?.message).toMatch(/process isolation.*isolateProcesses: false/);
-    expectContained(probe({ sandbox: { isolateProcesses: false } }, { env }), { isolated: false });
+    expect(p.error?.message).toMatch(/namespaces.*user namespaces/);
+    expect(p.status).toBeUndefined();
   });
 
   // A real refusal, not a simulated one: nobody inside a user namespace whose
@@ -265,11 +296,10 @@ describe('fails closed', () => {
       wait $pid`;
     const p = probe({}, { prefix: ['sh', '-c', script, 'sh', ...NOBODY] });
     expect(p.info.sandbox.processIsolation).toBeNull();
-    expect(p.info.sandbox.reasons.join('\n')).toMatch(/no process isolation/);
+    expect(p.info.sandbox.reasons.join('\n')).toMatch(/no namespaces/);
     expect(p.error?.code).toBe('ERR_SANDBOX_UNAVAILABLE');
-    expect(p.error?.message).toMatch(/process isolation/);
-    const q = probe({ sandbox: { isolateProcesses: false } }, { prefix: ['sh', '-c', script, 'sh', ...NOBODY] });
-    expectContained(q, { isolated: false });
+    expect(p.error?.message).toMatch(/namespaces/);
+    expect(p.status).toBeUndefined();
   });
 });
 
@@ -289,6 +319,10 @@ describe('options.sandbox validation', () => {
     ['a root inside /proc', { writableRoots: ['/proc/self'] }, /\/proc/],
     ['network not a boolean', { writableRoots: [], network: 'no' }, /options\.sandbox\.network must be a boolean/],
     ['isolateProcesses not a boolean', { writableRoots: [], isolateProcesses: 0 }, /options\.sandbox\.isolateProcesses must be a boolean/],
+    ['isolateProcesses: false', { writableRoots: [], isolateProcesses: false }, /options\.sandbox\.isolateProcesses: false is not supported/],
+    ['tmpBytes not a number', { writableRoots: [], tmpBytes: '1M' }, /options\.sandbox\.tmpBytes must be/],
+    ['tmpBytes zero', { writableRoots: [], tmpBytes: 0 }, /options\.sandbox\.tmpBytes must be/],
+    ['tmpBytes fractional', { writableRoots: [], tmpBytes: 1.5 }, /options\.sandbox\.tmpBytes must be/],
     ['an unknown key', { writableRoots: [], isolateProcess: false }, /options\.sandbox\.isolateProcess is not a sandbox option/],
   ])('%s: ERR_INVALID_ARG naming the field', async (_name, sandbox, message) => {
     await expect(createTerminal({ command: 'true' }, { sandbox } as never)).rejects.toMatchObject({
@@ -314,7 +348,8 @@ describe('containmentInfo().sandbox', () => {
     expect(info.network).toBe(abi >= 4 ? 'landlock+seccomp' : 'seccomp');
     expect(info.signalScoping).toBe(abi >= 6 ? 'landlock' : null);
     expect(info.abstractUnixScoping).toBe(abi >= 6);
-    expect(info.available).toBe(info.filesystem && info.network !== null && info.processIsolation !== null);
+    expect(info.available).toBe(Object.values(info.promises).every(Boolean));
+    expect(info.promises.processIsolation).toBe(info.processIsolation !== null);
     if (!info.available) expect(info.reasons.length).toBeGreaterThan(0);
   });
 
@@ -339,100 +374,85 @@ describe('lifecycle', () => {
     await t.release();
   });
 
-  it('release ends every process of the namespace (escaped descendants included); the namespace is ended or recycled empty; TMPDIR removed', async () => {
+  it('release ends every process of the namespace (escaped descendants included) and its init', async () => {
     const marker = `${process.pid}${Date.now() % 100000}`;
-    const t = await createTerminal({ command: `setsid sleep ${marker} & echo $TMPDIR; sleep ${marker}.5` }, { sandbox });
+    const t = await createTerminal({ command: `setsid sleep ${marker} & sleep ${marker}.5` }, { sandbox });
     await eventually(() => fs.readdirSync('/proc').some((e) => cmdline(e) === `sleep ${marker}`), 'the escaped sleep');
     const escaped = fs.readdirSync('/proc').find((e) => cmdline(e) === `sleep ${marker}`)!;
     // The terminal's namespace: its init is the escaped sleep's pid 1, one of our children.
-    const init = poolInits().find((pid) => nsPids(pid).includes(pidInNamespace(escaped)));
+    const init = inits().find((pid) => nsPids(pid).includes(pidInNamespace(escaped)));
     expect(init).toBeDefined();
-    const tmp = (await t.currentOutput()).output.trim();
-    expect(fs.existsSync(tmp)).toBe(true);
     await t.release();
-    await eventually(() => !fs.existsSync(tmp), 'the TMPDIR removed right after release');
     await eventually(() => !fs.readdirSync('/proc').some((e) => cmdline(e).startsWith(`sleep ${marker}`)), 'every sleep gone');
-    // Either the init was killed and reaped, or the namespace was found empty and kept for a later
-    // terminal: then nothing but its init is in it.
-    await eventually(() => !fs.existsSync(`/proc/${init}`) || nsPids(init!).join() === '1', 'the namespace ended or empty');
+    await eventually(() => !fs.existsSync(`/proc/${init}`), 'the init ended and reaped');
     await eventually(() => zombieChildren().length === 0, 'no zombie child left');
   });
 
-  it('a process that exits right after release (process.exit) leaves no TMPDIR behind', () => {
-    // Three terminals, released at once: the later ones join namespaces made ahead, whose TMPDIRs
-    // go with the namespace's check on the pool's thread, which the exit does not wait for.
+  // Issue 17, attack 5: TMPDIRs were directories of the host's /tmp (a check-then-open race, left
+  // behind by a SIGKILLed Node or a chmod-000 subdirectory, with no total bound).
+  it('TMPDIR is a private tmpfs: nothing on the host, bounded by tmpBytes, gone with a SIGKILLed Node', () => {
+    const before = new Set(fs.readdirSync(os.tmpdir()));
     const r = runNode(`
       const { createTerminal } = require('.');
       (async () => {
-        const ts = [];
-        for (let i = 0; i < 3; i++) {
-          const t = await createTerminal({ command: 'echo $TMPDIR' }, { sandbox: { writableRoots: [] } });
-          await t.waitForExit();
-          console.log((await t.currentOutput()).output.trim());
-          ts.push(t);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        for (const t of ts) await t.release();
-        process.exit(0);
+        const fill = await createTerminal(
+          { command: 'mkdir $TMPDIR/locked && echo x > $TMPDIR/locked/f && chmod 000 $TMPDIR/locked; head -c 3000000 /dev/zero > $TMPDIR/big; echo status $?; df -k /tmp /dev/shm | tail -2' },
+          { sandbox: { writableRoots: [], tmpBytes: 2 * 1024 * 1024 } });
+        await fill.waitForExit();
+        console.log(JSON.stringify((await fill.currentOutput()).output));
+        const t = await createTerminal({ command: 'echo $TMPDIR > /dev/null; touch $TMPDIR/left; echo ready; exec sleep 100' }, { sandbox: { writableRoots: [] } });
+        for (let i = 0; i < 500 && !(await t.currentOutput()).output.includes('ready'); i++) await new Promise((r) => setTimeout(r, 10));
+        console.log('killing');
+        process.kill(process.pid, 'SIGKILL');
       })();`);
-    expect(r.status).toBe(0);
-    const tmps = r.stdout.trim().split('\n');
-    expect(tmps).toHaveLength(3);
-    for (const tmp of tmps) {
-      expect(tmp).toMatch(/acp-terminal-sandbox-/);
-      expect(fs.existsSync(tmp)).toBe(false);
-    }
+    expect(r.signal).toBe('SIGKILL');
+    const [json, killing] = r.stdout.trim().split('\n');
+    expect(killing).toBe('killing');
+    const out = JSON.parse(json!) as string;
+    expect(out).toMatch(/No space left on device/);
+    expect(out).toMatch(/status 1/);
+    // /tmp and /dev/shm are one tmpfs of 2 MiB (2048 KiB blocks).
+    expect(out.match(/\b2048\b/g)?.length).toBe(2);
+    const added = fs.readdirSync(os.tmpdir()).filter((e) => !before.has(e) && /acp-terminal|^left$|^big$/.test(e));
+    expect(added).toEqual([]);
   });
 
-  it('200 sandboxed terminals, 50 at a time, leave no descriptor, process or TMPDIR behind', async () => {
+  it('tmpBytes defaults to 256 MiB', async () => {
+    const r = await run({ command: 'df -k /tmp | tail -1' }, { sandbox });
+    expect(r.output.split(/\s+/)[1]).toBe(String(256 * 1024));
+  });
+
+  it('200 sandboxed terminals, 50 at a time, leave no descriptor or process behind', async () => {
     const guardian = containmentInfo().guardianPid;
-    // Namespaces kept ready for later terminals: empty but for their init, which holds a pidfd here.
-    const ready = () => poolInits().filter((pid) => nsPids(pid).join() === '1');
-    // Our children other than the guardian and those: terminals, and inits not reaped yet.
-    const children = () => processes().filter((p) => p.ppid === process.pid && p.pid !== guardian && !ready().includes(p.pid));
-    // Once-per-process descriptors (/dev/null for stdin, the guardian's pipe, the pool's watch of
-    // the mount table) exist first.
-    await run({ command: 'true' }, { sandbox: { writableRoots: [dir] } });
+    const children = () => processes().filter((p) => p.ppid === process.pid && p.pid !== guardian);
+    // Once-per-process descriptors (/dev/null for stdin, the guardian's pipe) exist first.
     await run({ command: 'true' }, { sandbox: { writableRoots: [dir] } });
     await eventually(() => children().length === 0, 'earlier terminals and inits reaped');
-    const fds = fdCount() - ready().length;
-    const tmps: string[] = [];
+    const fds = fdCount();
     for (let round = 0; round < 4; round++) {
       await Promise.all(
         Array.from({ length: 50 }, async (_, i) => {
           const t = await createTerminal(
-            { command: i % 2 ? 'sleep 0.05 & echo $TMPDIR' : 'echo $TMPDIR' },
-            { sandbox: { writableRoots: [dir], isolateProcesses: i % 3 !== 0 }, ...(i % 5 === 0 ? { pty: {} } : {}) },
+            { command: i % 2 ? 'sleep 0.05 & echo x > $TMPDIR/f' : 'echo x > $TMPDIR/f' },
+            { sandbox: { writableRoots: [dir] }, ...(i % 5 === 0 ? { pty: {} } : {}) },
           );
           await t.waitForExit();
-          tmps.push((await t.currentOutput()).output.trim());
           await t.release();
         }),
       );
     }
-    expect(new Set(tmps).size).toBe(200);
-    await eventually(() => tmps.every((d) => !fs.existsSync(d)), 'every TMPDIR removed');
-    await eventually(() => children().length === 0, 'every init reaped or ready again').catch((e) => {
+    await eventually(() => children().length === 0, 'every init reaped').catch((e) => {
       throw new Error(`${e.message}: ${JSON.stringify(children().map((p) => `${p.pid} ${p.state} ${cmdline(String(p.pid))}`))}`);
     });
-    // At most a few namespaces are kept ready (the pool's KEEP), each one init and one pidfd.
-    expect(ready().length).toBeLessThanOrEqual(4);
-    await eventually(() => fdCount() - ready().length === fds, 'every descriptor closed');
+    await eventually(() => fdCount() === fds, 'every descriptor closed');
   });
 
-  it("another sandboxed terminal cannot write into a terminal's TMPDIR (mode 0700 keeps other users out)", async () => {
-    const a = await createTerminal({ command: 'echo $TMPDIR; echo x > $TMPDIR/mine; exec sleep 100' }, { sandbox });
-    let tmp = '';
-    const poll = async () => (tmp = (await a.currentOutput()).output);
-    for (let i = 0; i < 2000 && !tmp.endsWith('\n'); i++) await poll().then(() => new Promise((r) => setTimeout(r, 5)));
-    tmp = tmp.trim();
-    expect(tmp).toMatch(/acp-terminal-sandbox-/);
-    expect((fs.statSync(tmp).mode & 0o777).toString(8)).toBe('700');
-    const b = await run({ command: `echo y > ${tmp}/theirs; rm -f ${tmp}/mine` }, { sandbox });
-    expect(b.output).toMatch(/theirs: Permission denied/);
-    expect(b.output).toMatch(/mine.*Permission denied/);
-    expect(fs.existsSync(path.join(tmp, 'theirs'))).toBe(false);
-    expect(fs.existsSync(path.join(tmp, 'mine'))).toBe(true);
+  it("each terminal has its own /tmp: another sandboxed terminal sees nothing of it", async () => {
+    const a = await createTerminal({ command: 'echo x > /tmp/mine; echo ready; exec sleep 100' }, { sandbox });
+    for (let i = 0; i < 2000 && !(await a.currentOutput()).output.includes('ready'); i++) await new Promise((r) => setTimeout(r, 5));
+    const b = await run({ command: 'ls /tmp/mine' }, { sandbox });
+    expect(b.output).toMatch(/No such file or directory/);
+    expect(fs.existsSync('/tmp/mine')).toBe(false);
     await a.release();
   });
 
@@ -460,8 +480,9 @@ describe('lifecycle', () => {
 });
 
 describe('TerminalHost and ShellSessions pass options.sandbox to every create', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-sbx-ts-'));
-  const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-sbx-ts-out-'));
+  // Not under /tmp, which the sandbox replaces with its own: the outside must be visible to it.
+  const dir = fs.mkdtempSync(path.join('/var/tmp', 'acp-sbx-ts-'));
+  const outside = fs.mkdtempSync(path.join('/var/tmp', 'acp-sbx-ts-out-'));
   afterAll(() => {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(outside, { recursive: true, force: true });
@@ -469,21 +490,29 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
 
   it('TerminalHost', async () => {
     const host = new TerminalHost({ sandbox: { writableRoots: [dir] } });
+    // A host SysV segment the command must not reach, and the user's terminal it must not have.
+    const shm = Number(/id: (\d+)/.exec(spawnSync('ipcmk', ['-M', '64'], { encoding: 'utf8' }).stdout)![1]);
     try {
       const { terminalId } = await host.createTerminal({
         sessionId: 's',
         // (the init may still be finishing its exec when the command starts)
         command:
-          `echo in > ${dir}/host; echo out > ${outside}/host; ` +
+          `echo in > ${dir}/host; echo out > ${outside}/host; chmod 777 ${outside}; ` +
+          `ipcs -m -i ${shm} 2>&1 | grep -q "not found" && echo shm-absent || echo shm-seen; ` +
+          `test -e /dev/tty && echo tty-present || echo tty-absent; ` +
           `for i in $(seq 200); do grep -q ${INIT_WORD} /proc/1/cmdline && break; sleep 0.01; done; tr '\\0' ' ' < /proc/1/cmdline`,
       });
       expect(await host.waitForTerminalExit({ sessionId: 's', terminalId })).toEqual({ exitCode: 0, signal: null });
       const out = (await host.terminalOutput({ sessionId: 's', terminalId })).output;
-      expect(out).toMatch(/Permission denied/);
       expect(out).toContain(`${INIT} `); // pid 1 is the namespace's init
       expect(fs.readFileSync(path.join(dir, 'host'), 'utf8')).toBe('in\n');
+      expect(out).toMatch(/Read-only file system/);
+      expect(out).toContain('shm-absent');
+      expect(out).toContain('tty-absent');
       expect(fs.existsSync(path.join(outside, 'host'))).toBe(false);
+      expect(fs.statSync(outside).mode & 0o777).toBe(0o700);
     } finally {
+      spawnSync('ipcrm', ['-m', String(shm)]);
       await host.close();
     }
     const bad = new TerminalHost({ sandbox: { writableRoots: ['relative'] } });
@@ -495,14 +524,26 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
   });
 
   it('ShellSessions', async () => {
+    fs.writeFileSync(path.join(outside, 'keep'), 'keep');
+    fs.chmodSync(path.join(outside, 'keep'), 0o644);
     const shells = new ShellSessions({ cwd: dir, sandbox: { writableRoots: [dir] } });
     try {
       expect(await shells.execute({ command: 'echo hi > inside && cat inside' })).toMatchObject({ exitCode: 0, content: 'hi' });
       const r = await shells.execute({ command: `echo no > ${outside}/x` });
       expect(r.exitCode).not.toBe(0);
-      expect(r.content).toMatch(/Permission denied/);
+      expect(r.content).toMatch(/Read-only file system/);
       expect(fs.existsSync(path.join(outside, 'x'))).toBe(false);
-      // Only the session's own processes (and the namespace's init) are visible.
+      // Metadata outside the roots, the host's /tmp and IPC objects are out of reach here too.
+    const meta = await shells.execute({ command: `chmod 4755 ${outside}/keep; touch -d @1 ${outside}/keep; echo x > /tmp/s-${process.pid}; ipcs -m | grep -c '^0x'` });
+    expect(meta.content).toMatch(/chmod: .*Read-only file system/);
+    expect(meta.content).toMatch(/touch: .*Read-only file system/);
+    expect(meta.content.split('\n').pop()).toBe('0');
+    // Its pty is its own, and TIOCSTI on it is refused (seccomp: EPERM is 1).
+    const sti = await shells.execute({ command: `perl -e 'open(T, "+<", "/dev/tty") or die; my $c = "#"; print ioctl(T, 0x5412, $c) ? "sti-ok" : "sti-" . ($! + 0)'` });
+    expect(sti.content).toBe('sti-1');
+    expect(fs.statSync(path.join(outside, 'keep')).mode & 0o7777).toBe(0o644);
+    expect(fs.existsSync(`/tmp/s-${process.pid}`)).toBe(false);
+    // Only the session's own processes (and the namespace's init) are visible.
       const seen = (await shells.execute({ command: 'ps -e -o comm=' })).content.split('\n');
       expect(seen).toContain('ps');
       expect(seen.filter((c) => ![INIT_COMM, 'bash', 'ps'].includes(c))).toEqual([]);
@@ -512,8 +553,8 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
   });
 });
 
-/** Our children that are namespace inits (of terminals, or kept ready by the pool). */
-function poolInits(): number[] {
+/** Our children that are namespace inits. */
+function inits(): number[] {
   return processes()
     .filter((p) => p.ppid === process.pid && p.state !== 'Z' && cmdline(String(p.pid)) === INIT)
     .map((p) => p.pid);

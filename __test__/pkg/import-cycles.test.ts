@@ -95,7 +95,8 @@ function rustGraph(): Graph {
  */
 const KNOWN: Record<'ts' | 'src', readonly string[]> = {
   ts: ['shellwords -> shell-argv', 'shellwords -> shell-lexer'],
-  src: ['error -> sys', 'reap -> terminal', 'sys -> sandbox'],
+  // (issue 17/18 removed error -> sys, reap -> terminal and sys -> sandbox)
+  src: [],
 };
 
 describe.each([
@@ -117,8 +118,11 @@ describe.each([
     expect(cycles(graph)).toEqual([]);
   });
 
-  test.each(KNOWN[tree].map((e) => [e]))('the known edge %s still exists (delete it from KNOWN when it is gone)', (edge) => {
-    const [from, to] = edge.split(' -> ') as [string, string];
-    expect(graphOf().get(from)?.has(to)).toBe(true);
-  });
+  // (test.each refuses an empty table: a tree without known edges has nothing to check here)
+  if (KNOWN[tree].length > 0) {
+    test.each(KNOWN[tree].map((e) => [e]))('the known edge %s still exists (delete it from KNOWN when it is gone)', (edge) => {
+      const [from, to] = edge.split(' -> ') as [string, string];
+      expect(graphOf().get(from)?.has(to)).toBe(true);
+    });
+  }
 });

@@ -139,11 +139,12 @@ pub struct CreateTerminalOptions {
     /// Absent or null: no restriction.
     #[napi(ts_type = "string[] | null")]
     pub allowed_roots: Option<Vec<String>>,
-    /// Run the command in an OS sandbox (Linux: Landlock, seccomp, no_new_privs, and a PID
-    /// namespace with `isolateProcesses`). The command and everything it starts can write only
-    /// under `writableRoots` (plus /dev/null, its tty and a private TMPDIR removed after
-    /// release), cannot open network connections unless `network`, cannot signal or ptrace
-    /// processes outside the terminal, cannot change cgroup, and cannot gain privileges.
+    /// Run the command in an OS sandbox (Linux: mount, PID and IPC namespaces, a new session,
+    /// Landlock, seccomp, no_new_privs). The command and everything it starts see the whole
+    /// filesystem read-only except `writableRoots`, a private /tmp (TMPDIR) of `tmpBytes` and
+    /// a minimal /dev; no host process and no host SysV IPC object; no controlling terminal
+    /// but its own pty; cannot open network connections unless `network`, and cannot gain
+    /// privileges.
     /// Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
     /// (see `containmentInfo().sandbox`); never runs the command with less.
     #[napi(ts_type = "SandboxOptions | null")]
@@ -169,17 +170,20 @@ pub struct SandboxOptions {
     /// Allow network access (default `false`: no sockets but unix ones, no `connect`, no
     /// TCP through Landlock, no io_uring).
     pub network: Option<bool>,
-    /// Run in a PID namespace with its own /proc, so that processes outside the terminal are
-    /// invisible (default `true`). Where namespaces are refused, `createTerminal` rejects with
-    /// `ERR_SANDBOX_UNAVAILABLE` unless this is `false`.
+    /// Kept for compatibility: `true` (the default) is all it may be. The sandbox always runs
+    /// the command in its own PID namespace; `false` is refused with `ERR_INVALID_ARG`.
+    #[allow(dead_code)] // the schema of index.d.ts; checked when read
     pub isolate_processes: Option<bool>,
+    /// Size of the private /tmp (the command's TMPDIR, also bounding what it may write there)
+    /// in bytes, a positive integer (default 256 MiB; its pages are memory).
+    pub tmp_bytes: Option<f64>,
 }
 
 impl SandboxOptions {
     /// Unknown keys are refused: a misspelt key of a security option must not pass.
     fn read(o: &Object) -> Parsed<Self> {
         const FIELD: &str = "options.sandbox";
-        const KEYS: [&str; 3] = ["writableRoots", "network", "isolateProcesses"];
+        const KEYS: [&str; 4] = ["writableRoots", "network", "isolateProcesses", "tmpBytes"];
         for k in Object::keys(o).map_err(internal)? {
             if !KEYS.contains(&k.as_str()) {
                 return Err(TermError::invalid_arg(format!(
@@ -198,10 +202,25 @@ impl SandboxOptions {
         for (i, r) in roots.iter().enumerate() {
             writable_roots.push(as_string(r, &format!("{FIELD}.writableRoots[{i}]"))?);
         }
+        let isolate_processes =
+            opt_bool(o, "isolateProcesses", "options.sandbox.isolateProcesses")?;
+        if isolate_processes == Some(false) {
+            return Err(TermError::invalid_arg(format!(
+                "{FIELD}.isolateProcesses: false is not supported: a sandboxed command always \
+                 runs in its own PID namespace (host processes were reachable without it)"
+            )));
+        }
+        let tmp_bytes = opt_count(o, "tmpBytes", "options.sandbox.tmpBytes")?;
+        if tmp_bytes == Some(0.0) {
+            return Err(TermError::invalid_arg(format!(
+                "{FIELD}.tmpBytes must be a positive integer, got 0"
+            )));
+        }
         Ok(Self {
             writable_roots,
             network: opt_bool(o, "network", "options.sandbox.network")?,
-            isolate_processes: opt_bool(o, "isolateProcesses", "options.sandbox.isolateProcesses")?,
+            isolate_processes,
+            tmp_bytes,
         })
     }
 
@@ -210,7 +229,7 @@ impl SandboxOptions {
         SandboxSpec {
             writable_roots: self.writable_roots.clone(),
             network: self.network.unwrap_or(d.network),
-            isolate_processes: self.isolate_processes.unwrap_or(d.isolate_processes),
+            tmp_bytes: self.tmp_bytes.map_or(d.tmp_bytes, |n| n as u64),
         }
     }
 }

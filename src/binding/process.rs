@@ -55,8 +55,10 @@ pub fn containment_info() -> ContainmentInfo {
 /// What this kernel and process provide for `options.sandbox` (`containmentInfo().sandbox`).
 #[napi(object, use_nullable = true)]
 pub struct SandboxInfo {
-    /// A sandbox with its defaults (`network: false`, `isolateProcesses: true`) can be created.
+    /// A sandbox can be created here: every promise holds.
     pub available: bool,
+    /// Each promise of the sandbox and whether it holds here.
+    pub promises: SandboxPromises,
     /// Landlock ABI version (0: no Landlock). Writes are confined from ABI 3, TCP is also
     /// refused by Landlock from ABI 4, signals and abstract unix sockets are scoped from 6.
     pub landlock_abi: u32,
@@ -71,18 +73,57 @@ pub struct SandboxInfo {
     pub signal_scoping: Option<String>,
     /// Abstract unix sockets outside the terminal are unreachable (Landlock ABI >= 6).
     pub abstract_unix_scoping: bool,
-    /// How `isolateProcesses` is provided: `'pid-namespace'` (CAP_SYS_ADMIN) or
-    /// `'user+pid-namespace'` (unprivileged user namespaces); null: it cannot be.
+    /// How the namespaces (mount, PID, IPC) are made: `'pid-namespace'` (CAP_SYS_ADMIN) or
+    /// `'user+pid-namespace'` (unprivileged user namespaces); null: they cannot be.
     #[napi(ts_type = "'pid-namespace' | 'user+pid-namespace' | null")]
     pub process_isolation: Option<String>,
     /// Why the missing parts are missing.
     pub reasons: Vec<String>,
 }
 
+/// The promises of `options.sandbox` (`containmentInfo().sandbox.promises`).
+#[napi(object)]
+pub struct SandboxPromises {
+    /// Everything outside the writable roots is a read-only, nosuid mount (writes, chmod,
+    /// utimes, xattrs fail with EROFS): the mount namespace.
+    pub read_only_filesystem: bool,
+    /// Writes beneath the writable roots and /tmp only, also by Landlock (ABI >= 3): the
+    /// second wall.
+    pub writes_confined: bool,
+    /// A private tmpfs of `tmpBytes` as /tmp and TMPDIR, gone with the namespace.
+    pub private_tmp: bool,
+    /// /dev holds only null, zero, full, random, urandom (and tty on a pty).
+    pub minimal_dev: bool,
+    /// No host process is visible or reachable (PID namespace, own /proc).
+    pub process_isolation: bool,
+    /// No host SysV IPC object is reachable; its own go with it (IPC namespace).
+    pub ipc_isolation: bool,
+    /// A session of its own: no controlling terminal but its own pty.
+    pub new_session: bool,
+    /// `TIOCSTI` and `TIOCLINUX` refused (seccomp).
+    pub no_terminal_injection: bool,
+    /// Network refused unless `network: true` (seccomp).
+    pub network_off: bool,
+}
+
 fn sandbox_info() -> SandboxInfo {
     let s = crate::sandbox::support();
+    let ns = s.process_isolation.is_some();
+    let seccomp = s.network.is_some();
+    let promises = SandboxPromises {
+        read_only_filesystem: ns,
+        writes_confined: s.filesystem,
+        private_tmp: ns,
+        minimal_dev: ns,
+        process_isolation: ns,
+        ipc_isolation: ns,
+        new_session: cfg!(target_os = "linux"),
+        no_terminal_injection: seccomp,
+        network_off: seccomp,
+    };
     SandboxInfo {
-        available: s.filesystem && s.network.is_some() && s.process_isolation.is_some(),
+        available: s.filesystem && seccomp && ns,
+        promises,
         landlock_abi: s.landlock_abi,
         filesystem: s.filesystem,
         network: s.network.map(String::from),

@@ -129,7 +129,8 @@ pub(super) fn start_with(base: &OsStr, pids_base: &OsStr) -> Option<Process> {
         rlimits: Vec::new(),
         parent_death_signal: None,
         cgroup_procs: Vec::new(),
-        sandbox: None,
+        isolate: None,
+        confine: None,
     };
     let pid = launch(spec).ok()?;
     drop(read);

@@ -17,7 +17,7 @@ pub struct FdWatch<W: Wait> {
 impl<W: Wait> FdWatch<W> {
     pub(super) fn new(child: W, fd: OwnedFd) -> io::Result<Self> {
         Ok(Self {
-            fd: Some(crate::terminal::register_readable(fd)?),
+            fd: Some(crate::sys::reactor::register_readable(fd)?),
             child,
         })
     }

@@ -1,6 +1,7 @@
-//! The child's half of the sandbox: system calls only, on values the parent prepared
-//! ([`ChildSandbox`]). Runs in the vfork child right before `execve`, after its session,
-//! limits, cgroup, stdio and working directory are set up.
+//! The command's confinement: system calls only, on values the parent prepared
+//! ([`ChildSandbox`]). Runs in the command's process right before `execve` (the launch's
+//! [`crate::sys::spawn::ChildStep`]), after its session, limits, cgroup, stdio and working
+//! directory are set up, inside the namespaces [`super::namespaces`] made.
 //!
 //! Order matters: descriptors other than 0-2 are marked close-on-exec; capabilities are dropped;
 //! `no_new_privs` is set (required by both of the next calls for an unprivileged process);
@@ -9,18 +10,20 @@
 
 use std::os::fd::RawFd;
 
-use super::pidns::NsPlan;
-
 /// The steps of [`apply`], as reported on failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
 pub enum Step {
-    /// Creating the namespaces (user, PID, mount) or writing the id maps.
+    /// Creating the namespaces (user, mount, PID, IPC) or writing the id maps.
     Namespaces = 1,
     /// Starting the namespace's init process.
     Init = 2,
     /// Mounting the namespace's own /proc.
     Proc = 3,
+    /// The read-only tree, /dev, /tmp and the writable roots.
+    Mounts = 9,
+    /// The working directory in the new tree.
+    Cwd = 10,
     /// Marking inherited descriptors close-on-exec.
     Descriptors = 4,
     /// Dropping capabilities.
@@ -46,6 +49,8 @@ impl Step {
             NoNewPrivs,
             Landlock,
             Seccomp,
+            Mounts,
+            Cwd,
         ]
         .into_iter()
         .find(|s| *s as i32 == n)
@@ -55,7 +60,11 @@ impl Step {
     pub fn part(self) -> &'static str {
         match self {
             Step::Namespaces | Step::Init | Step::Proc => {
-                "process isolation (a PID namespace with its own /proc)"
+                "the namespaces (mount, PID and IPC, in a user namespace when not root)"
+            }
+            Step::Mounts => "the read-only filesystem, /dev and the private /tmp (mounts)",
+            Step::Cwd => {
+                "the working directory (it is not visible in the sandbox: under /tmp or moved?)"
             }
             Step::Descriptors => "descriptor hygiene (close_range)",
             Step::Capabilities => "dropping capabilities",
@@ -80,38 +89,29 @@ pub struct ChildSandbox {
     /// every capability until it execs): `SECBIT_NOROOT` and friends, locked, so that
     /// `execve` grants uid 0 nothing.
     pub lock_root: bool,
-    /// Which filter this is (network allowed or not): a launcher thread that installed the
-    /// same filter on itself clears `n_fprogs`, and the child inherits it instead.
-    pub network: bool,
-    /// The namespace plan, with `isolate_processes`.
-    pub ns: Option<*const NsPlan>,
-}
-
-impl ChildSandbox {
-    /// Whether the launch goes through a PID namespace (and so reports an init pid).
-    pub fn has_namespace(&self) -> bool {
-        self.ns.is_some()
-    }
 }
 
 // SAFETY: the pointers refer to data owned by the `Prepared` the launching caller keeps alive
 // until the launch returned; the launcher thread only reads them.
 unsafe impl Send for ChildSandbox {}
 
-fn errno() -> i32 {
-    // SAFETY: reading the calling thread's errno.
-    unsafe { *libc::__errno_location() }
-}
-
-/// Applies the sandbox to the calling vfork child (with a namespace plan, the caller is the
-/// command's process inside the PID namespace, whose init has mounted its /proc).
+/// The confinement step of a sandboxed launch: `arg` is a [`ChildSandbox`]. Fails with the
+/// [`Step`] number and its errno.
 ///
 /// # Safety
-/// Call only in a vfork child about to `execve`, with `sb` valid.
+/// Call only in the command's process about to `execve`, with `arg` valid.
+pub unsafe fn confine(arg: *const libc::c_void) -> Result<(), (i32, i32)> {
+    apply(&*(arg as *const ChildSandbox)).map_err(|(step, e)| (step as i32, e))
+}
+
+/// Applies the confinement to the calling process.
+///
+/// # Safety
+/// Call only in a child about to `execve`, with `sb` valid.
 pub unsafe fn apply(sb: &ChildSandbox) -> Result<(), (Step, i32)> {
     let check = |r: libc::c_long, step: Step| -> Result<(), (Step, i32)> {
         if r < 0 {
-            Err((step, errno()))
+            Err((step, crate::sys::spawn::errno()))
         } else {
             Ok(())
         }
@@ -197,23 +197,4 @@ struct CapData {
     effective: u32,
     permitted: u32,
     inheritable: u32,
-}
-
-/// Installs the sandbox's seccomp filter (and `no_new_privs`, which it needs) on the calling
-/// thread only: for a launcher thread whose children are all sandboxed with this filter.
-pub fn filter_this_thread(network: bool) -> std::io::Result<()> {
-    let prog = super::seccomp::program(network).map_err(std::io::Error::other)?;
-    let fprog = libc::sock_fprog {
-        len: prog.len() as u16,
-        filter: prog.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: prctl and seccomp on the calling thread with a valid program.
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0
-            || libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &fprog) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }

@@ -2,8 +2,10 @@
 //! crate and handed to the child as a file descriptor (the child only calls
 //! `landlock_restrict_self` on it).
 //!
-//! Rules: everything is readable and executable; writing (and creating, removing, renaming,
-//! truncating) is allowed only beneath the writable roots and the private TMPDIR, and on
+//! It is the second wall behind the read-only mount tree ([`super::mounts`]). Rules: everything
+//! is readable and executable; writing (and creating, removing, renaming, truncating) is
+//! allowed only beneath the writable roots and the private /tmp (its rule is added by the
+//! launch, once the tmpfs exists: see [`super::namespaces`]), and on
 //! /dev/null, /dev/zero, /dev/full, /dev/tty and the terminal's own pty. Device nodes cannot
 //! be created anywhere. With `network: false` and ABI >= 4, TCP bind and connect are refused;
 //! with ABI >= 6 signals and abstract unix sockets are scoped to the terminal (a Landlock
@@ -20,14 +22,14 @@ use landlock::{
 /// Files outside the roots the command may still write (when they exist).
 const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 
-/// Builds the ruleset for `abi` (>= 3, checked by the caller).
+/// Builds the ruleset for `abi` (>= 3, checked by the caller); also returns the access a
+/// directory beneath which everything may be written gets (for the private /tmp).
 pub fn ruleset(
     abi: u32,
     roots: &[PathBuf],
-    tmpdir: &Path,
     tty: Option<BorrowedFd<'_>>,
     network: bool,
-) -> Result<OwnedFd, String> {
+) -> Result<(OwnedFd, u64), String> {
     let abi = ABI::from(abi as i32);
     let all = AccessFs::from_all(abi);
     let read = AccessFs::from_read(abi);
@@ -54,7 +56,6 @@ pub fn ruleset(
     for root in roots {
         rules.push((open(root)?, dirs));
     }
-    rules.push((open(tmpdir)?, dirs));
     for dev in WRITABLE_DEVICES {
         if let Ok(fd) = PathFd::new(dev) {
             rules.push((fd, file));
@@ -71,5 +72,6 @@ pub fn ruleset(
             .map_err(|e| err(&e))?;
     }
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| "the kernel did not create a Landlock ruleset".to_string())
+    let fd = fd.ok_or_else(|| "the kernel did not create a Landlock ruleset".to_string())?;
+    Ok((fd, dirs.bits()))
 }

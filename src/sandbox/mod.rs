@@ -1,19 +1,37 @@
-//! The OS sandbox of a terminal: what a command and everything it starts may do.
+//! The OS sandbox of a terminal: what a command and everything it starts may do. This comment
+//! is the whole design; each step is one module, composed by the spawn path
+//! ([`crate::spawn`]) through the platform launcher's two hooks ([`crate::sys::spawn::Isolation`]
+//! and [`crate::sys::spawn::ChildStep`]), which know nothing of sandboxes.
 //!
-//! A [`SandboxSpec`] (`writable_roots`, `network`, `isolate_processes`) is turned into a
-//! [`Prepared`] sandbox in the PARENT: the spec is validated, every promised part is checked
-//! against what this kernel provides (a missing part is `ERR_SANDBOX_UNAVAILABLE` naming it:
-//! the sandbox fails closed), the private TMPDIR is created, the Landlock ruleset is built (an
-//! fd) and the seccomp BPF program compiled. The vfork child then only makes system calls
-//! ([`Prepared::child`] gives it plain values and pointers): `no_new_privs`, dropping
-//! capabilities, `landlock_restrict_self`, `seccomp(SECCOMP_SET_MODE_FILTER)`, and with
-//! `isolate_processes` entering a PID namespace with its own `/proc` (see [`pidns`]).
+//! It is the construction of bubblewrap (Flatpak), Codex's Linux sandbox and sandbox-runtime,
+//! built into the addon (no `bwrap` binary needed):
 //!
-//! Invariants:
-//! - Nothing here forks Node; nothing in the child allocates or takes a lock.
-//! - A part the kernel cannot provide is never silently skipped.
-//! - The [`SandboxGuard`] of a terminal owns what outlives the spawn (the TMPDIR, the
-//!   namespace's init process) and cleans it up when dropped (at release).
+//! - [`namespaces`]: new mount, PID and IPC namespaces (inside a user namespace that maps only
+//!   the caller's uid and gid where it is not root with CAP_SYS_ADMIN), made by the launch's
+//!   intermediate process, whose namespace init (pid 1, `sleep` with SIGCHLD ignored) holds
+//!   them until release; release SIGKILLs it and the kernel ends everything in the namespace,
+//!   its tmpfs and its IPC objects with it. No host process exists in the PID namespace (no
+//!   signal, ptrace, `prlimit`, `setpriority`, `sched_*` or `/proc/<pid>` reaches one); no host
+//!   SysV object exists in the IPC namespace.
+//! - [`mounts`]: the host's tree bound read-only, `nosuid`, `nodev`; the writable roots bound
+//!   read-write; a minimal `/dev`; a private tmpfs of `tmpBytes` (default
+//!   [`DEFAULT_TMP_BYTES`]) as `/tmp` and TMPDIR; the namespace's own read-only `/proc`. Writes
+//!   and metadata changes (`chmod`, `utimes`, xattrs) outside the roots fail with `EROFS`.
+//! - A new session for every command (`setsid`): a pipe terminal has no controlling terminal
+//!   (`/dev/tty` does not exist for it), a pty terminal has only its own pty.
+//! - [`child`], in the command right before `execve`: descriptors above 2 close-on-exec;
+//!   root's capabilities locked away (`SECBIT_NOROOT`, locked) and every capability dropped;
+//!   `no_new_privs`; the [`landlock`] domain (the second wall for writes; TCP rules from ABI 4;
+//!   signal and abstract-socket scoping from ABI 6); the [`seccomp`] filter (no `TIOCSTI` or
+//!   `TIOCLINUX`, no `clone3`, and without network no socket but unix ones, no `connect`, no
+//!   io_uring).
+//! - Resource limits and cgroups are the launch's own steps, as without a sandbox.
+//!
+//! Fail closed: [`prepare`] checks each part against what this kernel provides ([`support`])
+//! and answers `ERR_SANDBOX_UNAVAILABLE` naming the part and what the user can do; a part the
+//! kernel refuses at launch is the same error naming the step. Nothing runs with less.
+//!
+//! Reads are not restricted: the command can read whatever the user running Node can.
 //!
 //! Linux only: elsewhere [`prepare`] rejects every sandbox with `ERR_SANDBOX_UNAVAILABLE`.
 
@@ -26,30 +44,18 @@ pub mod child;
 #[cfg(target_os = "linux")]
 mod cleanup;
 #[cfg(target_os = "linux")]
-mod initprog;
-#[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
-pub mod nspool;
+mod mounts;
 #[cfg(target_os = "linux")]
-pub mod pidns;
+pub mod namespaces;
 #[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
 mod support;
-#[cfg(target_os = "linux")]
-mod tmpdir;
 
 #[cfg(target_os = "linux")]
 pub use support::support;
-
-#[cfg(target_os = "linux")]
-pub use child::ChildSandbox;
-
-/// Outside Linux no sandbox reaches a launch.
-#[cfg(not(target_os = "linux"))]
-#[derive(Debug, Clone, Copy)]
-pub enum ChildSandbox {}
 
 /// Error code of a sandbox part this kernel (or this process) cannot provide.
 pub const ERR_SANDBOX_UNAVAILABLE: &str = "ERR_SANDBOX_UNAVAILABLE";
@@ -61,17 +67,20 @@ pub struct SandboxSpec {
     pub writable_roots: Vec<String>,
     /// Allow network connections (default false).
     pub network: bool,
-    /// Hide the processes outside the terminal (a PID namespace with its own /proc; default
-    /// true).
-    pub isolate_processes: bool,
+    /// Size of the private /tmp in bytes (default [`DEFAULT_TMP_BYTES`]).
+    pub tmp_bytes: u64,
 }
+
+/// The default size of a sandbox's private /tmp (`sandbox.tmpBytes`): 256 MiB. Its pages are
+/// memory, charged to the terminal's memory cgroup where there is one.
+pub const DEFAULT_TMP_BYTES: u64 = 256 << 20;
 
 impl Default for SandboxSpec {
     fn default() -> Self {
         Self {
             writable_roots: Vec::new(),
             network: false,
-            isolate_processes: true,
+            tmp_bytes: DEFAULT_TMP_BYTES,
         }
     }
 }
@@ -91,7 +100,7 @@ pub struct Support {
     pub signal_scoping: Option<&'static str>,
     /// Abstract unix sockets outside the terminal unreachable (Landlock ABI >= 6).
     pub abstract_unix_scoping: bool,
-    /// How processes outside the terminal are hidden: `"pid-namespace"` (with
+    /// How the namespaces (mount, PID, IPC) are made: `"pid-namespace"` (with
     /// CAP_SYS_ADMIN) or `"user+pid-namespace"` (unprivileged user namespaces); `None`
     /// when namespaces are refused.
     pub process_isolation: Option<&'static str>,
@@ -99,50 +108,41 @@ pub struct Support {
     pub reasons: Vec<String>,
 }
 
-/// A sandbox ready to be applied by a vfork child.
+/// A sandbox ready for one launch: the namespace plan (with the mounts) and the command's
+/// confinement.
 #[cfg(target_os = "linux")]
 #[derive(Debug)]
 pub struct Prepared {
-    ruleset: std::os::fd::OwnedFd,
-    fprogs: Vec<libc::sock_fprog>,
-    ns: Option<Box<pidns::NsPlan>>,
-    lock_root: bool,
-    network: bool,
-    tmpdir: tmpdir::TempDir,
+    _ruleset: std::os::fd::OwnedFd,
+    _fprogs: Vec<libc::sock_fprog>,
+    ns: Box<namespaces::NsPlan>,
+    child: Box<child::ChildSandbox>,
 }
 
 // SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as
-// the process (see `seccomp::programs`); nothing in them is ever written after creation.
+// the process (see `seccomp::program`); nothing in them is ever written after creation.
 #[cfg(target_os = "linux")]
 unsafe impl Send for Prepared {}
 
-/// Owns what a sandboxed terminal leaves behind: its private TMPDIR and, with a PID
-/// namespace, the namespace's init process. Dropping it gives a namespace made ahead back to
-/// its pool (which ends it at once if any process is left in it, see [`nspool`]) and
-/// SIGKILLs the init of any other at once (the kernel then kills every process still in the
-/// namespace); reaping the init and removing the TMPDIR (after the namespace is gone or
-/// found empty, so nothing writes there any more) happen on background threads, off the
-/// release path. [`SandboxGuard::finish_now`] ends it all before returning.
+/// Owns the namespace's init of a sandboxed terminal. Dropping it (at release) SIGKILLs the
+/// init at once (the kernel then kills every process still in the namespace and frees its
+/// tmpfs and IPC objects) and reaps it on a background thread, off the release path.
+/// [`SandboxGuard::finish_now`] reaps before returning.
 #[derive(Debug, Default)]
-// Outside Linux no sandbox is ever created, so nothing reads these.
+// Outside Linux no sandbox is ever created, so nothing reads this.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct SandboxGuard {
-    tmpdir: Option<PathBuf>,
     init_pid: Option<i32>,
 }
 
 impl SandboxGuard {
-    /// Kills the namespace, reaps its init and removes the TMPDIR before returning (for a
-    /// process about to exit, where a background thread would not get to it).
+    /// Kills the namespace and reaps its init before returning (for a process about to exit,
+    /// where a background thread would not get to it).
     #[cfg(target_os = "linux")]
     pub fn finish_now(mut self) {
         if let Some(pid) = self.init_pid.take() {
-            nspool::forget(pid);
             cleanup::kill_init(pid);
             cleanup::reap(pid);
-        }
-        if let Some(dir) = self.tmpdir.take() {
-            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }
@@ -150,27 +150,11 @@ impl SandboxGuard {
 #[cfg(target_os = "linux")]
 impl Drop for SandboxGuard {
     fn drop(&mut self) {
-        let pid = self.init_pid.take();
-        let tmpdir = self.tmpdir.take();
-        let tmpdir = match pid {
-            Some(pid) => match nspool::give_back(pid, tmpdir) {
-                Ok(()) => return,
-                Err(tmpdir) => tmpdir,
-            },
-            None => tmpdir,
-        };
-        if let Some(pid) = pid {
+        if let Some(pid) = self.init_pid.take() {
             cleanup::kill_init(pid);
+            cleanup::reap_later(pid);
         }
-        cleanup::reap_and_remove_later(pid, tmpdir);
     }
-}
-
-/// Reaps our exited child `pid` on the sandbox's cleanup thread (for the short-lived
-/// intermediate process of a namespace launch).
-#[cfg(target_os = "linux")]
-pub fn reap_later(pid: i32) {
-    cleanup::reap_and_remove_later(Some(pid), None);
 }
 
 fn unavailable(part: &str, why: impl std::fmt::Display) -> TermError {
@@ -227,103 +211,135 @@ pub fn validate_roots(spec: &SandboxSpec, field: &str) -> Result<Vec<PathBuf>, T
 
 #[cfg(target_os = "linux")]
 impl Prepared {
-    /// Values for the vfork child; valid while `self` lives.
-    pub fn child(&self) -> child::ChildSandbox {
-        use std::os::fd::AsRawFd;
-        child::ChildSandbox {
-            ruleset_fd: self.ruleset.as_raw_fd(),
-            fprogs: self.fprogs.as_ptr(),
-            n_fprogs: self.fprogs.len(),
-            lock_root: self.lock_root,
-            network: self.network,
-            ns: self.ns.as_deref().map(|n| n as *const pidns::NsPlan),
+    /// The launch's isolation step (valid while `self` lives).
+    pub fn isolation(&self) -> crate::sys::spawn::Isolation {
+        crate::sys::spawn::Isolation {
+            enter: namespaces::enter,
+            arg: &*self.ns as *const namespaces::NsPlan as *const libc::c_void,
         }
     }
 
-    /// The private temporary directory the command gets as TMPDIR.
-    pub fn tmpdir(&self) -> &std::path::Path {
-        self.tmpdir.path()
+    /// The launch's confinement step (valid while `self` lives).
+    pub fn confinement(&self) -> crate::sys::spawn::ChildStep {
+        crate::sys::spawn::ChildStep {
+            run: child::confine,
+            arg: &*self.child as *const child::ChildSandbox as *const libc::c_void,
+        }
     }
 
-    /// The guard that owns the TMPDIR and the namespace's init (`init_pid` from the launch).
+    /// The guard that owns the namespace's init (`init_pid` from the launch).
     pub fn into_guard(self, init_pid: Option<i32>) -> SandboxGuard {
-        SandboxGuard {
-            tmpdir: Some(self.tmpdir.keep()),
-            init_pid,
-        }
+        SandboxGuard { init_pid }
     }
 }
 
-/// Builds the sandbox for one terminal in the parent: `tty` is the pty slave the command gets
-/// (it may reopen it), `field` names the option in errors. Fails closed with
-/// `ERR_SANDBOX_UNAVAILABLE` naming the part the kernel cannot provide.
+/// The sandbox's answer to an error of its launch steps: `ERR_SANDBOX_UNAVAILABLE` naming the
+/// part the kernel refused (`code` is the failed [`child::Step`]).
+#[cfg(target_os = "linux")]
+pub fn step_error(code: i32, context: &str, e: &dyn std::fmt::Display) -> TermError {
+    if code == child::Step::Cwd as i32 {
+        // Not the kernel's refusal: the directory that was checked is not found at its path in
+        // the new tree (moved, replaced or swapped for a symlink since): nothing is started.
+        return TermError::invalid_cwd(format!(
+            "{context}: the working directory is no longer the one that was checked at its \
+             path (it was moved or replaced): {e}"
+        ));
+    }
+    let part = child::Step::from_i32(code).map_or("an unknown step", child::Step::part);
+    TermError::new(
+        ERR_SANDBOX_UNAVAILABLE,
+        format!("{context}: sandbox: {part} was refused by the kernel: {e}"),
+    )
+}
+
+/// Builds the sandbox for one terminal in the parent: `cwd` is the checked working directory
+/// the command gets, `tty` the pty slave it gets (pty terminals), `field` names the option in
+/// errors. Fails closed with `ERR_SANDBOX_UNAVAILABLE` naming the part the kernel cannot
+/// provide.
 #[cfg(target_os = "linux")]
 pub fn prepare(
     spec: &SandboxSpec,
+    cwd: std::os::fd::BorrowedFd<'_>,
     tty: Option<std::os::fd::BorrowedFd<'_>>,
     field: &str,
 ) -> Result<Prepared, TermError> {
+    use std::os::fd::AsRawFd;
     let roots = validate_roots(spec, field)?;
     let s = support::kernel();
     if !s.filesystem {
         return Err(unavailable(
             "the filesystem part (Landlock ABI >= 3)",
-            format_args!("Landlock ABI {}", s.landlock_abi),
+            format_args!(
+                "Landlock ABI {} (Linux 6.2 or later with Landlock enabled, e.g. lsm=landlock \
+                 on the kernel command line, provides it)",
+                s.landlock_abi
+            ),
         ));
     }
     if s.network.is_none() {
         return Err(unavailable(
-            "the network and cgroup part (seccomp)",
+            "the network and terminal part (seccomp)",
             s.reasons.join("; "),
         ));
     }
-    let ns = if spec.isolate_processes {
-        match support::isolation() {
-            Ok(plan) => Some(Box::new(plan)),
-            Err(why) => {
-                return Err(unavailable(
-                    "process isolation (a PID namespace with its own /proc; set \
-                     isolateProcesses: false to run without it)",
-                    why,
-                ))
-            }
-        }
-    } else {
-        None
-    };
-    if s.signal_scoping.is_none() && ns.is_none() {
-        return Err(unavailable(
-            "signal scoping (Landlock ABI >= 6, or a PID namespace with isolateProcesses)",
-            format_args!("Landlock ABI {}", s.landlock_abi),
-        ));
+    let (sleep, null_fd, userns) = support::fixed()
+        .and_then(|f| support::namespaces().map(|_| f))
+        .map_err(|why| {
+            unavailable(
+                "the namespaces (mount, PID and IPC; unprivileged callers need user \
+                 namespaces: allow them, e.g. Ubuntu's kernel.apparmor_restrict_unprivileged_userns=0 \
+                 or an AppArmor profile for node, or run without a sandbox)",
+                why,
+            )
+        })?;
+    let cwd_path = crate::sys::cwd::fd_path(&cwd)
+        .map_err(|e| TermError::from_io(&e, "sandbox: the working directory's path"))?;
+    let hidden = ["/tmp", "/dev", "/proc"]
+        .into_iter()
+        .find(|h| cwd_path.starts_with(h) && !roots.iter().any(|r| cwd_path.starts_with(r)));
+    if let Some(h) = hidden {
+        return Err(TermError::invalid_cwd(format!(
+            "cwd `{}` is under {h}, which the sandbox replaces with its own: start the \
+             command elsewhere or make a directory containing it a writable root",
+            cwd_path.display()
+        )));
     }
-    let tmpdir = tmpdir::TempDir::take()
-        .map_err(|e| TermError::from_io(&e, "sandbox: creating the private temporary directory"))?;
-    let ruleset = landlock::ruleset(s.landlock_abi, &roots, tmpdir.path(), tty, spec.network)
+    let tty_path = tty
+        .map(|t| crate::sys::cwd::fd_path(&t))
+        .transpose()
+        .map_err(|e| TermError::from_io(&e, "sandbox: the pty's path"))?;
+    let mounts = mounts::MountPlan::new(&roots, spec.tmp_bytes, tty_path.as_deref())
+        .map_err(|e| unavailable("the mounts", e))?;
+    let (ruleset, tmp_access) = landlock::ruleset(s.landlock_abi, &roots, tty, spec.network)
         .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
     let program = seccomp::program(spec.network)
-        .map_err(|e| unavailable("the network and cgroup part (seccomp)", e))?;
+        .map_err(|e| unavailable("the network and terminal part (seccomp)", e))?;
     let fprogs = vec![libc::sock_fprog {
         len: program.len() as u16,
         filter: program.as_ptr() as *mut libc::sock_filter,
     }];
+    let mut ns = Box::new(namespaces::NsPlan::new(userns, sleep, null_fd, mounts));
+    ns.ruleset_fd = ruleset.as_raw_fd();
+    ns.tmp_access = tmp_access;
+    ns.cwd_path = crate::sys::spawn::cpath(&cwd_path)
+        .map_err(|e| TermError::from_io(&e, "sandbox: the working directory's path"))?;
+    ns.cwd_id = namespaces::fd_id(cwd.as_raw_fd())
+        .map_err(|e| TermError::from_io(&e, "sandbox: the working directory"))?;
+    let child = Box::new(child::ChildSandbox {
+        ruleset_fd: ruleset.as_raw_fd(),
+        fprogs: fprogs.as_ptr(),
+        n_fprogs: fprogs.len(),
+        // Root, or a process with a user namespace (where it holds every capability until it
+        // execs), locks root's capabilities away.
+        // SAFETY: geteuid has no preconditions.
+        lock_root: userns || unsafe { libc::geteuid() } == 0,
+    });
     Ok(Prepared {
-        ruleset,
-        fprogs,
-        lock_root: lock_root(ns.as_deref()),
-        network: spec.network,
+        _ruleset: ruleset,
+        _fprogs: fprogs,
         ns,
-        tmpdir,
+        child,
     })
-}
-
-/// Whether the child can and should lock root's capabilities away: as root, or with a user
-/// namespace (where it holds every capability until it execs).
-#[cfg(target_os = "linux")]
-fn lock_root(ns: Option<&pidns::NsPlan>) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    root || ns.is_some_and(|n| n.userns())
 }
 
 /// Elsewhere than Linux there is no sandbox: every request is refused, naming the part.
@@ -348,6 +364,3 @@ pub fn support() -> &'static Support {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(all(test, target_os = "linux"))]
-mod pool_tests;

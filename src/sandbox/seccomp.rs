@@ -2,7 +2,9 @@
 //! (as Codex's Linux sandbox does) and installed by the child with
 //! `seccomp(SECCOMP_SET_MODE_FILTER)` after `no_new_privs`.
 //!
-//! Always: `clone3` fails with ENOSYS (C libraries then fall back to `clone`), because its
+//! Always: `ioctl` with `TIOCSTI` (push bytes into a terminal's input, which its reader takes
+//! as typed) or `TIOCLINUX` fails with EPERM, a second wall behind the command's own session
+//! (it has no controlling terminal but its own pty); `clone3` fails with ENOSYS (C libraries then fall back to `clone`), because its
 //! `CLONE_INTO_CGROUP` would let a process start a child in another cgroup without writing a
 //! `cgroup.procs` file. Without network: `socket` and `socketpair` of any family but
 //! `AF_UNIX`, every `connect` (which also keeps host services behind pathname unix sockets out
@@ -38,11 +40,27 @@ pub fn arch_supported() -> bool {
     target_arch().is_some()
 }
 
-/// The network rules (all answered EPERM).
-fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+/// The rules (all answered EPERM): the terminal ioctls, and without `network` the network.
+fn rules(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     let e = |e: seccompiler::BackendError| e.to_string();
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    {
+    let ioctl = |request: u64| -> Result<SeccompRule, String> {
+        SeccompRule::new(vec![SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            request,
+        )
+        .map_err(e)?])
+        .map_err(e)
+    };
+    // (`Ioctl` is not u64 on every target)
+    #[allow(clippy::unnecessary_cast)]
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![ioctl(libc::TIOCSTI as u64)?, ioctl(TIOCLINUX)?],
+    );
+    if !network {
         for nr in [
             libc::SYS_connect,
             libc::SYS_io_uring_setup,
@@ -65,6 +83,9 @@ fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     Ok(rules)
 }
 
+/// `TIOCLINUX` (not in the libc crate).
+const TIOCLINUX: u64 = 0x541C;
+
 /// Classic BPF opcodes: `BPF_LD | BPF_W | BPF_ABS`, `BPF_JMP | BPF_JGE | BPF_K`,
 /// `BPF_JMP | BPF_JEQ | BPF_K`, `BPF_RET | BPF_K`.
 const LD_W_ABS: u16 = 0x20;
@@ -83,7 +104,7 @@ fn ret_errno(n: i32) -> u32 {
 /// the architecture (any other is killed) and answers EPERM to the network rules.
 fn compile(network: bool) -> Result<Vec<sock_filter>, String> {
     let arch = target_arch().ok_or("no seccomp filter for this architecture")?;
-    let rules = if network { BTreeMap::new() } else { rules()? };
+    let rules = rules(network)?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -191,6 +212,30 @@ mod tests {
             }
         });
         assert_eq!(code, 0);
+    }
+
+    #[test]
+    fn tiocsti_and_tioclinux_are_refused_other_ioctls_pass_with_or_without_network() {
+        for network in [false, true] {
+            // SAFETY: ioctls on a pty this child opens; TIOCSTI's argument is a valid byte.
+            let code = in_filtered_child(network, || unsafe {
+                let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+                if master < 0 || libc::grantpt(master) != 0 || libc::unlockpt(master) != 0 {
+                    return 2;
+                }
+                let byte = b'#';
+                let sti = err_of(libc::ioctl(master, libc::TIOCSTI, &byte) as _);
+                let linux = err_of(libc::ioctl(master, TIOCLINUX as _, &byte) as _);
+                let mut ws: libc::winsize = std::mem::zeroed();
+                let size = err_of(libc::ioctl(master, libc::TIOCGWINSZ, &mut ws) as _);
+                if sti == libc::EPERM && linux == libc::EPERM && size == 0 {
+                    0
+                } else {
+                    1
+                }
+            });
+            assert_eq!(code, 0, "network {network}");
+        }
     }
 
     #[test]

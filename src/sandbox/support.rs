@@ -1,10 +1,8 @@
 //! What this kernel and process provide for sandboxes, detected once per process.
 //!
 //! Landlock's ABI comes from `landlock_create_ruleset(NULL, 0, VERSION)`; seccomp from
-//! `prctl(PR_GET_SECCOMP)`; process isolation from a probe that starts `true` through the very
-//! path a sandboxed command takes (namespaces, init, /proc mount), because only trying tells
-//! whether this kernel, its sysctls, security modules and the container we may run in allow
-//! it.
+//! `prctl(PR_GET_SECCOMP)`; the namespaces from a probe that starts `true` through the very
+//! path a sandboxed command takes (namespaces, mounts, init, /proc).
 //!
 //! Two environment variables, read once, make this process behave as if the kernel offered
 //! less (tests of the fail-closed paths use them; they can only remove features):
@@ -12,11 +10,11 @@
 //! `ACP_TERMINAL_NO_NAMESPACES=1` refuses namespaces.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::OnceLock;
 
-use super::pidns::NsPlan;
+use super::namespaces::NsPlan;
 use super::Support;
 
 /// The Landlock ABI (0: none), capped by `ACP_TERMINAL_LANDLOCK_ABI`.
@@ -88,9 +86,12 @@ pub fn support() -> &'static Support {
     static S: OnceLock<Support> = OnceLock::new();
     S.get_or_init(|| {
         let mut s = kernel().clone();
-        match probe() {
+        match namespaces() {
             Ok(kind) => s.process_isolation = Some(kind),
-            Err(e) => s.reasons.push(format!("no process isolation: {e}")),
+            Err(e) => s.reasons.push(format!(
+                "no namespaces (so no read-only filesystem, private /tmp, process or IPC \
+                 isolation): {e}"
+            )),
         }
         s
     })
@@ -123,21 +124,15 @@ fn dev_null() -> Option<&'static OwnedFd> {
     .as_ref()
 }
 
-/// The namespace plan for a new terminal, or why there is none.
-pub fn isolation() -> Result<NsPlan, String> {
-    probe()?;
-    plan()
-}
-
-fn plan() -> Result<NsPlan, String> {
-    /// What the plan depends on, looked up once: the init program, /dev/null, and whether
-    /// this process creates namespaces directly (root with CAP_SYS_ADMIN) or through a user
-    /// namespace.
-    static FIXED: OnceLock<Result<(CString, i32, bool), String>> = OnceLock::new();
+/// What a namespace plan depends on, looked up once: `sleep` for the init, /dev/null, and
+/// whether this process creates namespaces directly (root with CAP_SYS_ADMIN) or through a
+/// user namespace.
+pub fn fixed() -> Result<(CString, RawFd, bool), String> {
+    static FIXED: OnceLock<Result<(CString, RawFd, bool), String>> = OnceLock::new();
     if std::env::var_os("ACP_TERMINAL_NO_NAMESPACES").is_some() {
         return Err("namespaces are refused (ACP_TERMINAL_NO_NAMESPACES is set)".into());
     }
-    let (sleep, null, userns) = FIXED
+    FIXED
         .get_or_init(|| {
             let sleep = ["/bin/sleep", "/usr/bin/sleep"]
                 .into_iter()
@@ -155,60 +150,61 @@ fn plan() -> Result<NsPlan, String> {
                 !(root && has_sys_admin()),
             ))
         })
-        .clone()?;
-    Ok(NsPlan::new(userns, super::initprog::fd(), sleep, null))
+        .clone()
 }
 
-/// Starts `true` in a namespace once; the answer is kept for the process's lifetime.
-fn probe() -> Result<&'static str, String> {
+/// Whether the namespaces work here (probed once), and how they are made.
+pub fn namespaces() -> Result<&'static str, String> {
     static P: OnceLock<Result<&'static str, String>> = OnceLock::new();
+    if std::env::var_os("ACP_TERMINAL_NO_NAMESPACES").is_some() {
+        return Err("namespaces are refused (ACP_TERMINAL_NO_NAMESPACES is set)".into());
+    }
     P.get_or_init(|| {
-        let plan = plan()?;
-        let kind = if plan.userns() {
-            "user+pid-namespace"
-        } else {
-            "pid-namespace"
-        };
-        probe_namespace(plan.unpooled()).map(|()| kind)
+        let (_, _, userns) = fixed()?;
+        probe().map(|()| {
+            if userns {
+                "user+pid-namespace"
+            } else {
+                "pid-namespace"
+            }
+        })
     })
     .clone()
 }
 
-/// Starts `true` with only the namespace part of the sandbox and checks it exits 0: whether
-/// process isolation works here (see `support`).
-fn probe_namespace(plan: NsPlan) -> Result<(), String> {
-    use crate::sys::spawn::{self as launch, LaunchSpec, SessionMode};
-    use std::ffi::CString;
-    use std::os::fd::AsRawFd;
+/// Starts `true` in the namespaces and mounts of a sandbox without writable roots (no
+/// Landlock, no seccomp) and checks it exits 0: only trying tells whether this kernel, its
+/// sysctls, security modules and the container we may run in allow it.
+fn probe() -> Result<(), String> {
+    use crate::sys::spawn::{self as launch, Isolation, LaunchSpec, SessionMode};
     let program = ["/bin/true", "/usr/bin/true"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .ok_or("no `true` program to probe with")?;
     let null = std::fs::File::open("/dev/null").map_err(|e| e.to_string())?;
     let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).map_err(|e| e.to_string())?;
-    let sb = super::child::ChildSandbox {
-        ruleset_fd: -1,
-        fprogs: std::ptr::null(),
-        n_fprogs: 0,
-        lock_root: super::lock_root(Some(&plan)),
-        network: false,
-        ns: Some(&plan as *const NsPlan),
-    };
+    let (sleep, null_fd, userns) = fixed()?;
+    let mounts = super::mounts::MountPlan::new(&[], 1 << 20, None)?;
+    let mut plan = NsPlan::new(userns, sleep, null_fd, mounts);
+    plan.cwd_id = super::namespaces::fd_id(root.as_raw_fd()).map_err(|e| e.to_string())?;
     let spec = LaunchSpec {
         program: CString::new(program).expect("literal"),
         argv: vec![CString::new("true").expect("literal")],
         envp: Vec::new(),
         cwd: root.as_raw_fd(),
         stdio: [null.as_raw_fd(); 3],
-        session: SessionMode::NewGroup,
+        session: SessionMode::NewSession(None),
         rlimits: Vec::new(),
         parent_death_signal: Some(libc::SIGKILL),
         cgroup_procs: Vec::new(),
-        sandbox: Some(sb),
+        isolate: Some(Isolation {
+            enter: super::namespaces::enter,
+            arg: &plan as *const NsPlan as *const libc::c_void,
+        }),
+        confine: None,
     };
     let launched = launch::launch_with(spec).map_err(|e| e.to_string())?;
     let _guard = super::SandboxGuard {
-        tmpdir: None,
         init_pid: launched.init_pid,
     };
     let mut status = 0;

@@ -38,45 +38,29 @@ fn roots_are_validated_and_named() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_symlink_to_a_forbidden_place_is_refused() {
-    let dir = tmpdir::TempDir::new().unwrap();
-    let link = dir.path().join("link");
+    let dir = std::env::temp_dir().join(format!("acp-sbx-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("link");
+    let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink("/sys", &link).unwrap();
     let e = validate_roots(&spec(&[link.to_str().unwrap()]), "sandbox").unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
     assert!(e.message.contains("resolved `/sys`"), "{e}");
 }
 
-/// Runs `script` with `sh -c` in a sandbox with `root` writable and returns (exit code,
-/// output). Everything through the real launch path; the output through a pipe.
+/// Starts `sh -c script` in `spec`'s sandbox in `cwd` through the real launch path (a new
+/// session, the sandbox's two steps), waits for it and returns its output (a pipe, stderr
+/// included) and exit code; the namespace ends with the guard, dropped here.
 #[cfg(target_os = "linux")]
-fn run_sandboxed(spec: &SandboxSpec, script: &str) -> (i32, String) {
-    let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).unwrap();
-    let (out, code, guard) = launch_sandboxed(spec, &root, script, true);
-    drop(guard);
-    (code, out)
-}
-
-/// Starts `sh -c script` in `spec`'s sandbox in `cwd` (with `pooled: false`, a PID namespace is
-/// made in the launch even when one made ahead is ready), waits for it and returns its output
-/// (a pipe, stderr included), its exit code and the sandbox's guard, not dropped yet: the
-/// caller decides when the terminal is done.
-#[cfg(target_os = "linux")]
-pub(super) fn launch_sandboxed(
-    spec: &SandboxSpec,
-    cwd: &std::os::fd::OwnedFd,
-    script: &str,
-    pooled: bool,
-) -> (String, i32, SandboxGuard) {
+fn run_sandboxed(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i32, String) {
     use crate::sys::spawn::{launch_with, LaunchSpec, SessionMode};
     use std::ffi::CString;
     use std::io::Read;
-    use std::os::fd::AsRawFd;
-    let mut prepared = prepare(spec, None, "sandbox").unwrap();
-    if !pooled {
-        prepared.ns = prepared.ns.take().map(|plan| Box::new((*plan).unpooled()));
-    }
+    use std::os::fd::{AsFd, AsRawFd};
+    let cwd = crate::sys::cwd::open_dir(cwd).unwrap();
+    let prepared = prepare(spec, cwd.as_fd(), None, "sandbox").unwrap();
     let (r, w) = crate::sys::pipe::pipe_cloexec().unwrap();
     let null = std::fs::File::open("/dev/null").unwrap();
-    let tmpdir = format!("TMPDIR={}", prepared.tmpdir().display());
     let launched = launch_with(LaunchSpec {
         program: CString::new("/bin/sh").unwrap(),
         argv: ["sh", "-c", script]
@@ -85,15 +69,16 @@ pub(super) fn launch_sandboxed(
             .collect(),
         envp: vec![
             CString::new("PATH=/usr/bin:/bin").unwrap(),
-            CString::new(tmpdir).unwrap(),
+            CString::new("TMPDIR=/tmp").unwrap(),
         ],
         cwd: cwd.as_raw_fd(),
         stdio: [null.as_raw_fd(), w.as_raw_fd(), w.as_raw_fd()],
-        session: SessionMode::NewGroup,
+        session: SessionMode::NewSession(None),
         rlimits: vec![],
         parent_death_signal: Some(libc::SIGKILL),
         cgroup_procs: vec![],
-        sandbox: Some(prepared.child()),
+        isolate: Some(prepared.isolation()),
+        confine: Some(prepared.confinement()),
     })
     .unwrap();
     drop(w);
@@ -102,157 +87,60 @@ pub(super) fn launch_sandboxed(
     let mut status = 0;
     // SAFETY: reaping our own child.
     unsafe { libc::waitpid(launched.pid, &mut status, 0) };
-    assert_eq!(launched.init_pid.is_some(), spec.isolate_processes);
-    (
-        out,
-        libc::WEXITSTATUS(status),
-        prepared.into_guard(launched.init_pid),
+    assert!(launched.init_pid.is_some());
+    drop(prepared.into_guard(launched.init_pid));
+    (libc::WEXITSTATUS(status), out)
+}
+
+/// Whether the sandbox can run here; where not, the test says why and is skipped, or fails in
+/// strict mode (`ACP_TERMINAL_REQUIRE`, see [`crate::test_util::require`]).
+#[cfg(target_os = "linux")]
+fn namespaces_or_skip() -> bool {
+    crate::test_util::require(
+        "landlock",
+        support::kernel().filesystem,
+        "no Landlock filesystem rules (ABI < 3)",
+    ) && crate::test_util::require(
+        "userns",
+        support().process_isolation.is_some(),
+        "no namespaces can be made here",
     )
 }
 
 #[cfg(target_os = "linux")]
 #[test]
-fn writes_outside_the_roots_are_refused_inside_allowed() {
-    let _alone = nspool::test_lock();
-    // Without it the sandbox is refused by `prepare`, which other tests pin.
-    if !crate::test_util::require(
-        "landlock",
-        support::kernel().filesystem,
-        "no Landlock filesystem rules (ABI < 3)",
-    ) {
+fn outside_the_roots_everything_is_read_only_inside_writable_tmp_private() {
+    if !namespaces_or_skip() {
         return;
     }
-    let inside = tmpdir::TempDir::new().unwrap();
-    let outside = tmpdir::TempDir::new().unwrap();
-    for isolate in [false, true] {
-        let isolation = support().process_isolation.is_some();
-        if isolate
-            && !crate::test_util::require("userns", isolation, "no PID namespace can be made here")
-        {
-            continue;
-        }
-        let spec = SandboxSpec {
-            writable_roots: vec![inside.path().to_str().unwrap().into()],
-            network: false,
-            isolate_processes: isolate,
-        };
-        let script = format!(
-            "echo a > {in_}/f && echo in-ok; echo b > {out}/f || echo out-refused; \
-             echo c > \"$TMPDIR/t\" && echo tmp-ok; grep -E '^(NoNewPrivs|CapEff)' /proc/self/status",
-            in_ = inside.path().display(),
-            out = outside.path().display()
-        );
-        let (code, out) = run_sandboxed(&spec, &script);
-        assert_eq!(code, 0, "{out}");
-        assert!(out.contains("in-ok\n"), "{out}");
-        assert!(out.contains("Permission denied"), "{out}");
-        assert!(out.contains("out-refused\n"), "{out}");
-        assert!(out.contains("tmp-ok\n"), "{out}");
-        assert!(out.contains("NoNewPrivs:\t1"), "{out}");
-        assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
-        assert!(!outside.path().join("f").exists());
-    }
-}
-
-#[cfg(target_os = "linux")]
-#[test]
-fn a_pid_namespace_shows_only_the_terminal() {
-    let _alone = nspool::test_lock();
-    let isolation = support().process_isolation.is_some();
-    if !crate::test_util::require(
-        "landlock",
-        support::kernel().filesystem,
-        "no Landlock filesystem rules (ABI < 3)",
-    ) || !crate::test_util::require("userns", isolation, "no PID namespace can be made here")
-    {
-        return;
-    }
-    let spec = SandboxSpec::default();
-    // pid 1 is the init (the memfd program, or `sleep` where there is none), the shell is
-    // another (2 in a new namespace, more in a recycled one), and nothing else exists.
-    let (code, out) = run_sandboxed(
-        &spec,
-        // (the init may still be finishing its exec when the command starts: its
-        // command line appears then)
-        "echo $$; for i in $(seq 200); do c=$(tr '\\0' ' ' < /proc/1/cmdline); \
-         [ -n \"$c\" ] && break; sleep 0.01; done; echo \"$c\"; ls /proc | grep -c '^[0-9]'",
+    // Not under /tmp, which the sandbox replaces with its own.
+    let base = std::path::Path::new("/var/tmp").join(format!("acp-sbx-rs-{}", std::process::id()));
+    let inside = base.join("in");
+    let outside = base.join("out");
+    std::fs::create_dir_all(&inside).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("f"), "keep").unwrap();
+    let sb = spec(&[inside.to_str().unwrap()]);
+    let script = format!(
+        "echo x > {i}/a && echo inside-ok; chmod 777 {o}/f 2>&1; echo y > {o}/b 2>&1; \
+         echo t > /tmp/t && cat /tmp/t; ls /dev | tr '\\n' ' '; echo; cat /proc/1/cmdline | tr '\\0' ' '",
+        i = inside.display(),
+        o = outside.display()
     );
+    let (code, out) = run_sandboxed(&sb, &inside, &script);
     assert_eq!(code, 0, "{out}");
-    let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].parse::<u32>().unwrap() >= 2, "{out}");
-    let init = if super::initprog::fd().is_some() {
-        format!("{} ", super::initprog::NAME)
-    } else {
-        "sleep 2147483647 ".to_string()
-    };
-    assert_eq!(lines[1], init, "{out}");
-    // the init, sh, and the pipeline's ls and grep
-    assert!(lines[2].parse::<u32>().unwrap() <= 4, "{out}");
-}
-
-/// Where a sandboxed spawn's time goes (not a test: run it with
-/// `cargo test --release sandbox_cost -- --ignored --nocapture`).
-#[cfg(target_os = "linux")]
-#[test]
-#[ignore]
-fn sandbox_cost() {
-    use crate::sys::spawn::{launch_with, LaunchSpec, SessionMode};
-    use std::ffi::CString;
-    use std::os::fd::AsRawFd;
-    use std::time::Instant;
-    let null = std::fs::File::open("/dev/null").unwrap();
-    let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).unwrap();
-    let spec = || LaunchSpec {
-        program: CString::new("/bin/true").unwrap(),
-        argv: vec![CString::new("true").unwrap()],
-        envp: vec![],
-        cwd: root.as_raw_fd(),
-        stdio: [null.as_raw_fd(); 3],
-        session: SessionMode::NewGroup,
-        rlimits: vec![],
-        parent_death_signal: Some(libc::SIGKILL),
-        cgroup_procs: vec![],
-        sandbox: None,
-    };
-    let med = |mut xs: Vec<f64>| {
-        xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        (xs[xs.len() / 10], xs[xs.len() / 2])
-    };
-    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
-    for isolate in [false, true] {
-        let sb = SandboxSpec {
-            writable_roots: vec!["/tmp".into()],
-            network: false,
-            isolate_processes: isolate,
-        };
-        let mut v: [Vec<f64>; 5] = Default::default();
-        for _ in 0..300 {
-            let t = Instant::now();
-            let l = launch_with(spec()).unwrap();
-            // SAFETY: reaping our own child.
-            unsafe { libc::waitpid(l.pid, std::ptr::null_mut(), 0) };
-            v[0].push(ms(t));
-            let t = Instant::now();
-            let p = prepare(&sb, None, "sandbox").unwrap();
-            v[1].push(ms(t));
-            let mut s = spec();
-            s.sandbox = Some(p.child());
-            let t = Instant::now();
-            let l = launch_with(s).unwrap();
-            v[2].push(ms(t));
-            let t = Instant::now();
-            // SAFETY: reaping our own child.
-            unsafe { libc::waitpid(l.pid, std::ptr::null_mut(), 0) };
-            v[3].push(ms(t));
-            let g = p.into_guard(l.init_pid);
-            let t = Instant::now();
-            drop(g);
-            v[4].push(ms(t));
-        }
-        let [a, b, c, d, e] = v.map(med);
-        println!(
-            "isolate={isolate} (p10, median ms): plain launch+wait {a:.3?} | sandbox: \
-             prepare {b:.3?}, launch {c:.3?}, wait {d:.3?}, guard drop {e:.3?}"
-        );
-    }
+    assert!(out.contains("inside-ok"), "{out}");
+    assert_eq!(out.matches("Read-only file system").count(), 2, "{out}");
+    assert!(out.contains("\nt\n"), "{out}");
+    assert!(
+        out.contains("fd full null random stderr stdin stdout urandom zero \n"),
+        "{out}"
+    );
+    assert!(out.contains("sleep 2147483647"), "{out}");
+    assert!(
+        !std::path::Path::new("/tmp/t").exists()
+            || std::fs::read_to_string("/tmp/t").unwrap() != "t\n"
+    );
+    assert!(!outside.join("b").exists());
+    std::fs::remove_dir_all(&base).unwrap();
 }

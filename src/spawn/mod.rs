@@ -7,8 +7,11 @@
 //! and stderr. It is started by [`crate::sys::spawn`] without forking Node, with resource
 //! limits, a parent-death signal and the terminal's cgroups applied in the child before exec.
 //!
-//! With a sandbox ([`crate::sandbox`]), the child also gets a private TMPDIR and enters the
-//! sandbox right before exec; a part the kernel cannot provide is `ERR_SANDBOX_UNAVAILABLE`.
+//! With a sandbox ([`crate::sandbox`]), the launch composes its steps: the sandbox's
+//! isolation (namespaces, mounts, the init) and confinement (capabilities, `no_new_privs`,
+//! Landlock, seccomp) around the launch's own (session, rlimits, cgroup); the command leads a
+//! new session, and TMPDIR is its private /tmp. A part the kernel cannot provide is
+//! `ERR_SANDBOX_UNAVAILABLE`.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -43,7 +46,7 @@ pub struct Spawned {
     /// The working directory the child got: where the descriptor it changed into is (symlinks
     /// resolved), whatever the checked path names by now.
     pub cwd: PathBuf,
-    /// A sandboxed child's TMPDIR and namespace init, cleaned up when dropped (at release).
+    /// A sandboxed child's namespace init, ended when dropped (at release).
     pub sandbox: Option<SandboxGuard>,
 }
 
@@ -107,23 +110,22 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
         (None, Some(_)) => child_out.as_raw_fd(),
         (None, None) => null.as_raw_fd(),
     };
-    let session = if pty.is_some() {
-        SessionMode::NewSession(Some(child_out.as_raw_fd()))
-    } else {
-        SessionMode::NewGroup
+    // A sandboxed command leads a session of its own even on pipes: no controlling terminal
+    // (Node's would let it type into the user's shell with TIOCSTI).
+    let session = match (&pty, plan.sandbox.is_some()) {
+        (Some(_), _) => SessionMode::NewSession(Some(child_out.as_raw_fd())),
+        (None, true) => SessionMode::NewSession(None),
+        (None, false) => SessionMode::NewGroup,
     };
     let tty = pty.is_some().then(|| child_out.as_fd());
     let sandbox = prepare_sandbox(plan, tty)?;
-    // A sandbox gives the command its private TMPDIR.
-    #[cfg(target_os = "linux")]
-    let env_override = sandbox.as_ref().map(|sb| {
+    // A sandbox gives the command its private /tmp as TMPDIR.
+    let env_override = sandbox.as_ref().map(|_| {
         let mut env = plan.env.clone();
         env.retain(|(k, _)| k != "TMPDIR");
-        env.push(("TMPDIR".into(), sb.tmpdir().as_os_str().to_owned()));
+        env.push(("TMPDIR".into(), "/tmp".into()));
         env
     });
-    #[cfg(not(target_os = "linux"))]
-    let env_override: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>> = None;
     let spec = LaunchSpec {
         program: launch::cpath(&plan.program).map_err(io)?,
         argv: plan
@@ -140,9 +142,13 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
         parent_death_signal: Some(libc::SIGKILL),
         cgroup_procs: cgroups,
         #[cfg(target_os = "linux")]
-        sandbox: sandbox.as_ref().map(|s| s.child()),
+        isolate: sandbox.as_ref().map(|s| s.isolation()),
+        #[cfg(target_os = "linux")]
+        confine: sandbox.as_ref().map(|s| s.confinement()),
         #[cfg(not(target_os = "linux"))]
-        sandbox: None,
+        isolate: None,
+        #[cfg(not(target_os = "linux"))]
+        confine: None,
     };
     let launched = launch::launch_with(spec).map_err(|e| launch_error(e, &ctx()))?;
     let pid = launched.pid;
@@ -171,7 +177,7 @@ fn prepare_sandbox(
 ) -> Result<Option<crate::sandbox::Prepared>, TermError> {
     plan.sandbox
         .as_ref()
-        .map(|sb| crate::sandbox::prepare(sb, tty, "options.sandbox"))
+        .map(|sb| crate::sandbox::prepare(sb, plan.cwd_dir.as_fd(), tty, "options.sandbox"))
         .transpose()
 }
 
@@ -186,20 +192,18 @@ fn prepare_sandbox(
         .transpose()
 }
 
-/// A launch failure as a core error: a failed sandbox step is `ERR_SANDBOX_UNAVAILABLE`
-/// naming the part (the kernel refused it), anything else keeps its errno as the code.
+/// A launch failure as a core error, decoded once here: a failed sandbox step is
+/// `ERR_SANDBOX_UNAVAILABLE` naming the part (the kernel refused it), anything else keeps its
+/// errno as the code.
 fn launch_error(e: std::io::Error, context: &str) -> TermError {
+    let Some(failure) = launch::launch_failure(&e) else {
+        return TermError::from_io(&e, context);
+    };
     #[cfg(target_os = "linux")]
-    if let Some(step) = launch::sandbox_step(&e) {
-        return TermError::new(
-            crate::sandbox::ERR_SANDBOX_UNAVAILABLE,
-            format!(
-                "{context}: sandbox: {} was refused by the kernel: {e}",
-                step.part()
-            ),
-        );
+    if let launch::Stage::Step(code) = failure.stage {
+        return crate::sandbox::step_error(code, context, &e);
     }
-    TermError::from_io(&e, context)
+    TermError::from_errno(failure.errno, format!("{context}: {e}"))
 }
 
 #[cfg(test)]

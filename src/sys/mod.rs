@@ -14,6 +14,7 @@
 //! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) | [`job`]: a Job Object per terminal |
 //! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` / `PipeWriter` (a thread per pipe, bounded queues) |
 //! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none | none: no signals (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
+//! | [`reactor`] | `register_readable`, `register_writable` | tokio's `AsyncFd` (epoll) | tokio's `AsyncFd` (kqueue) | none yet (the Windows pipes are `PipeReader` / `PipeWriter`) |
 
 pub mod cgroup;
 pub mod cwd;
@@ -22,5 +23,6 @@ pub mod job;
 pub mod pipe;
 pub mod procs;
 pub mod pty;
+pub mod reactor;
 pub mod signals;
 pub mod spawn;

@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
-use tokio::io::unix::AsyncFd;
 use tokio::sync::{watch, Notify};
 
 use crate::containment::{escalate, Containment, Target};
@@ -170,10 +169,10 @@ impl Terminal {
             let _ = waitpid(Pid::from_raw(pid), None);
             TermError::from_io(&e, "watching the child")
         };
-        let pipe = register_readable(output).map_err(io_err)?;
+        let pipe = crate::sys::reactor::register_readable(output).map_err(io_err)?;
         let child = crate::reap::watch(pid).map_err(io_err)?;
         let input = match input {
-            Some(fd) => Some(register_writable(fd).map_err(io_err)?),
+            Some(fd) => Some(crate::sys::reactor::register_writable(fd).map_err(io_err)?),
             None => None,
         };
         let (exit_tx, _) = watch::channel(None);
@@ -519,21 +518,6 @@ impl Drop for Terminal {
             s.close();
         }
     }
-}
-
-/// Registers an owned fd with the runtime's reactor for readability.
-pub(crate) fn register_readable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
-    // SAFETY: the `OwnedFd` is moved into the `AsyncFd`, so the descriptor stays open and
-    // refers to the same file description for the `AsyncFd`'s whole lifetime.
-    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-        .map_err(std::io::Error::from)
-}
-
-/// Registers an owned fd with the runtime's reactor for writability.
-fn register_writable(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
-    // SAFETY: as in `register_readable`.
-    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }
-        .map_err(std::io::Error::from)
 }
 
 fn exited_error(id: &str) -> TermError {

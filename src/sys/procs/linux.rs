@@ -134,6 +134,11 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
+        // Right after the spawn the kernel may still show no image fields (the exec is not
+        // complete for /proc yet, seen on a loaded machine): wait for the first stamp.
+        crate::test_util::wait_until("child stamp", std::time::Duration::from_secs(10), || {
+            exec_stamp(pid).is_some()
+        });
         let before = exec_stamp(pid).expect("child stamp");
         child.stdin.take().unwrap().write_all(b"go\n").unwrap();
         let comm = || std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();

@@ -7,17 +7,14 @@
 //! reports a failure through shared memory before `_exit(127)`; the parent thread is suspended
 //! until the child has exec'd or exited, so the child's error is known when `launch` returns.
 //!
-//! With a sandbox whose plan has a PID namespace, the vfork child C instead enters the
-//! namespace and starts the namespace's init and then the command, both as children of the
-//! launcher thread (`CLONE_PARENT`), before exiting (see [`crate::sandbox::pidns`]).
+//! With an [`Isolation`], the vfork child C changes into the working directory, runs the
+//! isolation step (new namespaces and their init, a child of the launcher thread through
+//! `CLONE_PARENT`), then starts the command, also with `CLONE_PARENT`, and exits.
 
 use std::io;
 use std::os::fd::RawFd;
 
-use super::{LaunchError, LaunchSpec, Launched, Rlimit, SessionMode, Stage};
-use crate::sandbox::child::Step;
-use crate::sandbox::pidns::{self, Join, JoinFailure};
-use crate::sandbox::{nspool, ChildSandbox};
+use super::{ChildStep, Isolation, LaunchError, LaunchSpec, Launched, Rlimit, SessionMode, Stage};
 
 pub(super) const PARENT_DEATH_SIGNAL: bool = true;
 pub(super) const ADDRESS_SPACE_LIMIT: bool = true;
@@ -29,13 +26,10 @@ const STAGE_STDIO: i32 = 3;
 const STAGE_CWD: i32 = 4;
 const STAGE_EXEC: i32 = 5;
 const STAGE_PARENT_GONE: i32 = 6;
-/// A namespace made ahead could not be joined here at all (see [`JoinFailure::Refused`]).
-const STAGE_JOIN_REFUSED: i32 = 7;
-/// The working directory is not in a namespace made ahead as checked
-/// ([`JoinFailure::Cwd`]).
-const STAGE_JOIN_CWD: i32 = 8;
-/// Sandbox steps are reported as this plus their [`Step`] number.
-const STAGE_SANDBOX: i32 = 100;
+/// Starting the command from C failed.
+const STAGE_START: i32 = 7;
+/// The caller's steps report their codes as this plus the code.
+const STAGE_STEP: i32 = 100;
 
 struct ChildArgs {
     program: *const libc::c_char,
@@ -54,15 +48,10 @@ struct ChildArgs {
     expected_ppid: libc::pid_t,
     cgroup_procs: *const *const libc::c_char,
     n_cgroups: usize,
-    /// The sandbox, or null.
-    sandbox: *const ChildSandbox,
-    /// A namespace launch (C sets up the working directory and the namespaces).
-    namespace: bool,
-    /// A namespace launch that joins a namespace made ahead (null: C makes one).
-    join: *const Join,
-    /// The join is direct: we are already in the namespace's PID namespace for children, and
-    /// the child itself joins its mount namespace (no C).
-    direct: bool,
+    /// The last step before `execve`.
+    confine: Option<ChildStep>,
+    /// The isolation step (C sets up the working directory and the namespaces).
+    isolate: Option<Isolation>,
     /// Namespace launches: stacks of the init and of the command (C uses the first stack).
     init_stack: *mut u8,
     cmd_stack: *mut u8,
@@ -139,14 +128,8 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         // Before stdio: the directory descriptor is never one of 0, 1, 2 we overwrite.
-        // (In a namespace launch through C, C already did; a direct join finds it in the
-        // namespace.)
-        if a.direct {
-            if let Err((why, e)) = pidns::join(&*a.join) {
-                *libc::__errno_location() = e;
-                fail(a, join_stage(why));
-            }
-        } else if !a.namespace && libc::fchdir(a.cwd) != 0 {
+        // (In a namespace launch, C already did, and the isolation step may have moved it.)
+        if a.isolate.is_none() && libc::fchdir(a.cwd) != 0 {
             fail(a, STAGE_CWD);
         }
         for (target, &src) in a.stdio.iter().enumerate() {
@@ -159,11 +142,11 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(a, STAGE_STDIO);
             }
         }
-        // Last: a namespace's /proc is mounted, then the process locked down.
-        if !a.sandbox.is_null() {
-            if let Err((step, e)) = crate::sandbox::child::apply(&*a.sandbox) {
+        // Last: the caller's confinement.
+        if let Some(step) = a.confine {
+            if let Err((code, e)) = (step.run)(step.arg) {
                 *libc::__errno_location() = e;
-                fail(a, STAGE_SANDBOX + step as i32);
+                fail(a, STAGE_STEP + code);
             }
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
@@ -174,11 +157,12 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
-/// The vfork child C of a namespace launch: enters the namespaces, starts the init and then
-/// the command (both as the launcher's children), and exits. Raw system calls only.
+/// The vfork child C of a namespace launch: changes into the working directory, runs the
+/// isolation step (which starts the init), then starts the command as the launcher's child,
+/// and exits. Raw system calls only.
 extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: as in `child_main`: `arg` is the suspended parent's `ChildArgs`; the sandbox and
-    // its namespace plan outlive the launch; each stack is ours alone.
+    // SAFETY: as in `child_main`: `arg` is the suspended parent's `ChildArgs`; the step's data
+    // outlives the launch; each stack is ours alone.
     unsafe {
         let a = &mut *(arg as *mut ChildArgs);
         let fail = |a: &mut ChildArgs, stage: i32, errno: i32| -> ! {
@@ -186,24 +170,16 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             a.stage = stage;
             libc::_exit(127)
         };
-        if !a.join.is_null() {
-            // Into a namespace made ahead, and into the working directory as found there.
-            if let Err((why, e)) = pidns::join(&*a.join) {
-                fail(a, join_stage(why), e);
-            }
-        } else {
-            let plan = match (*a.sandbox).ns {
-                Some(p) => &*p,
-                None => fail(a, STAGE_SANDBOX + Step::Namespaces as i32, libc::EINVAL),
-            };
-            // The command's working directory first: unsharing the mount namespace moves it
-            // to the new namespace's copy of its mount, and the command inherits it.
-            if libc::fchdir(a.cwd) != 0 {
-                fail(a, STAGE_CWD, *libc::__errno_location());
-            }
-            if let Err((step, e)) = pidns::create(plan, a.init_stack, &mut a.init_pid) {
-                fail(a, STAGE_SANDBOX + step as i32, e);
-            }
+        let Some(iso) = a.isolate else {
+            fail(a, STAGE_START, libc::EINVAL)
+        };
+        // The command's working directory first: unsharing the mount namespace moves it to the
+        // new namespace's copy of its mount.
+        if libc::fchdir(a.cwd) != 0 {
+            fail(a, STAGE_CWD, errno());
+        }
+        if let Err((code, e)) = (iso.enter)(iso.arg, a.init_stack, &mut a.init_pid) {
+            fail(a, STAGE_STEP + code, e);
         }
         // The command without CLONE_VFORK: C exits at once instead of waiting to be woken
         // for its exit (on two CPUs that wakeup could queue behind the command's own start),
@@ -219,11 +195,7 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             std::ptr::addr_of_mut!(a.cmd_tid),
         );
         if pid < 0 {
-            fail(
-                a,
-                STAGE_SANDBOX + Step::Init as i32,
-                *libc::__errno_location(),
-            );
+            fail(a, STAGE_START, errno());
         }
         a.cmd_pid = pid;
         // Both children took the launcher as parent (and its death as their SIGKILL) only
@@ -233,6 +205,12 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         libc::_exit(0)
     }
+}
+
+/// The calling thread's errno.
+pub fn errno() -> i32 {
+    // SAFETY: reading the calling thread's errno.
+    unsafe { *libc::__errno_location() }
 }
 
 /// Every signal back to its default action (Node handles or ignores several). The raw system
@@ -307,133 +285,18 @@ fn wait_cleared(word: &libc::pid_t) {
     }
 }
 
-fn join_stage(why: JoinFailure) -> i32 {
-    match why {
-        JoinFailure::Refused => STAGE_JOIN_REFUSED,
-        JoinFailure::Cwd => STAGE_JOIN_CWD,
-    }
-}
-
-thread_local! {
-    /// This thread's own PID namespace, to return to after a direct join.
-    static OWN_PID_NS: Option<std::os::fd::OwnedFd> = std::fs::File::open("/proc/thread-self/ns/pid")
-        .ok()
-        .map(std::os::fd::OwnedFd::from);
-    /// The thread could not return to its own PID namespace for children after a direct
-    /// join: it launches nothing any more (its children would start in a terminal's
-    /// namespace).
-    static STRANDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Makes this thread's next children start in the PID namespace of `pidfd`'s process (a
-/// direct join; `Err`: refused).
-fn enter_pid_ns(pidfd: RawFd) -> Result<(), i32> {
-    // Opened before the first switch, so that it names our own namespace.
-    let ready = OWN_PID_NS.with(|fd| fd.is_some());
-    // SAFETY: setns on the calling thread with a valid descriptor.
-    if !ready || unsafe { libc::setns(pidfd, libc::CLONE_NEWPID) } != 0 {
-        return Err(if ready {
-            // SAFETY: reading errno.
-            unsafe { *libc::__errno_location() }
-        } else {
-            libc::ENOENT
-        });
-    }
-    Ok(())
-}
-
-/// Returns this thread's next children to our own PID namespace after a direct join.
-fn leave_pid_ns() {
-    let back = OWN_PID_NS.with(|fd| {
-        fd.as_ref().is_some_and(|fd| {
-            use std::os::fd::AsRawFd;
-            // SAFETY: setns on the calling thread with a valid descriptor.
-            unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWPID) == 0 }
-        })
-    });
-    if !back {
-        STRANDED.with(|s| s.set(true));
-    }
-}
-
 /// Size of the child's stack (it only makes system calls).
 const CHILD_STACK: usize = 64 * 1024;
 
-/// How one attempt at a launch failed.
-enum Failure {
-    /// The launch failed (the error of the step that failed).
-    Failed(io::Error),
-    /// The namespace made ahead could not be used: the launch is made again without it.
-    Join(JoinFailure, i32),
-}
-
-/// Launches `spec` from the calling thread (the shared launcher thread). A launch with a PID
-/// namespace joins one made ahead when one is ready ([`nspool`]) and makes its own otherwise.
+/// Launches `spec` from the calling thread (the launcher thread).
 pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
-    if STRANDED.with(|s| s.get()) {
-        return Err(io::Error::other(
-            "this launcher thread could not return to its own PID namespace after starting a \
-             sandboxed command, and starts nothing any more",
-        ));
-    }
-    // SAFETY: the plan is owned by the `Prepared` sandbox the caller keeps alive until the
-    // launch returns.
-    let plan = spec
-        .sandbox
-        .as_ref()
-        .and_then(|sb| sb.ns)
-        .map(|p| unsafe { &*p });
-    if let Some(plan) = plan.filter(|p| p.pooled()) {
-        if let Some(slot) = nspool::take() {
-            match slot
-                .join(spec.cwd, plan.userns())
-                .map(|j| launch_once(spec, Some(&j)))
-            {
-                // The working directory's path or identity could not be read.
-                None => nspool::unusable(slot),
-                Some(Ok(launched)) => {
-                    return Ok(Launched {
-                        init_pid: Some(nspool::lend(slot)),
-                        ..launched
-                    })
-                }
-                Some(Err(Failure::Failed(e))) => return Err(e),
-                Some(Err(Failure::Join(JoinFailure::Cwd, _))) => nspool::unusable(slot),
-                Some(Err(Failure::Join(JoinFailure::Refused, errno))) => {
-                    nspool::turn_off(format!(
-                        "joining a namespace made ahead was refused: {}",
-                        io::Error::from_raw_os_error(errno)
-                    ));
-                }
-            }
-        }
-    }
-    launch_once(spec, None).map_err(Failure::into_io)
-}
-
-impl Failure {
-    fn into_io(self) -> io::Error {
-        match self {
-            Failure::Failed(e) => e,
-            // Only a launch with a namespace made ahead joins one.
-            Failure::Join(_, errno) => {
-                LaunchError::io_error(Stage::Sandbox(Step::Namespaces), errno)
-            }
-        }
-    }
-}
-
-/// One launch: with `join`, into that namespace made ahead.
-fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failure> {
     let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|s| s.as_ptr()).collect();
     argv.push(std::ptr::null());
     let mut envp: Vec<*const libc::c_char> = spec.envp.iter().map(|s| s.as_ptr()).collect();
     envp.push(std::ptr::null());
     let cgroups: Vec<*const libc::c_char> = spec.cgroup_procs.iter().map(|s| s.as_ptr()).collect();
-    let namespace = spec.sandbox.as_ref().is_some_and(|sb| sb.has_namespace());
-    let direct = join.is_some_and(Join::direct);
-    // Through C: C makes the namespace, or joins one and starts the command (unprivileged).
-    let via_c = namespace && !direct;
+    // Through C: C makes the namespaces and starts the command.
+    let via_c = spec.isolate.is_some();
     // One stack per process that runs on our memory: the child (C), then the init and the
     // command of a launch through C.
     let mut stack = vec![0u8; CHILD_STACK * if via_c { 3 } else { 1 }];
@@ -460,16 +323,11 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
         n_rlimits: spec.rlimits.len(),
         pdeathsig: spec.parent_death_signal.unwrap_or(0),
         parent_pid,
-        expected_ppid: if namespace { 0 } else { parent_pid },
+        expected_ppid: if via_c { 0 } else { parent_pid },
         cgroup_procs: cgroups.as_ptr(),
         n_cgroups: cgroups.len(),
-        sandbox: spec
-            .sandbox
-            .as_ref()
-            .map_or(std::ptr::null(), |s| s as *const ChildSandbox),
-        namespace,
-        join: join.map_or(std::ptr::null(), |j| j as *const Join),
-        direct,
+        confine: spec.confine,
+        isolate: spec.isolate,
         init_stack,
         cmd_stack,
         init_pid: 0,
@@ -480,26 +338,19 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
     };
     let entry: extern "C" fn(*mut libc::c_void) -> libc::c_int =
         if via_c { namespace_main } else { child_main };
-    if let Some(j) = join.filter(|j| j.direct()) {
-        enter_pid_ns(j.pidfd).map_err(|e| Failure::Join(JoinFailure::Refused, e))?;
-    }
     // SAFETY: the child only makes system calls on `args`, which outlives the suspended
     // clone; `top` is the top of `stack`.
     let pid = unsafe {
         clone_vfork(
             entry,
             top,
-            // C shares our descriptor table: no copy of it to make and close at its exit (it
-            // only opens and closes descriptors of its own, close-on-exec); the init and the
-            // command it starts get copies of their own, as usual.
-            if via_c { libc::CLONE_FILES } else { 0 },
+            // (C gets a copy of our descriptor table: the descriptors its steps open are its
+            // own, and go with it even when it fails half-way.)
+            0,
             &mut args as *mut ChildArgs as *mut libc::c_void,
         )
     };
-    if direct {
-        leave_pid_ns();
-    }
-    let pid = pid.map_err(Failure::Failed)?;
+    let pid = pid?;
     if via_c {
         // C has exited; the command it started may still be on its way to `execve`, on our
         // memory (its stack, `args`): wait until it is past it.
@@ -527,11 +378,7 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
         // C has exited (we run again once it released our memory, early in its exit). On
         // success its reaping, which would wait for the rest of its exit, happens on the
         // sandbox's cleanup thread, off the spawn path. On failure, also end what it started.
-        if stage == 0 {
-            crate::sandbox::reap_later(pid);
-        } else {
-            reap(pid);
-        }
+        reap(pid);
         if stage != 0 {
             for p in [cmd_pid, init_pid] {
                 if p > 0 {
@@ -546,28 +393,21 @@ fn launch_once(spec: &LaunchSpec, join: Option<&Join>) -> Result<Launched, Failu
         if !via_c {
             reap(pid);
         }
-        match stage {
-            STAGE_JOIN_REFUSED => return Err(Failure::Join(JoinFailure::Refused, errno)),
-            STAGE_JOIN_CWD => return Err(Failure::Join(JoinFailure::Cwd, errno)),
-            _ => {}
-        }
         let stage = match stage {
             STAGE_SESSION => Stage::Session,
             STAGE_RLIMIT => Stage::Rlimit,
             STAGE_STDIO => Stage::Stdio,
             STAGE_CWD => Stage::Cwd,
             STAGE_PARENT_GONE => Stage::ParentGone,
-            s => match Step::from_i32(s - STAGE_SANDBOX) {
-                Some(step) => Stage::Sandbox(step),
-                None => Stage::Exec,
-            },
+            STAGE_EXEC => Stage::Exec,
+            STAGE_START => Stage::Start,
+            s => Stage::Step(s - STAGE_STEP),
         };
-        return Err(Failure::Failed(LaunchError::io_error(stage, errno)));
+        return Err(LaunchError::io_error(stage, errno));
     }
     Ok(if via_c {
         Launched {
             pid: cmd_pid,
-            // (0 when C joined a namespace made ahead: the caller has its init)
             init_pid: (init_pid > 0).then_some(init_pid),
         }
     } else {

@@ -38,7 +38,10 @@ const STAGE_RLIMIT: i32 = 2;
 const STAGE_SPAWN: i32 = 3;
 
 pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
-    // No sandbox and so no PID namespace here: the command is the only child.
+    // No sandbox and so no namespaces here: the command is the only child.
+    if spec.isolate.is_some() || spec.confine.is_some() {
+        return Err(io::Error::from_raw_os_error(libc::ENOTSUP));
+    }
     launch_pid(spec).map(|pid| Launched {
         pid,
         init_pid: None,
@@ -220,7 +223,8 @@ mod tests {
             rlimits: Vec::new(),
             parent_death_signal: None,
             cgroup_procs: Vec::new(),
-            sandbox: None,
+            isolate: None,
+            confine: None,
         }
     }
 

@@ -5,35 +5,39 @@
 //! (or the error of the step that failed in the child). What the child does before `execve`,
 //! in this order: default signal dispositions and an empty mask, a new process group or
 //! session (with a controlling terminal), the parent-death signal, resource limits, joining
-//! cgroups, stdio, the working directory, and last the sandbox (see [`crate::sandbox`]).
-//! A sandbox whose plan has a PID namespace makes the launch go through the namespace's init
-//! (see [`crate::sandbox::pidns`]); [`launch_with`] then also returns the init's pid.
+//! cgroups, stdio, the working directory, and last the caller's [`ChildStep`] (e.g. a
+//! sandbox's confinement). With an [`Isolation`] (Linux), the launch goes
+//! through an intermediate process that runs it (new namespaces and their init, which
+//! [`launch_with`] also returns) before starting the command. This layer knows no policy:
+//! the steps are function pointers of a higher layer, and their failures come back as
+//! [`Stage::Step`] codes that layer decodes.
 //!
 //! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`; `macos.rs`:
 //! `posix_spawn`, with a `fork` first for a controlling terminal or resource limits, and
-//! neither a parent-death signal nor cgroups); the launcher threads and the error type are
-//! shared. All launches happen on dedicated threads that live as long as the process: Linux
-//! sends the parent-death signal when the *thread* that created the child exits. Sandboxed
-//! launches (Linux) have threads of their own (one per seccomp filter), which install the
-//! sandbox's seccomp filter on themselves once: their children inherit it instead of
-//! compiling it again each (the kernel's JIT of a filter costs 0.1-0.2 ms here).
+//! neither a parent-death signal nor cgroups); the launcher thread and the error type are
+//! shared. All launches happen on a dedicated thread that lives as long as the process: Linux
+//! sends the parent-death signal when the *thread* that created the child exits.
 
-use std::ffi::{CString, OsStr, OsString};
 use std::io;
-use std::os::fd::RawFd;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 
-use crate::sandbox::ChildSandbox;
+mod cstr;
+mod error;
+mod spec;
+
+pub use cstr::{cpath, cstring, envp};
+#[cfg(test)]
+pub use error::launch_errno;
+pub use error::{launch_failure, LaunchError, Stage};
+pub use spec::{ChildStep, Isolation, LaunchSpec, Launched, Rlimit, SessionMode};
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
 #[cfg(target_os = "linux")]
-pub use linux::{clone_vfork, default_signals};
+pub use linux::{default_signals, errno};
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
@@ -59,182 +63,6 @@ pub const PARENT_DEATH_SIGNAL: bool = imp::PARENT_DEATH_SIGNAL;
 /// enforce it, so its launcher refuses it with `ENOTSUP`.
 pub const ADDRESS_SPACE_LIMIT: bool = imp::ADDRESS_SPACE_LIMIT;
 
-/// How the child relates to sessions and process groups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionMode {
-    /// Leader of a new process group in the caller's session.
-    NewGroup,
-    /// Leader of a new session; with `Some(fd)`, that terminal becomes its controlling tty.
-    NewSession(Option<RawFd>),
-}
-
-/// A resource limit applied in the child (soft and hard alike).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rlimit {
-    /// `RLIMIT_*` resource.
-    pub resource: i32,
-    /// The limit.
-    pub value: u64,
-}
-
-/// Everything the child needs, prepared in the parent.
-#[derive(Debug)]
-pub struct LaunchSpec {
-    /// Absolute path of the executable.
-    pub program: CString,
-    /// argv, argv[0] included.
-    pub argv: Vec<CString>,
-    /// Complete environment as `NAME=value`.
-    pub envp: Vec<CString>,
-    /// Working directory, as an open directory descriptor the child `fchdir`s to: the
-    /// directory that was checked, whatever its path names by then.
-    pub cwd: RawFd,
-    /// Descriptors that become the child's 0, 1 and 2.
-    pub stdio: [RawFd; 3],
-    /// Group/session setup.
-    pub session: SessionMode,
-    /// Resource limits.
-    pub rlimits: Vec<Rlimit>,
-    /// Signal sent to the child when the launching thread dies (`None`: none), where the
-    /// platform has one ([`PARENT_DEATH_SIGNAL`]; macOS has none and ignores it).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub parent_death_signal: Option<i32>,
-    /// `cgroup.procs` files the child moves itself into (best effort), where the platform
-    /// has cgroups.
-    pub cgroup_procs: Vec<CString>,
-    /// The sandbox the child enters right before `execve` (its pointers must stay valid
-    /// until the launch returns).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // no sandbox outside Linux
-    pub sandbox: Option<ChildSandbox>,
-}
-
-/// A started child.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Launched {
-    /// The command's pid (in our PID namespace).
-    pub pid: i32,
-    /// With a sandbox's PID namespace: the namespace's init, a child of ours that the caller
-    /// must kill and reap when the terminal is done.
-    pub init_pid: Option<i32>,
-}
-
-/// Converts an OS string to a C string (callers have already rejected NUL bytes).
-pub fn cstring(s: &OsStr) -> io::Result<CString> {
-    CString::new(s.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-}
-
-/// Builds `NAME=value` entries.
-pub fn envp(env: &[(OsString, OsString)]) -> io::Result<Vec<CString>> {
-    env.iter()
-        .map(|(k, v)| {
-            let mut b = Vec::with_capacity(k.len() + v.len() + 1);
-            b.extend_from_slice(k.as_bytes());
-            b.push(b'=');
-            b.extend_from_slice(v.as_bytes());
-            CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-        })
-        .collect()
-}
-
-/// Converts a path to a C string.
-pub fn cpath(p: &Path) -> io::Result<CString> {
-    cstring(p.as_os_str())
-}
-
-/// The step of the child's setup that failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    /// New process group / session / controlling terminal.
-    Session,
-    /// `setrlimit`.
-    Rlimit,
-    /// `dup2` of stdio.
-    Stdio,
-    /// Changing directory.
-    Cwd,
-    /// `execve`.
-    Exec,
-    /// The parent exited before the parent-death signal was armed (Linux only).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    ParentGone,
-    /// Entering the sandbox (the kernel refused a part of it).
-    #[cfg(target_os = "linux")]
-    Sandbox(crate::sandbox::child::Step),
-}
-
-impl Stage {
-    fn what(self) -> &'static str {
-        match self {
-            Stage::Session => "setting up the session",
-            Stage::Rlimit => "applying resource limits",
-            Stage::Stdio => "setting up stdio",
-            Stage::Cwd => "changing directory",
-            Stage::ParentGone => "starting (the parent exited)",
-            Stage::Exec => "executing",
-            #[cfg(target_os = "linux")]
-            Stage::Sandbox(_) => "entering the sandbox",
-        }
-    }
-}
-
-/// A child-side failure: which step failed, with its errno.
-#[derive(Debug)]
-pub struct LaunchError {
-    /// errno reported by the child.
-    pub errno: i32,
-    /// The step that failed.
-    pub what: &'static str,
-    err: io::Error,
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // read for the sandbox step (Linux)
-    stage: Stage,
-}
-
-impl LaunchError {
-    /// The error of a child that failed at `stage` with `errno` (0: unknown, reported as EIO).
-    fn io_error(stage: Stage, errno: i32) -> io::Error {
-        let err = io::Error::from_raw_os_error(if errno == 0 { libc::EIO } else { errno });
-        io::Error::new(
-            err.kind(),
-            LaunchError {
-                errno,
-                what: stage.what(),
-                err,
-                stage,
-            },
-        )
-    }
-}
-
-impl std::fmt::Display for LaunchError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        #[cfg(target_os = "linux")]
-        if let Stage::Sandbox(step) = self.stage {
-            return write!(f, "{} ({}): {}", self.what, step.part(), self.err);
-        }
-        write!(f, "{}: {}", self.what, self.err)
-    }
-}
-
-/// The sandbox step a launch failed at, if it failed entering the sandbox.
-#[cfg(target_os = "linux")]
-pub fn sandbox_step(e: &io::Error) -> Option<crate::sandbox::child::Step> {
-    match e.get_ref()?.downcast_ref::<LaunchError>()?.stage {
-        Stage::Sandbox(step) => Some(step),
-        _ => None,
-    }
-}
-
-impl std::error::Error for LaunchError {}
-
-/// The errno of a launch failure, wherever it came from.
-pub fn launch_errno(e: &io::Error) -> Option<i32> {
-    e.raw_os_error().or_else(|| {
-        e.get_ref()
-            .and_then(|inner| inner.downcast_ref::<LaunchError>())
-            .map(|l| l.errno)
-    })
-}
-
 type Job = (LaunchSpec, mpsc::SyncSender<io::Result<Launched>>);
 
 /// Starts `spec` on the launcher thread and returns the child's pid.
@@ -242,66 +70,27 @@ pub fn launch(spec: LaunchSpec) -> io::Result<i32> {
     launch_with(spec).map(|l| l.pid)
 }
 
-/// Starts a launcher thread; `init` runs on it first and says whether it may serve.
-fn launcher(
-    name: &str,
-    init: impl FnOnce() -> bool + Send + 'static,
-    serve: fn(&mut LaunchSpec),
-) -> Option<Mutex<mpsc::Sender<Job>>> {
+/// Starts the launcher thread.
+fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
     let (tx, rx) = mpsc::channel::<Job>();
-    let (ready_tx, ready_rx) = mpsc::sync_channel(1);
     std::thread::Builder::new()
-        .name(name.into())
+        .name("acp-terminal-launcher".into())
         .spawn(move || {
-            let ok = init();
-            let _ = ready_tx.send(ok);
-            if ok {
-                for (mut spec, reply) in rx {
-                    serve(&mut spec);
-                    let _ = reply.send(imp::launch_here(&spec));
-                }
+            for (spec, reply) in rx {
+                let _ = reply.send(imp::launch_here(&spec));
             }
         })
         .ok()?;
-    ready_rx.recv().ok()?.then(|| Mutex::new(tx))
+    Some(Mutex::new(tx))
 }
 
-/// Starts `spec` on a launcher thread and returns the child (and a namespace's init).
+/// Starts `spec` on the launcher thread and returns the child (and a namespace's init).
 pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
     static LAUNCHER: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
-    #[cfg(target_os = "linux")]
-    static SANDBOXED: [OnceLock<Option<Mutex<mpsc::Sender<Job>>>>; 2] =
-        [OnceLock::new(), OnceLock::new()];
-    #[cfg(target_os = "linux")]
-    let lane = spec
-        .sandbox
+    let tx = LAUNCHER
+        .get_or_init(launcher)
         .as_ref()
-        .map(|s| s.network)
-        .and_then(|network| {
-            SANDBOXED[network as usize]
-                .get_or_init(|| {
-                    launcher(
-                        "acp-terminal-sandbox-launcher",
-                        move || crate::sandbox::child::filter_this_thread(network).is_ok(),
-                        // The child inherits the thread's filter: it need not install it.
-                        |spec| {
-                            if let Some(sb) = spec.sandbox.as_mut() {
-                                sb.n_fprogs = 0;
-                            }
-                        },
-                    )
-                })
-                .as_ref()
-        });
-    #[cfg(not(target_os = "linux"))]
-    let lane = None;
-    let tx = match lane {
-        Some(tx) => tx,
-        None => LAUNCHER
-            .get_or_init(|| launcher("acp-terminal-launcher", || true, |_| {}))
-            .as_ref()
-            .ok_or_else(|| io::Error::other("cannot start the acp-terminal launcher thread"))?,
-    };
+        .ok_or_else(|| io::Error::other("cannot start the acp-terminal launcher thread"))?;
     let (reply_tx, reply_rx) = mpsc::sync_channel(1);
     tx.lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -315,7 +104,10 @@ pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::CString;
+    use std::os::fd::RawFd;
     use std::os::fd::{AsRawFd, OwnedFd};
+    use std::path::Path;
 
     fn root() -> OwnedFd {
         crate::sys::cwd::open_dir(Path::new("/")).unwrap()
@@ -338,7 +130,8 @@ mod tests {
             rlimits: vec![],
             parent_death_signal: None,
             cgroup_procs: Vec::new(),
-            sandbox: None,
+            isolate: None,
+            confine: None,
         }
     }
 

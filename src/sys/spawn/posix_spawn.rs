@@ -394,7 +394,8 @@ mod tests {
             rlimits: Vec::new(),
             parent_death_signal: None,
             cgroup_procs: Vec::new(),
-            sandbox: None,
+            isolate: None,
+            confine: None,
         }
     }
 

@@ -1,0 +1,313 @@
+//! The namespaces of a sandboxed command, made by the launch's intermediate process C (a vfork
+//! child of the launcher thread, see [`crate::sys::spawn::Isolation`]) with system calls only:
+//!
+//! 1. `unshare` of the mount, PID and IPC namespaces, inside a new user namespace where the
+//!    caller lacks CAP_SYS_ADMIN (an identity map of its uid and gid: files keep their owner;
+//!    the command keeps no capability once it execs);
+//! 2. the filesystem ([`super::mounts`]), then the Landlock rule for the new /tmp (the
+//!    ruleset is the terminal's own, built in the parent);
+//! 3. the working directory looked up again by its path in the new tree and used only if it is
+//!    the very directory that was checked (the descriptor C changed into belongs to the host's
+//!    tree, which `..` would walk back into);
+//! 4. the namespace's init, started with `CLONE_VM | CLONE_VFORK | CLONE_PARENT` ([`init_main`]):
+//!    pid 1 of the namespace, a child of the launcher thread with SIGKILL as its parent-death
+//!    signal, in a session of its own, SIGCHLD ignored (the kernel then reaps every orphan
+//!    reparented to it; the setting survives `execve`). It mounts the namespace's own read-only
+//!    `/proc` and execs `sleep` with an empty environment: it holds the namespaces until the
+//!    terminal is released; when it dies, the kernel kills everything left in the namespace and
+//!    frees its tmpfs and IPC objects.
+
+use std::ffi::CString;
+use std::os::fd::RawFd;
+
+use super::child::Step;
+use super::mounts::MountPlan;
+
+/// What C needs, prepared in the parent.
+#[derive(Debug)]
+pub struct NsPlan {
+    /// `Some((uid_map, gid_map))`: create a user namespace and write these maps.
+    maps: Option<(CString, CString)>,
+    /// The filesystem.
+    pub mounts: MountPlan,
+    /// The terminal's Landlock ruleset (-1: none), which gets the rule for the new /tmp.
+    pub ruleset_fd: RawFd,
+    /// The access the new /tmp gets in that ruleset.
+    pub tmp_access: u64,
+    /// The working directory as checked: its path...
+    pub cwd_path: CString,
+    /// ...and its identity (device, inode).
+    pub cwd_id: (u64, u64),
+    /// The init's program (`sleep`), its argv and empty environment.
+    init_program: CString,
+    _init_args: Vec<CString>,
+    init_argv: Vec<*const libc::c_char>,
+    init_envp: [*const libc::c_char; 1],
+    /// /dev/null, for the init's stdio.
+    null_fd: RawFd,
+}
+
+// SAFETY: the raw pointers point into `_init_args`, owned by the same struct and never changed
+// after construction; the `Cell`s of the mount plan are written only by C while the owner of
+// the plan waits for the launch.
+unsafe impl Send for NsPlan {}
+
+impl NsPlan {
+    /// A plan: with `userns`, an identity map of the caller's uid and gid. `sleep` is an
+    /// absolute path; `null_fd` an open /dev/null that outlives the plan.
+    pub fn new(userns: bool, sleep: CString, null_fd: RawFd, mounts: MountPlan) -> NsPlan {
+        // SAFETY: geteuid/getegid have no preconditions.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let maps = userns.then(|| {
+            (
+                CString::new(format!("{uid} {uid} 1")).expect("digits"),
+                CString::new(format!("{gid} {gid} 1")).expect("digits"),
+            )
+        });
+        let args = vec![
+            CString::new("sleep").expect("literal"),
+            CString::new("2147483647").expect("literal"),
+        ];
+        let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        NsPlan {
+            maps,
+            mounts,
+            ruleset_fd: -1,
+            tmp_access: 0,
+            cwd_path: CString::new("/").expect("literal"),
+            cwd_id: (0, 0),
+            init_program: sleep,
+            _init_args: args,
+            init_argv: argv,
+            init_envp: [std::ptr::null()],
+            null_fd,
+        }
+    }
+}
+
+fn errno() -> i32 {
+    crate::sys::spawn::errno()
+}
+
+/// Writes `data` to the file at `path` (a /proc/self file); raw system calls only.
+unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> Result<(), i32> {
+    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return Err(errno());
+    }
+    let n = libc::write(fd, data.as_ptr() as *const libc::c_void, data.len());
+    let e = errno();
+    libc::close(fd);
+    if n != data.len() as isize {
+        return Err(if n < 0 { e } else { libc::EIO });
+    }
+    Ok(())
+}
+
+fn id_of(st: &libc::stat) -> (u64, u64) {
+    #[allow(clippy::unnecessary_cast)] // dev_t and ino_t are not u64 everywhere
+    (st.st_dev as u64, st.st_ino as u64)
+}
+
+/// The (device, inode) of an open descriptor, in the parent.
+pub fn fd_id(fd: RawFd) -> std::io::Result<(u64, u64)> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes the buffer on success only, which is checked.
+    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fstat succeeded.
+    Ok(id_of(unsafe { &st.assume_init() }))
+}
+
+/// `struct open_how` of `openat2`.
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+
+/// `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+const LANDLOCK_RULE_PATH_BENEATH: u32 = 1;
+
+/// Step 3: changes into the working directory as found in the new tree, if it is the one that
+/// was checked.
+unsafe fn enter_cwd(plan: &NsPlan) -> Result<(), i32> {
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    let fd = libc::syscall(
+        libc::SYS_openat2,
+        libc::AT_FDCWD,
+        plan.cwd_path.as_ptr(),
+        &how as *const OpenHow,
+        std::mem::size_of::<OpenHow>(),
+    ) as RawFd;
+    if fd < 0 {
+        return Err(errno());
+    }
+    let mut st: libc::stat = std::mem::zeroed();
+    let r = if libc::fstat(fd, &mut st) != 0 {
+        Err(errno())
+    } else if id_of(&st) != plan.cwd_id {
+        Err(libc::ESTALE)
+    } else if libc::fchdir(fd) != 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    };
+    libc::close(fd);
+    r
+}
+
+/// The isolation step of a sandboxed launch (steps 1-4), in C: `arg` is the [`NsPlan`]. The
+/// init's pid is written to `init_pid` as soon as it exists, so that on a later failure the
+/// caller can end it. Fails with the [`Step`] number and its errno.
+///
+/// # Safety
+/// Call only in C, with `arg` a valid plan and `init_stack` the top of a stack only the init
+/// uses.
+pub unsafe fn enter(
+    arg: *const libc::c_void,
+    init_stack: *mut u8,
+    init_pid: &mut libc::pid_t,
+) -> Result<(), (i32, i32)> {
+    let plan = &*(arg as *const NsPlan);
+    let step = |s: Step| move |e: i32| (s as i32, e);
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    if plan.maps.is_some() {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    if libc::unshare(flags) != 0 {
+        return Err((Step::Namespaces as i32, errno()));
+    }
+    if let Some((uid_map, gid_map)) = &plan.maps {
+        write_file(c"/proc/self/setgroups", b"deny").map_err(step(Step::Namespaces))?;
+        write_file(c"/proc/self/uid_map", uid_map.as_bytes()).map_err(step(Step::Namespaces))?;
+        write_file(c"/proc/self/gid_map", gid_map.as_bytes()).map_err(step(Step::Namespaces))?;
+    }
+    super::mounts::apply(&plan.mounts).map_err(step(Step::Mounts))?;
+    if plan.ruleset_fd >= 0 {
+        let tmp = libc::open(c"/tmp".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+        if tmp < 0 {
+            return Err((Step::Landlock as i32, errno()));
+        }
+        let rule = PathBeneath {
+            allowed_access: plan.tmp_access,
+            parent_fd: tmp,
+        };
+        let r = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            plan.ruleset_fd,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &rule as *const PathBeneath,
+            0u32,
+        );
+        let e = errno();
+        libc::close(tmp);
+        if r != 0 {
+            return Err((Step::Landlock as i32, e));
+        }
+    }
+    enter_cwd(plan).map_err(step(Step::Cwd))?;
+    let mut init = InitArgs {
+        plan,
+        errno: 0,
+        step: Step::Init,
+    };
+    let pid = libc::clone(
+        init_main,
+        init_stack as *mut libc::c_void,
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::SIGCHLD,
+        &mut init as *mut InitArgs as *mut libc::c_void,
+    );
+    if pid < 0 {
+        return Err((Step::Init as i32, errno()));
+    }
+    *init_pid = pid;
+    if std::ptr::read_volatile(&init.errno) != 0 {
+        return Err((init.step as i32, init.errno));
+    }
+    Ok(())
+}
+
+/// Arguments of [`init_main`].
+#[derive(Debug)]
+struct InitArgs {
+    /// The plan.
+    plan: *const NsPlan,
+    /// Written by the init on failure (before `_exit(127)`).
+    errno: i32,
+    /// Written with `errno`: the step that failed (`Step::Init` or `Step::Proc`).
+    step: Step,
+}
+
+/// Step 4: the namespace's init (pid 1). `arg` is an [`InitArgs`].
+extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `InitArgs` of the suspended C; the plan outlives the launch. Only
+    // system calls until `execve`.
+    unsafe {
+        let a = &mut *(arg as *mut InitArgs);
+        let plan = &*a.plan;
+        crate::sys::spawn::default_signals();
+        let fail = |a: &mut InitArgs| -> ! {
+            a.errno = errno();
+            libc::_exit(127)
+        };
+        // The namespace's own /proc, read-only, while the init still holds its capabilities in
+        // the mount namespace; the command finds it mounted.
+        if libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+            std::ptr::null(),
+        ) != 0
+        {
+            a.step = Step::Proc;
+            fail(a);
+        }
+        if libc::chdir(c"/".as_ptr()) != 0
+            // Orphans reparented to pid 1 are reaped by the kernel.
+            || libc::signal(libc::SIGCHLD, libc::SIG_IGN) == libc::SIG_ERR
+            || libc::setsid() < 0
+            || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0
+        {
+            fail(a);
+        }
+        for fd in 0..3 {
+            if libc::dup2(plan.null_fd, fd) < 0 {
+                fail(a);
+            }
+        }
+        if libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) != 0
+        {
+            fail(a);
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::execve(
+            plan.init_program.as_ptr(),
+            plan.init_argv.as_ptr(),
+            plan.init_envp.as_ptr(),
+        );
+        fail(a)
+    }
+}

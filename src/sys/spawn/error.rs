@@ -1,0 +1,94 @@
+//! How a launch fails: the child-side [`Stage`] that failed, with its errno, carried inside an
+//! `io::Error` as a [`LaunchError`]. Decoded once, by the caller of the launch.
+
+use std::io;
+
+/// The step of the child's setup that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// New process group / session / controlling terminal.
+    Session,
+    /// `setrlimit`.
+    Rlimit,
+    /// `dup2` of stdio.
+    Stdio,
+    /// Changing directory.
+    Cwd,
+    /// `execve`.
+    Exec,
+    /// Starting the command from the intermediate process of an [`Isolation`].
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Start,
+    /// The parent exited before the parent-death signal was armed (Linux only).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    ParentGone,
+    /// A step of the caller ([`Isolation`], [`ChildStep`]) failed with this code.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Step(i32),
+}
+
+impl Stage {
+    fn what(self) -> &'static str {
+        match self {
+            Stage::Session => "setting up the session",
+            Stage::Rlimit => "applying resource limits",
+            Stage::Stdio => "setting up stdio",
+            Stage::Cwd => "changing directory",
+            Stage::ParentGone => "starting (the parent exited)",
+            Stage::Exec => "executing",
+            Stage::Start => "starting the command in its namespaces",
+            Stage::Step(_) => "entering the sandbox",
+        }
+    }
+}
+
+/// A child-side failure: which step failed, with its errno.
+#[derive(Debug)]
+pub struct LaunchError {
+    /// errno reported by the child.
+    pub errno: i32,
+    /// The step that failed.
+    pub what: &'static str,
+    err: io::Error,
+    /// The step that failed.
+    pub stage: Stage,
+}
+
+impl LaunchError {
+    /// The error of a child that failed at `stage` with `errno` (0: unknown, reported as EIO).
+    pub(super) fn io_error(stage: Stage, errno: i32) -> io::Error {
+        let err = io::Error::from_raw_os_error(if errno == 0 { libc::EIO } else { errno });
+        io::Error::new(
+            err.kind(),
+            LaunchError {
+                errno,
+                what: stage.what(),
+                err,
+                stage,
+            },
+        )
+    }
+}
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.err)
+    }
+}
+
+/// The child-side failure of a launch error, if it is one.
+pub fn launch_failure(e: &io::Error) -> Option<&LaunchError> {
+    e.get_ref()?.downcast_ref::<LaunchError>()
+}
+
+impl std::error::Error for LaunchError {}
+
+/// The errno of a launch failure, wherever it came from (tests).
+#[cfg(test)]
+pub fn launch_errno(e: &io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<LaunchError>())
+            .map(|l| l.errno)
+    })
+}
