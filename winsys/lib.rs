@@ -28,6 +28,8 @@ pub mod sys {
     }
     #[cfg(windows)]
     pub mod pipe {
+        mod outcome;
+        pub use outcome::ReadOutcome;
         mod windows;
         pub use windows::*;
     }

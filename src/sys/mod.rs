@@ -12,7 +12,7 @@
 //! | [`procs`] | `list()`, `start_time`, `session_tree`, `wait_state`, `exec_stamp`, `with_environment_entry`, `GUARDIAN_KILL` | `/proc/<pid>/stat`, `syscall`, `environ` | libproc + `getsid` (no wait state, exec stamp or environment: `Unknown`, `None`, none); the guardian uses `ps` | `windows_start_time` (`GetProcessTimes`); no guardian (the job's `KILL_ON_JOB_CLOSE`) |
 //! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` | `windows_open_dir` (no `FILE_SHARE_DELETE`: pinned), `dir_path` (`GetFinalPathNameByHandleW`); no `process_cwd` |
 //! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) | [`job`]: a Job Object per terminal |
-//! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` / `PipeWriter` (a thread per pipe, bounded queues) |
+//! | [`pipe`] | `pipe_cloexec`, `OutputReader` (`read`, `read_now`) | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` / `PipeWriter` (a thread per pipe, bounded queues); `OutputReader` over a `PipeReader` |
 //! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none | none: no signals (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
 //! | [`reactor`] | `register_readable`, `register_writable` | tokio's `AsyncFd` (epoll) | tokio's `AsyncFd` (kqueue) | none yet (the Windows pipes are `PipeReader` / `PipeWriter`) |
 

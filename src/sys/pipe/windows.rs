@@ -4,6 +4,8 @@
 use std::io;
 use std::os::windows::io::{FromRawHandle, OwnedHandle};
 
+use super::ReadOutcome;
+
 use windows_sys::Win32::Foundation::{GENERIC_READ, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
@@ -140,9 +142,91 @@ impl PipeWriter {
     }
 }
 
+/// Chunk size and queue depth of an [`OutputReader`]'s thread: 64 KiB reads (a pipe's
+/// buffer), 16 ahead.
+const OUTPUT_CHUNK: usize = 64 * 1024;
+const OUTPUT_DEPTH: usize = 16;
+
+/// A command's output (a pipe's read end or a pseudo console's output), read by a
+/// [`PipeReader`]'s thread: the same interface as the Unix reader, chunks instead of reads.
+#[derive(Debug)]
+pub struct OutputReader {
+    reader: PipeReader,
+}
+
+impl OutputReader {
+    /// Starts the reading thread on `handle`.
+    pub fn new(handle: OwnedHandle) -> io::Result<OutputReader> {
+        Ok(OutputReader {
+            reader: PipeReader::spawn(handle, OUTPUT_CHUNK, OUTPUT_DEPTH)?,
+        })
+    }
+
+    /// Waits for the next chunk, then takes up to `max_reads` chunks in all (those already
+    /// queued), handing each to `sink`. Cancel-safe: a chunk is taken only when it is handed
+    /// over.
+    pub async fn read(&mut self, max_reads: usize, mut sink: impl FnMut(&[u8])) -> ReadOutcome {
+        match self.reader.next().await {
+            Some(Ok(chunk)) => {
+                sink(&chunk);
+                self.read_now(max_reads.saturating_sub(1), sink)
+            }
+            // A read error ends the output, as on Unix.
+            Some(Err(_)) | None => ReadOutcome::Eof,
+        }
+    }
+
+    /// Takes up to `max_reads` chunks already queued, without waiting. Unlike a Unix pipe,
+    /// what the command wrote just before its exit may still be on its way from the reading
+    /// thread; it arrives before the end of file, which the pump waits for (or its drain time).
+    pub fn read_now(&mut self, max_reads: usize, mut sink: impl FnMut(&[u8])) -> ReadOutcome {
+        use tokio::sync::mpsc::error::TryRecvError;
+        for _ in 0..max_reads {
+            match self.reader.rx.try_recv() {
+                Ok(Ok(chunk)) => sink(&chunk),
+                Ok(Err(_)) | Err(TryRecvError::Disconnected) => return ReadOutcome::Eof,
+                Err(TryRecvError::Empty) => return ReadOutcome::Drained,
+            }
+        }
+        ReadOutcome::More
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_output_reader_hands_over_every_byte_then_end_of_file() {
+        let (read, write) = pipe().unwrap();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let mut w = std::fs::File::from(write);
+            let sent: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+            w.write_all(&sent).unwrap();
+            sent
+        });
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let got = rt.block_on(async {
+            let mut reader = OutputReader::new(read).unwrap();
+            let mut got = Vec::new();
+            loop {
+                match reader.read(4, |b| got.extend_from_slice(b)).await {
+                    ReadOutcome::Eof => break,
+                    ReadOutcome::Drained | ReadOutcome::More => {}
+                }
+            }
+            // After the end of file, reading without waiting answers it again.
+            assert_eq!(
+                reader.read_now(4, |_| panic!("no more bytes")),
+                ReadOutcome::Eof
+            );
+            got
+        });
+        assert!(got == writer.join().unwrap(), "the bytes differ");
+    }
 
     #[test]
     fn every_byte_arrives_in_order_through_a_slow_reader() {
