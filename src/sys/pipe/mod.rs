@@ -1,6 +1,6 @@
 //! Pipes: creating them close-on-exec (atomically where the platform can), growing one that
-//! floods, and reading a command's output ([`OutputReader`]: the same interface everywhere,
-//! readiness on Unix, a reading thread on Windows).
+//! floods, and reading a command's output and writing its input ([`OutputReader`], [`InputWriter`]: the
+//! same interface everywhere, readiness on Unix, a thread per pipe on Windows).
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -15,9 +15,11 @@ pub use outcome::ReadOutcome;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{pipe_cloexec, OutputReader};
+pub use unix::{pipe_cloexec, reader_gone, InputWriter, OutputReader};
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
 #[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::{null_input, pipe, OutputReader, PipeReader, PipeWriter};
+pub use windows::{
+    null_input, pipe, reader_gone, InputWriter, OutputReader, PipeReader, PipeWriter,
+};

@@ -81,6 +81,40 @@ impl OutputReader {
     }
 }
 
+/// A command's input: a non-blocking descriptor (a pipe's write end or a pty master) the
+/// runtime's reactor wakes us for once it is writable.
+#[derive(Debug)]
+pub struct InputWriter {
+    fd: AsyncFd<OwnedFd>,
+}
+
+impl InputWriter {
+    /// Registers `fd` (non-blocking) with the runtime's reactor. Must run inside a runtime.
+    pub fn new(fd: OwnedFd) -> io::Result<InputWriter> {
+        Ok(InputWriter {
+            fd: crate::sys::reactor::register_writable(fd)?,
+        })
+    }
+
+    /// One non-blocking write: how many bytes were taken, `WouldBlock` when none can be now.
+    pub fn try_write(&self, data: &[u8]) -> io::Result<usize> {
+        nix::unistd::write(self.fd.get_ref(), data).map_err(io::Error::from)
+    }
+
+    /// Resolves once the descriptor may be writable again.
+    pub async fn writable(&self) -> io::Result<()> {
+        let mut guard = self.fd.writable().await?;
+        guard.clear_ready();
+        Ok(())
+    }
+}
+
+/// Whether a failed write means nothing reads the input any more: EPIPE (a pipe's read end
+/// closed) or EIO (every process closed a pty's slave).
+pub fn reader_gone(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EPIPE | libc::EIO))
+}
+
 /// Reads up to `max_reads` times into the thread's buffer, handing each chunk to `sink`.
 ///
 /// With `short_read_drains`, a small read (under [`SMALL_READ`]) is taken to have emptied the
