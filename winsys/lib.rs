@@ -22,6 +22,11 @@ pub mod sys {
         pub use windows::*;
     }
     #[cfg(windows)]
+    pub mod errname {
+        mod windows;
+        pub use windows::*;
+    }
+    #[cfg(windows)]
     pub mod exit_watch {
         mod windows;
         pub use windows::*;
