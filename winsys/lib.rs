@@ -44,6 +44,11 @@ pub mod sys {
         pub use windows::*;
     }
     #[cfg(windows)]
+    pub mod signals {
+        mod windows;
+        pub use windows::*;
+    }
+    #[cfg(windows)]
     pub mod pty {
         mod windows;
         pub use windows::*;
