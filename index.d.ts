@@ -114,6 +114,18 @@ export declare class TerminalHandle {
   resize(cols: number, rows: number): Promise<void>
 }
 
+/**
+ * Analyses an argv request (`[program, ...args]`): the programs behind wrappers, nested
+ * `sh -c` lines, and programs that run code from their arguments.
+ */
+export declare function analyseShellArgv(argv: Array<string>): ShellLineAnalysis
+
+/**
+ * Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
+ * the variables it assigns, and every construct outside plain commands of literal words.
+ */
+export declare function analyseShellLine(line: string): ShellLineAnalysis
+
 /** Reports how terminals are contained in this process (starts the guardian if needed). */
 export declare function containmentInfo(): ContainmentInfo
 
@@ -265,10 +277,11 @@ export interface CreateTerminalParams {
 /**
  * Checks `cwd` against `allowedRoots` by the rule `createTerminal` applies to
  * `options.allowedRoots`, for a caller that checks a request before starting it (the check at
- * the start is still made, on the directory the command starts in). Throws with `code`
- * `ERR_INVALID_CWD` (missing, relative, not a directory) or `ERR_INVALID_ARG` naming the field.
+ * the start is still made, on the directory the command starts in). The file system is read
+ * off the JS thread. Rejects with `code` `ERR_INVALID_CWD` (missing, relative, not a
+ * directory) or `ERR_INVALID_ARG` naming the field.
  */
-export declare function cwdInRoots(cwd: string, allowedRoots: string[]): CwdInRoots
+export declare function cwdInRoots(cwd: string, allowedRoots: string[]): Promise<CwdInRoots>
 
 /**
  * Where a working directory really is and whether `createTerminal` would accept it under
@@ -597,6 +610,55 @@ export interface SandboxPromises {
  * listed. Throws `ERR_INVALID_ARG` naming `shellPid` for anything but a positive integer.
  */
 export declare function sessionTreePids(shellPid: number): Array<number>
+
+/** A variable a line assigns. */
+export interface ShellAssignment {
+  /** The name (as written when only known at run time). */
+  name: string
+  /** True when the name is only known at run time. */
+  dynamic: boolean
+}
+
+/** What a shell line or an argv would run, and what in it is not understood. */
+export interface ShellLineAnalysis {
+  /** Programs in the order found (including those inside refused constructs). */
+  programs: Array<ShellProgram>
+  /** Variables assigned. */
+  assignments: Array<ShellAssignment>
+  /** Constructs not understood, in the order found. */
+  refusals: Array<ShellRefusal>
+  /** True when the line is not valid bash. */
+  malformed: boolean
+}
+
+/** A program a line would run. */
+export interface ShellProgram {
+  /** The word with quoting removed (run-time parts as written, e.g. `$CMD`). */
+  word: string
+  /** True when the word is only known at run time (an expansion, a glob, `~`). */
+  dynamic: boolean
+  /** UTF-16 index in the line of the command it belongs to. */
+  position: number
+  /** Set when the program would run code given in its arguments or stdin: why. */
+  runsCode?: string
+  /**
+   * True when the word was found only by guessing (after an unknown wrapper option, or in
+   * dash's reading of a `[[`/`((` line).
+   */
+  guessed: boolean
+}
+
+/** A part of a line the analysis does not understand. */
+export interface ShellRefusal {
+  /** `'shell-construct'`, `'shell-input'`, `'wrapper-option'` or `'redefinition'`. */
+  reason: 'shell-construct' | 'shell-input' | 'wrapper-option' | 'redefinition'
+  /** What it is (`arithmetic $(( ))`, "a for loop", ...). */
+  construct: string
+  /** UTF-16 index in the line where it starts. */
+  position: number
+  /** The word concerned, if any (the shell, the redefined name, the wrapper). */
+  word?: string
+}
 
 /** Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`). */
 export interface TerminalEmptyResponse {

@@ -132,7 +132,8 @@ describe('finding 1: code run through the request env', () => {
     ];
     await attack(
       (m) => ({ command: GIT!, args: ['st'], env: env(m) }),
-      strictArgv(GIT!, { envPolicy: { allow: ['GIT_CONFIG_*'] } }),
+      // git opted in as a code runner (issue 19: an unknown git subcommand may be an alias).
+      { ...strictArgv(GIT!, { envPolicy: { allow: ['GIT_CONFIG_*'] } }), commandPolicy: { allow: [GIT!], codeRunners: ['git'], shellLines: 'deny' } },
       strictArgv(GIT!),
       { reason: 'env', name: 'GIT_CONFIG_COUNT' },
     );
@@ -225,5 +226,104 @@ describe('finding 2: shell lines that change what the checked words run', () => 
 
   testIf('cc', CC !== undefined, 'no cc on PATH to build the preload library')('LD_PRELOAD=<so> ls', async () => {
     await attack((m) => ({ command: `LD_PRELOAD=${evilSo!} ls -d /`, env: env(m) }), loose, allowList('ls'), { reason: 'env', name: 'LD_PRELOAD' });
+  });
+});
+
+// Issue 19, items 1-4, run for real: each line is first shown to run the hidden `touch` (marker file
+// written) through a host that lets it through, then refused. The marker stands for the `rm` of the issue.
+describe('issue 19: shell lines judged on tree-sitter-bash', () => {
+  const which2 = (name: string): string => which(name) ?? `/usr/bin/${name}`;
+  const abs = ['echo', 'cat', 'test', 'awk', 'python3', 'xargs', 'env', 'timeout', 'printf'].map(which2);
+  const absAllow = (extra: TerminalHostOptions = {}): TerminalHostOptions => ({ commandPolicy: { allow: abs }, ...extra });
+  const open: TerminalHostOptions = {};
+  const bash: TerminalHostOptions = { shell: BASH ?? '/bin/bash' };
+  const LDSO = ['/lib64/ld-linux-x86-64.so.2', '/lib/ld-linux-aarch64.so.1'].find((p) => fs.existsSync(p));
+
+  // Item 1: an allow list of absolute paths with the default shell (dash).
+  test.each([
+    ['((touch M))', (m: string) => `((touch ${m}))`],
+    ['[[ x ; touch M ; ]]', (m: string) => `[[ x ; touch ${m} ; ]]`],
+    ['set -- a; for x do touch M; done', (m: string) => `set -- a; for x do touch ${m}; done`],
+  ])('item 1 (dash): %s', async (_what, line) => {
+    await attack((m) => ({ command: line(m) }), open, absAllow(), { reason: expect.stringMatching(/^(shell-construct|unparsable)$/) });
+  });
+
+  // Item 2: shell 'bash'; what bash evaluates inside echo/test/let/declare/printf/read.
+  testIf('bash', BASH !== undefined, 'no bash on PATH').each([
+    ['a here-document ended by EO\\<newline>F', (m: string) => `cat <<EO\\\nF\n$(touch ${m})\nEO\\\nF`],
+    ['echo $((x))', (m: string) => `x='a[$(touch ${m})]'; echo $((x))`],
+    ['[[ $x -eq 0 ]]', (m: string) => `x='a[$(touch ${m})]'; [[ $x -eq 0 ]]`],
+    ['let', (m: string) => `x='a[$(touch ${m})]'; let x`],
+    ['declare -i', (m: string) => `x='a[$(touch ${m})]'; declare -i y=x`],
+    ['printf -v', (m: string) => `x='a[$(touch ${m})]'; printf -v "$x" 1`],
+    ['read', (m: string) => `x='a[$(touch ${m})]'; read "$x" < /etc/hostname`],
+    ['test -v', (m: string) => `x='a[$(touch ${m})]'; test -v "$x"`],
+    ['${x@P}', (m: string) => `x='$(touch ${m})'; echo \${x@P}`],
+  ])('item 2 (bash): %s', async (_what, line) => {
+    // A name only known at run time (printf -v "$x", read "$x") is refused as an assignment (reason env).
+    await attack((m) => ({ command: line(m) }), bash, absAllow(bash), { reason: expect.stringMatching(/^(shell-construct|unparsable|env)$/) });
+  });
+
+  // Item 3: deny lists catch the wrapper and dash tricks (a guard rail: docs/host-policy.md).
+  const denyTouch: TerminalHostOptions = { commandPolicy: { deny: ['touch'] } };
+  test.each([
+    ['xargs -rn 1 touch', (m: string) => `echo ${m} | xargs -rn 1 touch`],
+    ['xargs -0I {} touch {}', (m: string) => `printf '%s' ${m} | xargs -0I {} touch {}`],
+    ['env -iS touch', (m: string) => `env -iS touch ${m}`],
+    ['timeout -vs KILL 5 touch', (m: string) => `timeout -vs KILL 5 touch ${m}`],
+    ['((touch M)) in dash', (m: string) => `((touch ${m}))`],
+    ['[[ x ; touch M ; ]] in dash', (m: string) => `[[ x ; touch ${m} ; ]]`],
+    ['for x do touch M in dash', (m: string) => `set -- a; for x do touch ${m}; done`],
+  ])('item 3 (deny list): %s', async (_what, line) => {
+    await attack((m) => ({ command: line(m) }), open, denyTouch, { reason: 'deny-rule', word: expect.stringMatching(/touch$/) });
+  });
+
+  testIf('bash', which('rbash') !== undefined, 'no rbash on PATH')('item 3 (deny list): rbash -c', async () => {
+    await attack((m) => ({ command: `rbash -c 'touch ${m}'` }), open, denyTouch, { reason: 'deny-rule', word: 'touch' });
+  });
+
+  testIf('glibc', LDSO !== undefined, 'no glibc dynamic loader at a known path')('item 3 (deny list): the dynamic loader run as a program', async () => {
+    await attack((m) => ({ command: `${LDSO!} ${which2('touch')} ${m}` }), open, denyTouch, { reason: 'deny-rule', word: which2('touch') });
+  });
+
+  // Item 4: allowed programs that run code anyway; a host can opt each one in (codeRunners).
+  test.each([
+    ['awk system()', (m: string) => `awk 'BEGIN{system("touch ${m}")}'`],
+    ['python3 reading its program from stdin', (m: string) => `echo "open('${m}', 'w')" | python3`],
+    ['python3 -c', (m: string) => `python3 -c "open('${m}', 'w')"`],
+    ['xargs touch', (m: string) => `echo ${m} | xargs touch`],
+  ])('item 4 (code runners): %s', async (_what, line) => {
+    await attack((m) => ({ command: line(m) }), open, absAllow({ commandPolicy: { allow: [...abs, 'touch'] } }), { reason: 'code-execution' });
+  });
+
+  testIf('git', GIT !== undefined, 'no git on PATH')('item 4 (code runners): git -c core.fsmonitor=...', async () => {
+    const repo = path.join(tmp, 'repo');
+    if (!fs.existsSync(repo)) expect(spawnSync(GIT!, ['init', '-q', repo]).status).toBe(0);
+    await attack(
+      (m) => ({ command: `git -C ${repo} -c core.fsmonitor='touch ${m}' status` }),
+      open,
+      { commandPolicy: { allow: [...abs, GIT!, 'touch'] } },
+      { reason: 'code-execution', word: 'git' },
+    );
+  });
+
+  // npx comes with the npm that runs these tests.
+  test('item 4 (code runners): npx -c', async () => {
+    await attack((m) => ({ command: `npx -c 'touch ${m}'` }), open, { commandPolicy: { allow: [...abs, 'npx', 'touch'] } }, { reason: 'code-execution', word: 'npx' });
+  });
+
+  test('an unknown wrapper option under an allow list is a refusal, not a guess', async () => {
+    const { host: h } = host({ commandPolicy: { allow: [...abs, 'touch'] } });
+    await expect(h.createTerminal({ sessionId: S, command: 'timeout --no-such-option 5 touch x' })).rejects.toMatchObject({
+      code: 'ERR_POLICY_DENIED',
+      details: { reason: 'wrapper-option', word: 'timeout' },
+    });
+  });
+
+  test('item 4: a host that opts awk in (codeRunners) lets awk run its program, commands included', async () => {
+    const m = marker();
+    const h = host({ commandPolicy: { allow: abs, codeRunners: ['awk'] } }).host;
+    await run(h, { command: `awk 'BEGIN{system("touch ${m}")}'` });
+    expect(fs.existsSync(m)).toBe(true);
   });
 });

@@ -12,7 +12,7 @@
  * Every (scenario, implementation, repetition) runs in a fresh Node process (bench/worker.js);
  * repetitions alternate the order of the two implementations; figures are medians over the
  * repetitions. Progress goes to stderr, the markdown table (ready for the README) to stdout.
- * Scenarios: flood-zeros, flood-utf8, spawn, spawn-heap, concurrent, poll, idle, tail, pty, sessions
+ * Scenarios: flood-zeros, flood-utf8, spawn, spawn-heap, concurrent, poll, idle, tail, policy, pty, sessions
  *            ([--node-pty=<dir>]: node-pty for the pty baseline when `require('node-pty')` fails).
  * Exit code: 0 (1 with --strict when a target is missed, 2 when the addon cannot be loaded).
  */
@@ -314,6 +314,15 @@ const SCENARIOS = {
     row(sc, 'lost bytes (bad runs)', `${fmt(res.native.lostBytes, 0)} (${fmt(res.native.badRuns, 0)})`, `${fmt(res.node.lostBytes, 0)} (${fmt(res.node.badRuns, 0)})`, '', '', '0', res.native.ok);
     row(sc, 'median run (ms)', fmt(res.native.medianMs, 2), fmt(res.node.medianMs, 2), '', fmtRatio(res.native.medianMs / res.node.medianMs), 'info', null, true);
     return res;
+  },
+  async policy() {
+    // In this process: the analysis is synchronous and has no child_process counterpart. Needs lib/.
+    const { measure, TYPICAL } = require('./shell-parse');
+    const r = measure(NATIVE);
+    const sc = `command policy (\`${TYPICAL}\`, allow list)`;
+    row(sc, 'median policy check (ms)', fmt(r.policyMs, 4), '', '', '', '≤ 0.1 ms', r.policyMs <= 0.1);
+    row(sc, 'tree-sitter analysis: that line / per corpus line (µs)', `${fmt(r.analysisUs, 1)} / ${fmt(r.corpusUs, 1)}`, '', '', '', 'info', null, true);
+    return r;
   },
   async sandbox() {
     // A sandboxed create→exit→release of `true` against a plain one, interleaved in one process

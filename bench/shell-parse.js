@@ -1,17 +1,18 @@
 #!/usr/bin/env node
-// Cost per shell line of the command-policy analysis (issue 9 item 6): the hand-written parser
-// (lib/shellwords.js, synchronous) against sh-syntax (mvdan/sh as WASM, asynchronous), over the shared
-// corpus in __test__/fixtures/shell-corpus.ts. Run `npx tsc -p tsconfig.build.json` first.
-// node bench/shell-parse.js
+// Cost of the command policy's shell-line analysis (issue 19): the native tree-sitter-bash analysis
+// per line over the shared corpus (__test__/fixtures/shell-corpus.ts), and the whole policy check
+// (analysis, PATH lookups, rule matching) of a typical agent line under an allow list, whose median
+// must stay under 0.1 ms. Needs lib/ (node scripts/build-ts.js) and the addon.
+//   node bench/shell-parse.js           (also the `policy` scenario of `npm run bench`)
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
 const Module = require('node:module');
-const ts = require('typescript');
-const { shellCommandWords } = require('../lib/shellwords');
-const sh = require('sh-syntax');
+
+const TYPICAL = 'cd x && npm test 2>&1 | tail -50';
 
 function loadCorpus() {
+  const ts = require('typescript');
   const file = path.join(__dirname, '..', '__test__', 'fixtures', 'shell-corpus.ts');
   const js = ts.transpileModule(fs.readFileSync(file, 'utf8'), { compilerOptions: { module: ts.ModuleKind.CommonJS } }).outputText;
   const m = new Module(file);
@@ -21,31 +22,38 @@ function loadCorpus() {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-async function perLine(lines, analyse, rounds) {
+/** Median over `rounds` runs of the mean µs per call of `fn` over `items`. */
+function perCall(items, fn, rounds) {
   const runs = [];
   for (let r = 0; r < rounds; r++) {
     const t0 = process.hrtime.bigint();
-    for (const line of lines) await analyse(line);
-    runs.push(Number(process.hrtime.bigint() - t0) / 1e3 / lines.length);
+    for (const item of items) fn(item);
+    runs.push(Number(process.hrtime.bigint() - t0) / 1e3 / items.length);
   }
   return median(runs);
 }
 
-(async () => {
+/** Measures; `root` is the package root (lib/ and the addon). */
+function measure(root = path.join(__dirname, '..')) {
+  const { compileCommandPolicy, checkCommand } = require(path.join(root, 'lib', 'policy'));
+  const { shellCommandWords } = require(path.join(root, 'lib', 'shell-analysis'));
+  const { loadNativeResolveProgram } = require(path.join(root, 'lib', 'native'));
+  const policy = compileCommandPolicy({ allow: ['cd', 'npm', 'tail'] }, 'commandPolicy');
+  const check = { command: TYPICAL, args: [], shellLine: true, cwd: undefined, path: process.env.PATH, resolve: loadNativeResolveProgram() };
+  checkCommand(policy, check); // must pass (and warms up)
+  const typical = Array(2000).fill(check);
+  const policyUs = perCall(typical, (c) => checkCommand(policy, c), 31);
+  const analysisUs = perCall(Array(2000).fill(TYPICAL), (l) => shellCommandWords(l), 31);
   const lines = loadCorpus();
-  const opts = { variant: sh.LangVariant.LangBash, keepComments: false };
-  const quiet = (p) => p.catch(() => undefined);
-  const compiled = new WebAssembly.Module(fs.readFileSync(require.resolve('sh-syntax/main.wasm')));
-  const precompiled = sh.getProcessor((imports) => WebAssembly.instantiate(compiled, imports));
+  const corpusUs = perCall(lines, (l) => shellCommandWords(l), 51);
+  return { policyMs: policyUs / 1000, analysisUs, corpusUs, corpusLines: lines.length };
+}
 
-  let t0 = process.hrtime.bigint();
-  await quiet(sh.parse('true', opts));
-  const firstCall = Number(process.hrtime.bigint() - t0) / 1e6;
-  t0 = process.hrtime.bigint();
-  const hand = await perLine(lines, (l) => shellCommandWords(l), 50);
-  const fresh = await perLine(lines, (l) => quiet(sh.parse(l, opts)), 3);
-  const pre = await perLine(lines, (l) => quiet(precompiled(l, opts)), 5);
-  console.log(`${lines.length} corpus lines, median of runs, µs per line:`);
-  console.log(`hand-written (sync) ${hand.toFixed(1)} | sh-syntax parse() ${fresh.toFixed(0)} | sh-syntax, module compiled once ${pre.toFixed(0)} | sh-syntax first call ${firstCall.toFixed(0)} ms`);
+module.exports = { measure, TYPICAL };
+
+if (require.main === module) {
+  const r = measure();
+  console.log(`policy check of \`${TYPICAL}\` (allow list, median): ${r.policyMs.toFixed(4)} ms`);
+  console.log(`analysis alone of that line: ${r.analysisUs.toFixed(1)} µs; ${r.corpusLines} corpus lines: ${r.corpusUs.toFixed(1)} µs per line`);
   console.log(`rss after: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
-})();
+}

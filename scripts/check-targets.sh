@@ -9,7 +9,8 @@
 # LLVM knows (no SDK and no linker are needed to check). They come first on PATH here, because
 # rustup's shims shadow them otherwise, with RUSTC_BOOTSTRAP=1 for the unstable `-Zbuild-std`.
 # The std source must match the compiler exactly, which is why rustup's toolchain is not used.
-# The packages are installed when missing (needs root and apt; CI runs as root).
+# The packages are installed when missing (needs root and apt; CI runs as root). C code of
+# dependencies (tree-sitter) is compiled with zig cc (scripts/zig-cc.sh; zig from ci-install-tools.sh).
 #
 # Usage: scripts/check-targets.sh [TARGET...]   (default: the four targets below)
 # Environment: CHECK_TARGETS_DIR overrides the cargo target dir (default target/check-targets).
@@ -62,6 +63,28 @@ export CARGO_TARGET_DIR="${CHECK_TARGETS_DIR:-$PWD/target/check-targets}"
 # Keep rustup's settings from leaking into Debian's toolchain.
 unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
 
+# A C compiler for the targets: tree-sitter's build script compiles C (through the cc crate) for the
+# target, and this machine has no macOS SDK or musl cross compiler. `zig cc` ships their libc headers
+# (scripts/zig-cc.sh adapts the cc crate's flags). ZIG may name a zig binary; else a zig on PATH;
+# else the pinned one scripts/ci-install-tools.sh installs (and prints the directory of).
+if [ -z "${ZIG:-}" ]; then
+  if command -v zig >/dev/null; then
+    ZIG=$(command -v zig)
+  else
+    ZIG="$(bash scripts/ci-install-tools.sh | tail -1)/zig"
+  fi
+fi
+export ZIG
+zig_target() {
+  case "$1" in
+    aarch64-apple-darwin) echo aarch64-macos ;;
+    x86_64-apple-darwin) echo x86_64-macos ;;
+    x86_64-unknown-linux-musl) echo x86_64-linux-musl ;;
+    aarch64-unknown-linux-musl) echo aarch64-linux-musl ;;
+    *) echo "check-targets: no zig target for $1" >&2; return 1 ;;
+  esac
+}
+
 # Counts diagnostics of our own crate in cargo's JSON messages and prints them rendered.
 count='
 let errors = 0, warnings = 0, failed = false;
@@ -94,6 +117,8 @@ for target in "${TARGETS[@]}"; do
     *-musl) flags="-C target-feature=-crt-static" ;;
     *) flags="" ;;
   esac
+  ZIG_CC_TARGET=$(zig_target "$target")
+  export ZIG_CC_TARGET "CC_${target//-/_}=$PWD/scripts/zig-cc.sh"
   set +e
   # --all-targets: the unit tests must compile (and pass clippy) for every platform too.
   RUSTFLAGS="$flags" "$CARGO" clippy --locked --all-targets -Zbuild-std=std,panic_abort,panic_unwind,test \

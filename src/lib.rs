@@ -32,6 +32,7 @@ mod reap;
 mod registry;
 mod render;
 mod sandbox;
+mod shell;
 mod spawn;
 mod start;
 mod sys;

@@ -33,7 +33,7 @@ pub fn setsid_bash(script: &str) -> Command {
 /// printed, or, when `ACP_TERMINAL_REQUIRE` (a comma-separated list, set by `.ci/run` to what
 /// the machine has) names `feature`, it fails. Use as
 /// `if !require("cgroups", cg.is_some(), "no writable cgroup v2") { return; }`.
-// Only Linux-only tests (cgroups, user namespaces) call it so far.
+// Only Linux's tests need a feature the machine may lack (cgroups, namespaces, Landlock).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn require(feature: &str, available: bool, reason: &str) -> bool {
     require_with(

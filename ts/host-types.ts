@@ -73,7 +73,7 @@ export interface ApprovalRequest {
   outputByteLimit: number;
   /** For a request run directly (with args, or arg-less under `argless: 'auto'`): the absolute path that will be executed. */
   program?: string;
-  /** The programs found in the request (best effort for shell lines; see `shellCommandWords`). */
+  /** The programs found in the request (for shell lines, as the analysis found them; see `shellCommandWords`). */
   commands: PolicyCommand[];
 }
 

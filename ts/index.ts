@@ -135,8 +135,9 @@ export {
   shellCommandWords,
   type CommandWord,
   type Redefinition,
+  type ShellRefusal,
   type ShellAnalysis,
-} from './shellwords';
+} from './shell-analysis';
 export { INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, jsonRpcCodeFor, registerTerminalHandlers, toRequestError } from './handlers';
 export { trackSessionCwds } from './session-cwds';
 export {

@@ -16,9 +16,9 @@ import {
   SHELL_BUILTINS,
   shellCommandWords,
   type CommandWord,
-  type Redefinition,
   type ShellAnalysis,
-} from './shellwords';
+  type ShellRefusal,
+} from './shell-analysis';
 import type { ResolveProgramFn } from './types';
 
 // ---------------------------------------------------------------------------------------------------
@@ -52,11 +52,11 @@ export function compileRoots(roots: unknown, field: string): string[] | undefine
 export async function resolveCwdInRoots(cwd: string, roots: readonly string[]): Promise<string> {
   let checked: { resolved: string; inside: boolean };
   try {
-    checked = loadNative().cwdInRoots(cwd, [...roots]);
+    checked = await loadNative().cwdInRoots(cwd, [...roots]);
   } catch (error) {
     const code = errorCode(error);
     if (code !== 'ERR_INVALID_CWD' && code !== 'ERR_INVALID_ARG') throw error;
-    throw new AcpTerminalError(code, `cwd: ${errorMessage(error)}`, { field: 'cwd', cwd });
+    throw new AcpTerminalError(code, errorMessage(error), { field: 'cwd', cwd });
   }
   const real = checked.resolved;
   if (!checked.inside) {
@@ -85,6 +85,8 @@ export interface PolicyCommand {
   builtin: boolean;
   /** True when the word is only known at run time (`$CMD`, `$(...)`, a glob); it cannot be matched. */
   dynamic: boolean;
+  /** Set when the program would run code given in its arguments or stdin (`python3 -c`, `awk` `system()`): why. */
+  runsCode?: string;
 }
 
 /**
@@ -100,15 +102,28 @@ export type CommandRule = string | RegExp | ((command: PolicyCommand) => boolean
 export interface CommandPolicy {
   /**
    * When present, every program found must match one of these (shell builtins in `SAFE_SHELL_BUILTINS`
-   * excepted), and a shell line whose programs cannot all be known (a `$CMD` command word, a glob, a
-   * malformed line) is refused. An empty list refuses everything.
+   * excepted), and a shell line is approved only when every part of it is understood: plain commands of
+   * literal words joined by `&&`, `||`, `;`, `|`, with redirections to literal paths. Anything else
+   * (arithmetic, substitutions, loops, functions, `eval`, `[[ ]]`, an unknown wrapper option, a
+   * malformed line, a `$CMD` command word, ...) is refused. An empty list refuses everything.
    */
   allow?: readonly CommandRule[];
-  /** A program matching any of these is refused (checked before `allow`). */
+  /**
+   * A program matching any of these is refused (checked before `allow`). A guard rail, not a boundary:
+   * it sees the programs the analysis finds (behind wrappers, inside loops and substitutions), and a
+   * determined agent can hide one (`$CMD`, a script, an interpreter). Use the sandbox as the boundary.
+   */
   deny?: readonly CommandRule[];
   /**
-   * Arg-less requests (shell lines): `'check'` (default) checks the command words found in the line
-   * (best effort: see `shellCommandWords`); `'deny'` refuses every shell line, so agents must send argv.
+   * Under an allow list, programs that run code given in their arguments or stdin (`awk` with
+   * `system()`, `python3 -c`, an interpreter reading stdin, `git -c`, a possible git alias, `npx`,
+   * `npm exec`, `find -exec`, `xargs`, `sed` `e`, `env -S`, ...) are refused even when allowed, unless
+   * they match one of these rules too (same rule forms as `allow`). See docs/host-policy.md for the table.
+   */
+  codeRunners?: readonly CommandRule[];
+  /**
+   * Arg-less requests (shell lines): `'check'` (default) checks the line (see `allow`); `'deny'` refuses
+   * every shell line, so agents must send argv.
    */
   shellLines?: 'check' | 'deny';
 }
@@ -122,6 +137,8 @@ interface CompiledRule {
 export interface CompiledCommandPolicy {
   readonly allow: readonly CompiledRule[] | undefined;
   readonly deny: readonly CompiledRule[];
+  /** Programs allowed to run code from their arguments or stdin (empty when absent). */
+  readonly codeRunners?: readonly CompiledRule[];
   readonly shellLines: 'check' | 'deny';
 }
 
@@ -167,7 +184,7 @@ function compileRule(rule: unknown, field: string): CompiledRule {
 /** Validates a `CommandPolicy`; invalid entries throw `ERR_INVALID_ARG` naming the field. */
 export function compileCommandPolicy(policy: unknown, field: string): CompiledCommandPolicy | undefined {
   if (policy === undefined || policy === null) return undefined;
-  if (typeof policy !== 'object') throw invalidArg(field, 'must be an object { allow?, deny?, shellLines? }');
+  if (typeof policy !== 'object') throw invalidArg(field, 'must be an object { allow?, deny?, codeRunners?, shellLines? }');
   const p = policy as CommandPolicy;
   const list = (rules: unknown, name: string): CompiledRule[] | undefined => {
     if (rules === undefined) return undefined;
@@ -177,7 +194,12 @@ export function compileCommandPolicy(policy: unknown, field: string): CompiledCo
   if (p.shellLines !== undefined && p.shellLines !== 'check' && p.shellLines !== 'deny') {
     throw invalidArg(`${field}.shellLines`, `must be 'check' or 'deny', got ${JSON.stringify(p.shellLines)}`);
   }
-  return { allow: list(p.allow, 'allow'), deny: list(p.deny, 'deny') ?? [], shellLines: p.shellLines ?? 'check' };
+  return {
+    allow: list(p.allow, 'allow'),
+    deny: list(p.deny, 'deny') ?? [],
+    codeRunners: list(p.codeRunners, 'codeRunners') ?? [],
+    shellLines: p.shellLines ?? 'check',
+  };
 }
 
 /** What the command policy needs to know about a request. */
@@ -224,43 +246,13 @@ function resolveWith(check: CommandCheck, word: string): string {
   });
 }
 
-const REDEFINED: Readonly<Record<Redefinition['kind'], string>> = {
-  alias: 'an alias',
-  hash: '`hash -p`',
-  enable: '`enable`',
-  function: 'a function',
-};
-
-/** True when a function named `name` would run instead of something the check resolved. */
-function shadows(name: string, analysis: ShellAnalysis, check: CommandCheck): boolean {
-  if (SHELL_BUILTINS.has(name) || analysis.words.some((w) => w.dynamic || w.word === name)) return true;
-  try {
-    resolveWith(check, name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * Under an allow list, what would make the checked words run something else is refused: shells fed
- * from stdin or a file, aliases, `hash -p`, `enable`, functions named like a builtin or a command, and
- * assignments of variables the environment policy refuses (or whose name is only known at run time).
+ * Under an allow list, what would make the checked words run something else is refused: assignments of
+ * variables the environment policy refuses (or whose name is only known at run time), then every
+ * construct the analysis does not understand (`shell-construct`, `shell-input`, `wrapper-option`,
+ * `redefinition`), named with its position in the line.
  */
 function refuseUncheckable(analysis: ShellAnalysis, check: CommandCheck): void {
-  for (const shell of analysis.uncheckedShells) {
-    throw denied(
-      `command: \`${shell}\` would read its commands from stdin or a script file, which cannot be checked; give them with \`${shell} -c '...'\``,
-      { field: 'command', reason: 'shell-input', word: shell },
-    );
-  }
-  for (const r of analysis.redefinitions) {
-    if (r.kind === 'function' && !shadows(r.name, analysis, check)) continue;
-    throw denied(
-      `command: the line redefines \`${r.name}\` with ${REDEFINED[r.kind]}, so what runs under that name is not what was checked`,
-      { field: 'command', reason: 'redefinition', word: r.name, kind: r.kind },
-    );
-  }
   for (const a of analysis.assignments) {
     if (a.dynamic) {
       throw denied(`command: the line assigns \`${a.word}\`, a variable known only when it runs, so what that changes cannot be checked`, {
@@ -277,6 +269,20 @@ function refuseUncheckable(analysis: ShellAnalysis, check: CommandCheck): void {
       });
     }
   }
+  const r = analysis.refusals[0];
+  if (r === undefined) return;
+  const at = check.shellLine ? ` at index ${r.position}` : '';
+  const details: Record<string, unknown> = { field: 'command', reason: r.reason, construct: r.construct, position: r.position };
+  if (r.word !== undefined) details.word = r.word;
+  const redefinition = analysis.redefinitions.find((d) => d.name === r.word);
+  if (r.reason === 'redefinition' && redefinition) details.kind = redefinition.kind;
+  const why: Record<ShellRefusal['reason'], string> = {
+    'shell-construct': 'only plain commands joined by &&, ||, ; and | are allowed',
+    'shell-input': `give the commands with \`${r.word ?? 'sh'} -c '...'\``,
+    'wrapper-option': 'what it runs cannot be known',
+    redefinition: 'what runs under that name is not what was checked',
+  };
+  throw denied(`command: the line uses ${r.construct}${at}, which this client's command policy cannot check (${why[r.reason]})`, details);
 }
 
 function realPathOf(file: string): string | undefined {
@@ -312,7 +318,9 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
   analysis.words.forEach((w: CommandWord, index) => {
     const top = !check.shellLine && index === 0;
     let resolved: string | undefined;
-    if (!w.dynamic) {
+    // On a shell line a builtin name runs the builtin, whatever PATH holds: nothing to look up.
+    const shellBuiltin = check.shellLine && !w.word.includes('/') && SHELL_BUILTINS.has(w.word);
+    if (!w.dynamic && !shellBuiltin) {
       try {
         resolved = resolveWith(check, w.word);
       } catch (error) {
@@ -326,6 +334,7 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
       realPath: resolved === undefined ? undefined : realPathOf(resolved),
       builtin: !w.word.includes('/') && SHELL_BUILTINS.has(w.word) && !top,
       dynamic: w.dynamic,
+      ...(w.runsCode !== undefined ? { runsCode: w.runsCode } : {}),
     };
     if (top) program = resolved;
     commands.push(command);
@@ -350,6 +359,12 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
         throw denied(
           `command: \`${command.word}\` is only known when the line runs, so it cannot be checked against the commands this client allows`,
           { field: 'command', reason: 'dynamic', word: command.word },
+        );
+      }
+      if (command.runsCode !== undefined && !policy.codeRunners?.some((r) => r.matches(command, false))) {
+        throw denied(
+          `command: ${describe(command)} would run code given in its arguments or stdin (${command.runsCode}); this client does not let it (see the command policy's codeRunners)`,
+          { field: 'command', reason: 'code-execution', word: command.word, program: command.path, why: command.runsCode },
         );
       }
       if (command.builtin && SAFE_SHELL_BUILTINS.has(command.word)) continue;

@@ -108,7 +108,7 @@ export class Session {
   private staleSince = 0;
   /** When the awaited command line was sent (ms since the epoch). */
   private sentAt = 0;
-  /** The shell's program image when it started (the core's `processExecStamp`), to see an `exec`. */
+  /** The shell's program image at its first prompt (the core's `processExecStamp`), to see an `exec`. */
   private execStamp: string | null = null;
   private lastHealthCheck = 0;
 
@@ -138,7 +138,6 @@ export class Session {
   attach(terminal: PtyTerminalLike): void {
     this.terminal = terminal;
     this.shellStart = loadNative().processStartTime(terminal.pid);
-    this.execStamp = loadNative().processExecStamp(terminal.pid);
     this.unsubscribe = terminal.onOutput((chunk) => this.onChunk(chunk), { replay: true });
     terminal.waitForExit().then(
       (status) => void this.onExit(status),
@@ -166,6 +165,9 @@ export class Session {
       if (kind === 'prompt' && seq === 0) {
         this.ready = true;
         this.terminal?.savePtyModes?.();
+        // Taken at the first prompt, not at the spawn: until the launch's exec of the shell is
+        // complete, /proc may still show the image before it (a false "replaced" under load).
+        if (this.terminal) this.execStamp = loadNative().processExecStamp(this.terminal.pid);
       }
       return;
     }

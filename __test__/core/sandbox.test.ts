@@ -17,6 +17,17 @@ afterAll(removePackageCopy);
 
 const isRoot = process.getuid?.() === 0;
 const info = containmentInfo().sandbox;
+
+// The sandbox hides the host's /tmp (its own is a private tmpfs), and a command without `cwd` starts
+// in Node's: the checkout may be under /tmp (CI clones into mktemp -d), so this file's terminals run
+// from a directory outside it.
+const startDir = process.cwd();
+const outsideTmp = fs.mkdtempSync(path.join('/var/tmp', 'acp-sbx-cwd-'));
+beforeAll(() => process.chdir(outsideTmp));
+afterAll(() => {
+  process.chdir(startDir);
+  fs.rmSync(outsideTmp, { recursive: true, force: true });
+});
 /** The namespace's init as `cmdline` shows it (the same on every architecture). */
 const INIT = 'sleep 2147483647';
 const INIT_COMM = 'sleep';
@@ -396,11 +407,11 @@ describe('lifecycle', () => {
       const { createTerminal } = require('.');
       (async () => {
         const fill = await createTerminal(
-          { command: 'mkdir $TMPDIR/locked && echo x > $TMPDIR/locked/f && chmod 000 $TMPDIR/locked; head -c 3000000 /dev/zero > $TMPDIR/big; echo status $?; df -k /tmp /dev/shm | tail -2' },
+          { command: 'mkdir $TMPDIR/locked && echo x > $TMPDIR/locked/f && chmod 000 $TMPDIR/locked; head -c 3000000 /dev/zero > $TMPDIR/big; echo status $?; df -k /tmp /dev/shm | tail -2', cwd: '/' },
           { sandbox: { writableRoots: [], tmpBytes: 2 * 1024 * 1024 } });
         await fill.waitForExit();
         console.log(JSON.stringify((await fill.currentOutput()).output));
-        const t = await createTerminal({ command: 'echo $TMPDIR > /dev/null; touch $TMPDIR/left; echo ready; exec sleep 100' }, { sandbox: { writableRoots: [] } });
+        const t = await createTerminal({ command: 'echo $TMPDIR > /dev/null; touch $TMPDIR/left; echo ready; exec sleep 100', cwd: '/' }, { sandbox: { writableRoots: [] } });
         for (let i = 0; i < 500 && !(await t.currentOutput()).output.includes('ready'); i++) await new Promise((r) => setTimeout(r, 10));
         console.log('killing');
         process.kill(process.pid, 'SIGKILL');

@@ -91,7 +91,7 @@ describe('allowedRoots: the host asks the core', () => {
     ]);
   });
 
-  test('the core: a missing cwd is ERR_INVALID_CWD naming it; a sibling with the root as prefix is outside', () => {
+  test('the core: a missing cwd is ERR_INVALID_CWD naming it; a sibling with the root as prefix is outside', async () => {
     const core = jest.requireActual<typeof import('../../index.js')>('../../index.js');
     const tmp = fs.mkdtempSync(path.join(fs.realpathSync(require('node:os').tmpdir()), 'roots-'));
     try {
@@ -99,10 +99,10 @@ describe('allowedRoots: the host asks the core', () => {
       fs.mkdirSync(path.join(tmp, 'root-sibling'));
       fs.symlinkSync(path.join(tmp, 'root', 'sub'), path.join(tmp, 'link'));
       const roots = [path.join(tmp, 'root')];
-      expect(core.cwdInRoots(path.join(tmp, 'link'), roots)).toEqual({ resolved: path.join(tmp, 'root', 'sub'), inside: true });
-      expect(core.cwdInRoots(path.join(tmp, 'root-sibling'), roots)).toEqual({ resolved: path.join(tmp, 'root-sibling'), inside: false });
-      expect(() => core.cwdInRoots(path.join(tmp, 'nope'), roots)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_CWD', message: expect.stringContaining('does not exist') }));
-      expect(() => core.cwdInRoots(tmp, ['relative'])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('allowedRoots[0]') }));
+      await expect(core.cwdInRoots(path.join(tmp, 'link'), roots)).resolves.toEqual({ resolved: path.join(tmp, 'root', 'sub'), inside: true });
+      await expect(core.cwdInRoots(path.join(tmp, 'root-sibling'), roots)).resolves.toEqual({ resolved: path.join(tmp, 'root-sibling'), inside: false });
+      await expect(core.cwdInRoots(path.join(tmp, 'nope'), roots)).rejects.toMatchObject({ code: 'ERR_INVALID_CWD', message: expect.stringContaining('does not exist') });
+      await expect(core.cwdInRoots(tmp, ['relative'])).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('allowedRoots[0]') });
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }

@@ -13,6 +13,7 @@
 //! | `strings.rs` | output strings (large ASCII output handed to V8 without a copy) |
 //! | `render.rs` | `renderTerminalOutput[Async]` |
 //! | `process.rs` | `containmentInfo`, `resolveProgram`, `envDefaults`, `cwdInRoots`, keys, session trees, process groups |
+//! | `shell.rs` | `analyseShellLine`, `analyseShellArgv` (the command policy's shell analysis) |
 
 use napi::bindgen_prelude::*;
 use napi::Env;
@@ -25,6 +26,7 @@ mod handle;
 mod options;
 mod process;
 mod render;
+mod shell;
 mod sink;
 mod strings;
 

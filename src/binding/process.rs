@@ -222,10 +222,18 @@ pub struct CwdInRoots {
 
 /// Checks `cwd` against `allowedRoots` by the rule `createTerminal` applies to
 /// `options.allowedRoots`, for a caller that checks a request before starting it (the check at
-/// the start is still made, on the directory the command starts in). Throws with `code`
-/// `ERR_INVALID_CWD` (missing, relative, not a directory) or `ERR_INVALID_ARG` naming the field.
-#[napi(ts_args_type = "cwd: string, allowedRoots: string[]")]
-pub fn cwd_in_roots(env: &Env, cwd: Unknown, allowed_roots: Unknown) -> Result<CwdInRoots> {
+/// the start is still made, on the directory the command starts in). The file system is read
+/// off the JS thread. Rejects with `code` `ERR_INVALID_CWD` (missing, relative, not a
+/// directory) or `ERR_INVALID_ARG` naming the field.
+#[napi(
+    ts_args_type = "cwd: string, allowedRoots: string[]",
+    ts_return_type = "Promise<CwdInRoots>"
+)]
+pub fn cwd_in_roots<'env>(
+    env: &'env Env,
+    cwd: Unknown<'env>,
+    allowed_roots: Unknown<'env>,
+) -> Result<PromiseRaw<'env, CwdInRoots>> {
     let parsed = (|| -> Parsed<(String, Vec<String>)> {
         let cwd = as_string(&cwd, "cwd")?;
         let roots = as_array(&allowed_roots, "allowedRoots")?
@@ -235,12 +243,20 @@ pub fn cwd_in_roots(env: &Env, cwd: Unknown, allowed_roots: Unknown) -> Result<C
             .collect::<Parsed<Vec<_>>>()?;
         Ok((cwd, roots))
     })();
-    let (cwd, roots) = parsed.map_err(|e| js_error(env, e))?;
-    let (resolved, inside) = spawn::cwd_in_roots(&cwd, &roots).map_err(|e| js_error(env, e))?;
-    Ok(CwdInRoots {
-        resolved: resolved.to_string_lossy().into_owned(),
-        inside,
-    })
+    let (cwd, roots) = match parsed {
+        Ok(v) => v,
+        Err(e) => return rejected(env, e),
+    };
+    settle(
+        env,
+        async move { spawn::cwd_in_roots(&cwd, &roots) },
+        |_env, (resolved, inside)| {
+            Ok(CwdInRoots {
+                resolved: resolved.to_string_lossy().into_owned(),
+                inside,
+            })
+        },
+    )
 }
 
 /// True when `name`, as written, is a tmux key name that `sendKeys()` sends as a key: the

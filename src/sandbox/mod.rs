@@ -119,9 +119,9 @@ pub struct Prepared {
     child: Box<child::ChildSandbox>,
 }
 
+#[cfg(target_os = "linux")]
 // SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as
 // the process (see `seccomp::program`); nothing in them is ever written after creation.
-#[cfg(target_os = "linux")]
 unsafe impl Send for Prepared {}
 
 /// Owns the namespace's init of a sandboxed terminal. Dropping it (at release) SIGKILLs the

@@ -1,16 +1,26 @@
-// Bounds and robustness of the shell-line analysis (pure functions, no processes). What it finds on
-// each line is pinned by the shared corpus: __test__/fixtures/shell-corpus.ts, run by shell-corpus.test.ts.
-import { argvCommandWords, shellCommandWords } from '../ts/shellwords';
+// Bounds and robustness of the shell-line analysis (the native core's tree-sitter-bash walk; no
+// processes). What it finds on each line is pinned by the shared corpus:
+// __test__/fixtures/shell-corpus.ts, run by shell-corpus.test.ts.
+import { argvCommandWords, shellCommandWords } from '../ts/shell-analysis';
 
 describe('shellCommandWords', () => {
-  test('deep nesting is bounded and flagged', () => {
+  test('deep nesting is bounded, flagged and refused', () => {
     const line = '$('.repeat(100) + 'ls' + ')'.repeat(100);
-    expect(shellCommandWords(line).incomplete).toBe(true);
+    const r = shellCommandWords(line);
+    expect(r.refusals.length).toBeGreaterThan(0);
   });
 
   test('large input stays linear enough', () => {
     const line = Array.from({ length: 20000 }, (_, i) => `echo ${i}`).join(' && ');
     expect(shellCommandWords(line).words).toHaveLength(20000);
+  });
+
+  test('a refusal names the construct and its position as a JS string index', () => {
+    const line = 'ls; echo "é😀" $((1+2))';
+    const r = shellCommandWords(line).refusals[0]!;
+    expect(r).toMatchObject({ reason: 'shell-construct' });
+    expect(r.construct).toMatch(/arithmetic/);
+    expect(line.slice(r.position)).toBe('$((1+2))');
   });
 });
 
@@ -24,11 +34,11 @@ describe('robustness', () => {
     ['a 3 MiB word', 'echo ' + 'z'.repeat(3 * 1024 * 1024)],
   ])('large inputs (%s) are analysed without blowing up', (_what, line) => {
     const r = shellCommandWords(line);
-    expect(r.words.length).toBeGreaterThan(0);
+    expect(r.words.length + r.refusals.length).toBeGreaterThan(0);
   });
 
   test('random garbage never throws', () => {
-    const alphabet = ['a', ' ', ';', '&', '|', '(', ')', '$', '`', '"', "'", '\\', '\n', '<', '>', '{', '}', '#', '=', '*', 'if', 'case', 'in', 'esac', '<<', 'EOF', '$(', '${', '$((', '))'];
+    const alphabet = ['a', ' ', ';', '&', '|', '(', ')', '$', '`', '"', "'", '\\', '\n', '<', '>', '{', '}', '#', '=', '*', 'if', 'case', 'in', 'esac', '<<', 'EOF', '$(', '${', '$((', '))', '[[', ']]', 'é', '\0'];
     let seed = 42;
     const rand = (n: number): number => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;

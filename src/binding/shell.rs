@@ -1,0 +1,108 @@
+//! `analyseShellLine` / `analyseShellArgv`: the core's shell-line analysis ([`crate::shell`]) as
+//! plain objects for the TS command policy.
+
+use napi_derive::napi;
+
+use crate::shell::{self, Analysis};
+
+/// A program a line would run.
+#[napi(object)]
+pub struct ShellProgram {
+    /// The word with quoting removed (run-time parts as written, e.g. `$CMD`).
+    pub word: String,
+    /// True when the word is only known at run time (an expansion, a glob, `~`).
+    pub dynamic: bool,
+    /// UTF-16 index in the line of the command it belongs to.
+    pub position: u32,
+    /// Set when the program would run code given in its arguments or stdin: why.
+    pub runs_code: Option<String>,
+    /// True when the word was found only by guessing (after an unknown wrapper option, or in
+    /// dash's reading of a `[[`/`((` line).
+    pub guessed: bool,
+}
+
+/// A variable a line assigns.
+#[napi(object)]
+pub struct ShellAssignment {
+    /// The name (as written when only known at run time).
+    pub name: String,
+    /// True when the name is only known at run time.
+    pub dynamic: bool,
+}
+
+/// A part of a line the analysis does not understand.
+#[napi(object)]
+pub struct ShellRefusal {
+    /// `'shell-construct'`, `'shell-input'`, `'wrapper-option'` or `'redefinition'`.
+    #[napi(ts_type = "'shell-construct' | 'shell-input' | 'wrapper-option' | 'redefinition'")]
+    pub reason: String,
+    /// What it is (`arithmetic $(( ))`, "a for loop", ...).
+    pub construct: String,
+    /// UTF-16 index in the line where it starts.
+    pub position: u32,
+    /// The word concerned, if any (the shell, the redefined name, the wrapper).
+    pub word: Option<String>,
+}
+
+/// What a shell line or an argv would run, and what in it is not understood.
+#[napi(object)]
+pub struct ShellLineAnalysis {
+    /// Programs in the order found (including those inside refused constructs).
+    pub programs: Vec<ShellProgram>,
+    /// Variables assigned.
+    pub assignments: Vec<ShellAssignment>,
+    /// Constructs not understood, in the order found.
+    pub refusals: Vec<ShellRefusal>,
+    /// True when the line is not valid bash.
+    pub malformed: bool,
+}
+
+fn to_js(a: Analysis) -> ShellLineAnalysis {
+    let pos = |p: usize| u32::try_from(p).unwrap_or(u32::MAX);
+    ShellLineAnalysis {
+        programs: a
+            .programs
+            .into_iter()
+            .map(|p| ShellProgram {
+                word: p.word,
+                dynamic: p.dynamic,
+                position: pos(p.position),
+                runs_code: p.runs_code,
+                guessed: p.guessed,
+            })
+            .collect(),
+        assignments: a
+            .assignments
+            .into_iter()
+            .map(|s| ShellAssignment {
+                name: s.name,
+                dynamic: s.dynamic,
+            })
+            .collect(),
+        refusals: a
+            .refusals
+            .into_iter()
+            .map(|r| ShellRefusal {
+                reason: r.reason.as_str().to_string(),
+                construct: r.construct,
+                position: pos(r.position),
+                word: r.word,
+            })
+            .collect(),
+        malformed: a.malformed,
+    }
+}
+
+/// Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
+/// the variables it assigns, and every construct outside plain commands of literal words.
+#[napi]
+pub fn analyse_shell_line(line: String) -> ShellLineAnalysis {
+    to_js(shell::analyse_line(&line))
+}
+
+/// Analyses an argv request (`[program, ...args]`): the programs behind wrappers, nested
+/// `sh -c` lines, and programs that run code from their arguments.
+#[napi]
+pub fn analyse_shell_argv(argv: Vec<String>) -> ShellLineAnalysis {
+    to_js(shell::analyse_argv(&argv))
+}

@@ -1,0 +1,130 @@
+/**
+ * What a shell line or an argv would run, for the host's command policy: the native core parses the
+ * line with tree-sitter-bash (src/shell/) and reports its programs (wrappers unwrapped, programs that
+ * run code from their arguments flagged), the variables it assigns, and every construct outside plain
+ * commands of literal words joined by `&&`, `||`, `;`, `|` with redirections to literal paths.
+ *
+ * This is a check, not a sandbox: an allowed program can still do anything its own input tells it
+ * (a Makefile, an npm script, a repository's git config). Under an allow list every refusal refuses
+ * the line; a deny list only sees the programs found, which a determined agent can hide.
+ */
+
+import { loadNative } from './native';
+
+/** One program found in a line or an argv. */
+export interface CommandWord {
+  /** The word with quoting removed (`"r"m` → `rm`); run-time parts kept as written (`$CMD`). */
+  word: string;
+  /** True when the word's value is only known at run time (an expansion, a glob, a brace expansion, `~`). */
+  dynamic: boolean;
+  /** UTF-16 index in the line of the command it belongs to. */
+  position?: number;
+  /** Set when this program would run code given in its arguments or stdin (`awk` with `system()`, `python3 -c`): why. */
+  runsCode?: string;
+  /** True when the word was only guessed (after an unknown wrapper option, or in dash's reading of `[[`/`((`). */
+  guessed?: boolean;
+}
+
+/** Something a line redefines, so that a later command word may not run what the check resolved. */
+export interface Redefinition {
+  /** `alias NAME=...`, `hash -p PATH NAME`, `enable NAME`. */
+  kind: 'alias' | 'hash' | 'enable';
+  /** The name redefined. */
+  name: string;
+}
+
+/** A part of a line that is not understood (see `ShellAnalysis.refusals`). */
+export interface ShellRefusal {
+  /**
+   * `shell-construct` (arithmetic, substitution, loops, functions, `eval`, `[[ ]]`, ...), `shell-input` (a
+   * shell reading stdin or a script), `wrapper-option` (an option of `xargs`/`env`/... this analysis does
+   * not know), `redefinition` (alias, `hash -p`, `enable`).
+   */
+  reason: 'shell-construct' | 'shell-input' | 'wrapper-option' | 'redefinition';
+  /** What it is, for a message. */
+  construct: string;
+  /** UTF-16 index in the line where it starts. */
+  position: number;
+  /** The word concerned, if any. */
+  word?: string;
+}
+
+/** Result of analysing a shell line or an argv. */
+export interface ShellAnalysis {
+  /** Programs in the order found, including those inside refused constructs (for deny lists). */
+  words: CommandWord[];
+  /** True when the line is not valid bash (unterminated quote, unclosed `if`, dangling `|`, ...). */
+  incomplete: boolean;
+  /** Variables the line sets (`NAME=value`, `export`, `env NAME=value`, `read NAME`); `word` is the name. */
+  assignments: CommandWord[];
+  /** Constructs not understood, in the order found. An allow list refuses a line with any. */
+  refusals: ShellRefusal[];
+  /** Aliases, `hash -p` entries and `enable` in the line (also in `refusals`). */
+  redefinitions: Redefinition[];
+  /** Shells started without `-c`, which read their commands from stdin or a script file (also in `refusals`). */
+  uncheckedShells: string[];
+}
+
+/**
+ * Shell builtins that cannot run another program or read code from somewhere (or only run a command
+ * that is itself reported and checked); a strict allow list admits them without a rule.
+ */
+export const SAFE_SHELL_BUILTINS: ReadonlySet<string> = new Set([
+  ':', '[', 'true', 'false', 'test', 'echo', 'printf', 'cd', 'pwd', 'export', 'unset', 'set', 'shift',
+  'exit', 'return', 'break', 'continue', 'local', 'readonly', 'declare', 'typeset', 'umask', 'wait',
+  'type', 'times', 'jobs', 'shopt', 'pushd', 'popd', 'dirs',
+  // These only run a command that is itself found and checked:
+  'command', 'builtin', 'time',
+]);
+
+/**
+ * Every builtin a POSIX shell or bash resolves before searching PATH (so `kill` on a shell line is the
+ * builtin even where /usr/bin/kill exists). Includes the unsafe ones (`eval`, `source`, `.`, `trap`, ...).
+ */
+export const SHELL_BUILTINS: ReadonlySet<string> = new Set([
+  ...SAFE_SHELL_BUILTINS,
+  'eval', 'source', '.', 'exec', 'trap', 'alias', 'unalias', 'kill', 'ulimit', 'fg', 'bg', 'disown', 'enable',
+  'history', 'fc', 'mapfile', 'readarray', 'compgen', 'complete', 'bind', 'caller', 'suspend', 'logout',
+  'read', 'let', 'hash', 'getopts',
+]);
+
+type NativeAnalysis = ReturnType<ReturnType<typeof loadNative>['analyseShellLine']>;
+
+function fromNative(a: NativeAnalysis): ShellAnalysis {
+  const refusals: ShellRefusal[] = a.refusals.map((r) => ({
+    reason: r.reason,
+    construct: r.construct,
+    position: r.position,
+    ...(r.word != null ? { word: r.word } : {}),
+  }));
+  const redefinitions: Redefinition[] = [];
+  for (const r of refusals) {
+    if (r.reason !== 'redefinition' || r.word === undefined) continue;
+    const kind = r.construct.endsWith('alias)') ? 'alias' : r.construct.endsWith('(hash)') ? 'hash' : 'enable';
+    redefinitions.push({ kind, name: r.word });
+  }
+  return {
+    words: a.programs.map((p) => ({
+      word: p.word,
+      dynamic: p.dynamic,
+      position: p.position,
+      ...(p.runsCode != null ? { runsCode: p.runsCode } : {}),
+      ...(p.guessed ? { guessed: true } : {}),
+    })),
+    incomplete: a.malformed,
+    assignments: a.assignments.map((s) => ({ word: s.name, dynamic: s.dynamic })),
+    refusals,
+    redefinitions,
+    uncheckedShells: refusals.filter((r) => r.reason === 'shell-input' && r.word !== undefined).map((r) => r.word!),
+  };
+}
+
+/** Analyses a shell line (parsed by the native core with tree-sitter-bash). */
+export function shellCommandWords(line: string): ShellAnalysis {
+  return fromNative(loadNative().analyseShellLine(line));
+}
+
+/** Analyses an argv (`[program, ...args]`): the program, the programs behind wrappers, `sh -c` lines. */
+export function argvCommandWords(argv: readonly string[]): ShellAnalysis {
+  return fromNative(loadNative().analyseShellArgv([...argv]));
+}
