@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Compile-checks (with clippy) the crate for the targets this machine cannot build binaries for:
-# aarch64/x86_64 macOS and aarch64/x86_64 Linux musl, unit tests included. Every target must
+# aarch64/x86_64 macOS and aarch64/x86_64 Linux musl, unit tests included (the Windows msvc targets
+# join once the core compiles for Windows: issue 21; `winsys/run.sh --check` checks its platform
+# layer meanwhile). Every target must
 # have zero errors and zero warnings (rustc's and clippy's, in our own crate; dependencies'
 # lints are capped by cargo).
 #
@@ -56,12 +58,11 @@ if [ ! -f "$sysroot/lib/rustlib/src/rust/library/Cargo.lock" ]; then
 fi
 echo "== $("$RUSTC" --version), $("$CARGO" --version)"
 
-# Debian's tools first: `cargo clippy` finds cargo-clippy, and it clippy-driver, on PATH.
-export PATH="/usr/bin:$PATH"
-export RUSTC RUSTC_BOOTSTRAP=1
+# Debian's tools first (`cargo clippy` finds cargo-clippy, and it clippy-driver, on PATH), with
+# rustup's settings dropped and napi's newer rust-version bridged (DEBIAN_RUST_FLAGS).
+# shellcheck source=scripts/debian-rust.sh
+. scripts/debian-rust.sh
 export CARGO_TARGET_DIR="${CHECK_TARGETS_DIR:-$PWD/target/check-targets}"
-# Keep rustup's settings from leaking into Debian's toolchain.
-unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
 
 # A C compiler for the targets: tree-sitter's build script compiles C (through the cc crate) for the
 # target, and this machine has no macOS SDK or musl cross compiler. `zig cc` ships their libc headers
@@ -121,7 +122,7 @@ for target in "${TARGETS[@]}"; do
   export ZIG_CC_TARGET "CC_${target//-/_}=$PWD/scripts/zig-cc.sh"
   set +e
   # --all-targets: the unit tests must compile (and pass clippy) for every platform too.
-  RUSTFLAGS="$flags" "$CARGO" clippy --locked --all-targets -Zbuild-std=std,panic_abort,panic_unwind,test \
+  RUSTFLAGS="$flags" "$CARGO" clippy --locked "${DEBIAN_RUST_FLAGS[@]}" --all-targets -Zbuild-std=std,panic_abort,panic_unwind,test \
     --target "$target" --message-format json >"$log" 2>"$log.err"
   rc=$?
   set -e

@@ -1,0 +1,168 @@
+// Windows launch rules: shell lines through %ComSpec% /d /s /c, direct execution with exact
+// MSVC argument quoting, PATH + PATHEXT lookup, batch files escaped or refused, environment names
+// case-insensitive, inheritEnv: false.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { acp, run, nodeExe, tempDir, NO_POWERSHELL, NO_BASH } from './helpers.mjs';
+
+const PRINT_ARGV = 'process.stdout.write(JSON.stringify(process.argv.slice(1)))';
+
+test('a shell line runs in cmd.exe: variables expand, & chains, exit /b sets the exit code', async () => {
+  const r = await run({ command: 'echo [%OS%]& echo second& exit /b 7' });
+  assert.deepEqual(r.exitStatus, { exitCode: 7, signal: null });
+  assert.equal(r.output, '[Windows_NT]\r\nsecond\r\n');
+});
+
+test('a shell line keeps its quotes (cmd /s /c "<line>", as Node shell: true)', async () => {
+  const r = await run({ command: `"${nodeExe}" -e "${PRINT_ARGV}" "a b" c` });
+  assert.deepEqual(JSON.parse(r.output), ['a b', 'c']);
+});
+
+test("options.shell: 'powershell' runs the line in PowerShell", { skip: NO_POWERSHELL }, async () => {
+  const r = await run({ command: 'Write-Output ("ps" + 1)' }, { shell: 'powershell' });
+  assert.equal(r.output.trim(), 'ps1');
+});
+
+test("options.shell: 'bash' runs the line in Git for Windows' bash", { skip: NO_BASH }, async () => {
+  const r = await run({ command: 'echo "$((6 * 7))"' }, { shell: 'bash' });
+  assert.equal(r.output.trim(), '42');
+});
+
+const HARD_ARGS = [
+  '',
+  'a b',
+  'trailing\\',
+  'trailing space\\ ',
+  'dir\\\\',
+  'q"uote',
+  '\\"',
+  '"',
+  '""',
+  '%PATH%',
+  '!x!',
+  '& | < > ^',
+  'a&b|c',
+  '\t tab',
+  'ünïcødé 日本語 🙂',
+];
+
+test('args reach the program exactly as given (MSVC quoting: empty, backslashes, quotes, %, &|<>^, non-ASCII)', async () => {
+  const r = await run({ command: nodeExe, args: ['-e', PRINT_ARGV, ...HARD_ARGS] });
+  assert.equal(r.exitStatus.exitCode, 0, r.output);
+  assert.deepEqual(JSON.parse(r.output), HARD_ARGS);
+});
+
+test('each hard argument alone arrives as one argument', async () => {
+  for (const arg of HARD_ARGS) {
+    const r = await run({ command: nodeExe, args: ['-e', PRINT_ARGV, arg] });
+    assert.deepEqual(JSON.parse(r.output), [arg], `argument ${JSON.stringify(arg)}`);
+  }
+});
+
+test('the program is found through PATH and PATHEXT; resolveProgram answers the same', async () => {
+  const { dir, remove } = tempDir();
+  try {
+    fs.writeFileSync(path.join(dir, 'acp-hello.cmd'), '@echo off\r\necho hello from cmd %1\r\n');
+    const env = [{ name: 'PATH', value: `${dir};${process.env.PATH}` }];
+    const r = await run({ command: 'acp-hello', args: ['x'], env });
+    assert.deepEqual(r.exitStatus, { exitCode: 0, signal: null });
+    assert.equal(r.output, 'hello from cmd x\r\n');
+    const resolved = acp.resolveProgram('acp-hello', { path: dir });
+    assert.equal(resolved.toLowerCase(), path.join(dir, 'acp-hello.cmd').toLowerCase());
+    assert.match(acp.resolveProgram('cmd'), /\\system32\\cmd\.exe$/i);
+  } finally {
+    remove();
+  }
+});
+
+test('a program that is not found: ENOENT naming it', async () => {
+  await assert.rejects(acp.createTerminal({ command: 'acp-no-such-program-xyz', args: ['a'] }), (e) => {
+    assert.equal(e.code, 'ENOENT');
+    assert.match(e.message, /acp-no-such-program-xyz/);
+    return true;
+  });
+  assert.throws(() => acp.resolveProgram('acp-no-such-program-xyz'), /acp-no-such-program-xyz/);
+});
+
+test('a .cmd file gets its arguments escaped for cmd or refused with ERR_INVALID_ARG: never injected', async () => {
+  const { dir, remove } = tempDir();
+  try {
+    const bat = path.join(dir, 'acp-args.cmd');
+    fs.writeFileSync(bat, '@echo off\r\necho ARG1=%1\r\n');
+    const marker = path.join(dir, 'INJECTED');
+    const attacks = [
+      `x" & type nul > "${marker}" & rem "`,
+      `x & type nul > "${marker}"`,
+      `x" | type nul > "${marker}`,
+      `^" & type nul > "${marker}" & rem ^"`,
+      `x\\" & type nul > "${marker}" & rem "`,
+      `%CD%" & type nul > "${marker}" & rem "`,
+      `x\n type nul > "${marker}"`,
+    ];
+    for (const attack of attacks) {
+      let refused = false;
+      try {
+        const r = await run({ command: bat, args: [attack] });
+        assert.doesNotMatch(r.output, /^ARG1=$/m, `the argument was split: ${JSON.stringify(attack)}`);
+      } catch (e) {
+        refused = true;
+        assert.equal(e.code, 'ERR_INVALID_ARG', `${JSON.stringify(attack)}: ${e.message}`);
+        assert.match(e.message, /arg/i);
+      }
+      assert.equal(fs.existsSync(marker), false, `${JSON.stringify(attack)} ran a command (refused: ${refused})`);
+    }
+  } finally {
+    remove();
+  }
+});
+
+test('a .cmd file receives plain arguments', async () => {
+  const { dir, remove } = tempDir();
+  try {
+    const bat = path.join(dir, 'acp-args.cmd');
+    fs.writeFileSync(bat, '@echo off\r\necho [%~1] [%~2]\r\n');
+    const r = await run({ command: bat, args: ['one', 'two words'] });
+    assert.equal(r.output, '[one] [two words]\r\n');
+  } finally {
+    remove();
+  }
+});
+
+test('environment names are case-insensitive: a request path replaces the inherited Path, once', async () => {
+  const r = await run(
+    { command: nodeExe, args: ['-e', 'process.stdout.write(JSON.stringify(Object.keys(process.env).filter((k) => k.toUpperCase() === "PATH").map((k) => [k, process.env[k]])))'], env: [{ name: 'path', value: 'C:\\acp-only' }] },
+  );
+  const entries = JSON.parse(r.output);
+  assert.equal(entries.length, 1, r.output);
+  assert.equal(entries[0][1], 'C:\\acp-only');
+});
+
+test('env values reach the child; the same name twice in a request: the last wins', async () => {
+  const r = await run({
+    command: 'echo [%ACP_A%] [%ACP_B%]',
+    env: [
+      { name: 'ACP_A', value: 'first' },
+      { name: 'acp_a', value: 'second' },
+      { name: 'ACP_B', value: 'x y & z' },
+    ],
+  });
+  assert.equal(r.output, '[second] [x y & z]\r\n');
+});
+
+test('inheritEnv: false starts from an empty environment', async () => {
+  process.env.ACP_WIN_INHERITED = 'from-node';
+  try {
+    const inherited = await run({ command: 'echo [%ACP_WIN_INHERITED%]' });
+    assert.equal(inherited.output, '[from-node]\r\n');
+    // Only ACP_* names are compared: Windows (and Wine) add variables of their own to a process.
+    const empty = await run(
+      { command: nodeExe, args: ['-e', 'process.stdout.write(JSON.stringify(Object.keys(process.env).filter((k) => /^ACP_/i.test(k)).sort()))'], env: [{ name: 'ACP_ONLY', value: '1' }] },
+      { inheritEnv: false },
+    );
+    assert.deepEqual(JSON.parse(empty.output), ['ACP_ONLY']);
+  } finally {
+    delete process.env.ACP_WIN_INHERITED;
+  }
+});

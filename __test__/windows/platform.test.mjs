@@ -1,0 +1,88 @@
+// What Windows has and has not: job limits (processes, memory, CPU time) and ENOTSUP for the
+// rest, the sandbox refused (fail closed), containmentInfo(), processCwd and processStartTime.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { acp, run, nodeExe, tempDir, jobLimitUnenforced } from './helpers.mjs';
+
+const node = (script) => ({ command: nodeExe, args: ['-e', script] });
+
+test('limits.processes: the terminal cannot start more processes than allowed', { skip: jobLimitUnenforced('processes') }, async () => {
+  const script = 'const r = require("child_process").spawnSync(process.execPath, ["-e", "1"]); process.stdout.write(r.error ? "refused " + r.error.code : "started " + r.status)';
+  const free = await run(node(script));
+  assert.equal(free.output, 'started 0');
+  const limited = await run(node(script), { limits: { processes: 1 } });
+  assert.match(limited.output, /^refused /);
+});
+
+test('limits.addressSpaceBytes: an allocation above the limit fails', { skip: jobLimitUnenforced('memory') }, async () => {
+  const script = 'try { const b = Buffer.alloc(512 * 1024 * 1024, 1); process.stdout.write("allocated " + b.length) } catch (e) { process.stdout.write("failed") }';
+  const r = await run(node(script), { limits: { addressSpaceBytes: 256 * 1024 * 1024 } });
+  assert.notEqual(r.output, `allocated ${512 * 1024 * 1024}`, JSON.stringify(r));
+});
+
+test('limits.cpuSeconds: a busy loop is ended after its CPU time (not by the timeout)', { skip: jobLimitUnenforced('cpu') }, async () => {
+  const t = await acp.createTerminal(node('for (;;) {}'), { limits: { cpuSeconds: 1 }, timeoutMs: 120000 });
+  const exitStatus = await t.waitForExit();
+  assert.equal(t.timedOut, false, JSON.stringify(exitStatus));
+  assert.notEqual(exitStatus.exitCode, 0);
+  await t.release();
+});
+
+for (const [name, limits] of [
+  ['openFiles', { openFiles: 64 }],
+  ['fileSizeBytes', { fileSizeBytes: 1 << 20 }],
+]) {
+  test(`limits.${name}: refused with ENOTSUP (Windows has no such job limit), nothing started`, async () => {
+    await assert.rejects(acp.createTerminal(node('1'), { limits }), (e) => {
+      assert.equal(e.code, 'ENOTSUP', e.message);
+      assert.match(e.message, new RegExp(name));
+      return true;
+    });
+  });
+}
+
+test('sandbox: ERR_SANDBOX_UNAVAILABLE, the command never runs (fail closed)', async () => {
+  const { dir, remove } = tempDir();
+  try {
+    const marker = `${dir}\\ran`;
+    await assert.rejects(
+      acp.createTerminal({ command: `type nul > "${marker}"` }, { sandbox: { writableRoots: [dir] } }),
+      (e) => {
+        assert.equal(e.code, 'ERR_SANDBOX_UNAVAILABLE');
+        return true;
+      },
+    );
+    assert.equal(fs.existsSync(marker), false);
+  } finally {
+    remove();
+  }
+});
+
+test('containmentInfo() answers for Windows: no sandbox, with its reasons', () => {
+  const info = acp.containmentInfo();
+  assert.equal(info.sandbox.available, false);
+  assert.ok(info.sandbox.reasons.length > 0);
+  assert.equal(typeof info.cgroups, 'boolean');
+  assert.equal(typeof info.pidsLimit, 'boolean');
+});
+
+test('processCwd and processStartTime: an answer for a live process or null', async () => {
+  const t = await acp.createTerminal(node('setInterval(() => {}, 1000)'));
+  try {
+    const cwd = acp.processCwd(t.pid);
+    assert.ok(cwd === null || cwd.toLowerCase() === t.cwd.toLowerCase(), String(cwd));
+    const start = acp.processStartTime?.(t.pid) ?? null;
+    assert.ok(start === null || (Number.isFinite(start) && start > 0), String(start));
+  } finally {
+    await t.release();
+  }
+});
+
+test('bad input still gets a clear error: unknown cwd is ERR_INVALID_CWD naming it', async () => {
+  await assert.rejects(acp.createTerminal({ command: 'echo x', cwd: 'C:\\acp-no-such-dir' }), (e) => {
+    assert.equal(e.code, 'ERR_INVALID_CWD');
+    assert.match(e.message, /acp-no-such-dir/);
+    return true;
+  });
+});
