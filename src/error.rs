@@ -75,7 +75,7 @@ impl TermError {
         let code = if errno == 0 {
             "ERR_SPAWN".to_string()
         } else {
-            format!("{:?}", nix::errno::Errno::from_raw(errno))
+            crate::sys::errname::name(errno)
         };
         Self::new(code, message)
     }

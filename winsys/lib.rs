@@ -22,17 +22,29 @@ pub mod sys {
         pub use windows::*;
     }
     #[cfg(windows)]
+    pub mod errname {
+        mod windows;
+        pub use windows::*;
+    }
+    #[cfg(windows)]
     pub mod exit_watch {
         mod windows;
         pub use windows::*;
     }
     #[cfg(windows)]
     pub mod pipe {
+        mod outcome;
+        pub use outcome::ReadOutcome;
         mod windows;
         pub use windows::*;
     }
     #[cfg(windows)]
     pub mod procs {
+        mod windows;
+        pub use windows::*;
+    }
+    #[cfg(windows)]
+    pub mod signals {
         mod windows;
         pub use windows::*;
     }

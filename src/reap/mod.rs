@@ -54,10 +54,19 @@ fn reap(pid: i32, flags: Option<WaitPidFlag>) -> Option<ExitStatus> {
     loop {
         match waitpid(Pid::from_raw(pid), flags) {
             Ok(WaitStatus::StillAlive) => return None,
-            Ok(ws) => return ExitStatus::from_wait_status(ws),
+            Ok(ws) => return exit_status(ws),
             Err(Errno::EINTR) => continue,
             Err(_) => return Some(ExitStatus::unknown()),
         }
+    }
+}
+
+/// A final wait status as the ACP exit status; `None` for non-final ones (stopped, continued).
+fn exit_status(status: WaitStatus) -> Option<ExitStatus> {
+    match status {
+        WaitStatus::Exited(_, code) => Some(ExitStatus::code(code)),
+        WaitStatus::Signaled(_, sig, _) => Some(ExitStatus::signaled(sig as i32)),
+        _ => None,
     }
 }
 
@@ -138,6 +147,27 @@ mod tests {
     use super::fake::FakeChild;
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn wait_statuses() {
+        use nix::sys::signal::Signal;
+        let p = Pid::from_raw(1);
+        assert_eq!(
+            exit_status(WaitStatus::Exited(p, 3)),
+            Some(ExitStatus {
+                exit_code: Some(3),
+                signal: None
+            })
+        );
+        assert_eq!(
+            exit_status(WaitStatus::Signaled(p, Signal::SIGKILL, false)),
+            Some(ExitStatus {
+                exit_code: None,
+                signal: Some("SIGKILL".into())
+            })
+        );
+        assert_eq!(exit_status(WaitStatus::Stopped(p, Signal::SIGSTOP)), None);
+    }
 
     #[tokio::test]
     async fn the_fd_strategy_reaps_once_the_descriptor_turns_readable() {

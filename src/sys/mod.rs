@@ -11,18 +11,21 @@
 //! | [`pty`] | `open(size)`, `set_size`, `foreground_group` | `posix_openpt` + `TIOCGPTPEER` / `ptsname_r` | `posix_openpt` + `TIOCPTYGNAME` | `ConPty`: `CreatePseudoConsole`, `ResizePseudoConsole` |
 //! | [`procs`] | `list()`, `start_time`, `session_tree`, `wait_state`, `exec_stamp`, `with_environment_entry`, `GUARDIAN_KILL` | `/proc/<pid>/stat`, `syscall`, `environ` | libproc + `getsid` (no wait state, exec stamp or environment: `Unknown`, `None`, none); the guardian uses `ps` | `windows_start_time` (`GetProcessTimes`); no guardian (the job's `KILL_ON_JOB_CLOSE`) |
 //! | [`cwd`] | `open_dir`, `fd_path`, `process_cwd` | `O_PATH`, `/proc/self/fd`, `/proc/<pid>/cwd` | `O_SEARCH`, `F_GETPATH`, `PROC_PIDVNODEPATHINFO` | `windows_open_dir` (no `FILE_SHARE_DELETE`: pinned), `dir_path` (`GetFinalPathNameByHandleW`); no `process_cwd` |
+//! | [`errname`] | `name(raw)`: an OS error's `code` | the errno's name (`nix`) | the errno's name (`nix`) | the errno name Node reports for the Win32 error (`ERROR_FILE_NOT_FOUND`: `ENOENT`), else `UNKNOWN` |
 //! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) | [`job`]: a Job Object per terminal |
-//! | [`pipe`] | `pipe_cloexec`, `grow` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` / `PipeWriter` (a thread per pipe, bounded queues) |
-//! | [`signals`] | `realtime_name` | `SIGRTMIN`..`SIGRTMAX` | none | none: no signals (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
-//! | [`reactor`] | `register_readable`, `register_writable` | tokio's `AsyncFd` (epoll) | tokio's `AsyncFd` (kqueue) | none yet (the Windows pipes are `PipeReader` / `PipeWriter`) |
+//! | [`pipe`] | `pipe_cloexec`, `OutputReader` (`read`, `read_now`), `InputWriter` (`try_write`, `writable`), `reader_gone` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` / `PipeWriter` (a thread per pipe, bounded queues); `OutputReader` over a `PipeReader`, `InputWriter` over a `PipeWriter` |
+//! | [`signals`] | `name(signo)` | `nix`'s names, `SIGRTMIN`..`SIGRTMAX` | `nix`'s names | the numbers Node names on Windows (`SIGTERM` 15, `SIGKILL` 9); no signals otherwise (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
+//! | [`reactor`] | `register_readable`, `register_writable` | tokio's `AsyncFd` (epoll) | tokio's `AsyncFd` (kqueue) | none (not compiled: the Windows pipes are read and written by threads, `PipeReader` / `PipeWriter`) |
 
 pub mod cgroup;
 pub mod cwd;
+pub mod errname;
 pub mod exit_watch;
 pub mod job;
 pub mod pipe;
 pub mod procs;
 pub mod pty;
+#[cfg(unix)]
 pub mod reactor;
 pub mod signals;
 pub mod spawn;

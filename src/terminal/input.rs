@@ -12,12 +12,10 @@
 //! - The descriptor is closed when the queue's sender is gone (release) or on `Close`.
 
 use std::future::Future;
-use std::os::fd::OwnedFd;
+use std::io;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use nix::errno::Errno;
-use tokio::io::unix::AsyncFd;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{exited_error, ERR_NO_STDIN, ERR_STDIN_CLOSED};
@@ -58,21 +56,19 @@ enum State {
 
 /// A descriptor the input task writes to (a fake one in tests).
 pub(super) trait InputFd: Send + Sync + 'static {
-    /// One non-blocking `write`.
-    fn write(&self, data: &[u8]) -> nix::Result<usize>;
+    /// One non-blocking `write` (`WouldBlock` when nothing can be taken now).
+    fn write(&self, data: &[u8]) -> io::Result<usize>;
     /// Resolves once the descriptor may be writable again.
-    fn writable(&self) -> impl Future<Output = std::io::Result<()>> + Send;
+    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send;
 }
 
-impl InputFd for AsyncFd<OwnedFd> {
-    fn write(&self, data: &[u8]) -> nix::Result<usize> {
-        nix::unistd::write(self.get_ref(), data)
+impl InputFd for crate::sys::pipe::InputWriter {
+    fn write(&self, data: &[u8]) -> io::Result<usize> {
+        self.try_write(data)
     }
 
-    async fn writable(&self) -> std::io::Result<()> {
-        let mut guard = AsyncFd::writable(self).await?;
-        guard.clear_ready();
-        Ok(())
+    async fn writable(&self) -> io::Result<()> {
+        crate::sys::pipe::InputWriter::writable(self).await
     }
 }
 
@@ -268,8 +264,8 @@ async fn write_all<F: InputFd>(
                     tokio::task::yield_now().await;
                 }
             }
-            Err(Errno::EINTR) => {}
-            Err(Errno::EAGAIN) => {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 tokio::select! {
                     ready = fd.writable() => if let Err(e) = ready {
                         return Err(TermError::from_io(&e, &format!("write to terminal {id}")));
@@ -277,7 +273,7 @@ async fn write_all<F: InputFd>(
                     _ = exit_rx.wait_for(|s| s.is_some()) => return Err(exited_error(id)),
                 }
             }
-            Err(e @ (Errno::EPIPE | Errno::EIO)) => {
+            Err(e) if crate::sys::pipe::reader_gone(&e) => {
                 // Usually the command just exited (the pty's slave or the pipe's read end
                 // closed with it): report that, as a write after the exit would be.
                 let exited =
@@ -285,19 +281,13 @@ async fn write_all<F: InputFd>(
                 if matches!(exited, Ok(Ok(_))) {
                     return Err(exited_error(id));
                 }
-                return Err(TermError::new(
-                    format!("{e:?}"),
-                    format!(
-                        "write to terminal {id}: nothing reads the command's input any more ({})",
-                        e.desc()
-                    ),
+                return Err(TermError::from_io(
+                    &e,
+                    &format!("write to terminal {id}: nothing reads the command's input any more"),
                 ));
             }
             Err(e) => {
-                return Err(TermError::from_io(
-                    &std::io::Error::from(e),
-                    &format!("write to terminal {id}"),
-                ))
+                return Err(TermError::from_io(&e, &format!("write to terminal {id}")));
             }
         }
     }

@@ -169,10 +169,10 @@ impl Terminal {
             let _ = waitpid(Pid::from_raw(pid), None);
             TermError::from_io(&e, "watching the child")
         };
-        let pipe = crate::sys::reactor::register_readable(output).map_err(io_err)?;
+        let pipe = crate::sys::pipe::OutputReader::new(output).map_err(io_err)?;
         let child = crate::reap::watch(pid).map_err(io_err)?;
         let input = match input {
-            Some(fd) => Some(crate::sys::reactor::register_writable(fd).map_err(io_err)?),
+            Some(fd) => Some(crate::sys::pipe::InputWriter::new(fd).map_err(io_err)?),
             None => None,
         };
         let (exit_tx, _) = watch::channel(None);

@@ -4,6 +4,8 @@
 use std::io;
 use std::os::windows::io::{FromRawHandle, OwnedHandle};
 
+use super::ReadOutcome;
+
 use windows_sys::Win32::Foundation::{GENERIC_READ, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
@@ -140,9 +142,141 @@ impl PipeWriter {
     }
 }
 
+/// Chunk size and queue depth of an [`OutputReader`]'s thread: 64 KiB reads (a pipe's
+/// buffer), 16 ahead.
+const OUTPUT_CHUNK: usize = 64 * 1024;
+const OUTPUT_DEPTH: usize = 16;
+
+/// A command's output (a pipe's read end or a pseudo console's output), read by a
+/// [`PipeReader`]'s thread: the same interface as the Unix reader, chunks instead of reads.
+#[derive(Debug)]
+pub struct OutputReader {
+    reader: PipeReader,
+}
+
+impl OutputReader {
+    /// Starts the reading thread on `handle`.
+    pub fn new(handle: OwnedHandle) -> io::Result<OutputReader> {
+        Ok(OutputReader {
+            reader: PipeReader::spawn(handle, OUTPUT_CHUNK, OUTPUT_DEPTH)?,
+        })
+    }
+
+    /// Waits for the next chunk, then takes up to `max_reads` chunks in all (those already
+    /// queued), handing each to `sink`. Cancel-safe: a chunk is taken only when it is handed
+    /// over.
+    pub async fn read(&mut self, max_reads: usize, mut sink: impl FnMut(&[u8])) -> ReadOutcome {
+        match self.reader.next().await {
+            Some(Ok(chunk)) => {
+                sink(&chunk);
+                self.read_now(max_reads.saturating_sub(1), sink)
+            }
+            // A read error ends the output, as on Unix.
+            Some(Err(_)) | None => ReadOutcome::Eof,
+        }
+    }
+
+    /// Takes up to `max_reads` chunks already queued, without waiting. Unlike a Unix pipe,
+    /// what the command wrote just before its exit may still be on its way from the reading
+    /// thread; it arrives before the end of file, which the pump waits for (or its drain time).
+    pub fn read_now(&mut self, max_reads: usize, mut sink: impl FnMut(&[u8])) -> ReadOutcome {
+        use tokio::sync::mpsc::error::TryRecvError;
+        for _ in 0..max_reads {
+            match self.reader.rx.try_recv() {
+                Ok(Ok(chunk)) => sink(&chunk),
+                Ok(Err(_)) | Err(TryRecvError::Disconnected) => return ReadOutcome::Eof,
+                Err(TryRecvError::Empty) => return ReadOutcome::Drained,
+            }
+        }
+        ReadOutcome::More
+    }
+}
+
+/// Queued writes an [`InputWriter`]'s thread holds before `try_write` answers `WouldBlock`.
+const INPUT_DEPTH: usize = 16;
+
+/// A command's input (a pipe's write end or a pseudo console's input), written by a
+/// [`PipeWriter`]'s thread: the same interface as the Unix writer, where "taken" means queued
+/// for the thread and "writable" means the queue has room.
+#[derive(Debug)]
+pub struct InputWriter {
+    writer: PipeWriter,
+}
+
+impl InputWriter {
+    /// Starts the writing thread on `handle`.
+    pub fn new(handle: OwnedHandle) -> io::Result<InputWriter> {
+        Ok(InputWriter {
+            writer: PipeWriter::spawn(handle, INPUT_DEPTH)?,
+        })
+    }
+
+    /// Queues all of `data` when there is room (`WouldBlock` when the queue is full); fails
+    /// with `BrokenPipe` once the command stopped reading.
+    pub fn try_write(&self, data: &[u8]) -> io::Result<usize> {
+        use tokio::sync::mpsc::error::TrySendError;
+        if let Some(kind) = *self.writer.result.borrow() {
+            return Err(io::Error::from(kind));
+        }
+        match self.writer.tx.try_send(data.to_vec()) {
+            Ok(()) => Ok(data.len()),
+            Err(TrySendError::Full(_)) => Err(io::ErrorKind::WouldBlock.into()),
+            Err(TrySendError::Closed(_)) => Err(io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    /// Resolves once the queue has room again.
+    pub async fn writable(&self) -> io::Result<()> {
+        self.writer
+            .tx
+            .reserve()
+            .await
+            .map(drop)
+            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
+    }
+}
+
+/// Whether a failed write means nothing reads the input any more (the pipe's read end is
+/// closed: `ERROR_NO_DATA` / `ERROR_BROKEN_PIPE`, both `BrokenPipe` in std).
+pub fn reader_gone(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_output_reader_hands_over_every_byte_then_end_of_file() {
+        let (read, write) = pipe().unwrap();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let mut w = std::fs::File::from(write);
+            let sent: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+            w.write_all(&sent).unwrap();
+            sent
+        });
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let got = rt.block_on(async {
+            let mut reader = OutputReader::new(read).unwrap();
+            let mut got = Vec::new();
+            loop {
+                match reader.read(4, |b| got.extend_from_slice(b)).await {
+                    ReadOutcome::Eof => break,
+                    ReadOutcome::Drained | ReadOutcome::More => {}
+                }
+            }
+            // After the end of file, reading without waiting answers it again.
+            assert_eq!(
+                reader.read_now(4, |_| panic!("no more bytes")),
+                ReadOutcome::Eof
+            );
+            got
+        });
+        assert!(got == writer.join().unwrap(), "the bytes differ");
+    }
 
     #[test]
     fn every_byte_arrives_in_order_through_a_slow_reader() {
@@ -208,6 +342,64 @@ mod tests {
             // Dropped: the thread writes what is queued, then closes the pipe.
         });
         assert!(reader.join().unwrap() == sent, "the bytes differ");
+    }
+
+    #[test]
+    fn the_input_writer_queues_in_order_and_reports_a_gone_reader() {
+        let (read, write) = pipe().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        // The reader starts only once the writer was told to wait: 100,000 bytes are more than
+        // the pipe's 64 KiB plus the queue's 16 writes of 1,000, so that is bound to happen.
+        let (start, started) = std::sync::mpsc::channel::<()>();
+        let reader = std::thread::spawn(move || {
+            use std::io::Read;
+            started.recv().unwrap();
+            let mut got = vec![0u8; 100_000];
+            std::fs::File::from(read).read_exact(&mut got).unwrap();
+            got
+        });
+        let sent: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+        rt.block_on(async {
+            let w = InputWriter::new(write).unwrap();
+            let mut blocked = 0;
+            for chunk in sent.chunks(1000) {
+                loop {
+                    match w.try_write(chunk) {
+                        Ok(n) => {
+                            assert_eq!(n, chunk.len());
+                            break;
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            blocked += 1;
+                            let _ = start.send(());
+                            w.writable().await.unwrap();
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            }
+            assert!(
+                blocked > 0,
+                "a full pipe and queue never made the writer wait"
+            );
+            // The reader took its 100,000 bytes and closed its end: writes fail, as gone.
+            assert!(reader.join().unwrap() == sent, "the bytes differ");
+            let mut gone = None;
+            for _ in 0..100 {
+                match w.try_write(b"x") {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => w.writable().await.unwrap(),
+                    Err(e) => {
+                        gone = Some(e);
+                        break;
+                    }
+                    Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+                }
+            }
+            assert!(reader_gone(&gone.expect("writes kept succeeding")));
+        });
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Signal numbers the platform defines beyond the POSIX names `nix` knows: real-time signals.
+//! Signal names: the POSIX name of a signal number (`SIGTERM`), real-time signals included on
+//! Linux; on Windows the numbers Node names there (`SIGTERM` is 15, `SIGKILL` 9).
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -8,8 +9,11 @@ use linux as imp;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
-
-/// The name of real-time signal `signo` (`SIGRTMIN`, `SIGRTMIN+2`), if it is one.
-pub fn realtime_name(signo: i32) -> Option<String> {
-    imp::realtime_name(signo)
-}
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::name;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::name;

@@ -14,7 +14,7 @@ struct FakeFd {
     refill: usize,
     eagains: Mutex<usize>,
     /// Every write fails with this.
-    fail: Option<Errno>,
+    fail: Option<i32>,
 }
 
 impl FakeFd {
@@ -31,15 +31,15 @@ impl FakeFd {
 }
 
 impl InputFd for Arc<FakeFd> {
-    fn write(&self, data: &[u8]) -> nix::Result<usize> {
+    fn write(&self, data: &[u8]) -> io::Result<usize> {
         self.calls.lock().unwrap().push(data.len());
         if let Some(e) = self.fail {
-            return Err(e);
+            return Err(io::Error::from_raw_os_error(e));
         }
         let mut room = self.room.lock().unwrap();
         if *room == 0 {
             *self.eagains.lock().unwrap() += 1;
-            return Err(Errno::EAGAIN);
+            return Err(io::ErrorKind::WouldBlock.into());
         }
         let n = data.len().min(*room);
         *room -= n;
@@ -115,7 +115,7 @@ async fn a_write_blocked_when_the_exit_is_published_fails_as_exited() {
 #[tokio::test(start_paused = true)]
 async fn a_gone_reader_without_an_exit_is_epipe() {
     let fd = Arc::new(FakeFd {
-        fail: Some(Errno::EPIPE),
+        fail: Some(libc::EPIPE),
         ..Arc::try_unwrap(FakeFd::new(1)).ok().unwrap()
     });
     let (i, _exit) = input(fd, false);
