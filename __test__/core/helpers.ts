@@ -131,7 +131,7 @@ let forOthers: string | undefined;
 /**
  * The package root as another user (`nobody`, through setpriv) can load it: the checkout itself when it
  * is readable by others, else (a checkout under a private directory, such as a `mktemp -d` clone) a copy
- * of what an install holds (package.json, index.js, the `.node` addon, lib/) and the test fixtures, in a
+ * of what an install holds (package.json, index.js, platforms.js, the `.node` addon, lib/) and the test fixtures, in a
  * temporary directory others can read, made once per test file (remove it with `removePackageCopy` in an
  * `afterAll`).
  */
@@ -139,7 +139,7 @@ export function packageRootForOthers(): string {
   if (readableByOthers(ROOT)) return ROOT;
   if (forOthers) return forOthers;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-pkg-'));
-  const entries = fs.readdirSync(ROOT).filter((e) => e === 'package.json' || e === 'index.js' || e.endsWith('.node'));
+  const entries = fs.readdirSync(ROOT).filter((e) => ['package.json', 'index.js', 'platforms.js'].includes(e) || e.endsWith('.node'));
   for (const e of [...entries, 'lib', path.join('__test__', 'fixtures')]) {
     fs.cpSync(path.join(ROOT, e), path.join(dir, e), { recursive: true });
   }

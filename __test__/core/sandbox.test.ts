@@ -207,6 +207,24 @@ describe('every promise, from inside the sandbox', () => {
   });
 });
 
+// Issue 17: the same attacks through TerminalHost (pipes, and a pty through its backend: the host has
+// no pty option) and a ShellSessions session (a pty), from the probe's own host process.
+describe('every promise through TerminalHost and ShellSessions', () => {
+  it('as the current user: a TerminalHost pipe and pty terminal, a ShellSessions session', () => {
+    expectContained(probe({ via: 'host' }));
+    expectContained(probe({ via: 'host', pty: true }), { tty: true });
+    expectContained(probe({ via: 'shell' }), { tty: true });
+  });
+
+  asRoot('as nobody, with Node in a terminal: a TerminalHost pipe and pty terminal, a ShellSessions session', () => {
+    const p = probe({ via: 'host' }, { prefix: NOBODY, tty: true });
+    expect(p.info.sandbox.processIsolation).toBe('user+pid-namespace');
+    expectContained(p);
+    expectContained(probe({ via: 'host', pty: true }, { prefix: NOBODY, tty: true }), { tty: true });
+    expectContained(probe({ via: 'shell' }, { prefix: NOBODY, tty: true }), { tty: true });
+  });
+});
+
 describe('one namespace per terminal', () => {
   /** Runs `n` terminals one after the other in a fresh Node (optionally through a prefix such as
    * setpriv), the first of them leaving a `setsid` process behind that only the namespace's end
