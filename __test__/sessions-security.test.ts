@@ -1,6 +1,5 @@
 // ShellSessions against a hostile command (issue 11): the environment filter the host has, and
 // markers that a command forges or tampers with. exitCode is the real one or null, never made up.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -8,7 +7,7 @@ import * as path from 'node:path';
 import { SECRET_ENV_PATTERNS } from '../ts/policy-env';
 import { ShellSessions, type ExecuteResult } from '../ts/sessions';
 import { drain, gateCommand } from './fixtures/shell-sessions';
-import { packageRootForOthers, removePackageCopy } from './core/helpers';
+import { removePackageCopy, runAsNobody } from './core/helpers';
 import { testIf } from './fixtures/require-feature';
 
 afterAll(removePackageCopy);
@@ -134,15 +133,10 @@ describe('forged and tampered markers give the real exit code or null, never a m
 // Run as root, the suite above checks root's view of /proc; this checks an unprivileged user's
 // (the built lib/, as `npm test` builds it). Run unprivileged, the suite above already is that case.
 testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as an unprivileged user (nobody): completions are confirmed, a forged prompt gives null', () => {
-  const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-nobody-'));
-  fs.chmodSync(dir, 0o777);
-  const script = path.join(dir, 'run.js');
-  const gate = path.join(dir, 'gate');
-  const forgery = `(exit 0); printf '%s' "\${PS1@P}"; echo forged; ${gateCommand(gate)}; (exit 3)`;
-  fs.writeFileSync(
-    script,
-    `const { ShellSessions } = require(${JSON.stringify(lib)});
+  const { out, uid } = runAsNobody((lib, dir) => {
+    const gate = path.join(dir, 'gate');
+    const forgery = `(exit 0); printf '%s' "\${PS1@P}"; echo forged; ${gateCommand(gate)}; (exit 3)`;
+    return `const { ShellSessions } = require(${JSON.stringify(lib)});
 const fs = require('fs');
 (async () => {
   const shells = new ShellSessions({ cwd: ${JSON.stringify(dir)} });
@@ -155,18 +149,8 @@ const fs = require('fs');
   console.log(JSON.stringify({ first: [first.content, first.exitCode], before, last: [r.status, r.exitCode] }));
   await shells.closeAll();
 })();
-`,
-  );
-  fs.chmodSync(script, 0o644);
-  try {
-    const out = execFileSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, script], {
-      encoding: 'utf8',
-      cwd: dir,
-    });
-    const uid = execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim();
-    expect(JSON.parse(out)).toEqual({ first: [uid, 1], before: expect.arrayContaining(['running']), last: ['completed', null] });
-    expect(JSON.parse(out).before.every((s: string) => s === 'running')).toBe(true);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+`;
+  });
+  expect(JSON.parse(out)).toEqual({ first: [uid, 1], before: expect.arrayContaining(['running']), last: ['completed', null] });
+  expect(JSON.parse(out).before.every((s: string) => s === 'running')).toBe(true);
 });

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { loadNative } from '../ts/native';
 import { SESSION_TAG_VAR } from '../ts/session';
 import { ShellSessions, type ExecuteResult } from '../ts/sessions';
-import { eventually, isGone, packageRootForOthers, removePackageCopy, ROOT } from './core/helpers';
+import { eventually, isGone, removePackageCopy, ROOT, runAsNobody } from './core/helpers';
 import { testIf } from './fixtures/require-feature';
 
 afterAll(removePackageCopy);
@@ -231,12 +231,8 @@ const { ShellSessions, containmentInfo } = require(${JSON.stringify(lib)});
 
   // As root, the tests above run with cgroups; an unprivileged user (nobody) has none here.
   testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as an unprivileged user (nobody)', () => {
-    const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-wedges-nobody-'));
-    fs.chmodSync(dir, 0o777);
-    const script = path.join(dir, 'run.js');
-    fs.writeFileSync(
-      script,
+    const { out, uid } = runAsNobody(
+      (lib, dir) =>
       `const { ShellSessions } = require(${JSON.stringify(lib)});
 const fs = require('fs');
 (async () => {
@@ -253,17 +249,7 @@ const fs = require('fs');
 })();
 `,
     );
-    fs.chmodSync(script, 0o644);
-    try {
-      const out = execFileSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, script], {
-        encoding: 'utf8',
-        cwd: dir,
-      });
-      const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-      expect(JSON.parse(out)).toEqual({ uid, before: true, after: false });
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    expect(JSON.parse(out)).toEqual({ uid: Number(uid), before: true, after: false });
   });
 });
 
@@ -313,12 +299,8 @@ test('the native helpers the sessions use refuse bad input by name', () => {
 // As root, the wedge tests above see /proc as root does; these are the same checks for an
 // unprivileged user (nobody), whose view of its own processes the detection must rely on.
 testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as an unprivileged user (nobody): exec bash, kill -STOP $$, a read-only session variable', () => {
-  const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-wedges-nobody-'));
-  fs.chmodSync(dir, 0o777);
-  const script = path.join(dir, 'run.js');
-  fs.writeFileSync(
-    script,
+  const { out, uid } = runAsNobody(
+    (lib, dir) =>
     `const { ShellSessions } = require(${JSON.stringify(lib)});
 (async () => {
   const shells = new ShellSessions({ cwd: ${JSON.stringify(dir)} });
@@ -337,15 +319,5 @@ testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with s
 })();
 `,
   );
-  fs.chmodSync(script, 0o644);
-  try {
-    const out = execFileSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, script], {
-      encoding: 'utf8',
-      cwd: dir,
-    });
-    const uid = execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim();
-    expect(JSON.parse(out)).toEqual({ uid, stop: 'continued', exec: 'broken', restart: true, readonly: 'broken', after: 'fresh' });
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  expect(JSON.parse(out)).toEqual({ uid, stop: 'continued', exec: 'broken', restart: true, readonly: 'broken', after: 'fresh' });
 });

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -158,4 +158,28 @@ export function packageRootForOthers(): string {
 export function removePackageCopy(): void {
   if (forOthers) fs.rmSync(forOthers, { recursive: true, force: true });
   forOthers = undefined;
+}
+
+/**
+ * Runs a Node script as nobody (setpriv; the caller must be root) from a fresh directory every user
+ * may write: `script(lib, dir)` writes the script's text given the package's `lib/index.js` that
+ * nobody can read and that directory (also its cwd). Returns what it printed and nobody's uid; the
+ * directory is removed afterwards.
+ */
+export function runAsNobody(script: (lib: string, dir: string) => string): { out: string; uid: string } {
+  const lib = path.join(packageRootForOthers(), 'lib', 'index.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-nobody-'));
+  try {
+    fs.chmodSync(dir, 0o777);
+    const file = path.join(dir, 'run.js');
+    fs.writeFileSync(file, script(lib, dir));
+    fs.chmodSync(file, 0o644);
+    const out = execFileSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, file], {
+      encoding: 'utf8',
+      cwd: dir,
+    });
+    return { out, uid: execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim() };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
