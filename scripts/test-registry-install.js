@@ -24,6 +24,7 @@ const fixture = path.join(__dirname, 'install-fixture');
 const rootPkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const argv = process.argv.slice(2);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-registry-'));
+const pathMirrors = fs.mkdtempSync(path.join('/var/tmp', 'acp-terminal-registry-path-'));
 const results = [];
 let verdaccio;
 
@@ -157,7 +158,9 @@ function pathWithoutRust() {
   return process.env.PATH.split(path.delimiter)
     .map((dir, i) => {
       if (!['cargo', 'rustc'].some((tool) => fs.existsSync(path.join(dir, tool)))) return dir;
-      const mirror = path.join(tmp, `path-${i}`);
+      // Outside /tmp: a sandboxed command (docs/sandbox.md's sample) must find its programs, and the
+      // sandbox hides the host's /tmp.
+      const mirror = path.join(pathMirrors, `path-${i}`);
       fs.mkdirSync(mirror, { recursive: true });
       for (const name of fs.readdirSync(dir)) {
         if (!rust.test(name)) fs.symlinkSync(path.join(dir, name), path.join(mirror, name));
@@ -283,8 +286,10 @@ main()
   })
   .finally(() => {
     if (verdaccio && verdaccio.exitCode === null) verdaccio.kill('SIGTERM');
-    if (!argv.includes('--keep')) fs.rmSync(tmp, { recursive: true, force: true });
-    else log(`kept ${tmp}`);
+    if (!argv.includes('--keep')) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      fs.rmSync(pathMirrors, { recursive: true, force: true });
+    } else log(`kept ${tmp} and ${pathMirrors}`);
     const passed = results.filter((r) => r.ok).length;
     log(`${passed} passed, ${results.length - passed} failed`);
     process.exitCode = results.length > 0 && passed === results.length ? 0 : 1;

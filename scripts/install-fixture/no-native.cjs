@@ -3,7 +3,9 @@
 const assert = require('node:assert');
 const acp = require('acp-terminal');
 
-assert.deepEqual(acp.shellCommandWords('git status').words.map((w) => w.word), ['git']);
+assert.equal(acp.globToRegExp('*.js').test('a.js'), true);
+// The shell analysis is the core's (tree-sitter-bash), so it needs the native core too.
+assert.throws(() => acp.shellCommandWords('git status'), { code: 'ERR_NATIVE_UNAVAILABLE' });
 const host = new acp.TerminalHost();
 assert.equal(host.liveTerminals, 0);
 const platform = process.argv[2];
