@@ -28,6 +28,8 @@ pub mod sys {
     }
     #[cfg(windows)]
     pub mod exit_watch {
+        mod reaped;
+        pub use reaped::Reaped;
         mod windows;
         pub use windows::*;
     }

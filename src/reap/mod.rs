@@ -2,10 +2,14 @@
 //! of ours is left), without a SIGCHLD handler.
 //!
 //! Two strategies, chosen per child by [`ExitWatch::new`], as tokio's process module does:
-//! - a descriptor that turns readable at the exit ([`crate::sys::exit_watch`], a pidfd on
-//!   Linux) in the runtime's reactor: no thread, nothing polls while the child runs;
+//! - the platform's exit signal ([`crate::sys::exit_watch::ExitSignal`]: a pidfd on Linux in
+//!   the runtime's reactor; on Windows a thread-pool wait on the process handle): no thread of
+//!   ours, nothing polls while the child runs;
 //! - where there is none (kernels before 5.3, whose ENOSYS is remembered once), a thread
-//!   blocked in `waitpid` for that child.
+//!   blocked in the platform's reap (`waitpid`) for that child.
+//!
+//! The child itself is the platform's ([`crate::sys::exit_watch::Child`]: a pid, a process
+//! handle); its end arrives as a [`Reaped`] and is mapped here to the ACP status.
 //!
 //! The status is collected through the [`Wait`] trait, so tests drive both strategies with a
 //! fake child. An unknown status (someone else reaped the child) is reported as neither code
@@ -15,13 +19,9 @@ mod pidfd;
 mod thread;
 
 use std::io;
-use std::os::fd::OwnedFd;
-
-use nix::errno::Errno;
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
-use nix::unistd::Pid;
 
 use crate::exit::ExitStatus;
+use crate::sys::exit_watch::{Child, ExitSignal, Reaped};
 
 /// Collecting one child's exit status.
 pub trait Wait: Send + 'static {
@@ -31,59 +31,42 @@ pub trait Wait: Send + 'static {
     fn wait(&mut self) -> ExitStatus;
 }
 
-/// Our child `pid`, reaped with `waitpid`.
-#[derive(Debug, Clone, Copy)]
-pub struct Child(pub i32);
-
 impl Wait for Child {
     fn try_wait(&mut self) -> Option<ExitStatus> {
-        reap(self.0, Some(WaitPidFlag::WNOHANG))
+        self.try_reap().map(exit_status)
     }
 
     fn wait(&mut self) -> ExitStatus {
-        loop {
-            if let Some(s) = reap(self.0, None) {
-                return s;
-            }
-        }
+        exit_status(self.reap())
     }
 }
 
-/// One `waitpid`: `None` while the child runs (or for a stop/continue report).
-fn reap(pid: i32, flags: Option<WaitPidFlag>) -> Option<ExitStatus> {
-    loop {
-        match waitpid(Pid::from_raw(pid), flags) {
-            Ok(WaitStatus::StillAlive) => return None,
-            Ok(ws) => return exit_status(ws),
-            Err(Errno::EINTR) => continue,
-            Err(_) => return Some(ExitStatus::unknown()),
-        }
-    }
-}
-
-/// A final wait status as the ACP exit status; `None` for non-final ones (stopped, continued).
-fn exit_status(status: WaitStatus) -> Option<ExitStatus> {
-    match status {
-        WaitStatus::Exited(_, code) => Some(ExitStatus::code(code)),
-        WaitStatus::Signaled(_, sig, _) => Some(ExitStatus::signaled(sig as i32)),
-        _ => None,
+/// The platform's report of an end as the ACP exit status.
+fn exit_status(reaped: Reaped) -> ExitStatus {
+    match reaped {
+        Reaped::Exited(code) => ExitStatus {
+            exit_code: Some(code),
+            signal: None,
+        },
+        Reaped::Signaled(signo) => ExitStatus::signaled(signo),
+        Reaped::Unknown => ExitStatus::unknown(),
     }
 }
 
 /// Waits for one child's exit with the best strategy available.
 pub enum ExitWatch<W: Wait> {
-    /// An exit descriptor in the reactor.
+    /// The platform's exit signal (an exit descriptor in the reactor; a wait on the handle).
     Fd(pidfd::FdWatch<W>),
     /// A thread blocked in `waitpid`.
     Thread(thread::ThreadWatch),
 }
 
 impl<W: Wait> ExitWatch<W> {
-    /// Watches `child`, with `exit_fd` (its exit descriptor, or `None` where the platform has
+    /// Watches `child`, with `signal` (its exit signal, or `None` where the platform has
     /// none). Must run inside a tokio runtime.
-    pub fn new(child: W, exit_fd: Option<OwnedFd>) -> io::Result<Self> {
-        Ok(match exit_fd {
-            Some(fd) => ExitWatch::Fd(pidfd::FdWatch::new(child, fd)?),
+    pub fn new(child: W, signal: Option<ExitSignal>) -> io::Result<Self> {
+        Ok(match signal {
+            Some(signal) => ExitWatch::Fd(pidfd::FdWatch::new(child, signal)),
             None => ExitWatch::Thread(thread::ThreadWatch::new(child)?),
         })
     }
@@ -97,9 +80,10 @@ impl<W: Wait> ExitWatch<W> {
     }
 }
 
-/// Watches our child `pid` (a pidfd where the kernel has one).
-pub fn watch(pid: i32) -> io::Result<ExitWatch<Child>> {
-    ExitWatch::new(Child(pid), crate::sys::exit_watch::exit_fd(pid)?)
+/// Watches our child (through its exit signal where the platform has one: a pidfd on Linux).
+pub fn watch(child: Child) -> io::Result<ExitWatch<Child>> {
+    let signal = crate::sys::exit_watch::exit_signal(&child)?;
+    ExitWatch::new(child, signal)
 }
 
 #[cfg(test)]
@@ -146,27 +130,27 @@ pub(crate) mod fake {
 mod tests {
     use super::fake::FakeChild;
     use super::*;
+    use nix::errno::Errno;
+    use nix::sys::wait::{waitpid, WaitPidFlag};
+    use nix::unistd::Pid;
     use std::io::Write;
 
     #[test]
-    fn wait_statuses() {
-        use nix::sys::signal::Signal;
-        let p = Pid::from_raw(1);
+    fn platform_reports_as_acp_statuses() {
+        assert_eq!(exit_status(Reaped::Exited(3)), ExitStatus::code(3));
+        // Windows' 32-bit codes (an NTSTATUS) pass whole.
         assert_eq!(
-            exit_status(WaitStatus::Exited(p, 3)),
-            Some(ExitStatus {
-                exit_code: Some(3),
-                signal: None
-            })
+            exit_status(Reaped::Exited(0xC000_0005)).exit_code,
+            Some(3_221_225_477)
         );
         assert_eq!(
-            exit_status(WaitStatus::Signaled(p, Signal::SIGKILL, false)),
-            Some(ExitStatus {
+            exit_status(Reaped::Signaled(libc::SIGKILL)),
+            ExitStatus {
                 exit_code: None,
                 signal: Some("SIGKILL".into())
-            })
+            }
         );
-        assert_eq!(exit_status(WaitStatus::Stopped(p, Signal::SIGSTOP)), None);
+        assert_eq!(exit_status(Reaped::Unknown), ExitStatus::unknown());
     }
 
     #[tokio::test]
@@ -178,7 +162,8 @@ mod tests {
             nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
         )
         .unwrap();
-        let mut watch = ExitWatch::new(child.clone(), Some(r)).unwrap();
+        let signal = ExitSignal::new(r).unwrap();
+        let mut watch = ExitWatch::new(child.clone(), Some(signal)).unwrap();
         assert!(matches!(watch, ExitWatch::Fd(_)));
         // Readable but not exited yet (a spurious wake-up): keeps waiting.
         let mut w = std::fs::File::from(w);
@@ -211,12 +196,13 @@ mod tests {
                 .spawn()
                 .unwrap();
             let pid = child.id() as i32;
-            let fd = if use_fd {
-                crate::sys::exit_watch::exit_fd(pid).unwrap()
+            let reaped = Child::from_pid(pid);
+            let signal = if use_fd {
+                crate::sys::exit_watch::exit_signal(&reaped).unwrap()
             } else {
                 None
             };
-            let mut watch = ExitWatch::new(Child(pid), fd).unwrap();
+            let mut watch = ExitWatch::new(reaped, signal).unwrap();
             assert_eq!(watch.wait().await, ExitStatus::code(7));
             // Reaped: no zombie left, waitpid knows the pid no more.
             assert_eq!(
@@ -229,6 +215,9 @@ mod tests {
 
     #[test]
     fn someone_else_reaping_gives_an_unknown_status_not_an_invented_one() {
-        assert_eq!(Child(i32::MAX).try_wait(), Some(ExitStatus::unknown()));
+        assert_eq!(
+            Child::from_pid(i32::MAX).try_wait(),
+            Some(ExitStatus::unknown())
+        );
     }
 }

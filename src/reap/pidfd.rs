@@ -1,39 +1,37 @@
-//! The exit-descriptor strategy: wait for readability in the reactor, then reap.
-
-use std::io;
-use std::os::fd::OwnedFd;
-
-use tokio::io::unix::AsyncFd;
+//! The exit-signal strategy: wait for the platform's exit signal (an exit descriptor in the
+//! reactor), then reap.
 
 use super::Wait;
 use crate::exit::ExitStatus;
+use crate::sys::exit_watch::ExitSignal;
 
-/// A child watched through its exit descriptor.
+/// A child watched through its exit signal.
 pub struct FdWatch<W: Wait> {
-    fd: Option<AsyncFd<OwnedFd>>,
+    signal: Option<ExitSignal>,
     child: W,
 }
 
 impl<W: Wait> FdWatch<W> {
-    pub(super) fn new(child: W, fd: OwnedFd) -> io::Result<Self> {
-        Ok(Self {
-            fd: Some(crate::sys::reactor::register_readable(fd)?),
+    pub(super) fn new(child: W, signal: ExitSignal) -> Self {
+        Self {
+            signal: Some(signal),
             child,
-        })
+        }
     }
 
     pub(super) async fn wait(&mut self) -> ExitStatus {
-        while let Some(fd) = &self.fd {
-            match fd.readable().await {
-                Ok(mut guard) => match self.child.try_wait() {
-                    Some(status) => return status,
-                    None => guard.clear_ready(),
-                },
+        while let Some(signal) = &mut self.signal {
+            match signal.wake().await {
+                Ok(()) => {
+                    if let Some(status) = self.child.try_wait() {
+                        return status;
+                    }
+                }
                 // The reactor cannot watch it any more (never seen): reap directly.
-                Err(_) => self.fd = None,
+                Err(_) => self.signal = None,
             }
         }
-        // The exit descriptor was readable, so this does not block for long.
+        // The exit signal came, so this does not block for long.
         self.child.wait()
     }
 }

@@ -170,7 +170,8 @@ impl Terminal {
             TermError::from_io(&e, "watching the child")
         };
         let pipe = crate::sys::pipe::OutputReader::new(output).map_err(io_err)?;
-        let child = crate::reap::watch(pid).map_err(io_err)?;
+        let child =
+            crate::reap::watch(crate::sys::exit_watch::Child::from_pid(pid)).map_err(io_err)?;
         let input = match input {
             Some(fd) => Some(crate::sys::pipe::InputWriter::new(fd).map_err(io_err)?),
             None => None,

@@ -4,6 +4,9 @@
 //! can wait on.
 //! Where the platform has none, [`exit_fd`] answers `None` and the caller falls back to a
 //! thread blocked in `waitpid` (see [`crate::reap`]).
+//! The core sees [`Child`] (reaped into a [`Reaped`]) and [`ExitSignal`] (wakes when the child
+//! may have exited): Unix, the pid and its exit descriptor; Windows, the process handle and a
+//! thread-pool wait on it (`ExitWait`).
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -13,22 +16,32 @@ use linux as imp;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::{exit_signal, Child, ExitSignal};
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
 #[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::{try_exit, wait_exit, ExitWait};
+pub use windows::{exit_signal, try_exit, wait_exit, Child, ExitSignal, ExitWait};
 
+mod reaped;
+pub use reaped::Reaped;
+
+#[cfg(unix)]
 use std::io;
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
 
 /// A close-on-exec descriptor that turns readable once `pid` (our child) has exited, or
 /// `None` where the kernel cannot provide one (remembered: later calls do not retry).
+#[cfg(unix)]
 pub fn exit_fd(pid: i32) -> io::Result<Option<OwnedFd>> {
     imp::exit_fd(pid)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::fd::AsFd;

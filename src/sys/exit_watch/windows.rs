@@ -6,6 +6,8 @@ use std::os::windows::io::{AsRawHandle, OwnedHandle};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
+
+use super::Reaped;
 use windows_sys::Win32::Foundation::{HANDLE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0, WAIT_TIMEOUT};
 use windows_sys::Win32::System::Threading::{
     GetExitCodeProcess, RegisterWaitForSingleObject, UnregisterWaitEx, WaitForSingleObject,
@@ -128,6 +130,47 @@ impl Drop for ExitWait {
     }
 }
 
+/// Our child: its process handle, shared with whoever else needs it (the exit wait).
+#[derive(Debug, Clone)]
+pub struct Child(Arc<OwnedHandle>);
+
+impl Child {
+    /// Our child `process` (a handle with SYNCHRONIZE and query access).
+    pub fn from_handle(process: Arc<OwnedHandle>) -> Self {
+        Child(process)
+    }
+
+    /// Its exit code if it has ended, `None` while it runs.
+    pub fn try_reap(&mut self) -> Option<Reaped> {
+        match try_exit(&self.0) {
+            Ok(Some(code)) => Some(Reaped::Exited(code)),
+            Ok(None) => None,
+            Err(_) => Some(Reaped::Unknown),
+        }
+    }
+
+    /// Blocks until it has ended (call it on a blocking thread).
+    pub fn reap(&mut self) -> Reaped {
+        wait_exit(&self.0).map_or(Reaped::Unknown, Reaped::Exited)
+    }
+}
+
+/// A child's exit as something async code awaits (the thread pool's wait on its handle).
+#[derive(Debug)]
+pub struct ExitSignal(ExitWait);
+
+impl ExitSignal {
+    /// Resolves once the child has ended (at once on later calls).
+    pub async fn wake(&mut self) -> io::Result<()> {
+        self.0.exited().await.map(drop)
+    }
+}
+
+/// The exit signal of `child`; Windows always has one.
+pub fn exit_signal(child: &Child) -> io::Result<Option<ExitSignal>> {
+    ExitWait::new(child.0.clone()).map(|w| Some(ExitSignal(w)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +178,48 @@ mod tests {
     use crate::sys::spawn::wincmd::{shell_command_line, wide, ShellKind};
     use crate::sys::spawn::{windows_launch, WinLaunch, WinStdio};
     use std::os::windows::io::AsHandle;
+
+    #[test]
+    fn the_child_is_reaped_after_its_exit_signal_with_the_full_code() {
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let shell = std::path::PathBuf::from(
+            std::env::var_os("ComSpec").unwrap_or_else(|| "C:\\Windows\\System32\\cmd.exe".into()),
+        );
+        let (_read, write) = crate::sys::pipe::pipe().unwrap();
+        let stdin = crate::sys::pipe::null_input().unwrap();
+        let env: Vec<_> = std::env::vars_os().collect();
+        let cwd = std::env::temp_dir();
+        // 0xC0000005 (an access violation's NTSTATUS) as cmd's signed exit code.
+        let line = "ping -n 2 127.0.0.1 >NUL & exit /b -1073741819";
+        let child = windows_launch(WinLaunch {
+            application: &shell,
+            command_line: shell_command_line(
+                &wide(&shell.to_string_lossy()),
+                ShellKind::Cmd,
+                &wide(line),
+            ),
+            env: &env,
+            cwd: &cwd,
+            stdio: WinStdio::Handles {
+                stdin: stdin.as_handle(),
+                output: write.as_handle(),
+            },
+            job: &job,
+        })
+        .unwrap();
+        let mut child = Child::from_handle(Arc::new(child.process));
+        assert_eq!(child.try_reap(), None, "reaped while it runs");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let mut signal = exit_signal(&child)
+            .unwrap()
+            .expect("Windows always has one");
+        rt.block_on(signal.wake()).unwrap();
+        assert_eq!(child.try_reap(), Some(Reaped::Exited(0xC000_0005)));
+        assert_eq!(child.reap(), Reaped::Exited(0xC000_0005));
+    }
 
     #[test]
     fn the_exit_wakes_an_async_waiter_with_the_code() {

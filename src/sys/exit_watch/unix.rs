@@ -1,0 +1,101 @@
+//! Unix: a child is its pid, reaped with `waitpid`; the exit signal is the exit descriptor
+//! (pidfd or kqueue pipe) in the runtime's reactor.
+
+use std::io;
+use std::os::fd::OwnedFd;
+
+use nix::errno::Errno;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use tokio::io::unix::AsyncFd;
+
+use super::Reaped;
+
+/// Our child, reaped with `waitpid`.
+#[derive(Debug, Clone, Copy)]
+pub struct Child(i32);
+
+impl Child {
+    /// Our child `pid` (a process we spawned and nobody else reaps).
+    pub fn from_pid(pid: i32) -> Self {
+        Child(pid)
+    }
+
+    /// Its status if it has exited (and is now reaped), `None` while it runs.
+    pub fn try_reap(&mut self) -> Option<Reaped> {
+        reap(self.0, Some(WaitPidFlag::WNOHANG))
+    }
+
+    /// Blocks until it has exited, and reaps it.
+    pub fn reap(&mut self) -> Reaped {
+        loop {
+            if let Some(s) = reap(self.0, None) {
+                return s;
+            }
+        }
+    }
+}
+
+/// One `waitpid`: `None` while the child runs (or for a stop/continue report).
+fn reap(pid: i32, flags: Option<WaitPidFlag>) -> Option<Reaped> {
+    loop {
+        match waitpid(Pid::from_raw(pid), flags) {
+            Ok(WaitStatus::StillAlive) => return None,
+            Ok(ws) => return reaped(ws),
+            Err(Errno::EINTR) => continue,
+            Err(_) => return Some(Reaped::Unknown),
+        }
+    }
+}
+
+/// A final wait status; `None` for non-final ones (stopped, continued).
+fn reaped(status: WaitStatus) -> Option<Reaped> {
+    match status {
+        WaitStatus::Exited(_, code) => Some(Reaped::Exited(code as u32 & 0xff)),
+        WaitStatus::Signaled(_, sig, _) => Some(Reaped::Signaled(sig as i32)),
+        _ => None,
+    }
+}
+
+/// The exit descriptor of a child in the reactor: wakes when the child may have exited.
+pub struct ExitSignal(AsyncFd<OwnedFd>);
+
+impl ExitSignal {
+    /// Registers `fd` (readable once the child has exited) with the runtime's reactor.
+    pub fn new(fd: OwnedFd) -> io::Result<Self> {
+        Ok(Self(crate::sys::reactor::register_readable(fd)?))
+    }
+
+    /// Resolves at the next wake-up (which may be spurious: check the child then). The
+    /// readiness is consumed, so the following call waits for a new one.
+    pub async fn wake(&mut self) -> io::Result<()> {
+        let mut guard = self.0.readable().await?;
+        guard.clear_ready();
+        Ok(())
+    }
+}
+
+/// The exit signal of `child` (its exit descriptor), or `None` where the kernel has none.
+pub fn exit_signal(child: &Child) -> io::Result<Option<ExitSignal>> {
+    match super::exit_fd(child.0)? {
+        Some(fd) => ExitSignal::new(fd).map(Some),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::sys::signal::Signal;
+
+    #[test]
+    fn wait_statuses() {
+        let p = Pid::from_raw(1);
+        assert_eq!(reaped(WaitStatus::Exited(p, 3)), Some(Reaped::Exited(3)));
+        assert_eq!(
+            reaped(WaitStatus::Signaled(p, Signal::SIGKILL, false)),
+            Some(Reaped::Signaled(libc::SIGKILL))
+        );
+        assert_eq!(reaped(WaitStatus::Stopped(p, Signal::SIGSTOP)), None);
+    }
+}
