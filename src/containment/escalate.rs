@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use nix::sys::signal::Signal;
+use crate::sys::signals::Stop;
 use tokio::time::Instant;
 
 use super::Target;
@@ -23,9 +23,9 @@ where
     if !target.alive() {
         return false;
     }
-    target.signal(Signal::SIGTERM);
+    target.signal(Stop::Term);
     // A stopped process only acts on SIGTERM once continued.
-    target.signal(Signal::SIGCONT);
+    target.signal(Stop::Continue);
     let deadline = Instant::now() + grace;
     if tokio::time::timeout_at(deadline, leader_exit).await.is_ok() {
         // The leader is gone; give descendants that trap SIGTERM the rest of the grace.
@@ -40,7 +40,7 @@ where
             return false;
         }
     }
-    target.signal(Signal::SIGKILL);
+    target.signal(Stop::Kill);
     true
 }
 
@@ -51,25 +51,25 @@ mod tests {
 
     /// A target that dies after `dies_after` signals of a given kind, recording every signal.
     struct Fake {
-        sent: Mutex<Vec<Signal>>,
+        sent: Mutex<Vec<Stop>>,
         /// Signals that end it.
-        fatal: Vec<Signal>,
+        fatal: Vec<Stop>,
     }
 
     impl Fake {
-        fn new(fatal: &[Signal]) -> Self {
+        fn new(fatal: &[Stop]) -> Self {
             Self {
                 sent: Mutex::new(Vec::new()),
                 fatal: fatal.to_vec(),
             }
         }
-        fn sent(&self) -> Vec<Signal> {
+        fn sent(&self) -> Vec<Stop> {
             self.sent.lock().unwrap().clone()
         }
     }
 
     impl Target for Fake {
-        fn signal(&self, sig: Signal) {
+        fn signal(&self, sig: Stop) {
             self.sent.lock().unwrap().push(sig);
         }
         fn alive(&self) -> bool {
@@ -79,28 +79,25 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn term_is_enough_for_a_well_behaved_target() {
-        let t = Fake::new(&[Signal::SIGTERM, Signal::SIGKILL]);
+        let t = Fake::new(&[Stop::Term, Stop::Kill]);
         let start = Instant::now();
         assert!(!escalate(&t, Duration::from_secs(2), async {}).await);
-        assert_eq!(t.sent(), vec![Signal::SIGTERM, Signal::SIGCONT]);
+        assert_eq!(t.sent(), vec![Stop::Term, Stop::Continue]);
         assert!(Instant::now() - start < Duration::from_secs(1));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_target_that_ignores_term_gets_kill_after_the_grace() {
-        let t = Fake::new(&[Signal::SIGKILL]);
+        let t = Fake::new(&[Stop::Kill]);
         let start = Instant::now();
         assert!(escalate(&t, Duration::from_millis(500), async {}).await);
-        assert_eq!(
-            t.sent(),
-            vec![Signal::SIGTERM, Signal::SIGCONT, Signal::SIGKILL]
-        );
+        assert_eq!(t.sent(), vec![Stop::Term, Stop::Continue, Stop::Kill]);
         assert_eq!(Instant::now() - start, Duration::from_millis(500));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_leader_that_never_exits_is_killed_at_the_deadline() {
-        let t = Fake::new(&[Signal::SIGKILL]);
+        let t = Fake::new(&[Stop::Kill]);
         let start = Instant::now();
         assert!(escalate(&t, Duration::from_secs(3), std::future::pending()).await);
         assert_eq!(Instant::now() - start, Duration::from_secs(3));
@@ -108,19 +105,16 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn nothing_alive_means_no_signal() {
-        let dead = Fake::new(&[Signal::SIGUSR1]);
-        dead.signal(Signal::SIGUSR1);
+        let dead = Fake::new(&[Stop::Kill]);
+        dead.signal(Stop::Kill);
         assert!(!escalate(&dead, Duration::from_secs(1), async {}).await);
-        assert_eq!(dead.sent(), vec![Signal::SIGUSR1]);
+        assert_eq!(dead.sent(), vec![Stop::Kill]);
     }
 
     #[tokio::test(start_paused = true)]
     async fn zero_grace_kills_at_once() {
-        let t = Fake::new(&[Signal::SIGKILL]);
+        let t = Fake::new(&[Stop::Kill]);
         assert!(escalate(&t, Duration::ZERO, std::future::pending()).await);
-        assert_eq!(
-            t.sent(),
-            vec![Signal::SIGTERM, Signal::SIGCONT, Signal::SIGKILL]
-        );
+        assert_eq!(t.sent(), vec![Stop::Term, Stop::Continue, Stop::Kill]);
     }
 }

@@ -6,6 +6,7 @@ use nix::unistd::Pid;
 
 use super::Target;
 use crate::sys::procs;
+use crate::sys::signals::Stop;
 
 /// A process group (a terminal's child leads one: pgid = its pid).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +26,8 @@ impl ProcessGroup {
 }
 
 impl Target for ProcessGroup {
-    fn signal(&self, sig: Signal) {
-        self.send(sig);
+    fn signal(&self, stop: Stop) {
+        self.send(stop.into());
     }
 
     fn alive(&self) -> bool {
@@ -73,8 +74,8 @@ impl SessionTree {
 }
 
 impl Target for SessionTree {
-    fn signal(&self, sig: Signal) {
-        signal_pids(&self.pids(), sig);
+    fn signal(&self, stop: Stop) {
+        signal_pids(&self.pids(), stop.into());
     }
 
     fn alive(&self) -> bool {

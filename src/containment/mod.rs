@@ -22,12 +22,12 @@ pub use escalate::{escalate, GROUP_POLL};
 pub use group::{ProcessGroup, SessionTree};
 pub use terminal::{Containment, Prepared};
 
-use nix::sys::signal::Signal;
+use crate::sys::signals::Stop;
 
 /// Something whose processes are signalled together.
 pub trait Target: Send + Sync {
-    /// Sends `sig` to every process of the target (best effort: some may be gone).
-    fn signal(&self, sig: Signal);
+    /// Sends `stop` to every process of the target (best effort: some may be gone).
+    fn signal(&self, stop: Stop);
     /// True while some process of the target is alive (not a zombie).
     fn alive(&self) -> bool;
 }
@@ -86,9 +86,9 @@ impl<T: Target> Signalled<T> {
 }
 
 impl<T: Target> Target for Signalled<T> {
-    fn signal(&self, sig: Signal) {
+    fn signal(&self, stop: Stop) {
         self.sent.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.target.signal(sig);
+        self.target.signal(stop);
     }
     fn alive(&self) -> bool {
         self.target.alive()

@@ -15,6 +15,7 @@ use crate::guardian;
 use crate::sandbox::SandboxGuard;
 use crate::sys::cgroup::{Cgroup, PidsCgroup};
 use crate::sys::procs;
+use crate::sys::signals::Stop;
 
 /// How long dropping a containment waits for its cgroups to empty after SIGKILL.
 const CGROUP_EMPTY_WAIT: Duration = Duration::from_millis(200);
@@ -85,7 +86,7 @@ impl Containment {
     /// sandbox's namespace included, whose cleanup finishes before this returns (Node may be
     /// about to exit).
     pub fn kill_now(&self) {
-        self.signal(Signal::SIGKILL);
+        self.signal(Stop::Kill);
         #[cfg(target_os = "linux")]
         if let Some(g) = self.take_sandbox() {
             g.finish_now();
@@ -123,7 +124,8 @@ impl Containment {
 impl Target for Containment {
     /// The pids cgroup's members, the cgroup (`cgroup.kill` for SIGKILL), the process group,
     /// and on a pty every process of the session.
-    fn signal(&self, sig: Signal) {
+    fn signal(&self, stop: Stop) {
+        let sig = Signal::from(stop);
         if let Some(pc) = &self.pids {
             signal_pids(&pc.pids(), sig);
         }
@@ -134,7 +136,7 @@ impl Target for Containment {
                 cg.signal_all(sig);
             }
         }
-        self.group.signal(sig);
+        self.group.signal(stop);
         if self.session {
             let sid = self.pgid();
             signal_pids(&procs::live_where(|p| p.sid == sid), sig);

@@ -17,3 +17,16 @@ pub use unix::name;
 mod windows;
 #[cfg(windows)]
 pub use windows::name;
+
+/// What containment asks of a command's processes, in no platform's terms: Unix sends the
+/// signal of that name (`SIGTERM`, `SIGCONT`, `SIGKILL`); Windows has no signals and maps
+/// them onto its job (a graceful stop where it has one, `TerminateJobObject` for `Kill`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Asks to terminate (SIGTERM).
+    Term,
+    /// Resumes a stopped process, so it acts on `Term` (SIGCONT).
+    Continue,
+    /// Ends at once, cannot be refused (SIGKILL).
+    Kill,
+}

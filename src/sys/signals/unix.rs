@@ -11,9 +11,27 @@ pub fn name(signo: i32) -> String {
     }
 }
 
+impl From<super::Stop> for nix::sys::signal::Signal {
+    fn from(stop: super::Stop) -> Self {
+        match stop {
+            super::Stop::Term => nix::sys::signal::Signal::SIGTERM,
+            super::Stop::Continue => nix::sys::signal::Signal::SIGCONT,
+            super::Stop::Kill => nix::sys::signal::Signal::SIGKILL,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stops_are_the_posix_signals() {
+        use super::super::Stop;
+        assert_eq!(Signal::from(Stop::Term), Signal::SIGTERM);
+        assert_eq!(Signal::from(Stop::Continue), Signal::SIGCONT);
+        assert_eq!(Signal::from(Stop::Kill), Signal::SIGKILL);
+    }
 
     #[test]
     fn names() {
