@@ -14,7 +14,7 @@
 //! | [`errname`] | `name(raw)`: an OS error's `code` | the errno's name (`nix`) | the errno's name (`nix`) | the errno name Node reports for the Win32 error (`ERROR_FILE_NOT_FOUND`: `ENOENT`), else `UNKNOWN` |
 //! | [`cgroup`] | `Cgroup`, `PidsCgroup`, `base`, `pids_base` | cgroup v2 (`cgroup.kill`), v1 `pids` | none (`none.rs`) | [`job`]: a Job Object per terminal |
 //! | [`pipe`] | `pipe_cloexec`, `OutputReader` (`read`, `read_now`), `InputWriter` (`try_write`, `writable`), `reader_gone` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` / `PipeWriter` (a thread per pipe, bounded queues); `OutputReader` over a `PipeReader`, `InputWriter` over a `PipeWriter` |
-//! | [`signals`] | `name(signo)` | `nix`'s names, `SIGRTMIN`..`SIGRTMAX` | `nix`'s names | the numbers Node names on Windows (`SIGTERM` 15, `SIGKILL` 9); no signals otherwise (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
+//! | [`signals`] | `name(signo)`; `Stop` (Term, Continue, Kill: what containment asks) | `nix`'s names, `SIGRTMIN`..`SIGRTMAX`; `Stop` as its signal | `nix`'s names; `Stop` as its signal | the numbers Node names on Windows (`SIGTERM` 15, `SIGKILL` 9); no signals otherwise (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
 //! | [`reactor`] | `register_readable`, `register_writable` | tokio's `AsyncFd` (epoll) | tokio's `AsyncFd` (kqueue) | none (not compiled: the Windows pipes are read and written by threads, `PipeReader` / `PipeWriter`) |
 
 pub mod cgroup;
