@@ -155,7 +155,7 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
     // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
     drop(child_out);
     drop(child_in);
-    let cwd = crate::sys::cwd::fd_path(&*plan.cwd_dir).unwrap_or_else(|_| plan.cwd.clone());
+    let cwd = crate::sys::cwd::dir_path(&plan.cwd_dir).unwrap_or_else(|_| plan.cwd.clone());
     #[cfg(target_os = "linux")]
     let sandbox = sandbox.map(|s| s.into_guard(launched.init_pid));
     #[cfg(not(target_os = "linux"))]

@@ -274,8 +274,8 @@ pub fn cwd_in_roots(cwd: &str, roots: &[String]) -> Result<(PathBuf, bool), Term
     Ok((real, inside))
 }
 
-fn real_dir(cwd: &Path, dir: &OwnedFd) -> Result<PathBuf, TermError> {
-    crate::sys::cwd::fd_path(dir)
+fn real_dir(cwd: &Path, dir: &crate::sys::cwd::Dir) -> Result<PathBuf, TermError> {
+    crate::sys::cwd::dir_path(dir)
         .map_err(|e| TermError::invalid_cwd(format!("cwd `{}`: {e}", cwd.display())))
 }
 

@@ -12,31 +12,68 @@ mod macos;
 use macos as imp;
 #[cfg(windows)]
 mod windows;
-#[cfg(windows)]
-#[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::{dir_path, open_dir as windows_open_dir};
-
 use std::io;
+#[cfg(unix)]
 use std::os::fd::{AsFd, OwnedFd};
+#[cfg(windows)]
+use std::os::windows::io::OwnedHandle;
 use std::path::{Path, PathBuf};
+
+/// An open directory: Unix, a descriptor (`O_DIRECTORY`, close-on-exec); Windows, a handle
+/// that keeps it from being renamed or deleted while open.
+#[cfg(unix)]
+pub type Dir = OwnedFd;
+/// An open directory: Unix, a descriptor (`O_DIRECTORY`, close-on-exec); Windows, a handle
+/// that keeps it from being renamed or deleted while open.
+#[cfg(windows)]
+pub type Dir = OwnedHandle;
 
 /// Opens directory `path` for changing into it later (close-on-exec; fails with ENOTDIR for
 /// anything but a directory). Symlinks in the path are followed now, once.
-pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    imp::open_dir(path)
+pub fn open_dir(path: &Path) -> io::Result<Dir> {
+    #[cfg(unix)]
+    {
+        imp::open_dir(path)
+    }
+    #[cfg(windows)]
+    {
+        windows::open_dir(path)
+    }
+}
+
+/// The absolute path an open directory refers to now (Windows: a plain drive or UNC path).
+pub fn dir_path(dir: &Dir) -> io::Result<PathBuf> {
+    #[cfg(unix)]
+    {
+        fd_path(dir)
+    }
+    #[cfg(windows)]
+    {
+        windows::dir_path(dir)
+    }
 }
 
 /// The absolute path an open descriptor refers to now.
+#[cfg(unix)]
 pub fn fd_path(fd: &impl AsFd) -> io::Result<PathBuf> {
     imp::fd_path(fd.as_fd())
 }
 
-/// The working directory of process `pid`, if it can be read.
+/// The working directory of process `pid`, if it can be read (Windows: `None`, another
+/// process's working directory is not readable there without reading its memory).
 pub fn process_cwd(pid: i32) -> Option<PathBuf> {
-    imp::process_cwd(pid)
+    #[cfg(unix)]
+    {
+        imp::process_cwd(pid)
+    }
+    #[cfg(windows)]
+    {
+        let _ = pid;
+        None
+    }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

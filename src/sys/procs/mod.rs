@@ -12,9 +12,6 @@ mod macos;
 use macos as imp;
 #[cfg(windows)]
 mod windows;
-#[cfg(windows)]
-#[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::start_time as windows_start_time;
 
 /// What the process table says about one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,16 +29,25 @@ pub struct ProcInfo {
 }
 
 /// Every process visible to us, in no particular order (a process that exits while the table
-/// is read is simply missing).
+/// is read is simply missing). Unix: Windows has no process groups or sessions to list by.
+#[cfg(unix)]
 pub fn list() -> Vec<ProcInfo> {
     imp::list()
 }
 
 /// When process `pid` started, as a number that stays the same for the life of the process and
 /// differs for a later process that reuses its pid (Linux: clock ticks since boot; macOS:
-/// microseconds since the epoch). `None` when there is no such process.
+/// microseconds since the epoch; Windows: the creation time in 100 ns units since 1601).
+/// `None` when there is no such process.
 pub fn start_time(pid: i32) -> Option<u64> {
-    imp::start_time(pid)
+    #[cfg(unix)]
+    {
+        imp::start_time(pid)
+    }
+    #[cfg(windows)]
+    {
+        u32::try_from(pid).ok().and_then(windows::start_time)
+    }
 }
 
 /// A stamp of the program image process `pid` runs: it changes when the process calls
@@ -77,6 +83,7 @@ pub fn with_environment_entry(entry: &[u8]) -> Vec<i32> {
 }
 
 /// The live (non-zombie) processes matching `keep`.
+#[cfg(unix)]
 pub fn live_where(keep: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
     list()
         .into_iter()
@@ -88,6 +95,7 @@ pub fn live_where(keep: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
 /// The live processes of session `sid` and every live descendant of them, even those that
 /// left the session (`setsid`). `sid` itself is included while alive. Never this process.
 /// Sessions 0 and 1 (init's) are never listed.
+#[cfg(unix)]
 pub fn session_tree(sid: i32) -> Vec<i32> {
     if sid <= 1 {
         return Vec::new();
@@ -98,6 +106,7 @@ pub fn session_tree(sid: i32) -> Vec<i32> {
 
 /// The processes of `procs` that match `root` plus all their descendants (by ppid), except
 /// this process. Pure, so it is tested on a made-up table.
+#[cfg(unix)]
 fn tree_of(procs: &[ProcInfo], root: impl Fn(&ProcInfo) -> bool) -> Vec<i32> {
     let mut members: std::collections::HashSet<i32> =
         procs.iter().filter(|p| root(p)).map(|p| p.pid).collect();
@@ -199,7 +208,7 @@ pub const GUARDIAN_KILL: GuardianKill = if cfg!(target_os = "linux") {
     }
 };
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
