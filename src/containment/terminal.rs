@@ -130,10 +130,10 @@ impl Target for Containment {
             signal_pids(&pc.pids(), sig);
         }
         if let Some(cg) = &self.cgroup {
-            if sig == Signal::SIGKILL {
+            if stop == Stop::Kill {
                 cg.kill_all();
             } else {
-                cg.signal_all(sig);
+                cg.signal_all(stop);
             }
         }
         self.group.signal(stop);

@@ -246,8 +246,9 @@ impl Cgroup {
             .is_ok()
     }
 
-    /// Sends `sig` to every process in the cgroup.
-    pub fn signal_all(&self, sig: nix::sys::signal::Signal) {
+    /// Sends `stop` (as its signal) to every process in the cgroup.
+    pub fn signal_all(&self, stop: crate::sys::signals::Stop) {
+        let sig = nix::sys::signal::Signal::from(stop);
         for pid in self.pids() {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
         }

@@ -50,8 +50,8 @@ impl Cgroup {
         match *self {}
     }
 
-    /// Sends `sig` to every process in the cgroup (no value of this type exists).
-    pub fn signal_all(&self, _sig: nix::sys::signal::Signal) {
+    /// Sends `stop` to every process in the cgroup (no value of this type exists).
+    pub fn signal_all(&self, _stop: crate::sys::signals::Stop) {
         match *self {}
     }
 }
