@@ -132,28 +132,21 @@ fn errno() -> i32 {
 
 /// `mount_setattr(path, flags, attr_set)`.
 unsafe fn set_attr(path: &std::ffi::CStr, flags: libc::c_uint, set: u64) -> Result<(), i32> {
-    let attr = MountAttr {
-        attr_set: set,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
-    };
-    let r = libc::syscall(
-        libc::SYS_mount_setattr,
-        libc::AT_FDCWD,
-        path.as_ptr(),
-        flags,
-        &attr as *const MountAttr,
-        std::mem::size_of::<MountAttr>(),
-    );
-    if r != 0 {
-        return Err(errno());
-    }
-    Ok(())
+    mount_setattr(libc::AT_FDCWD, path, flags, set)
 }
 
 /// `mount_setattr` on the detached copy `fd` itself.
 unsafe fn set_attr_fd(fd: RawFd, set: u64) -> Result<(), i32> {
+    mount_setattr(fd, c"", libc::AT_EMPTY_PATH as libc::c_uint, set)
+}
+
+/// The system call: sets the attributes `set` on the mount at `dirfd`/`path`.
+unsafe fn mount_setattr(
+    dirfd: RawFd,
+    path: &std::ffi::CStr,
+    flags: libc::c_uint,
+    set: u64,
+) -> Result<(), i32> {
     let attr = MountAttr {
         attr_set: set,
         attr_clr: 0,
@@ -162,9 +155,9 @@ unsafe fn set_attr_fd(fd: RawFd, set: u64) -> Result<(), i32> {
     };
     let r = libc::syscall(
         libc::SYS_mount_setattr,
-        fd,
-        c"".as_ptr(),
-        libc::AT_EMPTY_PATH as libc::c_uint,
+        dirfd,
+        path.as_ptr(),
+        flags,
         &attr as *const MountAttr,
         std::mem::size_of::<MountAttr>(),
     );
