@@ -8,24 +8,20 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+const { samples, tsconfig } = require('../scripts/readme-samples.js') as {
+  samples: (doc: string) => { lang: string; info: string; code: string }[];
+  tsconfig: (dir: string, files: string[]) => void;
+};
+
 const repo = path.resolve(__dirname, '..');
-const page = path.join(repo, 'docs', 'replacing-a-terminal-manager.md');
 let dir: string;
 let tsc: { status: number | null; out: string };
 
-/** The page's ```ts blocks, in order. */
+/** The page's ```ts blocks, in order (found as scripts/readme-samples.js finds them). */
 function blocks(): string[] {
-  const out: string[] = [];
-  const lines = fs.readFileSync(page, 'utf8').split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (!/^```(ts|typescript)\s*$/.test(lines[i]!)) continue;
-    const start = i + 1;
-    let end = start;
-    while (end < lines.length && !lines[end]!.startsWith('```')) end++;
-    out.push(lines.slice(start, end).join('\n') + '\n');
-    i = end;
-  }
-  return out;
+  return samples('docs/replacing-a-terminal-manager.md')
+    .filter((s) => (s.lang === 'ts' || s.lang === 'typescript') && s.info === '')
+    .map((s) => s.code);
 }
 
 function run(args: string[], cwd: string): { status: number | null; out: string } {
@@ -45,23 +41,8 @@ beforeAll(() => {
     fs.writeFileSync(path.join(dir, `sample-${i}.mts`), code);
     return `sample-${i}.mts`;
   });
-  fs.writeFileSync(
-    path.join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2022', 'ESNext.Disposable', 'DOM'],
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        strict: true,
-        skipLibCheck: false,
-        types: ['node'],
-        outDir: 'out',
-      },
-      files,
-    }),
-  );
-  tsc = run([path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], dir);
+  tsconfig(dir, files);
+  tsc = run([path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.readme.json'], dir);
 }, 120_000);
 
 afterAll(() => {
@@ -75,13 +56,13 @@ test('the page has its two samples, and they pass tsc --strict', () => {
 });
 
 test('before: the hand-written manager runs', () => {
-  const r = run([path.join('out', 'sample-0.mjs')], dir);
+  const r = run([path.join('readme-out', 'sample-0.mjs')], dir);
   expect(r.out).toBe('before\n');
   expect(r.status).toBe(0);
 });
 
 test('after: the wiring runs, streams output to the UI, keeps the decisions, and exits by itself', () => {
-  const r = run([path.join('out', 'sample-1.mjs')], dir);
+  const r = run([path.join('readme-out', 'sample-1.mjs')], dir);
   expect(r).toMatchObject({ status: 0 });
   // The UI's line comes from the live stream, so it may come before or after the exit status.
   const lines = r.out.trim().split('\n');

@@ -31,7 +31,7 @@ const DOCS = [
     .map((f) => `docs/${f}`),
 ];
 
-/** The fenced ts/js blocks of one document: `{ doc, line, name, info, code }`. */
+/** The fenced ts/js blocks of one document: `{ doc, line, name, lang, info, code }`. */
 function samples(doc) {
   const text = fs.readFileSync(path.join(root, doc), 'utf8');
   const out = [];
@@ -43,7 +43,7 @@ function samples(doc) {
     let end = start;
     while (end < lines.length && !lines[end].startsWith('```')) end++;
     const name = `${doc.replace(/\.md$/, '').replace(/\//g, '-')}-${start}`;
-    out.push({ doc, line: start, name, info: open[2].trim(), code: lines.slice(start, end).join('\n') + '\n' });
+    out.push({ doc, line: start, name, lang: open[1], info: open[2].trim(), code: lines.slice(start, end).join('\n') + '\n' });
     i = end;
   }
   return out;
@@ -139,4 +139,6 @@ function main() {
   process.stdout.write(`${all.length} samples of ${DOCS.join(', ')} ran\n`);
 }
 
-main();
+// Also a module: __test__/docs-replacing.test.ts type-checks one page's samples the same way.
+module.exports = { samples, tsconfig };
+if (require.main === module) main();
