@@ -35,8 +35,9 @@ pub fn start(
 ) -> Result<Arc<Terminal>, TermError> {
     let plan = spawn::plan(&req.spawn, inherited, default_cwd)?;
     let prepared = Prepared::new(plan.limits.processes);
-    let mut spawned = spawn::spawn(&plan, prepared.procs_files())?;
-    let containment = prepared.contain(spawned.pid, spawned.pty.is_some(), spawned.sandbox.take());
+    let mut spawned = spawn::spawn(&plan, prepared.join())?;
+    let leader = crate::sys::spawn::Leader { pid: spawned.pid };
+    let containment = prepared.contain(leader, spawned.pty.is_some(), spawned.sandbox.take());
     let config = TerminalConfig {
         id: next_id(),
         ..req.terminal.clone()

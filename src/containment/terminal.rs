@@ -16,6 +16,7 @@ use crate::sandbox::SandboxGuard;
 use crate::sys::cgroup::{Cgroup, PidsCgroup};
 use crate::sys::procs;
 use crate::sys::signals::Stop;
+use crate::sys::spawn::{Join, Leader};
 
 /// How long dropping a containment waits for its cgroups to empty after SIGKILL.
 const CGROUP_EMPTY_WAIT: Duration = Duration::from_millis(200);
@@ -35,20 +36,29 @@ impl Prepared {
         Self { cgroup, pids }
     }
 
-    /// The `cgroup.procs` files the child joins before exec.
-    pub fn procs_files(&self) -> Vec<CString> {
+    /// What the child joins before exec: the `cgroup.procs` files of its cgroups.
+    pub fn join(&self) -> Join<'_> {
         let mut files: Vec<CString> = self.cgroup.iter().filter_map(|c| c.procs_path()).collect();
         if let Some(p) = self.pids.as_ref().and_then(|p| p.procs_path()) {
             if !files.contains(&p) {
                 files.push(p);
             }
         }
-        files
+        Join {
+            cgroup_procs: files,
+            ..Join::default()
+        }
     }
 
-    /// The containment of the started child `pid` (which leads its own process group, and on
+    /// The containment of the started `leader` (which leads its own process group, and on
     /// a pty its own session, and may be sandboxed); the guardian lists it from now on.
-    pub fn contain(self, pid: i32, session: bool, sandbox: Option<SandboxGuard>) -> Containment {
+    pub fn contain(
+        self,
+        leader: Leader,
+        session: bool,
+        sandbox: Option<SandboxGuard>,
+    ) -> Containment {
+        let pid = leader.pid;
         guardian::track(pid, self.cgroup.as_ref().map(|c| c.dir()));
         Containment {
             group: ProcessGroup(pid),

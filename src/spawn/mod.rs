@@ -75,7 +75,7 @@ type Ends = (
 /// pipe), stdout+stderr on one pipe. Pty: the slave is its controlling terminal and 0, 1, 2.
 /// Our copies of the child's ends are closed before returning, so EOF (EIO on a pty) arrives
 /// when the child's copies are gone.
-pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawned, TermError> {
+pub fn spawn(plan: &SpawnPlan, join: launch::Join<'_>) -> Result<Spawned, TermError> {
     let argv0 = plan.argv[0].as_bytes().escape_ascii().to_string();
     let ctx = || format!("spawning `{argv0}`");
     let io = |e: std::io::Error| TermError::from_io(&e, &ctx());
@@ -140,7 +140,7 @@ pub fn spawn(plan: &SpawnPlan, cgroups: Vec<std::ffi::CString>) -> Result<Spawne
         session,
         rlimits: plan.limits.rlimits(),
         parent_death_signal: Some(libc::SIGKILL),
-        cgroup_procs: cgroups,
+        cgroup_procs: join.cgroup_procs,
         #[cfg(target_os = "linux")]
         isolate: sandbox.as_ref().map(|s| s.isolation()),
         #[cfg(target_os = "linux")]

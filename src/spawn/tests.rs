@@ -181,7 +181,7 @@ fn spawn_runs_and_merges_streams() {
         Path::new("/"),
     )
     .unwrap();
-    let s = spawn(&p, Vec::new()).unwrap();
+    let s = spawn(&p, Default::default()).unwrap();
     let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(s.pid), None).unwrap();
     assert_eq!(
         status,

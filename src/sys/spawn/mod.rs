@@ -32,7 +32,7 @@ pub use error::launch_errno;
 pub use error::{launch_failure, LaunchError, Stage};
 #[cfg(target_os = "linux")]
 pub use spec::{ChildStep, Isolation};
-pub use spec::{LaunchSpec, Launched, Rlimit, SessionMode};
+pub use spec::{Join, LaunchSpec, Launched, Leader, Rlimit, SessionMode};
 
 #[cfg(target_os = "linux")]
 mod linux;

@@ -2,6 +2,8 @@
 //! steps it carries ([`ChildStep`], [`Isolation`]) and what it returns ([`Launched`]).
 
 use std::ffi::CString;
+use std::marker::PhantomData;
+#[cfg(unix)]
 use std::os::fd::RawFd;
 
 /// How the child relates to sessions and process groups.
@@ -97,4 +99,32 @@ pub struct Launched {
     /// With a sandbox's PID namespace: the namespace's init, a child of ours that the caller
     /// must kill and reap when the terminal is done.
     pub init_pid: Option<i32>,
+}
+
+/// What a terminal's child is put into before it runs a single instruction of the command:
+/// on Unix its cgroups (the `cgroup.procs` files it moves itself into; none where the system
+/// has no cgroups), on Windows the terminal's Job Object (the child is created suspended,
+/// assigned, then resumed). Made by the containment layer, consumed by the launch.
+#[derive(Debug, Default)]
+pub struct Join<'a> {
+    /// `cgroup.procs` files, joined best effort.
+    #[cfg(unix)]
+    pub cgroup_procs: Vec<CString>,
+    /// The job the child joins (always one for a terminal).
+    #[cfg(windows)]
+    pub job: Option<&'a crate::sys::job::Job>,
+    /// Ties the borrow on platforms whose join holds no reference.
+    pub _holder: PhantomData<&'a ()>,
+}
+
+/// A terminal's started leader, as the containment layer takes it.
+#[derive(Debug)]
+pub struct Leader {
+    /// Its process id (on Unix also its process group id, and on a pty its session id).
+    pub pid: i32,
+    /// On Windows, a pty terminal's console input (a duplicate of our end): the graceful
+    /// stop writes Ctrl+C (ETX) there, which the pseudo console turns into `CTRL_C_EVENT`
+    /// for every process attached to it.
+    #[cfg(windows)]
+    pub console_input: Option<std::os::windows::io::OwnedHandle>,
 }
