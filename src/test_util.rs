@@ -1,6 +1,10 @@
 //! Helpers shared by the unit tests of several modules.
+// Their users are Unix tests (Windows is tested through the package, __test__/windows).
+#![cfg_attr(windows, allow(dead_code))]
 
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
+#[cfg(unix)]
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -14,6 +18,7 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
 }
 
 /// `bash -c script` as the leader of a new session (`setsid` before exec).
+#[cfg(unix)]
 pub fn setsid_bash(script: &str) -> Command {
     let mut cmd = Command::new("bash");
     cmd.args(["-c", script]);

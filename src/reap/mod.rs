@@ -86,7 +86,7 @@ pub fn watch(child: Child) -> io::Result<ExitWatch<Child>> {
     ExitWatch::new(child, signal)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub(crate) mod fake {
     use super::*;
     use std::sync::{Arc, Condvar, Mutex};
@@ -126,7 +126,8 @@ pub(crate) mod fake {
     }
 }
 
-#[cfg(test)]
+// Real children are Unix processes here (nix); Windows' exit watch is tested in sys.
+#[cfg(all(test, unix))]
 mod tests {
     use super::fake::FakeChild;
     use super::*;

@@ -134,5 +134,6 @@ fn launch_error(e: std::io::Error, context: &str) -> TermError {
     TermError::from_errno(failure.errno, format!("{context}: {e}"))
 }
 
-#[cfg(test)]
+// Unix paths and processes; Windows is tested through the package (`__test__/windows`).
+#[cfg(all(test, unix))]
 mod tests;

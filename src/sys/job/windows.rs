@@ -208,6 +208,17 @@ impl TerminalJob {
         match (stop, &self.console_input) {
             (Stop::Continue, _) => {}
             (Stop::Term, Some(input)) => {
+                if !self.alive() {
+                    return;
+                }
+                // A command that ends on this Ctrl+C was ended by the terminal's kill: it
+                // reports SIGTERM, as a TerminateJobObject would.
+                let _ = self.stopped_by.compare_exchange(
+                    NOT_STOPPED,
+                    STOPPED_BY_TERM,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
                 let mut input: &File = input;
                 // Best effort, like a signal to a process that is gone: the escalation
                 // terminates the job after the grace whatever happened here.
@@ -243,7 +254,8 @@ impl TerminalJob {
         self.job.counts().is_ok_and(|c| c.active > 0)
     }
 
-    /// The `Stop` that ended the job through `TerminateJobObject`, if one did.
+    /// The `Stop` that ended the job, if one did: `TerminateJobObject`, or on a pty the
+    /// Ctrl+C of `Term`.
     pub fn stopped_by(&self) -> Option<Stop> {
         match self.stopped_by.load(Ordering::Acquire) {
             STOPPED_BY_TERM => Some(Stop::Term),
@@ -391,11 +403,29 @@ mod tests {
         let mut byte = [0u8; 1];
         std::fs::File::from(read).read_exact(&mut byte).unwrap();
         assert_eq!(byte, [ETX]);
-        // Ctrl+C is the command's to act on: nothing was terminated.
+        // Ctrl+C is the command's to act on: nothing was terminated, but an end from here
+        // on is the kill's (SIGTERM), and stays so when the grace's Kill follows.
         assert!(held.alive());
-        assert_eq!(held.stopped_by(), None);
+        assert_eq!(held.stopped_by(), Some(Stop::Term));
         held.signal(Stop::Kill);
         crate::sys::exit_watch::wait_exit(&child.process).unwrap();
-        assert_eq!(held.stopped_by(), Some(Stop::Kill));
+        assert_eq!(held.stopped_by(), Some(Stop::Term));
+    }
+
+    #[test]
+    fn ctrl_c_to_a_pty_whose_command_ended_by_itself_is_not_a_stop() {
+        let (read, write) = crate::sys::pipe::pipe().unwrap();
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let (child, _out) = cmd_in(&job, "exit /b 0");
+        let held = TerminalJob::new(job, child.pid as i32, Some(write));
+        crate::sys::exit_watch::wait_exit(&child.process).unwrap();
+        wait_until("an empty job", || !held.alive());
+        held.signal(Stop::Term);
+        assert_eq!(held.stopped_by(), None);
+        drop(held);
+        // Nothing was written: the input ends empty once its writer is gone.
+        let mut rest = Vec::new();
+        std::fs::File::from(read).read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty(), "{rest:?}");
     }
 }

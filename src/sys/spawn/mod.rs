@@ -18,6 +18,7 @@
 //! shared. All launches happen on a dedicated thread that lives as long as the process: Linux
 //! sends the parent-death signal when the *thread* that created the child exits.
 
+#[cfg(unix)]
 use std::io;
 #[cfg(unix)]
 use std::sync::mpsc;
@@ -33,9 +34,11 @@ mod spec;
 pub use command::{Command, Io, Limits, Lookup};
 #[cfg(unix)]
 pub use cstr::{cpath, cstring, envp};
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub use error::launch_errno;
-pub use error::{launch_failure, LaunchError, Stage};
+pub use error::launch_failure;
+#[cfg(unix)]
+pub use error::{LaunchError, Stage};
 #[cfg(target_os = "linux")]
 pub use spec::{ChildStep, Isolation};
 pub use spec::{Join, Leader};
