@@ -60,6 +60,9 @@ export function onPath(name) {
   return null;
 }
 
+/** PowerShell 7 (`pwsh.exe`), which Windows does not ship and Wine does not have. */
+export const NO_PWSH = onPath('pwsh') ? false : 'no pwsh.exe on PATH (PowerShell 7 is not installed)';
+
 /** Git for Windows' bash.exe when this machine has one (ShellSessions and `shell: 'bash'` need it). */
 export const BASH = onPath('bash');
 export const NO_BASH = BASH ? false : 'no bash.exe on PATH (Git for Windows is not installed)';
