@@ -121,6 +121,28 @@ test("TerminalHost command policy: a shell line's words are judged through the P
   }
 });
 
+test('TerminalHost command policy: a shell line is judged as cmd.exe reads it (single quotes do not quote in cmd)', async () => {
+  // bash reads `echo '...'` as one echo; cmd.exe, which runs the line, reads the & inside the
+  // single quotes as command separators and runs the agent's script.
+  const t = twoTools();
+  const host = new acp.TerminalHost({ commandPolicy: { allow: ['echo'] } });
+  try {
+    for (const line of [`echo ' & "${t.evil}\\acp-tool.cmd" & rem '`, `echo ^" & "${t.evil}\\acp-tool.cmd" & rem ^"`]) {
+      let outcome;
+      try {
+        outcome = (await hostRun(host, { command: line })).output;
+      } catch (e) {
+        outcome = e.code;
+      }
+      assert.equal(fs.existsSync(t.marker), false, `${line}: the agent's script ran (${JSON.stringify(outcome)})`);
+      assert.equal(outcome, 'ERR_POLICY_DENIED', line);
+    }
+  } finally {
+    await host.close();
+    t.remove();
+  }
+});
+
 test('TerminalHost command policy: a deny rule holds for every spelling Windows runs (case, extension, absolute path)', async () => {
   const t = twoTools();
   const host = new acp.TerminalHost({ env: { PATH: `${t.real};${process.env.PATH}` }, commandPolicy: { deny: ['acp-tool'] } });
