@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { acp, run, nodeExe, tempDir, onPath, NO_POWERSHELL, NO_PWSH, NO_BASH } from './helpers.mjs';
 
 const PRINT_ARGV = 'process.stdout.write(JSON.stringify(process.argv.slice(1)))';
@@ -20,10 +21,15 @@ test('a shell line keeps its quotes (cmd /s /c "<line>", as Node shell: true)', 
   assert.deepEqual(JSON.parse(r.output), ['a b', 'c']);
 });
 
-test('a shell line is run by %ComSpec% as /d /s /c "<line>", the line verbatim (%CMDCMDLINE% shows it)', async () => {
+test('a shell line is run by %ComSpec% as /d /s /c "<line>", the line verbatim (%CMDCMDLINE% shows it)', async (t) => {
   // cmd expands %CMDCMDLINE% to the command line it was started with, in one pass: the line
   // itself appears in it unexpanded, so the output is exactly what the launch gave cmd.
   const line = 'echo %CMDCMDLINE%';
+  const probe = spawnSync(process.env.ComSpec, ['/d', '/s', '/c', `"${line}"`], { windowsVerbatimArguments: true, encoding: 'utf8' });
+  if (probe.stdout.includes('%CMDCMDLINE%')) {
+    t.skip("this cmd.exe leaves %CMDCMDLINE% unset (Wine 8's does; seen through Node's child_process): tested on the workflow Windows runner");
+    return;
+  }
   const r = await run({ command: line });
   assert.deepEqual(r.exitStatus, { exitCode: 0, signal: null });
   const comspec = process.env.ComSpec;
