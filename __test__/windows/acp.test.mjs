@@ -79,11 +79,11 @@ test("TerminalHost command policy: a program is found through the host's PATH, n
   }
 });
 
-test('TerminalHost env policy: the request may not set PATH under any case of its name (Windows names ignore case)', async () => {
+test('TerminalHost env policy: the request may not set PATH (any case), ComSpec (the cmd that runs pipes and batch files) or PATHEXT', async () => {
   const t = twoTools();
   const host = new acp.TerminalHost({ env: { PATH: `${t.real};${process.env.PATH}` }, commandPolicy: { allow: ['acp-tool'] } });
   try {
-    for (const name of ['PATH', 'Path', 'path']) {
+    for (const name of ['PATH', 'Path', 'path', 'ComSpec', 'COMSPEC', 'PATHEXT']) {
       await assert.rejects(host.createTerminal({ sessionId: 's1', command: 'acp-tool', env: [{ name, value: t.evil }] }), (e) => {
         assert.equal(e.code, 'ERR_POLICY_DENIED', `${name}: ${e.message}`);
         assert.equal(e.details?.name, name);

@@ -37,6 +37,22 @@ test('a shell line is run by %ComSpec% as /d /s /c "<line>", the line verbatim (
   assert.equal(r.output.toLowerCase(), `${shown} /d /s /c "${line}"\r\n`.toLowerCase());
 });
 
+test("the request's ComSpec does not choose the shell or the batch runner (Node uses its own process's %ComSpec%)", async () => {
+  const { dir, remove } = tempDir();
+  try {
+    // node.exe as the request's ComSpec: started as a shell (`/d /s /c ...`) it would fail.
+    const env = [{ name: 'ComSpec', value: nodeExe }];
+    const line = await run({ command: 'echo shell-ok', env });
+    assert.deepEqual(line, { ...line, exitStatus: { exitCode: 0, signal: null }, output: 'shell-ok\r\n' });
+    const bat = path.join(dir, 'acp-batch.cmd');
+    fs.writeFileSync(bat, '@echo batch-ok %1\r\n');
+    const viaBatch = await run({ command: bat, args: ['x'], env: [{ name: 'comspec', value: nodeExe }] });
+    assert.deepEqual(viaBatch, { ...viaBatch, exitStatus: { exitCode: 0, signal: null }, output: 'batch-ok x\r\n' });
+  } finally {
+    remove();
+  }
+});
+
 test("options.shell: 'powershell' runs the line in PowerShell", { skip: NO_POWERSHELL }, async () => {
   const r = await run({ command: 'Write-Output ("ps" + 1)' }, { shell: 'powershell' });
   assert.equal(r.output.trim(), 'ps1');
