@@ -51,8 +51,6 @@ pub mod sys {
         pub use windows::*;
     }
     #[cfg(windows)]
-    pub mod pty {
-        mod windows;
-        pub use windows::*;
-    }
+    #[path = "pty/mod.rs"]
+    pub mod pty;
 }
