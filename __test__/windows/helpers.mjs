@@ -13,6 +13,8 @@ const require = createRequire(import.meta.url);
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The package, loaded the way a user's `require('acp-terminal')` does. */
 export const acp = require(root);
+/** The native addon itself (index.js, its loader): what the package builds on, `processStartTime` included. */
+export const native = require(path.join(root, 'index.js'));
 
 if (process.platform !== 'win32') {
   throw new Error(`__test__/windows/ runs on Windows (npm run test:windows runs it under Wine), not ${process.platform}`);

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { acp, run, nodeExe, tempDir, jobLimitUnenforced } from './helpers.mjs';
+import { acp, native, run, nodeExe, tempDir, jobLimitUnenforced } from './helpers.mjs';
 
 const node = (script) => ({ command: nodeExe, args: ['-e', script] });
 
@@ -102,16 +102,16 @@ test('processCwd is null on Windows (another process cwd cannot be read); proces
   try {
     assert.equal(acp.processCwd(a.pid), null);
     assert.equal(acp.processCwd(process.pid), null);
-    const start = acp.processStartTime(a.pid);
+    const start = native.processStartTime(a.pid);
     assert.ok(Number.isFinite(start) && start > 0, String(start));
-    assert.equal(acp.processStartTime(a.pid), start);
-    const startB = acp.processStartTime(b.pid);
+    assert.equal(native.processStartTime(a.pid), start);
+    const startB = native.processStartTime(b.pid);
     assert.ok(Number.isFinite(startB) && startB > 0, String(startB));
     assert.notEqual(startB, start);
-    assert.ok(acp.processStartTime(process.pid) < start, 'the Node process started before its terminal');
+    assert.ok(native.processStartTime(process.pid) < start, 'the Node process started before its terminal');
     // Windows pids are multiples of 4 below 2^32; no process has this one.
-    assert.equal(acp.processStartTime(0x3ffffffc), null);
-    assert.throws(() => acp.processStartTime(-1), (e) => e.code === 'ERR_INVALID_ARG' && /pid/.test(e.message));
+    assert.equal(native.processStartTime(0x3ffffffc), null);
+    assert.throws(() => native.processStartTime(-1), (e) => e.code === 'ERR_INVALID_ARG' && /pid/.test(e.message));
   } finally {
     await a.release();
     await b.release();
