@@ -91,8 +91,6 @@ impl Containment {
     /// Which stop ended the command by the containment's own hand (Windows:
     /// `TerminateJobObject` for `Term` on pipes or for `Kill`), so its exit is reported as
     /// that signal; `None` on Unix, where the wait status carries the signal.
-    // Read by the exit mapping of a terminal's pump.
-    #[allow(dead_code)]
     pub fn stopped_by(&self) -> Option<Stop> {
         self.held.stopped_by()
     }

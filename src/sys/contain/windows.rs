@@ -108,6 +108,17 @@ impl Held {
         match (stop, &self.console_input) {
             (Stop::Continue, _) => {}
             (Stop::Term, Some(input)) => {
+                if !self.alive() {
+                    return;
+                }
+                // A command that ends on this Ctrl+C was ended by the terminal's kill: it
+                // reports SIGTERM, as a TerminateJobObject would.
+                let _ = self.stopped_by.compare_exchange(
+                    NOT_STOPPED,
+                    STOPPED_BY_TERM,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
                 let mut input: &File = input;
                 // Best effort, like a signal to a process that is gone: the escalation
                 // terminates the job after the grace whatever happened here.
@@ -143,7 +154,8 @@ impl Held {
         self.job.counts().is_ok_and(|c| c.active > 0)
     }
 
-    /// The `Stop` that ended the job through `TerminateJobObject`, if one did.
+    /// The `Stop` that ended the job, if one did: `TerminateJobObject`, or on a pty the
+    /// Ctrl+C of `Term`.
     pub fn stopped_by(&self) -> Option<Stop> {
         match self.stopped_by.load(Ordering::Acquire) {
             STOPPED_BY_TERM => Some(Stop::Term),
