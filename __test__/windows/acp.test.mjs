@@ -147,6 +147,7 @@ test('TerminalHost command policy: a deny rule holds for every spelling Windows 
   const t = twoTools();
   const host = new acp.TerminalHost({ env: { PATH: `${t.real};${process.env.PATH}` }, commandPolicy: { deny: ['acp-tool'] } });
   const byPath = new acp.TerminalHost({ env: { PATH: `${t.real};${process.env.PATH}` }, commandPolicy: { deny: [t.tool] } });
+  const ran = [];
   try {
     for (const [h, command] of [
       [host, 'acp-tool'],
@@ -156,11 +157,15 @@ test('TerminalHost command policy: a deny rule holds for every spelling Windows 
       [byPath, 'acp-tool'],
       [byPath, t.tool.toUpperCase()],
     ]) {
-      await assert.rejects(h.createTerminal({ sessionId: 's1', command, args: ['x'] }), (e) => {
+      try {
+        const { terminalId } = await h.createTerminal({ sessionId: 's1', command, args: ['x'] });
+        await h.releaseTerminal({ sessionId: 's1', terminalId });
+        ran.push(`${command} (deny ${h === host ? "'acp-tool'" : 'by absolute path'})`);
+      } catch (e) {
         assert.equal(e.code, 'ERR_POLICY_DENIED', `${command}: ${e.code} ${e.message}`);
-        return true;
-      });
+      }
     }
+    assert.deepEqual(ran, []);
   } finally {
     await host.close();
     await byPath.close();
