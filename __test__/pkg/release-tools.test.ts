@@ -37,6 +37,22 @@ test('the CI workflow builds exactly napi.targets, Linux gnu ones against glibc 
   expect(workflow).not.toMatch(/uses: actions\/(checkout|setup-node|cache)@v[1-4]\b|upload-artifact@v[1-5]\b|download-artifact@v[1-6]\b/);
 });
 
+test('the CI workflow tests both Windows targets on Windows runners of their CPU (Node 20, 22, 24) before publishing', () => {
+  const workflow = fs.readFileSync(path.join(root, '.github', 'workflows', 'CI.yml'), 'utf8');
+  const start = workflow.indexOf('\n  test-windows:');
+  expect(start).toBeGreaterThan(0);
+  const job = workflow.slice(start, workflow.indexOf('\n  test-linux:', start));
+  const runners = [...job.matchAll(/- host: (\S+)\n\s+target: (\S+)\n\s+architecture: (\S+)/g)].map((m) => m.slice(1).join(' '));
+  expect(runners).toEqual(['windows-latest x86_64-pc-windows-msvc x64', 'windows-11-arm aarch64-pc-windows-msvc arm64']);
+  expect(pkg.napi.targets.filter((t) => t.endsWith('-windows-msvc')).sort()).toEqual(['aarch64-pc-windows-msvc', 'x86_64-pc-windows-msvc']);
+  expect(job).toMatch(/node:\n\s+- '20'\n\s+- '22'\n\s+- '24'\n/);
+  expect(job).toContain('name: bindings-${{ matrix.settings.target }}');
+  expect(job).toMatch(/run: cargo test\n/);
+  expect(job).toMatch(/run: node --test .*__test__\/windows\/\*\.test\.mjs\n/);
+  const publish = workflow.slice(workflow.indexOf('\n  publish:'));
+  expect(publish).toMatch(/needs:(\n\s+- \S+)*\n\s+- test-windows\n/);
+});
+
 test('a source build without cargo (a git install on a machine without Rust) stops with a clear message', () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-nocargo-'));
   try {
