@@ -53,6 +53,11 @@ test('the CI workflow tests both Windows targets on Windows runners of their CPU
   expect(publish).toMatch(/needs:(\n\s+- \S+)*\n\s+- test-windows\n/);
 });
 
+test('Windows msvc builds link the C runtime statically (no Visual C++ Redistributable needed to load the addon)', () => {
+  const config = fs.readFileSync(path.join(root, '.cargo', 'config.toml'), 'utf8');
+  expect(config).toMatch(/^\[target\.'cfg\(target_env = "msvc"\)'\]\nrustflags = \["-C", "target-feature=\+crt-static"\]$/m);
+});
+
 test('a source build without cargo (a git install on a machine without Rust) stops with a clear message', () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-nocargo-'));
   try {
