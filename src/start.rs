@@ -35,8 +35,7 @@ pub fn start(
 ) -> Result<Arc<Terminal>, TermError> {
     let plan = spawn::plan(&req.spawn, inherited, default_cwd)?;
     let prepared = Prepared::new(plan.limits.processes);
-    let mut spawned = spawn::spawn(&plan, prepared.join())?;
-    let leader = crate::sys::spawn::Leader { pid: spawned.pid };
+    let (mut spawned, leader) = spawn::spawn(&plan, prepared.join())?;
     let containment = prepared.contain(leader, spawned.pty.is_some(), spawned.sandbox.take());
     let config = TerminalConfig {
         id: next_id(),

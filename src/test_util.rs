@@ -1,6 +1,8 @@
 //! Helpers shared by the unit tests of several modules.
 
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
+#[cfg(unix)]
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -14,6 +16,7 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
 }
 
 /// `bash -c script` as the leader of a new session (`setsid` before exec).
+#[cfg(unix)]
 pub fn setsid_bash(script: &str) -> Command {
     let mut cmd = Command::new("bash");
     cmd.args(["-c", script]);

@@ -126,7 +126,8 @@ pub(crate) mod fake {
     }
 }
 
-#[cfg(test)]
+// Real children are Unix processes here (nix); Windows' exit watch is tested in sys.
+#[cfg(all(test, unix))]
 mod tests {
     use super::fake::FakeChild;
     use super::*;

@@ -1,11 +1,12 @@
 //! Turning a request into a running child: [`plan`] checks and resolves it; [`spawn`] makes its
 //! descriptors and launches it.
 //!
-//! The child gets stdin from /dev/null (or a pipe we write to), stdout and stderr on ONE pipe
-//! (so the order of writes is kept), and its own process group. On a pty, the child instead
-//! leads a new session with the pty's slave as its controlling terminal and as stdin, stdout
-//! and stderr. It is started by [`crate::sys::spawn`] without forking Node, with resource
-//! limits, a parent-death signal and the terminal's cgroups applied in the child before exec.
+//! The child gets stdin from the null device (or a pipe we write to), stdout and stderr on
+//! ONE pipe (so the order of writes is kept), and its own process group. On a pty, the child
+//! instead leads a new session with the pty's slave as its controlling terminal and as stdin,
+//! stdout and stderr (Windows: a pseudo console). It is started by [`crate::sys::spawn`]
+//! without forking Node: Unix applies resource limits, a parent-death signal and the
+//! terminal's cgroups in the child before exec; Windows puts it in the terminal's job.
 //!
 //! With a sandbox ([`crate::sandbox`]), the launch composes its steps: the sandbox's
 //! isolation (namespaces, mounts, the init) and confinement (capabilities, `no_new_privs`,
@@ -13,112 +14,46 @@
 //! new session, and TMPDIR is its private /tmp. A part the kernel cannot provide is
 //! `ERR_SANDBOX_UNAVAILABLE`.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::OnceLock;
-
-use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
 use crate::error::TermError;
 use crate::sandbox::SandboxGuard;
-use crate::sys::pty::{self, PtySize};
-use crate::sys::spawn::{self as launch, LaunchSpec, SessionMode};
+use crate::sys::pty::{Control, PtySize};
+use crate::sys::spawn::{self as launch, Command, Ends, Join, Leader};
 
 mod plan;
 
-pub use plan::{
-    cwd_in_roots, env_defaults, plan, resolve, Io, Limits, Shell, SpawnPlan, SpawnRequest,
-};
+pub use crate::sys::spawn::{Io, Limits};
+pub use plan::{cwd_in_roots, env_defaults, plan, resolve, Shell, SpawnPlan, SpawnRequest};
 
-/// A started child: its pid (also its process group id) and its descriptors.
+/// A started child: its exit watch, its containment's leader and our ends of its I/O.
 #[derive(Debug)]
 pub struct Spawned {
-    /// Child pid; the child leads its own process group (on a pty: session) with the same id.
-    pub pid: i32,
-    /// Non-blocking read end of the merged stdout/stderr pipe, or the pty master.
-    pub output: OwnedFd,
-    /// Non-blocking descriptor we write the command's input to (the stdin pipe's write end,
-    /// or a duplicate of the pty master); `None` when stdin is /dev/null.
-    pub input: Option<OwnedFd>,
-    /// On a pty: a duplicate of the master for window-size control, and the initial size.
-    pub pty: Option<(OwnedFd, PtySize)>,
-    /// The working directory the child got: where the descriptor it changed into is (symlinks
+    /// The child (its pid, or on Windows its process handle), for the exit watch.
+    pub child: crate::sys::exit_watch::Child,
+    /// Our end of the merged stdout/stderr pipe (non-blocking on Unix), or the pty's output.
+    pub output: crate::sys::pipe::OwnedEnd,
+    /// Our end of the command's input (the stdin pipe's write end, or the pty's input);
+    /// `None` when stdin is the null device.
+    pub input: Option<crate::sys::pipe::OwnedEnd>,
+    /// On a pty: its control (window size, modes) and the initial size.
+    pub pty: Option<(Control, PtySize)>,
+    /// The working directory the child got: where the directory it changed into is (symlinks
     /// resolved), whatever the checked path names by now.
     pub cwd: PathBuf,
     /// A sandboxed child's namespace init, ended when dropped (at release).
     pub sandbox: Option<SandboxGuard>,
 }
 
-fn dev_null() -> Result<&'static OwnedFd, TermError> {
-    static NULL: OnceLock<OwnedFd> = OnceLock::new();
-    if let Some(fd) = NULL.get() {
-        return Ok(fd);
-    }
-    let f = std::fs::File::open("/dev/null")
-        .map_err(|e| TermError::from_io(&e, "opening /dev/null"))?;
-    Ok(NULL.get_or_init(|| f.into()))
-}
-
-/// The descriptors of a launch: (our output end, the child's stdin, the child's
-/// stdout/stderr, our input end, the pty control fd and size).
-type Ends = (
-    OwnedFd,
-    Option<OwnedFd>,
-    OwnedFd,
-    Option<OwnedFd>,
-    Option<(OwnedFd, PtySize)>,
-);
-
-/// Starts the planned child as leader of a new process group (a new session on a pty), in
-/// the given cgroups (their `cgroup.procs` files), with SIGKILL as its parent-death signal. Pipes: stdin on /dev/null (or a
-/// pipe), stdout+stderr on one pipe. Pty: the slave is its controlling terminal and 0, 1, 2.
-/// Our copies of the child's ends are closed before returning, so EOF (EIO on a pty) arrives
-/// when the child's copies are gone.
-pub fn spawn(plan: &SpawnPlan, join: launch::Join<'_>) -> Result<Spawned, TermError> {
-    let argv0 = plan.argv[0].as_bytes().escape_ascii().to_string();
+/// Starts the planned child in what `join` names (its cgroups; on Windows its job): its own
+/// process group (a new session on a pty, or with a sandbox), stdin on the null device (or
+/// a pipe), stdout and stderr on one pipe, or all three on a pty ([`crate::sys::spawn`]).
+/// With it, the [`Leader`] its containment takes.
+pub fn spawn(plan: &SpawnPlan, join: Join<'_>) -> Result<(Spawned, Leader), TermError> {
+    let argv0 = plan.argv[0].to_string_lossy().escape_default().to_string();
     let ctx = || format!("spawning `{argv0}`");
-    let io = |e: std::io::Error| TermError::from_io(&e, &ctx());
-    let nonblock = |fd: &OwnedFd| -> Result<(), TermError> {
-        fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(|e| io(e.into()))?;
-        Ok(())
-    };
-    // (read end for us, the child's stdin, the child's stdout/stderr, our input, pty control)
-    let (output, child_in, child_out, input, pty): Ends = match plan.io {
-        Io::Pipe | Io::PipeWithStdin => {
-            let (read, write) = crate::sys::pipe::pipe_cloexec().map_err(io)?;
-            nonblock(&read)?;
-            let (child_in, input) = if plan.io == Io::PipeWithStdin {
-                let (r, w) = crate::sys::pipe::pipe_cloexec().map_err(io)?;
-                nonblock(&w)?;
-                (Some(r), Some(w))
-            } else {
-                (None, None)
-            };
-            (read, child_in, write, input, None)
-        }
-        Io::Pty(size) => {
-            let p = pty::open(size).map_err(io)?;
-            let input = pty::dup(&p.master).map_err(io)?;
-            let control = pty::dup(&p.master).map_err(io)?;
-            (p.master, None, p.slave, Some(input), Some((control, size)))
-        }
-    };
-    let null = dev_null()?;
-    let stdin_fd = match (&child_in, &pty) {
-        (Some(r), _) => r.as_raw_fd(),
-        (None, Some(_)) => child_out.as_raw_fd(),
-        (None, None) => null.as_raw_fd(),
-    };
-    // A sandboxed command leads a session of its own even on pipes: no controlling terminal
-    // (Node's would let it type into the user's shell with TIOCSTI).
-    let session = match (&pty, plan.sandbox.is_some()) {
-        (Some(_), _) => SessionMode::NewSession(Some(child_out.as_raw_fd())),
-        (None, true) => SessionMode::NewSession(None),
-        (None, false) => SessionMode::NewGroup,
-    };
-    let tty = pty.is_some().then(|| child_out.as_fd());
-    let sandbox = prepare_sandbox(plan, tty)?;
+    let ends = launch::open_ends(plan.io).map_err(|e| TermError::from_io(&e, &ctx()))?;
+    let sandbox = prepare_sandbox(plan, &ends)?;
     // A sandbox gives the command its private /tmp as TMPDIR.
     let env_override = sandbox.as_ref().map(|_| {
         let mut env = plan.env.clone();
@@ -126,65 +61,58 @@ pub fn spawn(plan: &SpawnPlan, join: launch::Join<'_>) -> Result<Spawned, TermEr
         env.push(("TMPDIR".into(), "/tmp".into()));
         env
     });
-    let spec = LaunchSpec {
-        program: launch::cpath(&plan.program).map_err(io)?,
-        argv: plan
-            .argv
-            .iter()
-            .map(|a| launch::cstring(a))
-            .collect::<Result<_, _>>()
-            .map_err(io)?,
-        envp: launch::envp(env_override.as_deref().unwrap_or(&plan.env)).map_err(io)?,
-        cwd: plan.cwd_dir.as_raw_fd(),
-        stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
-        session,
-        rlimits: plan.limits.rlimits(),
-        parent_death_signal: Some(libc::SIGKILL),
-        cgroup_procs: join.cgroup_procs,
-        #[cfg(target_os = "linux")]
-        isolate: sandbox.as_ref().map(|s| s.isolation()),
-        #[cfg(target_os = "linux")]
-        confine: sandbox.as_ref().map(|s| s.confinement()),
-        #[cfg(not(target_os = "linux"))]
-        isolate: None,
-        #[cfg(not(target_os = "linux"))]
-        confine: None,
-    };
-    let launched = launch::launch_with(spec).map_err(|e| launch_error(e, &ctx()))?;
-    let pid = launched.pid;
-    // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
-    drop(child_out);
-    drop(child_in);
+    let started = launch::start(
+        Command {
+            program: &plan.program,
+            argv: &plan.argv,
+            shell_line: plan.shell_line,
+            env: env_override.as_deref().unwrap_or(&plan.env),
+            cwd: &plan.cwd_dir,
+            // A sandboxed command leads a session of its own even on pipes: no controlling
+            // terminal (Node's would let it type into the user's shell with TIOCSTI).
+            own_session: sandbox.is_some(),
+            limits: &plan.limits,
+            join,
+            #[cfg(target_os = "linux")]
+            isolate: sandbox.as_ref().map(|s| s.isolation()),
+            #[cfg(target_os = "linux")]
+            confine: sandbox.as_ref().map(|s| s.confinement()),
+        },
+        ends,
+    )
+    .map_err(|e| launch_error(e, &ctx()))?;
     let cwd = crate::sys::cwd::dir_path(&plan.cwd_dir).unwrap_or_else(|_| plan.cwd.clone());
     #[cfg(target_os = "linux")]
-    let sandbox = sandbox.map(|s| s.into_guard(launched.init_pid));
+    let sandbox = sandbox.map(|s| s.into_guard(started.init_pid));
     #[cfg(not(target_os = "linux"))]
     let sandbox: Option<SandboxGuard> = sandbox.map(|never| match never {});
-    Ok(Spawned {
-        pid,
-        output,
-        input,
-        pty,
+    let spawned = Spawned {
+        child: started.child,
+        output: started.output,
+        input: started.input,
+        pty: started.pty,
         cwd,
         sandbox,
-    })
+    };
+    Ok((spawned, started.leader))
 }
 
 #[cfg(target_os = "linux")]
 fn prepare_sandbox(
     plan: &SpawnPlan,
-    tty: Option<std::os::fd::BorrowedFd<'_>>,
+    ends: &Ends,
 ) -> Result<Option<crate::sandbox::Prepared>, TermError> {
+    use std::os::fd::AsFd;
     plan.sandbox
         .as_ref()
-        .map(|sb| crate::sandbox::prepare(sb, plan.cwd_dir.as_fd(), tty, "options.sandbox"))
+        .map(|sb| crate::sandbox::prepare(sb, plan.cwd_dir.as_fd(), ends.tty(), "options.sandbox"))
         .transpose()
 }
 
 #[cfg(not(target_os = "linux"))]
 fn prepare_sandbox(
     plan: &SpawnPlan,
-    _tty: Option<std::os::fd::BorrowedFd<'_>>,
+    _ends: &Ends,
 ) -> Result<Option<std::convert::Infallible>, TermError> {
     plan.sandbox
         .as_ref()
@@ -206,5 +134,6 @@ fn launch_error(e: std::io::Error, context: &str) -> TermError {
     TermError::from_errno(failure.errno, format!("{context}: {e}"))
 }
 
-#[cfg(test)]
+// Unix paths and processes; Windows is tested through the package (`__test__/windows`).
+#[cfg(all(test, unix))]
 mod tests;

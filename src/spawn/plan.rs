@@ -10,81 +10,26 @@
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::os::fd::OwnedFd;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{TermError, ERR_CWD_OUTSIDE_ROOTS};
 use crate::sandbox::SandboxSpec;
-use crate::sys::pty::PtySize;
-use crate::sys::spawn::Rlimit;
-
-/// Default shell for command lines.
-pub const DEFAULT_SHELL: &str = "/bin/sh";
-/// Search path used when the child's environment has no `PATH` (as glibc's execvp).
-const DEFAULT_PATH: &str = "/bin:/usr/bin";
+use crate::sys::cwd::Dir;
+use crate::sys::spawn::{rules, Io, Limits, Lookup};
 
 /// How a command line without args is run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Shell {
-    /// `/bin/sh -c <command>` when there are no args.
+    /// The platform's shell when there are no args: `/bin/sh -c <command>`; on Windows
+    /// `%ComSpec% /d /s /c "<command>"`, as Node's `shell: true`.
     #[default]
     Default,
     /// Always execute `command` directly.
     Never,
-    /// `<shell> -c <command>` when there are no args.
+    /// `<shell> -c <command>` when there are no args (on Windows by the shell's kind: cmd,
+    /// PowerShell or a POSIX shell).
     Custom(String),
-}
-
-/// Resource limits for the command (each applied as both soft and hard limit).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// `RLIMIT_CPU`: CPU seconds.
-    pub cpu_seconds: Option<u64>,
-    /// `RLIMIT_AS`: bytes of address space.
-    pub address_space_bytes: Option<u64>,
-    /// `RLIMIT_NOFILE`: open files.
-    pub open_files: Option<u64>,
-    /// `RLIMIT_FSIZE`: bytes a file may grow to.
-    pub file_size_bytes: Option<u64>,
-    /// `RLIMIT_NPROC`: processes of the user.
-    pub processes: Option<u64>,
-}
-
-impl Limits {
-    /// The limits as `setrlimit` calls.
-    // `RLIMIT_*` are u32 on glibc and i32 on macOS and musl: the cast is needed on one only.
-    #[allow(clippy::unnecessary_cast)]
-    pub fn rlimits(&self) -> Vec<Rlimit> {
-        [
-            (libc::RLIMIT_CPU, self.cpu_seconds),
-            (libc::RLIMIT_AS, self.address_space_bytes),
-            (libc::RLIMIT_NOFILE, self.open_files),
-            (libc::RLIMIT_FSIZE, self.file_size_bytes),
-            (libc::RLIMIT_NPROC, self.processes),
-        ]
-        .into_iter()
-        .filter_map(|(r, v)| {
-            v.map(|value| Rlimit {
-                resource: r as i32,
-                value,
-            })
-        })
-        .collect()
-    }
-}
-
-/// Where the command's input and output go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Io {
-    /// stdin from /dev/null; stdout and stderr on one pipe.
-    #[default]
-    Pipe,
-    /// stdin on a pipe the caller writes to; stdout and stderr on one pipe.
-    PipeWithStdin,
-    /// All three on a new pseudo-terminal of this size; the command leads a new session.
-    Pty(PtySize),
 }
 
 /// Variables every command gets unless the request's env sets them, applied over the inherited
@@ -135,12 +80,14 @@ pub struct SpawnPlan {
     pub program: PathBuf,
     /// Full argv, argv[0] included.
     pub argv: Vec<OsString>,
+    /// argv runs a shell line (the shell's, the line last).
+    pub shell_line: bool,
     /// Complete environment of the child.
     pub env: Vec<(OsString, OsString)>,
     /// Absolute, existing working directory, as checked.
     pub cwd: PathBuf,
     /// That directory, opened when it was checked: the child changes into this descriptor.
-    pub cwd_dir: Arc<OwnedFd>,
+    pub cwd_dir: Arc<Dir>,
     /// Resource limits.
     pub limits: Limits,
     /// Pipes or a pty.
@@ -184,7 +131,8 @@ pub fn plan(
         reject_nul(name, &format!("env[{i}].name"))?;
         reject_nul(value, &format!("env[{i}].value"))?;
     }
-    let shell = match &req.shell {
+    // Some(shell to run the line with; None: the platform's default), or None: never a shell.
+    let shell: Option<Option<&str>> = match &req.shell {
         Shell::Custom(s) if s.is_empty() => {
             return Err(TermError::invalid_arg(
                 "options.shell must be a non-empty string or false",
@@ -192,9 +140,9 @@ pub fn plan(
         }
         Shell::Custom(s) => {
             reject_nul(s, "options.shell")?;
-            Some(s.as_str())
+            Some(Some(s.as_str()))
         }
-        Shell::Default => Some(DEFAULT_SHELL),
+        Shell::Default => Some(None),
         Shell::Never => None,
     };
     let roots = canonical_roots(req.allowed_roots.as_deref())?;
@@ -206,29 +154,33 @@ pub fn plan(
         check_inside(&cwd, &cwd_dir, roots)?;
     }
     let env = build_env(req, inherited);
-    let path_var = env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| DEFAULT_PATH.into());
+    let path_var = env_value(&env, "PATH").unwrap_or_else(|| rules::default_path(&env));
+    let pathext = env_value(&env, "PATHEXT");
+    let search =
+        |name: &str, field: &str| resolve_program(name, &path_var, pathext.as_deref(), &cwd, field);
 
-    let (program, argv) = match shell {
+    let (program, argv, shell_line) = match shell {
         Some(sh) if req.args.is_empty() => {
-            let program = resolve_program(sh, &path_var, &cwd, "options.shell")?;
-            let argv = vec![sh.into(), "-c".into(), req.command.clone().into()];
-            (program, argv)
+            let (sh, field) = match sh {
+                Some(custom) => (custom.to_string(), "options.shell"),
+                None => (rules::default_shell(&env), "the default shell"),
+            };
+            let program = search(&sh, field)?;
+            (program, rules::shell_argv(&sh, &req.command), true)
         }
         _ => {
-            let program = resolve_program(&req.command, &path_var, &cwd, "command")?;
+            let program = search(&req.command, "command")?;
+            let args: Vec<OsString> = req.args.iter().map(OsString::from).collect();
+            rules::check_args(&program, &args, &env).map_err(TermError::invalid_arg)?;
             let mut argv: Vec<OsString> = vec![req.command.clone().into()];
-            argv.extend(req.args.iter().map(OsString::from));
-            (program, argv)
+            argv.extend(args);
+            (program, argv, false)
         }
     };
     Ok(SpawnPlan {
         program,
         argv,
+        shell_line,
         env,
         cwd,
         cwd_dir: Arc::new(cwd_dir),
@@ -287,7 +239,7 @@ fn is_inside(real: &Path, roots: &[PathBuf]) -> bool {
 
 /// Refuses an opened working directory that is not one of `roots` or below one: where the
 /// descriptor really is counts, not what its path named when it was checked.
-fn check_inside(cwd: &Path, dir: &OwnedFd, roots: &[PathBuf]) -> Result<(), TermError> {
+fn check_inside(cwd: &Path, dir: &Dir, roots: &[PathBuf]) -> Result<(), TermError> {
     let real = real_dir(cwd, dir)?;
     if is_inside(&real, roots) {
         return Ok(());
@@ -304,7 +256,7 @@ fn check_inside(cwd: &Path, dir: &OwnedFd, roots: &[PathBuf]) -> Result<(), Term
     ))
 }
 
-fn resolve_cwd(cwd: Option<&str>, default_cwd: &Path) -> Result<(PathBuf, OwnedFd), TermError> {
+fn resolve_cwd(cwd: Option<&str>, default_cwd: &Path) -> Result<(PathBuf, Dir), TermError> {
     let path = match cwd {
         None => default_cwd.to_path_buf(),
         Some(cwd) => {
@@ -344,12 +296,15 @@ fn build_env(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = Vec::new();
+    // By the platform's key (Windows: without case): a request's `path` replaces the
+    // inherited `Path`, name and all, and no duplicate is left.
     let mut index: HashMap<OsString, usize> = HashMap::new();
     let mut set = |env: &mut Vec<(OsString, OsString)>, k: OsString, v: OsString| {
-        if let Some(&i) = index.get(&k) {
-            env[i].1 = v;
+        let key = rules::env_key(&k);
+        if let Some(&i) = index.get(&key) {
+            env[i] = (k, v);
         } else {
-            index.insert(k.clone(), env.len());
+            index.insert(key, env.len());
             env.push((k, v));
         }
     };
@@ -359,7 +314,12 @@ fn build_env(
         }
     }
     for (name, value) in env_defaults(matches!(req.io, Io::Pty(_))) {
-        if !req.env.iter().any(|(k, _)| k == name) {
+        let key = rules::env_key(OsStr::new(name));
+        if !req
+            .env
+            .iter()
+            .any(|(k, _)| rules::env_key(OsStr::new(k)) == key)
+        {
             set(&mut env, name.into(), value.into());
         }
     }
@@ -369,9 +329,13 @@ fn build_env(
     env
 }
 
-fn is_executable_file(p: &Path) -> Option<bool> {
-    let m = std::fs::metadata(p).ok()?;
-    Some(m.is_file() && m.permissions().mode() & 0o111 != 0)
+/// The value of `name` in `env` (the last entry of its key).
+fn env_value(env: &[(OsString, OsString)], name: &str) -> Option<OsString> {
+    let key = rules::env_key(OsStr::new(name));
+    env.iter()
+        .rev()
+        .find(|(k, _)| rules::env_key(k) == key)
+        .map(|(_, v)| v.clone())
 }
 
 /// Resolves the program a direct (argv) request for `name` would execute, given the child's
@@ -381,56 +345,43 @@ pub fn resolve(name: &str, path_var: Option<&OsStr>, cwd: &Path) -> Result<PathB
         return Err(TermError::invalid_arg("command must be a non-empty string"));
     }
     reject_nul(name, "command")?;
+    let inherited: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let default_path = rules::default_path(&inherited);
+    let pathext = env_value(&inherited, "PATHEXT");
     resolve_program(
         name,
-        path_var.unwrap_or(DEFAULT_PATH.as_ref()),
+        path_var.unwrap_or(&default_path),
+        pathext.as_deref(),
         cwd,
         "command",
     )
 }
 
-/// Resolves `name` like execvp: a name with a `/` is a path (relative to `cwd`), otherwise
-/// each `PATH` entry is tried in order.
+/// Resolves `name` by the platform's rules ([`rules::find_program`]: execvp's on Unix, `PATH`
+/// and `PATHEXT` on Windows), as an error naming `field` when nothing runs.
 fn resolve_program(
     name: &str,
     path_var: &OsStr,
+    pathext: Option<&OsStr>,
     cwd: &Path,
     field: &str,
 ) -> Result<PathBuf, TermError> {
     let not_found = |what: String| TermError::new("ENOENT", what).with_detail("program", name);
-    if name.contains('/') {
-        // `cwd/./x` → `cwd/x` (components() drops `.`; `..` is left to the kernel).
-        let p: PathBuf = cwd.join(name).components().collect();
-        return match is_executable_file(&p) {
-            Some(true) => Ok(p),
-            Some(false) => Err(TermError::new(
-                "EACCES",
-                format!("{field} `{name}` is not an executable file"),
-            )),
-            None => Err(not_found(format!("{field} `{name}` does not exist"))),
-        };
-    }
-    let mut denied = false;
-    for dir in std::env::split_paths(path_var) {
-        let dir = if dir.as_os_str().is_empty() {
-            cwd.to_path_buf()
-        } else {
-            cwd.join(dir)
-        };
-        let candidate = dir.join(name);
-        match is_executable_file(&candidate) {
-            Some(true) => return Ok(candidate),
-            Some(false) if candidate.is_file() => denied = true,
-            _ => {}
-        }
-    }
-    if denied {
-        return Err(TermError::new(
+    let is_path = rules::is_path(name);
+    match rules::find_program(name, path_var, pathext, cwd) {
+        Lookup::Found(p) => Ok(p),
+        Lookup::NotExecutable if is_path => Err(TermError::new(
+            "EACCES",
+            format!("{field} `{name}` is not an executable file"),
+        )),
+        Lookup::NotExecutable => Err(TermError::new(
             "EACCES",
             format!("{field} `{name}` was found in PATH but is not executable"),
-        ));
+        )),
+        Lookup::NotFound if is_path => Err(not_found(format!("{field} `{name}` does not exist"))),
+        // The searched PATH goes to `details` only: the message reaches agents (and their
+        // models' logs).
+        Lookup::NotFound => Err(not_found(format!("{field} `{name}` not found in PATH"))
+            .with_detail("path", path_var.to_string_lossy())),
     }
-    // The searched PATH goes to `details` only: the message reaches agents (and their models' logs).
-    Err(not_found(format!("{field} `{name}` not found in PATH"))
-        .with_detail("path", path_var.to_string_lossy()))
 }

@@ -181,11 +181,11 @@ fn spawn_runs_and_merges_streams() {
         Path::new("/"),
     )
     .unwrap();
-    let s = spawn(&p, Default::default()).unwrap();
-    let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(s.pid), None).unwrap();
+    let (s, leader) = spawn(&p, Default::default()).unwrap();
+    let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(leader.pid), None).unwrap();
     assert_eq!(
         status,
-        nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(s.pid), 0)
+        nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(leader.pid), 0)
     );
     let mut out = Vec::new();
     let mut f = std::fs::File::from(s.output);

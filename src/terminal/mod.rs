@@ -15,13 +15,10 @@
 //!   to terminal queries are written back as input while the pty is in raw mode (no ICANON, no
 //!   ECHO: a program waiting for the answer), never echoed into the output.
 
-use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use nix::sys::wait::waitpid;
-use nix::unistd::Pid;
 use tokio::sync::{watch, Notify};
 
 use crate::containment::{escalate, Containment, Target};
@@ -137,11 +134,11 @@ pub struct Terminal {
     closed_tx: watch::Sender<bool>,
     /// Where input goes.
     input: Input,
-    /// On a pty: a duplicate of the master, for the window size.
-    pty: Mutex<Option<OwnedFd>>,
+    /// On a pty: its control (Unix: a duplicate of the master), for the window size and modes.
+    pty: Mutex<Option<pty::Control>>,
     is_pty: bool,
     /// The terminal modes saved by [`Terminal::save_pty_modes`].
-    saved_modes: Mutex<Option<nix::sys::termios::Termios>>,
+    saved_modes: Mutex<Option<pty::Modes>>,
     /// True while the first output is held (the pump pauses when the hold is full).
     holding: watch::Sender<bool>,
 }
@@ -155,26 +152,36 @@ impl Terminal {
         containment: Containment,
     ) -> Result<Arc<Self>, TermError> {
         let Spawned {
-            pid,
+            child,
             output,
             input,
             pty,
             cwd,
             sandbox: _, // owned by the containment (see `start`)
         } = spawned;
-        let io_err = |e: std::io::Error| {
-            // The child runs but cannot be watched: do not leave it behind.
+        // The child runs but might not be watched: an error leaves nothing behind (it is
+        // killed and reaped).
+        let mut child = Some(child);
+        let io_err = |child: &mut Option<crate::sys::exit_watch::Child>, e: std::io::Error| {
             containment.kill_now();
             containment.untrack();
-            let _ = waitpid(Pid::from_raw(pid), None);
+            if let Some(mut c) = child.take() {
+                c.reap();
+            }
             TermError::from_io(&e, "watching the child")
         };
-        let pipe = crate::sys::pipe::OutputReader::new(output).map_err(io_err)?;
-        let child =
-            crate::reap::watch(crate::sys::exit_watch::Child::from_pid(pid)).map_err(io_err)?;
-        let input = match input {
-            Some(fd) => Some(crate::sys::pipe::InputWriter::new(fd).map_err(io_err)?),
-            None => None,
+        let pipe = match crate::sys::pipe::OutputReader::new(output) {
+            Ok(p) => p,
+            Err(e) => return Err(io_err(&mut child, e)),
+        };
+        let input = match input.map(crate::sys::pipe::InputWriter::new).transpose() {
+            Ok(i) => i,
+            Err(e) => return Err(io_err(&mut child, e)),
+        };
+        let child = match child.take().map(crate::reap::watch) {
+            Some(Ok(w)) => w,
+            Some(Err(e)) => return Err(io_err(&mut None, e)),
+            None => unreachable!("the child is taken once"),
         };
         let (exit_tx, _) = watch::channel(None);
         let is_pty = pty.is_some();
@@ -342,9 +349,9 @@ impl Terminal {
             inner.resizes += 1;
             self.resize_count.fetch_add(1, Ordering::Release);
         }
-        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(fd) = fd.as_ref() {
-            pty::set_size(fd, size).map_err(|e| TermError::from_io(&e, "resize"))?;
+        let control = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(control) = control.as_ref() {
+            pty::set_size(control, size).map_err(|e| TermError::from_io(&e, "resize"))?;
         }
         Ok(())
     }
@@ -365,18 +372,15 @@ impl Terminal {
         if self.exit_status().is_some() || self.is_released() {
             return Ok(None);
         }
-        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(fd.as_ref().and_then(pty::foreground_group))
+        let control = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(control.as_ref().and_then(pty::foreground_group))
     }
 
     /// Saves the pty's current terminal modes (termios: flags and control characters), which
     /// [`Terminal::restore_pty_modes`] puts back. `ERR_NOT_A_PTY` on a pipe terminal; an I/O
     /// error once the master is closed.
     pub fn save_pty_modes(&self) -> Result<(), TermError> {
-        let modes = self.with_master("savePtyModes", |fd| {
-            // On a pty master, the termios calls act on the slave's settings.
-            nix::sys::termios::tcgetattr(fd).map_err(std::io::Error::from)
-        })?;
+        let modes = self.with_master("savePtyModes", pty::modes)?;
         *self.saved_modes.lock().unwrap_or_else(|p| p.into_inner()) = Some(modes);
         Ok(())
     }
@@ -394,18 +398,8 @@ impl Terminal {
         else {
             return Ok(false);
         };
-        self.with_master("restorePtyModes", |fd| {
-            use nix::sys::termios::{tcgetattr, tcsetattr, SetArg};
-            let now = tcgetattr(fd).map_err(std::io::Error::from)?;
-            let same = now.input_flags == saved.input_flags
-                && now.output_flags == saved.output_flags
-                && now.control_flags == saved.control_flags
-                && now.local_flags == saved.local_flags
-                && now.control_chars == saved.control_chars;
-            if !same {
-                tcsetattr(fd, SetArg::TCSANOW, &saved).map_err(std::io::Error::from)?;
-            }
-            Ok(!same)
+        self.with_master("restorePtyModes", |control| {
+            pty::restore_modes(control, &saved)
         })
     }
 
@@ -413,7 +407,7 @@ impl Terminal {
     fn with_master<T>(
         &self,
         what: &str,
-        op: impl FnOnce(&OwnedFd) -> std::io::Result<T>,
+        op: impl FnOnce(&pty::Control) -> std::io::Result<T>,
     ) -> Result<T, TermError> {
         if !self.is_pty {
             return Err(TermError::new(
@@ -424,11 +418,14 @@ impl Terminal {
                 ),
             ));
         }
-        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
-        let fd = fd.as_ref().ok_or_else(|| {
-            TermError::from_io(&std::io::Error::from_raw_os_error(libc::EBADF), what)
+        let control = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        let control = control.as_ref().ok_or_else(|| {
+            TermError::from_io(
+                &std::io::Error::new(std::io::ErrorKind::NotConnected, "the pty is closed"),
+                what,
+            )
         })?;
-        op(fd).map_err(|e| TermError::from_io(&e, what))
+        op(control).map_err(|e| TermError::from_io(&e, what))
     }
 
     /// Resolves with the exit status once the command exited and its output was collected.

@@ -48,19 +48,10 @@ impl Terminal {
     /// (a program that queried and exited, a shell back in cooked mode) the answer would be
     /// echoed into the output or left as input for whatever reads next.
     pub(super) fn awaits_replies(&self) -> bool {
-        let fd = self.pty.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(fd) = fd.as_ref() else {
-            return false;
-        };
-        // On a pty master, the termios calls act on the slave's settings.
-        match nix::sys::termios::tcgetattr(fd) {
-            Ok(t) => {
-                use nix::sys::termios::LocalFlags;
-                !t.local_flags
-                    .intersects(LocalFlags::ICANON | LocalFlags::ECHO)
-            }
-            Err(_) => false,
-        }
+        let control = self.pty.lock().unwrap_or_else(|p| p.into_inner());
+        control
+            .as_ref()
+            .is_some_and(crate::sys::pty::awaits_replies)
     }
 
     /// Subscribes to raw output from now on; with `replay`, the retained output is delivered

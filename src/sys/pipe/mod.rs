@@ -23,3 +23,12 @@ mod windows;
 pub use windows::{
     null_input, pipe, reader_gone, InputWriter, OutputReader, PipeReader, PipeWriter,
 };
+
+/// Our end of a command's pipe (or pseudo-terminal): a descriptor on Unix, a handle on
+/// Windows. [`OutputReader::new`] and [`InputWriter::new`] take it.
+#[cfg(unix)]
+pub type OwnedEnd = std::os::fd::OwnedFd;
+/// Our end of a command's pipe (or pseudo console): a descriptor on Unix, a handle on
+/// Windows. [`OutputReader::new`] and [`InputWriter::new`] take it.
+#[cfg(windows)]
+pub type OwnedEnd = std::os::windows::io::OwnedHandle;

@@ -5,7 +5,7 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
-use super::{cvt, Pty};
+use super::unix::{cvt, Pty};
 
 pub(super) fn open_pair() -> io::Result<Pty> {
     // SAFETY: plain system calls on descriptors we own; results are checked.

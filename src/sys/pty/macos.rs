@@ -10,7 +10,7 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use super::{cvt, Pty};
+use super::unix::{cvt, Pty};
 
 /// Size of the buffer `TIOCPTYGNAME` fills (128 bytes, per `<sys/ttycom.h>`).
 const PTY_NAME_LEN: usize = 128;

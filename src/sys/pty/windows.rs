@@ -10,14 +10,11 @@ use windows_sys::Win32::System::Console::{
     ClosePseudoConsole, CreatePseudoConsole, ResizePseudoConsole, COORD, HPCON,
 };
 
-/// An open pseudo console and our ends of its two pipes.
+/// An open pseudo console (our ends of its two pipes are handed out by [`ConPty::open`]).
+/// Dropping it closes the console: its processes lose their console, its output ends.
 #[derive(Debug)]
 pub struct ConPty {
     hpc: HPCON,
-    /// Where we write the console's input (keys, pasted text).
-    pub input: OwnedHandle,
-    /// Where we read its output.
-    pub output: OwnedHandle,
 }
 
 fn coord(cols: u16, rows: u16) -> COORD {
@@ -36,8 +33,9 @@ fn hresult(hr: i32) -> io::Result<()> {
 }
 
 impl ConPty {
-    /// Opens a pseudo console of `cols` x `rows`.
-    pub fn open(cols: u16, rows: u16) -> io::Result<ConPty> {
+    /// Opens a pseudo console of `cols` x `rows`; with it, where we write its input (keys,
+    /// pasted text) and where we read its output.
+    pub fn open(cols: u16, rows: u16) -> io::Result<(ConPty, OwnedHandle, OwnedHandle)> {
         let (console_in, input) = crate::sys::pipe::pipe()?;
         let (output, console_out) = crate::sys::pipe::pipe()?;
         let mut hpc: HPCON = 0;
@@ -53,7 +51,7 @@ impl ConPty {
         })?;
         // The console holds its own copies of its ends: ours close here.
         drop((console_in, console_out));
-        Ok(ConPty { hpc, input, output })
+        Ok((ConPty { hpc }, input, output))
     }
 
     /// The handle the launcher attaches the child with.
@@ -80,6 +78,38 @@ unsafe impl Send for ConPty {}
 // SAFETY: resizing from several threads is serialised by the console host.
 unsafe impl Sync for ConPty {}
 
+/// What the core holds of a pty terminal: its pseudo console.
+pub type Control = ConPty;
+
+/// A pseudo console has no termios: nothing to save.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Modes;
+
+/// Resizes the pseudo console (its processes get a window-size change).
+pub fn set_size(control: &Control, size: super::PtySize) -> io::Result<()> {
+    control.resize(size.cols, size.rows)
+}
+
+/// A pseudo console has no process groups: `None`.
+pub fn foreground_group(_control: &Control) -> Option<i32> {
+    None
+}
+
+/// A pseudo console has no modes to save ([`Modes`]).
+pub fn modes(_control: &Control) -> io::Result<Modes> {
+    Ok(Modes)
+}
+
+/// Nothing to restore on a pseudo console: always false.
+pub fn restore_modes(_control: &Control, _saved: &Modes) -> io::Result<bool> {
+    Ok(false)
+}
+
+/// The console host answers terminal queries itself: the emulator never does.
+pub fn awaits_replies(_control: &Control) -> bool {
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,7 +121,7 @@ mod tests {
 
     #[test]
     fn a_pseudo_console_resizes() {
-        let pty = ConPty::open(80, 24).unwrap();
+        let (pty, _input, _output) = ConPty::open(80, 24).unwrap();
         if crate::sys::job::under_wine() {
             // Wine 8's ResizePseudoConsole answers E_NOTIMPL (0x80004001); checked on the
             // workflow's Windows runner.
@@ -106,10 +136,10 @@ mod tests {
 
     #[test]
     fn a_command_on_a_pseudo_console_writes_to_its_output() {
-        let pty = ConPty::open(80, 24).unwrap();
+        let (pty, _input, output) = ConPty::open(80, 24).unwrap();
         // Read from the start, on another thread: the console writes as the command runs,
         // and closing it ends its output.
-        let mut out = std::fs::File::from(pty.output.try_clone().unwrap());
+        let mut out = std::fs::File::from(output);
         let reader = std::thread::spawn(move || {
             let mut bytes = Vec::new();
             let _ = out.read_to_end(&mut bytes);

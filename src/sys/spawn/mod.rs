@@ -18,21 +18,48 @@
 //! shared. All launches happen on a dedicated thread that lives as long as the process: Linux
 //! sends the parent-death signal when the *thread* that created the child exits.
 
+#[cfg(unix)]
 use std::io;
+#[cfg(unix)]
 use std::sync::mpsc;
+#[cfg(unix)]
 use std::sync::{Mutex, OnceLock};
 
+mod command;
+#[cfg(unix)]
 mod cstr;
 mod error;
 mod spec;
 
+pub use command::{Command, Io, Limits, Lookup};
+#[cfg(unix)]
 pub use cstr::{cpath, cstring, envp};
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub use error::launch_errno;
-pub use error::{launch_failure, LaunchError, Stage};
+pub use error::launch_failure;
+#[cfg(unix)]
+pub use error::{LaunchError, Stage};
 #[cfg(target_os = "linux")]
 pub use spec::{ChildStep, Isolation};
-pub use spec::{Join, LaunchSpec, Launched, Leader, Rlimit, SessionMode};
+pub use spec::{Join, Leader};
+#[cfg(unix)]
+pub use spec::{LaunchSpec, Launched, Rlimit, SessionMode};
+
+// A terminal's launch (its ends, then the launch) and the rules a request is planned by.
+#[cfg(unix)]
+#[path = "rules_unix.rs"]
+pub mod rules;
+#[cfg(unix)]
+mod start_unix;
+#[cfg(unix)]
+pub use start_unix::{open_ends, start, Ends};
+#[cfg(windows)]
+#[path = "rules_windows.rs"]
+pub mod rules;
+#[cfg(windows)]
+mod start_windows;
+#[cfg(windows)]
+pub use start_windows::{open_ends, start, Ends};
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -54,24 +81,37 @@ mod posix_spawn;
 pub mod wincmd;
 #[cfg(windows)]
 mod windows;
-#[cfg(windows)]
-#[allow(unused_imports)] // the core uses these once it runs on Windows
+#[cfg(all(windows, test))]
 pub use windows::{launch as windows_launch, WinChild, WinLaunch, WinStdio};
 
-/// Whether [`LaunchSpec::parent_death_signal`] is applied: Linux's `PR_SET_PDEATHSIG`; macOS
-/// has no such signal.
+/// Whether a terminal's command dies with Node through a parent-death signal (Linux's
+/// `PR_SET_PDEATHSIG`). macOS has none (the guardian covers it); Windows has none either
+/// (the job's `KILL_ON_JOB_CLOSE` covers it).
+#[cfg(unix)]
 pub const PARENT_DEATH_SIGNAL: bool = imp::PARENT_DEATH_SIGNAL;
-/// Whether an `RLIMIT_AS` limit is accepted and enforced; macOS accepts it but does not
-/// enforce it, so its launcher refuses it with `ENOTSUP`.
+/// Whether a terminal's command dies with Node through a parent-death signal: Windows has
+/// none (the job's `KILL_ON_JOB_CLOSE` covers it).
+#[cfg(windows)]
+pub const PARENT_DEATH_SIGNAL: bool = false;
+/// Whether an address-space limit is accepted and enforced; macOS accepts `RLIMIT_AS` but
+/// does not enforce it, so its launcher refuses it with `ENOTSUP`.
+#[cfg(unix)]
 pub const ADDRESS_SPACE_LIMIT: bool = imp::ADDRESS_SPACE_LIMIT;
+/// Whether an address-space limit is accepted and enforced: Windows' job limits each
+/// process's committed memory.
+#[cfg(windows)]
+pub const ADDRESS_SPACE_LIMIT: bool = true;
 
+#[cfg(unix)]
 type Job = (LaunchSpec, mpsc::SyncSender<io::Result<Launched>>);
 
+#[cfg(unix)]
 /// Starts `spec` on the launcher thread and returns the child's pid.
 pub fn launch(spec: LaunchSpec) -> io::Result<i32> {
     launch_with(spec).map(|l| l.pid)
 }
 
+#[cfg(unix)]
 /// Starts the launcher thread.
 fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
     let (tx, rx) = mpsc::channel::<Job>();
@@ -86,6 +126,7 @@ fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
     Some(Mutex::new(tx))
 }
 
+#[cfg(unix)]
 /// Starts `spec` on the launcher thread and returns the child (and a namespace's init).
 pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
     static LAUNCHER: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
@@ -103,7 +144,7 @@ pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
         .map_err(|_| io::Error::other("the launcher thread is gone"))?
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::ffi::CString;

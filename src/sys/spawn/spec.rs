@@ -1,11 +1,13 @@
 //! What a launch is made of: the [`LaunchSpec`] prepared in the parent, the higher layers'
 //! steps it carries ([`ChildStep`], [`Isolation`]) and what it returns ([`Launched`]).
 
+#[cfg(unix)]
 use std::ffi::CString;
 use std::marker::PhantomData;
 #[cfg(unix)]
 use std::os::fd::RawFd;
 
+#[cfg(unix)]
 /// How the child relates to sessions and process groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionMode {
@@ -15,6 +17,7 @@ pub enum SessionMode {
     NewSession(Option<RawFd>),
 }
 
+#[cfg(unix)]
 /// A resource limit applied in the child (soft and hard alike).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rlimit {
@@ -24,6 +27,7 @@ pub struct Rlimit {
     pub value: u64,
 }
 
+#[cfg(unix)]
 /// A step of a higher layer run in the child: raw system calls only, on `arg` (valid until
 /// the launch returns). `Err((code, errno))` fails the launch with [`Stage::Step`]`(code)`.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +40,7 @@ pub struct ChildStep {
     pub arg: *const libc::c_void,
 }
 
+#[cfg(unix)]
 /// New namespaces for the command (Linux): `enter` runs in an intermediate process C, in the
 /// command's working directory, with a stack for the namespace's init; it makes the
 /// namespaces, starts their init as a child of the launcher (writing its pid to `init_pid`
@@ -56,6 +61,7 @@ pub struct Isolation {
     pub arg: *const libc::c_void,
 }
 
+#[cfg(unix)]
 /// Everything the child needs, prepared in the parent.
 #[derive(Debug)]
 pub struct LaunchSpec {
@@ -87,10 +93,12 @@ pub struct LaunchSpec {
     pub confine: Option<ChildStep>,
 }
 
+#[cfg(unix)]
 // SAFETY: the raw pointers of the steps point to data the launching caller keeps alive until
 // the launch returned; the launcher thread only passes them to the steps.
 unsafe impl Send for LaunchSpec {}
 
+#[cfg(unix)]
 /// A started child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Launched {

@@ -1,0 +1,81 @@
+//! Unix's launch rules (the `rules` of [`super`]): a shell line is `/bin/sh -c <line>`,
+//! environment names are exact, and a program is found as `execvp` finds it.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::command::Lookup;
+
+/// The shell a line runs in when the request names none.
+pub fn default_shell(_env: &[(OsString, OsString)]) -> String {
+    "/bin/sh".into()
+}
+
+/// The argv that runs `line` with `shell`: `<shell> -c <line>`.
+pub fn shell_argv(shell: &str, line: &str) -> Vec<OsString> {
+    vec![shell.into(), "-c".into(), line.into()]
+}
+
+/// The key environment names are compared by: the name itself.
+pub fn env_key(name: &OsStr) -> OsString {
+    name.to_owned()
+}
+
+/// The search path when the environment has no `PATH` (glibc's execvp).
+pub fn default_path(_env: &[(OsString, OsString)]) -> OsString {
+    "/bin:/usr/bin".into()
+}
+
+/// Whether `name` is a path (has a `/`) rather than a name to search `PATH` for.
+pub fn is_path(name: &str) -> bool {
+    name.contains('/')
+}
+
+fn is_executable_file(p: &Path) -> Option<bool> {
+    let m = std::fs::metadata(p).ok()?;
+    Some(m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Finds `name` like execvp: a path is taken relative to `cwd`, otherwise each `PATH` entry
+/// is tried in order (an empty one is `cwd`). `_pathext` is Windows'.
+pub fn find_program(name: &str, path_var: &OsStr, _pathext: Option<&OsStr>, cwd: &Path) -> Lookup {
+    if is_path(name) {
+        // `cwd/./x` → `cwd/x` (components() drops `.`; `..` is left to the kernel).
+        let p: PathBuf = cwd.join(name).components().collect();
+        return match is_executable_file(&p) {
+            Some(true) => Lookup::Found(p),
+            Some(false) => Lookup::NotExecutable,
+            None => Lookup::NotFound,
+        };
+    }
+    let mut denied = false;
+    for dir in std::env::split_paths(path_var) {
+        let dir = if dir.as_os_str().is_empty() {
+            cwd.to_path_buf()
+        } else {
+            cwd.join(dir)
+        };
+        let candidate = dir.join(name);
+        match is_executable_file(&candidate) {
+            Some(true) => return Lookup::Found(candidate),
+            Some(false) if candidate.is_file() => denied = true,
+            _ => {}
+        }
+    }
+    if denied {
+        Lookup::NotExecutable
+    } else {
+        Lookup::NotFound
+    }
+}
+
+/// Whether the arguments can reach `program` exactly as given: always on Unix (argv is
+/// passed as it is).
+pub fn check_args(
+    _program: &Path,
+    _args: &[OsString],
+    _env: &[(OsString, OsString)],
+) -> Result<(), String> {
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! A terminal's launch on Unix: its descriptors ([`open_ends`]: one pipe for stdout and
+//! stderr, stdin on /dev/null or a pipe, or a pty pair) and the launch ([`start`]) of the
+//! child as leader of a new process group (a new session on a pty, or when asked), with its
+//! rlimits, SIGKILL as its parent-death signal, its cgroups and a higher layer's steps.
+//! Our copies of the child's ends are closed before [`start`] returns, so end of file (EIO on
+//! a pty) arrives when the child's copies are gone.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::OnceLock;
+
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
+
+use super::command::{Command, Io, Limits, Started};
+use super::{cpath, cstring, envp, LaunchSpec, Leader, Rlimit, SessionMode};
+use crate::sys::pty::{self, PtySize};
+
+/// The descriptors of one launch, opened before it (a sandbox needs the pty's slave).
+#[derive(Debug)]
+pub struct Ends {
+    /// Our end of the output (non-blocking): the pipe's read end or the pty master.
+    output: OwnedFd,
+    /// The child's stdin pipe (read end), with `Io::PipeWithStdin`.
+    child_in: Option<OwnedFd>,
+    /// The child's stdout/stderr: the pipe's write end, or the pty slave.
+    child_out: OwnedFd,
+    /// Our input end (non-blocking): the stdin pipe's write end, or a pty master duplicate.
+    input: Option<OwnedFd>,
+    /// On a pty: a master duplicate for the window size, and the size.
+    pty: Option<(OwnedFd, PtySize)>,
+}
+
+impl Ends {
+    /// The pty slave the command gets as its terminal (`None` on pipes).
+    pub fn tty(&self) -> Option<BorrowedFd<'_>> {
+        self.pty.as_ref().map(|_| self.child_out.as_fd())
+    }
+}
+
+fn nonblock(fd: &OwnedFd) -> io::Result<()> {
+    fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
+    Ok(())
+}
+
+fn dev_null() -> io::Result<&'static OwnedFd> {
+    static NULL: OnceLock<OwnedFd> = OnceLock::new();
+    if let Some(fd) = NULL.get() {
+        return Ok(fd);
+    }
+    let f = std::fs::File::open("/dev/null")?;
+    Ok(NULL.get_or_init(|| f.into()))
+}
+
+/// Opens the launch's descriptors for `io`, every one close-on-exec.
+pub fn open_ends(io: Io) -> io::Result<Ends> {
+    match io {
+        Io::Pipe | Io::PipeWithStdin => {
+            let (read, write) = crate::sys::pipe::pipe_cloexec()?;
+            nonblock(&read)?;
+            let (child_in, input) = if io == Io::PipeWithStdin {
+                let (r, w) = crate::sys::pipe::pipe_cloexec()?;
+                nonblock(&w)?;
+                (Some(r), Some(w))
+            } else {
+                (None, None)
+            };
+            Ok(Ends {
+                output: read,
+                child_in,
+                child_out: write,
+                input,
+                pty: None,
+            })
+        }
+        Io::Pty(size) => {
+            let p = pty::open(size)?;
+            let input = pty::dup(&p.master)?;
+            let control = pty::dup(&p.master)?;
+            Ok(Ends {
+                output: p.master,
+                child_in: None,
+                child_out: p.slave,
+                input: Some(input),
+                pty: Some((control, size)),
+            })
+        }
+    }
+}
+
+/// The limits as `setrlimit` calls.
+// `RLIMIT_*` are u32 on glibc and i32 on macOS and musl: the cast is needed on one only.
+#[allow(clippy::unnecessary_cast)]
+pub fn rlimits(limits: &Limits) -> Vec<Rlimit> {
+    [
+        (libc::RLIMIT_CPU, limits.cpu_seconds),
+        (libc::RLIMIT_AS, limits.address_space_bytes),
+        (libc::RLIMIT_NOFILE, limits.open_files),
+        (libc::RLIMIT_FSIZE, limits.file_size_bytes),
+        (libc::RLIMIT_NPROC, limits.processes),
+    ]
+    .into_iter()
+    .filter_map(|(r, v)| {
+        v.map(|value| Rlimit {
+            resource: r as i32,
+            value,
+        })
+    })
+    .collect()
+}
+
+/// Launches `cmd` on `ends` (see the module docs).
+pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
+    let Ends {
+        output,
+        child_in,
+        child_out,
+        input,
+        pty,
+    } = ends;
+    let null = dev_null()?;
+    let stdin_fd = match (&child_in, &pty) {
+        (Some(r), _) => r.as_raw_fd(),
+        (None, Some(_)) => child_out.as_raw_fd(),
+        (None, None) => null.as_raw_fd(),
+    };
+    let session = match (&pty, cmd.own_session) {
+        (Some(_), _) => SessionMode::NewSession(Some(child_out.as_raw_fd())),
+        (None, true) => SessionMode::NewSession(None),
+        (None, false) => SessionMode::NewGroup,
+    };
+    let spec = LaunchSpec {
+        program: cpath(cmd.program)?,
+        argv: cmd
+            .argv
+            .iter()
+            .map(|a| cstring(a))
+            .collect::<Result<_, _>>()?,
+        envp: envp(cmd.env)?,
+        cwd: cmd.cwd.as_raw_fd(),
+        stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
+        session,
+        rlimits: rlimits(cmd.limits),
+        parent_death_signal: Some(libc::SIGKILL),
+        cgroup_procs: cmd.join.cgroup_procs,
+        #[cfg(target_os = "linux")]
+        isolate: cmd.isolate,
+        #[cfg(target_os = "linux")]
+        confine: cmd.confine,
+        #[cfg(not(target_os = "linux"))]
+        isolate: None,
+        #[cfg(not(target_os = "linux"))]
+        confine: None,
+    };
+    let launched = super::launch_with(spec)?;
+    // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
+    drop(child_out);
+    drop(child_in);
+    Ok(Started {
+        child: crate::sys::exit_watch::Child::from_pid(launched.pid),
+        leader: Leader { pid: launched.pid },
+        output,
+        input,
+        pty,
+        init_pid: launched.init_pid,
+    })
+}
