@@ -10,7 +10,7 @@ import type { TerminalAuditEvent } from './events';
 import { childPath, hostPath, type HostSettings } from './host-options';
 import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest } from './host-types';
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
-import { checkCommand, resolveCwdInRoots, type CompiledCommandPolicy, type PolicyCommand } from './policy';
+import { checkCommand, resolveCwdInRoots, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import type { CreateTerminalOptions, ResolveProgramFn, TerminalLike } from './types';
 import { clampedCount, mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
@@ -122,6 +122,7 @@ export async function spawnChecked(
       // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
       path: shellLine ? (childPath(env) ?? hostPath([], inherit)) : hostPath(settings.envOverlay, settings.backendOptions.inheritEnv !== false),
       resolve,
+      dialect: shellDialect(typeof options.shell === 'string' ? options.shell : undefined),
       ...(settings.envPolicy ? { env: settings.envPolicy } : {}),
     });
     program = result.program;

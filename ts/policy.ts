@@ -218,6 +218,68 @@ export interface CommandCheck {
   resolve: ResolveProgramFn;
   /** The environment policy, for variables the line assigns (under an allow list). */
   env?: CompiledEnvPolicy;
+  /**
+   * Whose grammar the shell line is run by (default `'posix'`): the analysis reads lines as bash does,
+   * which is what runs them on Unix. On Windows the default shell is cmd.exe (`shellDialect`).
+   */
+  dialect?: ShellDialect;
+}
+
+/** The grammar a shell line is run by: a POSIX shell (sh, bash), cmd.exe, or PowerShell. */
+export type ShellDialect = 'posix' | 'cmd' | 'powershell';
+
+/**
+ * The dialect of the shell that runs a host's shell lines: `shell` is the host's (resolved) shell, or
+ * undefined for the platform's default (`/bin/sh`; on Windows `%ComSpec%`, cmd.exe).
+ */
+export function shellDialect(shell: string | undefined, platform: NodeJS.Platform = process.platform): ShellDialect {
+  if (platform !== 'win32') return 'posix';
+  if (shell === undefined) return 'cmd';
+  const stem = (shell.split(/[\\/]/).pop() ?? shell).toLowerCase().replace(/\.exe$/, '');
+  if (stem === 'cmd') return 'cmd';
+  if (stem === 'powershell' || stem === 'pwsh') return 'powershell';
+  return 'posix';
+}
+
+/**
+ * Characters of a cmd.exe line whose reading by cmd differs from bash's (the analysis's): `%` and `!`
+ * expand variables before cmd splits commands (a variable holding `&` makes a new command), `^` escapes,
+ * `'`, `\`, `` ` `` and `$` quote or escape for bash only, `#` starts a comment for bash only, `;`, `,` and
+ * `=` end cmd's command name where bash reads one word, `( )` group, globs and braces expand for bash only,
+ * and a line break is a new command. Under an allow list a cmd line may hold letters, digits, spaces, `" & |
+ * < >` and `_ - . / : @ + =` (never at a command's start) only.
+ */
+const CMD_PLAIN = /^[\p{L}\p{N} \t"&|<>_\-./:@+=]$/u;
+
+/**
+ * Under an allow list, a line that cmd.exe or PowerShell runs is refused unless the bash analysis reads
+ * it as they do: PowerShell's grammar is not bash's at all (shell lines are refused: send argv), and a cmd
+ * line must keep to [CMD_PLAIN]'s characters, assign nothing (`x=1 calc` is the command `x` to cmd) and
+ * have no `=` in a command word.
+ */
+function refuseForeignDialect(check: CommandCheck, analysis: ShellAnalysis): void {
+  if (!check.shellLine || check.dialect === undefined || check.dialect === 'posix') return;
+  if (check.dialect === 'powershell') {
+    throw denied(
+      'command: this client runs shell lines with PowerShell, whose commands its command policy cannot check; send the program in `command` and its arguments in `args`',
+      { field: 'command', reason: 'shell-line', dialect: 'powershell' },
+    );
+  }
+  const refuse = (construct: string, position: number): never => {
+    throw denied(
+      `command: the line uses ${construct} at index ${position}, which cmd.exe reads differently from the command policy's analysis (cmd lines may hold letters, digits, spaces, quotes, & | < > and _ - . / : @ + = only; send argv otherwise)`,
+      { field: 'command', reason: 'shell-construct', construct, position, dialect: 'cmd' },
+    );
+  };
+  let position = 0;
+  for (const ch of check.command) {
+    if (!CMD_PLAIN.test(ch)) refuse(`\`${ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : ch}\``, position);
+    position += ch.length;
+  }
+  const assignment = analysis.assignments[0];
+  if (assignment) refuse(`the assignment \`${assignment.word}\``, Math.max(0, check.command.indexOf(assignment.word)));
+  const named = analysis.words.find((w) => w.word.includes('='));
+  if (named) refuse(`\`=\` in the command \`${named.word}\``, Math.max(0, check.command.indexOf('=')));
 }
 
 /** Result of a passed command check. */
@@ -312,7 +374,10 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
       reason: 'unparsable',
     });
   }
-  if (policy.allow) refuseUncheckable(analysis, check);
+  if (policy.allow) {
+    refuseForeignDialect(check, analysis);
+    refuseUncheckable(analysis, check);
+  }
   const commands: PolicyCommand[] = [];
   let program: string | undefined;
   analysis.words.forEach((w: CommandWord, index) => {
