@@ -144,9 +144,17 @@ export interface ContainmentInfo {
   pidsLimit: boolean
   /**
    * Pid of the guardian process that kills remaining terminals if Node dies without
-   * running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
+   * running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start, and
+   * on Windows, which needs none (see `jobObjects`).
    */
-  guardianPid?: number
+  guardianPid: number | null
+  /**
+   * Each terminal is a Job Object (Windows): kill, timeout and release end its whole tree,
+   * detached processes included, and the tree ends when Node ends by any means (the job's
+   * `KILL_ON_JOB_CLOSE`); `limits.processes` caps the job's active processes. False on
+   * Unix, where process groups, sessions and cgroups hold a terminal.
+   */
+  jobObjects: boolean
   /**
    * The kernel also SIGKILLs each command's direct child when Node dies (Linux
    * `PR_SET_PDEATHSIG`). False on macOS, which has no such signal: there only the guardian
@@ -334,14 +342,16 @@ export declare function isKeyName(name: string): boolean
  * member still runs. Resolves once the group is empty (zombies aside), saying whether it had
  * live members and which signal ended it (`{ hadMembers: false, signal: null }` when there
  * was nothing to kill). Rejects with `ERR_INVALID_ARG` naming `pgid` (not a positive
- * integer, 1, or the Node process's own group) or `graceMs`.
+ * integer, 1, or the Node process's own group) or `graceMs`; on Windows, which has no
+ * process groups, with `ENOTSUP` (`terminal.kill()` ends a terminal's whole tree there).
  */
 export declare function killProcessGroup(pgid: number, graceMs?: number | null): Promise<ProcessGroupKill>
 
 /**
  * SIGKILLs every process of `sessionTreePids(shellPid)`, again while anything is left (a
  * process may fork while the previous round is being killed), at most 10 rounds. Never the
- * Node process itself. Throws `ERR_INVALID_ARG` naming `shellPid`.
+ * Node process itself. Throws `ERR_INVALID_ARG` naming `shellPid`, and `ENOTSUP` on
+ * Windows (no sessions there: releasing the shell's terminal ends its whole job).
  */
 export declare function killSessionTree(shellPid: number): void
 
@@ -363,7 +373,9 @@ export interface OutputChunkInfo {
 
 /**
  * The current working directory of process `pid` (absolute, symlinks resolved), or `null`
- * when it cannot be read (gone, or another user's). Throws `ERR_INVALID_ARG` naming `pid`.
+ * when it cannot be read (gone, or another user's), and always on Windows, where one process
+ * cannot read another's working directory through a public API. Throws `ERR_INVALID_ARG`
+ * naming `pid`.
  */
 export declare function processCwd(pid: number): string | null
 
@@ -403,7 +415,8 @@ export interface ProcessGroupKill {
 /**
  * When process `pid` started, as a number that stays the same for the life of the process
  * and differs for a later process that reuses its pid (to tell that a pid was reused; Linux:
- * clock ticks since boot, macOS: microseconds since the epoch). `null` when there is no such
+ * clock ticks since boot, macOS: microseconds since the epoch, Windows: its creation time in
+ * 100 ns units since 1601). `null` when there is no such
  * process. Throws `ERR_INVALID_ARG` naming `pid`.
  */
 export declare function processStartTime(pid: number): number | null
@@ -604,10 +617,20 @@ export interface SandboxPromises {
 }
 
 /**
+ * The bash a `ShellSessions` session runs unless `options.shell` names one: `'bash'` on Unix
+ * (looked up in the session's `PATH` when it starts); on Windows the path of Git for
+ * Windows' (or MSYS2's) `bash.exe`, found through `PATH`, then in Git's install directories
+ * (never WSL's launcher `System32\bash.exe`). Throws `ERR_BASH_NOT_FOUND` where there is
+ * none, saying where it looked and what to do.
+ */
+export declare function sessionBash(): string
+
+/**
  * The live processes of a shell's session: every process whose session id is `shellPid`
  * (background jobs in process groups of their own too), `shellPid` itself, and every
  * descendant of those even after `setsid`. Zombies and the Node process itself are never
- * listed. Throws `ERR_INVALID_ARG` naming `shellPid` for anything but a positive integer.
+ * listed. Throws `ERR_INVALID_ARG` naming `shellPid` for anything but a positive integer,
+ * and `ENOTSUP` on Windows, which has no sessions (a terminal's job holds its tree).
  */
 export declare function sessionTreePids(shellPid: number): Array<number>
 

@@ -1,6 +1,7 @@
 // Shell lines run by cmd.exe or PowerShell (Windows) are judged by a bash analysis: under an allow list,
 // whatever those shells read differently is refused. Each line below passes the bash reading (the first
 // expectation shows it: the policy alone lets it through) yet makes cmd.exe run a program nobody checked.
+import { childPath } from '../ts/host-options';
 import { checkCommand, compileCommandPolicy, shellDialect, type CommandCheck } from '../ts/policy';
 
 const policy = compileCommandPolicy({ allow: ['git', 'echo'] }, 'commandPolicy')!;
@@ -81,4 +82,13 @@ describe('shell lines of another dialect under an allow list', () => {
     expect(shellDialect(undefined, 'linux')).toBe('posix');
     expect(shellDialect('/bin/bash', 'darwin')).toBe('posix');
   });
+});
+
+test('the PATH a request sets is found without case on Windows, as the core applies it there', () => {
+  const env = [
+    { name: 'PATH', value: 'C:/a' },
+    { name: 'Path', value: 'C:/b' },
+  ];
+  expect(childPath(env, 'win32')).toBe('C:/b');
+  expect(childPath(env, 'linux')).toBe('C:/a');
 });

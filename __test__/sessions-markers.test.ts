@@ -138,7 +138,7 @@ beforeEach(() => {
 
 test('the shell is started without rc files and without a line editor, on a pty', async () => {
   await shells.execute({ command: '' });
-  expect(created[created.length - 1]!.params).toMatchObject({ args: ['--noprofile', '--norc', '--noediting', '-i'] });
+  expect(created[created.length - 1]!.params).toMatchObject({ command: 'bash', args: ['--noprofile', '--norc', '--noediting', '-i'] });
   expect(created[created.length - 1]!.options.pty).toEqual({ cols: 160, rows: 40 });
 });
 

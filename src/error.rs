@@ -25,6 +25,8 @@ pub const ERR_INVALID_CWD: &str = "ERR_INVALID_CWD";
 pub const ERR_TERMINAL_RELEASED: &str = "ERR_TERMINAL_RELEASED";
 /// Code for a working directory outside `allowedRoots`.
 pub const ERR_CWD_OUTSIDE_ROOTS: &str = "ERR_CWD_OUTSIDE_ROOTS";
+/// Code for a `ShellSessions` session without a bash to run (Windows without Git for Windows).
+pub const ERR_BASH_NOT_FOUND: &str = "ERR_BASH_NOT_FOUND";
 
 impl TermError {
     /// Builds an error from a code and a message.

@@ -27,6 +27,22 @@ impl ExitStatus {
         }
     }
 
+    /// Ended by the terminal's own stop where the platform reports no signal (Windows: the
+    /// job terminated, or a pty's Ctrl+C): as Node's child_process reports a kill there,
+    /// `exitCode` null and the stop's signal name (`SIGTERM`, `SIGKILL`).
+    pub fn stopped(stop: crate::sys::signals::Stop) -> Self {
+        use crate::sys::signals::Stop;
+        let name = match stop {
+            Stop::Term => "SIGTERM",
+            Stop::Kill => "SIGKILL",
+            Stop::Continue => "SIGCONT",
+        };
+        Self {
+            exit_code: None,
+            signal: Some(name.into()),
+        }
+    }
+
     /// Neither code nor signal: the status could not be known (someone else reaped the
     /// child). Never invented.
     pub fn unknown() -> Self {

@@ -24,6 +24,7 @@ mod containment;
 mod error;
 mod exit;
 mod fastforward;
+#[cfg(unix)]
 mod guardian;
 mod keys;
 mod output;

@@ -34,7 +34,7 @@ pub fn start(
     default_cwd: &Path,
 ) -> Result<Arc<Terminal>, TermError> {
     let plan = spawn::plan(&req.spawn, inherited, default_cwd)?;
-    let prepared = Prepared::new(plan.limits.processes);
+    let prepared = Prepared::new(&plan.limits)?;
     let (mut spawned, leader) = spawn::spawn(&plan, prepared.join())?;
     let containment = prepared.contain(leader, spawned.pty.is_some(), spawned.sandbox.take());
     let config = TerminalConfig {

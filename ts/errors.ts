@@ -4,8 +4,9 @@
  */
 
 /**
- * Error codes raised by this layer (the native core adds `ENOENT`, `EACCES`, `E2BIG`, `ERR_INVALID_CWD`,
- * `ERR_INVALID_ARG` and `ERR_TERMINAL_RELEASED`).
+ * Error codes raised by this layer (the native core adds `ENOENT`, `EACCES`, `E2BIG`, `ENOTSUP`,
+ * `ERR_INVALID_CWD`, `ERR_INVALID_ARG`, `ERR_TERMINAL_RELEASED`, and for a `ShellSessions` session
+ * on Windows without Git for Windows' bash, `ERR_BASH_NOT_FOUND`).
  *
  * Host policy refusals (each also emits a `denied` audit event):
  * - `ERR_POLICY_DENIED`: the command policy refused a program (a deny rule matched, or it is not on

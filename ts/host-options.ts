@@ -155,9 +155,13 @@ export function hostPath(overlay: readonly EnvVariable[], inherit: boolean): str
   return childPath(overlay) ?? (inherit ? process.env.PATH : undefined);
 }
 
-/** The PATH the child will see when the explicit env sets it (undefined: the resolver's default). */
-export function childPath(env: readonly EnvVariable[]): string | undefined {
+/**
+ * The PATH the child will see when the explicit env sets it (undefined: the resolver's default). On
+ * Windows names compare without case, as the core applies them there (`Path` is `PATH`).
+ */
+export function childPath(env: readonly EnvVariable[], platform: NodeJS.Platform = process.platform): string | undefined {
+  const isPath = platform === 'win32' ? (name: string) => name.toUpperCase() === 'PATH' : (name: string) => name === 'PATH';
   let found: string | undefined;
-  for (const e of env) if (e.name === 'PATH') found = e.value;
+  for (const e of env) if (isPath(e.name)) found = e.value;
   return found;
 }

@@ -76,7 +76,11 @@ export interface ShellSessionsOptions {
    * ready-made list. Ignored when `inheritEnv` is false.
    */
   dropInheritedEnv?: readonly EnvNamePattern[];
-  /** The bash executable (default `bash`, looked up in PATH). */
+  /**
+   * The bash executable (default `bash`, looked up in PATH; on Windows Git for Windows' `bash.exe`,
+   * found through PATH or in Git's install directories: without one, sessions fail to start with
+   * `ERR_BASH_NOT_FOUND`).
+   */
   shell?: string;
   /** Pty width in columns (default 160). */
   cols?: number;

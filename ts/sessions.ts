@@ -114,7 +114,8 @@ export class ShellSessions implements AsyncDisposable {
   private readonly env: EnvVariable[];
   private readonly inheritEnv: boolean | undefined;
   private readonly dropEnv: ((name: string) => boolean) | undefined;
-  private readonly shell: string;
+  /** `options.shell`, else the platform's bash (`sessionBash()`) once a session needs it. */
+  private shell: string | undefined;
   private readonly cols: number;
   private readonly rows: number;
   private readonly timeoutMs: number;
@@ -140,7 +141,7 @@ export class ShellSessions implements AsyncDisposable {
     if (options.shell !== undefined && (typeof options.shell !== 'string' || options.shell === '')) {
       throw invalidArg('options.shell', 'must be a non-empty string');
     }
-    this.shell = options.shell ?? 'bash';
+    this.shell = options.shell;
     this.cols = optionalCount(options.cols, 'options.cols', 1) ?? 160;
     this.rows = optionalCount(options.rows, 'options.rows', 1) ?? 40;
     this.timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs') ?? DEFAULT_SESSION_TIMEOUT_MS;
@@ -416,7 +417,7 @@ export class ShellSessions implements AsyncDisposable {
     } else {
       fs.mkdirSync(s.dir, { recursive: true, mode: 0o700 });
       fs.writeFileSync(s.commandFile, commandFileText(command), { mode: 0o600 });
-      const open = await findOpenHereDocument(this.shell, command, s.commandFile);
+      const open = await findOpenHereDocument(this.bash(), command, s.commandFile);
       if (open) {
         throw new AcpTerminalError(
           'ERR_INVALID_ARG',
@@ -475,7 +476,7 @@ export class ShellSessions implements AsyncDisposable {
       const inheritEnv = this.dropEnv ? false : this.inheritEnv;
       const terminal = await backend(
         {
-          command: this.shell,
+          command: this.bash(),
           args: ['--noprofile', '--norc', '--noediting', '-i'],
           cwd,
           env,
@@ -520,6 +521,15 @@ export class ShellSessions implements AsyncDisposable {
     return session;
   }
 
+  /**
+   * The bash sessions run: `options.shell`, else the core's `sessionBash()` (`bash`, looked up in
+   * PATH; on Windows Git for Windows' bash.exe, or `ERR_BASH_NOT_FOUND` saying what to install).
+   */
+  private bash(): string {
+    this.shell ??= loadNative().sessionBash();
+    return this.shell;
+  }
+
   /** Closes least recently used sessions until one more fits (idle ones first). */
   private async evictFor(): Promise<void> {
     while (this.sessions.size + this.opening.size > this.maxSessions) {
@@ -550,7 +560,7 @@ export class ShellSessions implements AsyncDisposable {
     // The shell's session tree, and what carries the session's tag (a `setsid` child orphaned outside
     // the tree, out of the terminal's cgroup), again while anything is left: they may fork meanwhile.
     for (let round = 0; round < 10; round++) {
-      if (sweepTree) native.killSessionTree(terminal.pid);
+      if (sweepTree) killSessionTree(native, terminal.pid);
       const tagged = native.processesWithEnvironment(`${SESSION_TAG_VAR}=${session.tag}`);
       if (tagged.length === 0) break;
       for (const pid of tagged) {
@@ -563,6 +573,18 @@ export class ShellSessions implements AsyncDisposable {
     }
     session.detach();
     await terminal.release().catch(() => undefined);
+  }
+}
+
+/**
+ * SIGKILLs the shell's session tree. Windows has no sessions (`ENOTSUP`): there the terminal's Job
+ * Object holds the whole tree, and the release that follows ends it.
+ */
+function killSessionTree(native: ReturnType<typeof loadNative>, shellPid: number): void {
+  try {
+    native.killSessionTree(shellPid);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ENOTSUP') throw error;
   }
 }
 

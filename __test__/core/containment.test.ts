@@ -116,6 +116,8 @@ describe('what each platform guarantees', () => {
   test('containmentInfo() says it: parent-death signal and address-space limit on Linux only', () => {
     expect(info.parentDeathSignal).toBe(linux);
     expect(info.addressSpaceLimit).toBe(linux);
+    // A terminal is a Job Object on Windows only (its suites check it there).
+    expect(info.jobObjects).toBe(false);
     if (!linux) {
       expect(info.cgroups).toBe(false);
       expect(info.pidsLimit).toBe(false);

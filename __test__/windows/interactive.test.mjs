@@ -2,7 +2,9 @@
 // Git for Windows' bash.exe and refuse clearly without it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { acp, BASH, NO_BASH, CONPTY_UNAVAILABLE } from './helpers.mjs';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { acp, NO_BASH, CONPTY_UNAVAILABLE, tempDir } from './helpers.mjs';
 
 async function waitFor(t, re) {
   for (;;) {
@@ -58,16 +60,71 @@ test('pty: kill ends it as a pipe terminal does', { skip: CONPTY_UNAVAILABLE }, 
   await t.release();
 });
 
-test('ShellSessions without bash.exe: a clear error naming bash, nothing left running', { skip: BASH ? 'bash.exe is on PATH here (Git for Windows)' : false }, async () => {
-  const sessions = new acp.ShellSessions();
+/** Runs `fn` with these environment variables (undefined: unset), restored after. */
+async function withEnv(vars, fn) {
+  const old = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const set = (values) => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  set(vars);
   try {
-    await assert.rejects(sessions.execute({ command: 'echo hi' }), (e) => {
-      assert.match(e.code, /^ERR_/);
-      assert.match(e.message, /bash/);
-      return true;
+    return await fn();
+  } finally {
+    set(old);
+  }
+}
+
+/** A ShellSessions whose terminals are recorded and refused (no pty needed): what it would run. */
+function recordingSessions() {
+  const requests = [];
+  const sessions = new acp.ShellSessions({
+    createTerminal: async (params) => {
+      requests.push(params);
+      throw Object.assign(new Error('recorded, not started'), { code: 'ERR_RECORDED' });
+    },
+  });
+  return { sessions, requests };
+}
+
+test('ShellSessions without bash.exe: ERR_BASH_NOT_FOUND saying what to install, nothing started', async () => {
+  // PATH and Git's install directories point at an empty directory: no bash anywhere.
+  const { dir, remove } = tempDir();
+  const { sessions, requests } = recordingSessions();
+  try {
+    await withEnv({ PATH: dir, ProgramFiles: dir, 'ProgramFiles(x86)': dir, LOCALAPPDATA: dir }, async () => {
+      await assert.rejects(sessions.execute({ command: 'echo hi' }), (e) => {
+        assert.equal(e.code, 'ERR_BASH_NOT_FOUND', e.message);
+        assert.match(e.message, /options\.shell/);
+        assert.match(e.message, /Git for Windows/);
+        return true;
+      });
     });
+    assert.deepEqual(requests, []);
   } finally {
     await sessions.closeAll();
+    remove();
+  }
+});
+
+test("ShellSessions run the bash.exe found through PATH, never WSL's System32 launcher", async () => {
+  const { dir, remove } = tempDir();
+  const system32 = path.join(process.env.SystemRoot ?? 'C:\\windows', 'System32');
+  const bash = path.join(dir, 'bash.exe');
+  fs.copyFileSync(process.execPath, bash);
+  const { sessions, requests } = recordingSessions();
+  try {
+    await withEnv({ PATH: `${system32};${dir}`, ProgramFiles: dir, 'ProgramFiles(x86)': dir, LOCALAPPDATA: dir }, async () => {
+      await assert.rejects(sessions.execute({ command: 'echo hi' }), (e) => e.code === 'ERR_RECORDED');
+    });
+    assert.equal(requests.length, 1);
+    assert.equal(requests[0].command.toLowerCase(), bash.toLowerCase());
+    assert.deepEqual(requests[0].args, ['--noprofile', '--norc', '--noediting', '-i']);
+  } finally {
+    await sessions.closeAll();
+    remove();
   }
 });
 

@@ -59,12 +59,33 @@ test('sandbox: ERR_SANDBOX_UNAVAILABLE, the command never runs (fail closed)', a
   }
 });
 
-test('containmentInfo() answers for Windows: no sandbox, with its reasons', () => {
+test('containmentInfo() answers for Windows: job objects, no guardian, no sandbox (with its reasons)', () => {
   const info = acp.containmentInfo();
+  assert.equal(info.jobObjects, true);
+  assert.equal(info.guardianPid, null);
+  assert.equal(info.cgroups, false);
+  assert.equal(info.parentDeathSignal, false);
   assert.equal(info.sandbox.available, false);
   assert.ok(info.sandbox.reasons.length > 0);
-  assert.equal(typeof info.cgroups, 'boolean');
   assert.equal(typeof info.pidsLimit, 'boolean');
+});
+
+test('process groups and sessions: ENOTSUP saying the job holds the tree (terminal.kill() ends it)', async () => {
+  const t = await acp.createTerminal(node('setInterval(() => {}, 1000)'));
+  try {
+    const notSupported = (name) => (e) => {
+      assert.equal(e.code, 'ENOTSUP', e.message);
+      assert.match(e.message, new RegExp(`^${name}: .*no process groups.*terminal\\.kill\\(\\)`));
+      return true;
+    };
+    await assert.rejects(acp.killProcessGroup(t.pid, 0), notSupported('killProcessGroup'));
+    assert.throws(() => acp.sessionTreePids(t.pid), notSupported('sessionTreePids'));
+    assert.throws(() => acp.killSessionTree(t.pid), notSupported('killSessionTree'));
+    // Nothing was signalled: the command still runs until the terminal ends it.
+    assert.ok(!(await t.currentOutput()).exitStatus);
+  } finally {
+    await t.release();
+  }
 });
 
 test('processCwd and processStartTime: an answer for a live process or null', async () => {

@@ -2,7 +2,6 @@
 //! key table, and the process tools ShellSessions uses (session trees, process groups).
 
 use std::ffi::OsString;
-use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::Env;
@@ -13,10 +12,9 @@ use super::errors::{js_error, rejected, settle};
 use crate::error::TermError;
 use crate::keys;
 use crate::spawn;
-use crate::terminal::DEFAULT_KILL_GRACE;
 
 /// What this process can use to contain terminals (see the README's guarantees).
-#[napi(object)]
+#[napi(object, use_nullable = true)]
 pub struct ContainmentInfo {
     /// Each terminal gets its own cgroup (v2), so even descendants that leave the process
     /// group (`setsid`, double fork) are killed with it.
@@ -26,8 +24,14 @@ pub struct ContainmentInfo {
     /// `RLIMIT_NPROC`, counted per user and not enforced for root.
     pub pids_limit: bool,
     /// Pid of the guardian process that kills remaining terminals if Node dies without
-    /// running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start.
+    /// running any code (SIGKILL, default SIGINT/SIGTERM); null if it could not start, and
+    /// on Windows, which needs none (see `jobObjects`).
     pub guardian_pid: Option<u32>,
+    /// Each terminal is a Job Object (Windows): kill, timeout and release end its whole tree,
+    /// detached processes included, and the tree ends when Node ends by any means (the job's
+    /// `KILL_ON_JOB_CLOSE`); `limits.processes` caps the job's active processes. False on
+    /// Unix, where process groups, sessions and cgroups hold a terminal.
+    pub job_objects: bool,
     /// The kernel also SIGKILLs each command's direct child when Node dies (Linux
     /// `PR_SET_PDEATHSIG`). False on macOS, which has no such signal: there only the guardian
     /// acts when Node dies without running code.
@@ -45,11 +49,34 @@ pub fn containment_info() -> ContainmentInfo {
     ContainmentInfo {
         cgroups: crate::sys::cgroup::base().is_some(),
         pids_limit: crate::sys::cgroup::pids_base().is_some(),
-        guardian_pid: crate::guardian::guardian_pid().map(|p| p as u32),
+        guardian_pid: guardian_pid(),
+        job_objects: crate::sys::contain::JOB_OBJECTS,
         parent_death_signal: crate::sys::spawn::PARENT_DEATH_SIGNAL,
         address_space_limit: crate::sys::spawn::ADDRESS_SPACE_LIMIT,
         sandbox: sandbox_info(),
     }
+}
+
+/// The guardian's pid (Unix; Windows has no guardian: the job's `KILL_ON_JOB_CLOSE` ends a
+/// terminal's tree when Node dies).
+#[allow(unreachable_code)] // on Unix, the answer for platforms without a guardian
+fn guardian_pid() -> Option<u32> {
+    #[cfg(unix)]
+    return crate::guardian::guardian_pid().map(|p| p as u32);
+    None
+}
+
+/// The refusal of a tool by process group or session id where there are none (Windows: a
+/// terminal's Job Object holds its tree, and `terminal.kill()` ends all of it).
+#[cfg_attr(unix, allow(dead_code))]
+fn no_process_groups(what: &str) -> TermError {
+    TermError::new(
+        "ENOTSUP",
+        format!(
+            "{what}: this platform has no process groups or sessions (Windows); a terminal's \
+             job holds its whole tree, and terminal.kill() ends it"
+        ),
+    )
 }
 
 /// What this kernel and process provide for `options.sandbox` (`containmentInfo().sandbox`).
@@ -273,25 +300,60 @@ pub fn is_key_name(name: String) -> bool {
 /// The live processes of a shell's session: every process whose session id is `shellPid`
 /// (background jobs in process groups of their own too), `shellPid` itself, and every
 /// descendant of those even after `setsid`. Zombies and the Node process itself are never
-/// listed. Throws `ERR_INVALID_ARG` naming `shellPid` for anything but a positive integer.
+/// listed. Throws `ERR_INVALID_ARG` naming `shellPid` for anything but a positive integer,
+/// and `ENOTSUP` on Windows, which has no sessions (a terminal's job holds its tree).
 #[napi(ts_args_type = "shellPid: number")]
+#[allow(unreachable_code)] // on Unix, the refusal for platforms without sessions
 pub fn session_tree_pids(env: &Env, shell_pid: Unknown) -> Result<Vec<u32>> {
     let sid = pid(&shell_pid, "shellPid").map_err(|e| js_error(env, e))?;
-    Ok(crate::containment::SessionTree(sid)
+    #[cfg(unix)]
+    return Ok(crate::containment::SessionTree(sid)
         .pids()
         .into_iter()
         .map(|p| p as u32)
-        .collect())
+        .collect());
+    let _ = sid;
+    Err(js_error(env, no_process_groups("sessionTreePids")))
+}
+
+/// The bash a `ShellSessions` session runs unless `options.shell` names one: `'bash'` on Unix
+/// (looked up in the session's `PATH` when it starts); on Windows the path of Git for
+/// Windows' (or MSYS2's) `bash.exe`, found through `PATH`, then in Git's install directories
+/// (never WSL's launcher `System32\bash.exe`). Throws `ERR_BASH_NOT_FOUND` where there is
+/// none, saying where it looked and what to do.
+#[napi]
+pub fn session_bash(env: &Env) -> Result<String> {
+    crate::sys::bash::session_bash().map_err(|missing| {
+        js_error(
+            env,
+            TermError::new(
+                crate::error::ERR_BASH_NOT_FOUND,
+                format!(
+                    "options.shell: ShellSessions runs bash, and no bash.exe was found in {}: \
+                     install Git for Windows (https://git-scm.com/download/win) or set \
+                     options.shell to the path of a bash.exe",
+                    missing.searched
+                ),
+            ),
+        )
+    })
 }
 
 /// SIGKILLs every process of `sessionTreePids(shellPid)`, again while anything is left (a
 /// process may fork while the previous round is being killed), at most 10 rounds. Never the
-/// Node process itself. Throws `ERR_INVALID_ARG` naming `shellPid`.
+/// Node process itself. Throws `ERR_INVALID_ARG` naming `shellPid`, and `ENOTSUP` on
+/// Windows (no sessions there: releasing the shell's terminal ends its whole job).
 #[napi(ts_args_type = "shellPid: number")]
+#[allow(unreachable_code)] // on Unix, the refusal for platforms without sessions
 pub fn kill_session_tree(env: &Env, shell_pid: Unknown) -> Result<()> {
     let sid = pid(&shell_pid, "shellPid").map_err(|e| js_error(env, e))?;
-    crate::containment::SessionTree(sid).kill_all(10);
-    Ok(())
+    #[cfg(unix)]
+    {
+        crate::containment::SessionTree(sid).kill_all(10);
+        return Ok(());
+    }
+    let _ = sid;
+    Err(js_error(env, no_process_groups("killSessionTree")))
 }
 
 /// What `killProcessGroup()` did to a process group.
@@ -307,6 +369,7 @@ pub struct ProcessGroupKill {
     pub signal: Either<String, Null>,
 }
 
+#[cfg(unix)]
 impl From<crate::containment::GroupEnd> for ProcessGroupKill {
     fn from(end: crate::containment::GroupEnd) -> Self {
         use crate::containment::GroupEnd;
@@ -351,17 +414,33 @@ pub fn process_wait_state(env: &Env, pid: Unknown) -> Result<&'static str> {
 /// member still runs. Resolves once the group is empty (zombies aside), saying whether it had
 /// live members and which signal ended it (`{ hadMembers: false, signal: null }` when there
 /// was nothing to kill). Rejects with `ERR_INVALID_ARG` naming `pgid` (not a positive
-/// integer, 1, or the Node process's own group) or `graceMs`.
+/// integer, 1, or the Node process's own group) or `graceMs`; on Windows, which has no
+/// process groups, with `ENOTSUP` (`terminal.kill()` ends a terminal's whole tree there).
 #[napi(
     ts_args_type = "pgid: number, graceMs?: number | null",
     ts_return_type = "Promise<ProcessGroupKill>"
 )]
+#[allow(unreachable_code)] // on Unix, the refusal for platforms without process groups
 pub fn kill_process_group<'env>(
     env: &'env Env,
     pgid: Unknown<'env>,
     grace_ms: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, ProcessGroupKill>> {
-    let parsed = (|| -> Parsed<(i32, Duration)> {
+    #[cfg(unix)]
+    return kill_group(env, pgid, grace_ms);
+    let _ = (pgid, grace_ms);
+    rejected(env, no_process_groups("killProcessGroup"))
+}
+
+/// `killProcessGroup()` where there are process groups.
+#[cfg(unix)]
+fn kill_group<'env>(
+    env: &'env Env,
+    pgid: Unknown<'env>,
+    grace_ms: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, ProcessGroupKill>> {
+    use crate::terminal::DEFAULT_KILL_GRACE;
+    let parsed = (|| -> Parsed<(i32, std::time::Duration)> {
         let pgid = pid(&pgid, "pgid")?;
         if pgid <= 1 || pgid == nix::unistd::getpgrp().as_raw() {
             return Err(TermError::invalid_arg(format!(
@@ -391,7 +470,9 @@ pub fn kill_process_group<'env>(
 }
 
 /// The current working directory of process `pid` (absolute, symlinks resolved), or `null`
-/// when it cannot be read (gone, or another user's). Throws `ERR_INVALID_ARG` naming `pid`.
+/// when it cannot be read (gone, or another user's), and always on Windows, where one process
+/// cannot read another's working directory through a public API. Throws `ERR_INVALID_ARG`
+/// naming `pid`.
 #[napi(ts_args_type = "pid: number")]
 pub fn process_cwd(env: &Env, pid: Unknown) -> Result<Option<String>> {
     let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
@@ -400,7 +481,8 @@ pub fn process_cwd(env: &Env, pid: Unknown) -> Result<Option<String>> {
 
 /// When process `pid` started, as a number that stays the same for the life of the process
 /// and differs for a later process that reuses its pid (to tell that a pid was reused; Linux:
-/// clock ticks since boot, macOS: microseconds since the epoch). `null` when there is no such
+/// clock ticks since boot, macOS: microseconds since the epoch, Windows: its creation time in
+/// 100 ns units since 1601). `null` when there is no such
 /// process. Throws `ERR_INVALID_ARG` naming `pid`.
 #[napi(ts_args_type = "pid: number")]
 pub fn process_start_time(env: &Env, pid: Unknown) -> Result<Option<f64>> {

@@ -1,7 +1,7 @@
 //! JS strings of output. A large ASCII output (the usual case: logs, build output) is handed to
 //! V8 as an *external* latin1 string that points at the Rust buffer instead of being copied
 //! into the JS heap (`node_api_create_external_string_latin1`, Node 20.4+; looked up at run
-//! time, so a Node without it falls back to copying).
+//! time through [`crate::sys::symbol`], so a Node without it falls back to copying).
 //!
 //! Lifetime: the buffer is moved into the string and freed by its finalizer (when V8 collects
 //! the string, or at once if V8 chose to copy after all); nothing else holds or mutates it, so
@@ -32,20 +32,10 @@ type CreateExternalLatin1 = unsafe extern "C" fn(
 fn external_latin1() -> Option<CreateExternalLatin1> {
     static FOUND: OnceLock<Option<CreateExternalLatin1>> = OnceLock::new();
     *FOUND.get_or_init(|| {
-        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks a symbol up.
-        let p = unsafe {
-            libc::dlsym(
-                libc::RTLD_DEFAULT,
-                c"node_api_create_external_string_latin1".as_ptr(),
-            )
-        };
-        if p.is_null() {
-            None
-        } else {
-            // SAFETY: the symbol is Node-API's function, whose C signature (node_api.h) is
-            // exactly `CreateExternalLatin1`.
-            Some(unsafe { std::mem::transmute::<*mut c_void, CreateExternalLatin1>(p) })
-        }
+        let p = crate::sys::symbol::lookup(c"node_api_create_external_string_latin1")?;
+        // SAFETY: the symbol is Node-API's function, whose C signature (node_api.h) is
+        // exactly `CreateExternalLatin1`.
+        Some(unsafe { std::mem::transmute::<std::ptr::NonNull<c_void>, CreateExternalLatin1>(p) })
     })
 }
 

@@ -1,29 +1,13 @@
-//! Targets made of plain process ids: a process group, and a shell's session tree.
+//! Targets made of plain process ids (Unix: there are no process groups or sessions on
+//! Windows, where a terminal's job holds its tree): a process group, and a shell's session
+//! tree. What they are and how they are signalled is the platform's
+//! ([`crate::sys::contain`]); here they become [`Target`]s.
 
-use nix::errno::Errno;
-use nix::sys::signal::{kill, killpg, Signal};
-use nix::unistd::Pid;
-
-use super::Target;
-use crate::sys::procs;
+use super::escalate::GROUP_POLL;
+use super::{escalate, Target};
+use crate::sys::contain::signal_pids;
+pub use crate::sys::contain::{ProcessGroup, SessionTree};
 use crate::sys::signals::Stop;
-
-/// A process group (a terminal's child leads one: pgid = its pid).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcessGroup(pub i32);
-
-impl ProcessGroup {
-    /// Sends `sig` to the group; false when the group no longer exists (or is pgid 0/1).
-    pub fn send(&self, sig: Signal) -> bool {
-        self.0 > 1 && !matches!(killpg(Pid::from_raw(self.0), sig), Err(Errno::ESRCH))
-    }
-
-    /// Pids of the live (non-zombie) members.
-    pub fn live_members(&self) -> Vec<i32> {
-        let pgid = self.0;
-        procs::live_where(|p| p.pgrp == pgid)
-    }
-}
 
 impl Target for ProcessGroup {
     fn signal(&self, stop: Stop) {
@@ -31,45 +15,7 @@ impl Target for ProcessGroup {
     }
 
     fn alive(&self) -> bool {
-        if self.0 <= 1 {
-            return false;
-        }
-        // Cheap check first: an empty group answers ESRCH without a process table scan.
-        if let Err(Errno::ESRCH) = killpg(Pid::from_raw(self.0), None) {
-            return false;
-        }
-        // The group exists, but zombies answer signal 0 too: look for a live member.
-        !self.live_members().is_empty()
-    }
-}
-
-/// Every process of session `sid` (whatever its group: a shell's jobs have groups of their
-/// own) and every descendant of those, even after `setsid`. Never this process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionTree(pub i32);
-
-impl SessionTree {
-    /// The live pids of the tree.
-    pub fn pids(&self) -> Vec<i32> {
-        procs::session_tree(self.0)
-    }
-
-    /// True while a live process has the session id (descendants elsewhere not counted).
-    pub fn session_alive(&self) -> bool {
-        let sid = self.0;
-        sid > 1 && !procs::live_where(|p| p.sid == sid).is_empty()
-    }
-
-    /// SIGKILLs the whole tree, again while anything is left (a process may fork while the
-    /// previous round is being killed), at most `rounds` times.
-    pub fn kill_all(&self, rounds: usize) {
-        for _ in 0..rounds {
-            let pids = self.pids();
-            if pids.is_empty() {
-                return;
-            }
-            signal_pids(&pids, Signal::SIGKILL);
-        }
+        self.any_alive()
     }
 }
 
@@ -83,17 +29,73 @@ impl Target for SessionTree {
     }
 }
 
-/// Sends `sig` to each pid (gone ones are skipped silently).
-pub(crate) fn signal_pids(pids: &[i32], sig: Signal) {
-    for &pid in pids {
-        let _ = kill(Pid::from_raw(pid), sig);
+/// How long, after SIGKILL, [`kill_group`] waits for the killed members to become zombies.
+const AFTER_KILL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How [`kill_group`] ended a process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupEnd {
+    /// Nothing of the group was alive: no signal was sent.
+    WasEmpty,
+    /// SIGTERM (with SIGCONT) was enough: the group was empty before the grace ran out.
+    Terminated,
+    /// The group outlived the grace and got SIGKILL.
+    Killed,
+}
+
+/// Terminates process group `pgid` with [`escalate`] (no leader to wait for: its membership
+/// is polled), then waits (bounded) until no live member is left. Says which signal ended
+/// the group, if any was needed.
+pub async fn kill_group(pgid: i32, grace: std::time::Duration) -> GroupEnd {
+    let group = Signalled::new(ProcessGroup(pgid));
+    if !escalate(&group, grace, async {}).await {
+        return if group.any_sent() {
+            GroupEnd::Terminated
+        } else {
+            GroupEnd::WasEmpty
+        };
+    }
+    let deadline = tokio::time::Instant::now() + AFTER_KILL;
+    while group.alive() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(GROUP_POLL).await;
+    }
+    GroupEnd::Killed
+}
+
+/// A target that remembers whether it was signalled at all (so "TERM was enough" is told from
+/// "nothing was alive", which [`escalate`] answers alike).
+struct Signalled<T> {
+    target: T,
+    sent: std::sync::atomic::AtomicBool,
+}
+
+impl<T: Target> Signalled<T> {
+    fn new(target: T) -> Self {
+        Self {
+            target,
+            sent: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn any_sent(&self) -> bool {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl<T: Target> Target for Signalled<T> {
+    fn signal(&self, stop: Stop) {
+        self.sent.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.target.signal(stop);
+    }
+    fn alive(&self) -> bool {
+        self.target.alive()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::containment::escalate;
+    use nix::sys::signal::Signal;
     use std::os::unix::process::CommandExt;
     use std::process::{Child, Command};
     use std::time::{Duration, Instant};
@@ -161,7 +163,6 @@ mod tests {
 
     #[tokio::test]
     async fn kill_group_says_which_signal_ended_the_group() {
-        use crate::containment::{kill_group, GroupEnd};
         let (child, g) = group("sleep 30 & wait");
         wait_until("2 members", || g.live_members().len() == 2);
         let reaper = reap(child);

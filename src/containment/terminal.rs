@@ -1,95 +1,98 @@
-//! A terminal's containment: its process group, on a pty its session, its cgroups where the
-//! system has them, and its OS sandbox's leftovers (the PID namespace's init, the private
-//! TMPDIR); registered with the guardian while anything of it may run.
+//! A terminal's containment: what holds its processes ([`crate::sys::contain`]: on Unix its
+//! process group, on a pty its session, its cgroups where the system has them; on Windows its
+//! Job Object) and its OS sandbox's leftovers (the PID namespace's init, the private TMPDIR);
+//! on Unix registered with the guardian while anything of it may run.
 
-use std::ffi::CString;
+#[cfg(unix)]
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
-
-use super::group::{signal_pids, ProcessGroup, SessionTree};
 use super::Target;
+use crate::error::TermError;
+#[cfg(unix)]
 use crate::guardian;
 use crate::sandbox::SandboxGuard;
-use crate::sys::cgroup::{Cgroup, PidsCgroup};
-use crate::sys::procs;
+use crate::spawn::Limits;
+use crate::sys::contain::{self, PrepareError};
 use crate::sys::signals::Stop;
 use crate::sys::spawn::{Join, Leader};
 
-/// How long dropping a containment waits for its cgroups to empty after SIGKILL.
-const CGROUP_EMPTY_WAIT: Duration = Duration::from_millis(200);
-
-/// The cgroups of a terminal about to be spawned (none where cgroups are unavailable).
-#[derive(Debug, Default)]
+/// A terminal's containment made before its command is spawned (cgroups, or a job).
+#[derive(Debug)]
 pub struct Prepared {
-    cgroup: Option<Cgroup>,
-    pids: Option<PidsCgroup>,
+    inner: contain::Prepared,
 }
 
 impl Prepared {
-    /// Creates the terminal's cgroup and, for `max_processes`, a pids cgroup capping it.
-    pub fn new(max_processes: Option<u64>) -> Self {
-        let cgroup = Cgroup::create();
-        let pids = max_processes.and_then(|max| PidsCgroup::create(max, cgroup.as_ref()));
-        Self { cgroup, pids }
+    /// Makes what will hold the command, with the request's `limits` that the containment
+    /// enforces (a pids cgroup for `limits.processes` on Linux; job limits on Windows). A
+    /// limit the platform cannot enforce fails with its `ENOTSUP` naming the field.
+    pub fn new(limits: &Limits) -> Result<Self, TermError> {
+        let inner = contain::Prepared::new(limits).map_err(prepare_error)?;
+        Ok(Self { inner })
     }
 
-    /// What the child joins before exec: the `cgroup.procs` files of its cgroups.
+    /// What the child is put into before it runs (cgroups' `cgroup.procs`, or the job).
     pub fn join(&self) -> Join<'_> {
-        let mut files: Vec<CString> = self.cgroup.iter().filter_map(|c| c.procs_path()).collect();
-        if let Some(p) = self.pids.as_ref().and_then(|p| p.procs_path()) {
-            if !files.contains(&p) {
-                files.push(p);
-            }
-        }
-        Join {
-            cgroup_procs: files,
-            ..Join::default()
-        }
+        self.inner.join()
     }
 
-    /// The containment of the started `leader` (which leads its own process group, and on
-    /// a pty its own session, and may be sandboxed); the guardian lists it from now on.
+    /// The containment of the started `leader` (which on Unix leads its own process group,
+    /// and on a pty, `session`, its own session; and may be sandboxed); on Unix the guardian
+    /// lists it from now on.
     pub fn contain(
         self,
         leader: Leader,
         session: bool,
         sandbox: Option<SandboxGuard>,
     ) -> Containment {
-        let pid = leader.pid;
-        guardian::track(pid, self.cgroup.as_ref().map(|c| c.dir()));
+        let held = self.inner.contain(leader, session);
+        #[cfg(unix)]
+        guardian::track(held.pgid(), held.cgroup_dir());
         Containment {
-            group: ProcessGroup(pid),
-            session,
-            cgroup: self.cgroup,
-            pids: self.pids,
+            held,
             sandbox: Mutex::new(sandbox),
+            #[cfg(unix)]
             tracked: AtomicBool::new(true),
         }
+    }
+}
+
+/// The error a refused containment is reported with: a limit the platform cannot enforce is
+/// coded by its errno's name (`ENOTSUP`), as macOS's launch refuses `RLIMIT_AS`.
+fn prepare_error(e: PrepareError) -> TermError {
+    match e {
+        PrepareError::Unsupported { field, errno, why } => {
+            TermError::from_errno(errno, format!("applying resource limits ({field}: {why})"))
+        }
+        PrepareError::Os(e) => TermError::from_io(&e, "containing the command"),
     }
 }
 
 /// Everything a terminal's processes live in. The only owner of their signalling.
 #[derive(Debug)]
 pub struct Containment {
-    group: ProcessGroup,
-    /// A pty terminal leads a session whose jobs have groups of their own.
-    session: bool,
-    cgroup: Option<Cgroup>,
-    pids: Option<PidsCgroup>,
+    held: contain::Held,
     /// A sandboxed terminal's PID-namespace init and TMPDIR (ended at release or abandon, or
     /// when the containment is dropped).
     sandbox: Mutex<Option<SandboxGuard>>,
     /// The guardian still lists this terminal.
+    #[cfg(unix)]
     tracked: AtomicBool,
 }
 
 impl Containment {
-    /// The process group id (the child's pid).
+    /// The process group id (the child's pid; on Windows, which has no groups, the leader's
+    /// pid).
     pub fn pgid(&self) -> i32 {
-        self.group.0
+        self.held.pgid()
+    }
+
+    /// Which stop ended the command by the containment's own hand (Windows:
+    /// `TerminateJobObject` for `Term` on pipes or for `Kill`), so its exit is reported as
+    /// that signal; `None` on Unix, where the wait status carries the signal.
+    pub fn stopped_by(&self) -> Option<Stop> {
+        self.held.stopped_by()
     }
 
     /// SIGKILL to everything at once (a handle dropped, its environment going away), the
@@ -118,64 +121,24 @@ impl Containment {
             .take()
     }
 
-    /// Tells the guardian the terminal's processes are gone (only once).
+    /// Tells the guardian the terminal's processes are gone (only once). Windows has no
+    /// guardian (the job's `KILL_ON_JOB_CLOSE` does its work): nothing to tell there.
     pub fn untrack(&self) {
+        #[cfg(unix)]
         if self.tracked.swap(false, Ordering::AcqRel) {
-            guardian::untrack(self.pgid(), self.cgroup.as_ref().map(|c| c.dir()));
+            guardian::untrack(self.pgid(), self.held.cgroup_dir());
         }
-    }
-
-    fn cgroups_populated(&self) -> bool {
-        self.cgroup.as_ref().is_some_and(|c| c.populated())
-            || self.pids.as_ref().is_some_and(|c| !c.pids().is_empty())
     }
 }
 
 impl Target for Containment {
-    /// The pids cgroup's members, the cgroup (`cgroup.kill` for SIGKILL), the process group,
-    /// and on a pty every process of the session.
+    /// Unix: the pids cgroup's members, the cgroup (`cgroup.kill` for SIGKILL), the process
+    /// group, and on a pty every process of the session. Windows: the job.
     fn signal(&self, stop: Stop) {
-        let sig = Signal::from(stop);
-        if let Some(pc) = &self.pids {
-            signal_pids(&pc.pids(), sig);
-        }
-        if let Some(cg) = &self.cgroup {
-            if stop == Stop::Kill {
-                cg.kill_all();
-            } else {
-                cg.signal_all(stop);
-            }
-        }
-        self.group.signal(stop);
-        if self.session {
-            let sid = self.pgid();
-            signal_pids(&procs::live_where(|p| p.sid == sid), sig);
-        }
+        self.held.signal(stop);
     }
 
     fn alive(&self) -> bool {
-        self.cgroups_populated()
-            || self.group.alive()
-            || (self.session && SessionTree(self.pgid()).session_alive())
-    }
-}
-
-impl Drop for Containment {
-    /// A cgroup can only be removed (or reused) empty: what is still in it is killed first.
-    /// The process group is not signalled here: its id may belong to someone else by now.
-    fn drop(&mut self) {
-        if !self.cgroups_populated() {
-            return;
-        }
-        if let Some(pc) = &self.pids {
-            signal_pids(&pc.pids(), Signal::SIGKILL);
-        }
-        if let Some(cg) = &self.cgroup {
-            cg.kill_all();
-        }
-        let deadline = Instant::now() + CGROUP_EMPTY_WAIT;
-        while self.cgroups_populated() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        self.held.alive()
     }
 }

@@ -86,7 +86,7 @@ pub fn watch(child: Child) -> io::Result<ExitWatch<Child>> {
     ExitWatch::new(child, signal)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub(crate) mod fake {
     use super::*;
     use std::sync::{Arc, Condvar, Mutex};

@@ -394,7 +394,8 @@ impl Terminal {
             .saved_modes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .as_ref()
+            .cloned()
         else {
             return Ok(false);
         };

@@ -77,7 +77,12 @@ pub(super) async fn drive<W: Wait>(
                 if !eof && pipe.read_now(READS_AT_EXIT, |b| term.append(b)) == ReadOutcome::Eof {
                     eof = true;
                 }
-                exit = Some(status);
+                // Where the platform reports no signal (Windows), a command its terminal
+                // stopped says which stop did (Unix: `None`, the wait status has the signal).
+                exit = Some(match term.containment.stopped_by() {
+                    Some(stop) => ExitStatus::stopped(stop),
+                    None => status,
+                });
                 drain_deadline = Instant::now() + DRAIN_AFTER_EXIT;
             },
             _ = tokio::time::sleep_until(drain_deadline), if exit.is_some() && !published => {

@@ -12,6 +12,11 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub use linux::{base, pids_base, Cgroup, PidsCgroup};
 #[cfg(not(target_os = "linux"))]
+// Windows asks only whether cgroups exist (a terminal is a Job Object there: `sys::contain`).
+#[cfg_attr(windows, allow(dead_code))]
 mod none;
 #[cfg(not(target_os = "linux"))]
-pub use none::{base, pids_base, Cgroup, PidsCgroup};
+pub use none::{base, pids_base};
+// Windows holds a terminal in a Job Object (`sys::contain`), not in these.
+#[cfg(all(unix, not(target_os = "linux")))]
+pub use none::{Cgroup, PidsCgroup};

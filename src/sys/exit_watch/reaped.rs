@@ -6,6 +6,7 @@ pub enum Reaped {
     /// A normal exit with this code (Unix: 0..=255; Windows: the full 32-bit code).
     Exited(u32),
     /// A death by this signal number (Unix only).
+    #[cfg_attr(windows, allow(dead_code))]
     Signaled(i32),
     /// Not known (someone else reaped the child): never invented.
     Unknown,

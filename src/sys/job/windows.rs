@@ -5,11 +5,11 @@ use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
-    JobObjectBasicProcessIdList, JobObjectExtendedLimitInformation, QueryInformationJobObject,
-    SetInformationJobObject, TerminateJobObject, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
-    JOBOBJECT_BASIC_PROCESS_ID_LIST, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
-    JOB_OBJECT_LIMIT_ACTIVE_PROCESS, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
-    JOB_OBJECT_LIMIT_PROCESS_MEMORY, JOB_OBJECT_LIMIT_PROCESS_TIME,
+    JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
+    TerminateJobObject, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
+    JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_ACTIVE_PROCESS,
+    JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, JOB_OBJECT_LIMIT_PROCESS_MEMORY,
+    JOB_OBJECT_LIMIT_PROCESS_TIME,
 };
 
 use super::JobLimits;
@@ -97,8 +97,12 @@ impl Job {
         Ok(())
     }
 
-    /// The ids of the processes in the job now (at most `max`).
+    /// The ids of the processes in the job now (at most `max`): what the tests look at.
+    #[cfg(test)]
     pub fn pids(&self, max: usize) -> io::Result<Vec<u32>> {
+        use windows_sys::Win32::System::JobObjects::{
+            JobObjectBasicProcessIdList, JOBOBJECT_BASIC_PROCESS_ID_LIST,
+        };
         // The structure's header (two u32) then `max` ids, as usize, in usize-aligned storage.
         let header = 2 * std::mem::size_of::<u32>() / std::mem::size_of::<usize>();
         let mut buf = vec![0usize; header.max(1) + max.max(1)];

@@ -161,6 +161,7 @@ pub fn wait_state(pid: i32) -> WaitState {
     }
 }
 
+#[cfg(unix)] // the guardian is Unix's (Windows: the job's KILL_ON_JOB_CLOSE)
 /// How the guardian kills what is left of the listed terminals once Node is gone, as `sh`
 /// commands (it runs without Node, so it cannot call this module). `$live` holds the
 /// terminals' ids as `" id1 id2 "`: a terminal's process group id, which is also its session
@@ -174,6 +175,7 @@ pub struct GuardianKill {
     pub after_groups: &'static str,
 }
 
+#[cfg(unix)]
 /// Linux: every process whose session id (field 6 of `/proc/<pid>/stat`) is listed. Sessions
 /// survive their leader, so this runs after the groups are killed and also catches what they
 /// forked meanwhile.
@@ -183,6 +185,7 @@ const PROC_SESSION_KILL: &str = concat!(
     r#"case $live in *" $4 "*) p=${f#/proc/}; kill -9 "${p%/stat}" 2>/dev/null ;; esac; done; "#,
 );
 
+#[cfg(unix)]
 /// Without `/proc` (macOS, whose `ps` shows no session id): every process of a listed group and
 /// every descendant of those, from one `ps` snapshot. It runs before the groups are killed:
 /// once a shell dies, its jobs are reparented and the tree is lost.
@@ -195,6 +198,7 @@ const PS_TREE_KILL: &str = concat!(
     r#"for (p in mark) print p }' | while read -r p; do kill -9 "$p" 2>/dev/null; done; "#,
 );
 
+#[cfg(unix)]
 /// This platform's [`GuardianKill`].
 pub const GUARDIAN_KILL: GuardianKill = if cfg!(target_os = "linux") {
     GuardianKill {

@@ -59,8 +59,10 @@ pub struct Command<'a> {
     pub cwd: &'a Dir,
     /// Lead a new session even on pipes (Unix; a pty terminal's command always does): no
     /// controlling terminal to type into.
+    #[cfg_attr(windows, allow(dead_code))] // a console of its own already (see windows.rs)
     pub own_session: bool,
     /// Resource limits (Unix: rlimits in the child; Windows: already the job's).
+    #[cfg_attr(windows, allow(dead_code))] // the job holds them (containment's Prepared)
     pub limits: &'a Limits,
     /// What the child is put into before it runs.
     pub join: Join<'a>,
@@ -86,6 +88,7 @@ pub struct Started {
     /// On a pty: the window-size control and the initial size.
     pub pty: Option<(crate::sys::pty::Control, PtySize)>,
     /// With a sandbox's PID namespace (Linux): its init, for the sandbox's guard.
+    #[cfg(target_os = "linux")]
     pub init_pid: Option<i32>,
 }
 
@@ -95,6 +98,7 @@ pub enum Lookup {
     /// The file that would run.
     Found(std::path::PathBuf),
     /// A file of that name exists but cannot be executed (Unix permissions).
+    #[cfg_attr(windows, allow(dead_code))]
     NotExecutable,
     /// Nothing of that name.
     NotFound,

@@ -54,7 +54,7 @@ pub fn shell_argv(shell: &str, line: &str) -> Vec<OsString> {
 
 /// The key environment names are compared by: ASCII upper case (`Path` is `PATH`).
 pub fn env_key(name: &OsStr) -> OsString {
-    name.to_ascii_uppercase()
+    wincmd::env_key(name)
 }
 
 /// The search path when the environment has none: `%SystemRoot%\System32;%SystemRoot%`.

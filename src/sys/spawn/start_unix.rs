@@ -161,6 +161,7 @@ pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
         output,
         input,
         pty,
+        #[cfg(target_os = "linux")]
         init_pid: launched.init_pid,
     })
 }

@@ -133,6 +133,5 @@ pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
         output,
         input,
         pty: console,
-        init_pid: None,
     })
 }

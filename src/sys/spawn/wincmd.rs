@@ -328,28 +328,11 @@ pub fn find_bash(
         .find(|p| not_wsl(p) && is_file(p))
 }
 
-/// ASCII upper-case of an environment name, the key names are compared by (Windows compares
-/// them case-insensitively; non-ASCII names compare exactly).
-fn env_key(name: &str) -> String {
+/// The key environment names are compared by: ASCII upper case (Windows compares names
+/// without case; non-ASCII letters compare exactly). A request's `path` thus replaces the
+/// inherited `Path`.
+pub fn env_key(name: &std::ffi::OsStr) -> std::ffi::OsString {
     name.to_ascii_uppercase()
-}
-
-/// Sets `name` to `value` in `env`, comparing names case-insensitively: an existing entry of
-/// any case is replaced, name included (a request's `path` replaces the inherited `Path`),
-/// and no duplicate remains.
-pub fn env_set(env: &mut Vec<(String, String)>, name: &str, value: &str) {
-    let key = env_key(name);
-    env.retain(|(k, _)| env_key(k) != key);
-    env.push((name.to_string(), value.to_string()));
-}
-
-/// The value of `name` in `env`, compared case-insensitively.
-pub fn env_get<'a>(env: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    let key = env_key(name);
-    env.iter()
-        .rev()
-        .find(|(k, _)| env_key(k) == key)
-        .map(|(_, v)| v.as_str())
 }
 
 /// The environment block `CreateProcessW` takes (`CREATE_UNICODE_ENVIRONMENT`): `NAME=value`
@@ -448,12 +431,6 @@ pub fn strip_verbatim(path: &[u16]) -> Vec<u16> {
     path.strip_prefix(verbatim.as_slice())
         .unwrap_or(path)
         .to_vec()
-}
-
-/// An exit code as ACP reports it: Windows' 32-bit code, unsigned (an NTSTATUS such as
-/// `0xC0000005` is 3221225477, not a negative number).
-pub fn exit_code(code: u32) -> u32 {
-    code
 }
 
 #[cfg(test)]
@@ -743,21 +720,12 @@ mod tests {
 
     #[test]
     fn environment_names_are_case_insensitive() {
-        let mut env = vec![
-            ("Path".to_string(), "C:\\Windows".to_string()),
-            ("SystemRoot".to_string(), "C:\\Windows".to_string()),
-        ];
-        env_set(&mut env, "path", "C:\\mine");
-        assert_eq!(
-            env,
-            vec![
-                ("SystemRoot".to_string(), "C:\\Windows".to_string()),
-                ("path".to_string(), "C:\\mine".to_string()),
-            ]
-        );
-        assert_eq!(env_get(&env, "PATH"), Some("C:\\mine"));
-        assert_eq!(env_get(&env, "systemroot"), Some("C:\\Windows"));
-        assert_eq!(env_get(&env, "TEMP"), None);
+        use std::ffi::OsStr;
+        assert_eq!(env_key(OsStr::new("Path")), env_key(OsStr::new("PATH")));
+        assert_eq!(env_key(OsStr::new("systemRoot")), "SYSTEMROOT");
+        assert_ne!(env_key(OsStr::new("PATH")), env_key(OsStr::new("PATHEXT")));
+        // Only ASCII folds: Windows compares other letters exactly here too.
+        assert_ne!(env_key(OsStr::new("é")), env_key(OsStr::new("É")));
     }
 
     #[test]
@@ -806,6 +774,5 @@ mod tests {
         let ps = shell_command_line(&wide("pwsh.exe"), ShellKind::PowerShell, &wide(line));
         let parsed: Vec<String> = parse_msvc(&ps).iter().map(|a| s(a)).collect();
         assert_eq!(parsed.last().map(String::as_str), Some(line));
-        assert_eq!(exit_code(0xC000_0005), 3_221_225_477);
     }
 }
