@@ -15,15 +15,15 @@
 # for the msvc targets with zig's windows-gnu headers, archived by LLVM's `llvm-lib` (Debian's `llvm`,
 # installed when missing): a check needs the objects to build, not to link against MSVC's runtime.
 #
-# Usage: scripts/check-targets.sh [TARGET...]   (default: the four targets below; the msvc ones join
-# the default once the core compiles for Windows, issue 21)
+# Usage: scripts/check-targets.sh [TARGET...]   (default: the six targets below)
 # Environment: CHECK_TARGETS_DIR overrides the cargo target dir (default target/check-targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
+  TARGETS=(aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+    x86_64-pc-windows-msvc aarch64-pc-windows-msvc)
 fi
 PACKAGES=(rustc-web cargo-web rust-web-src rust-web-clippy)
 RUSTC=/usr/bin/rustc

@@ -58,6 +58,12 @@ test('Windows msvc builds link the C runtime statically (no Visual C++ Redistrib
   expect(config).toMatch(/^\[target\.'cfg\(target_env = "msvc"\)'\]\nrustflags = \["-C", "target-feature=\+crt-static"\]$/m);
 });
 
+test('scripts/check-targets.sh checks both Windows msvc targets by default', () => {
+  const script = fs.readFileSync(path.join(root, 'scripts', 'check-targets.sh'), 'utf8');
+  const defaults = /^ {2}TARGETS=\(([^)]*)\)\n/m.exec(script)?.[1]?.split(/\s+/).filter(Boolean);
+  expect(defaults).toEqual(expect.arrayContaining(['x86_64-pc-windows-msvc', 'aarch64-pc-windows-msvc']));
+});
+
 test('a source build without cargo (a git install on a machine without Rust) stops with a clear message', () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-nocargo-'));
   try {
