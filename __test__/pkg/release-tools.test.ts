@@ -58,6 +58,18 @@ test('Windows msvc builds link the C runtime statically (no Visual C++ Redistrib
   expect(config).toMatch(/^\[target\.'cfg\(target_env = "msvc"\)'\]\nrustflags = \["-C", "target-feature=\+crt-static"\]$/m);
 });
 
+test('.ci/run builds the Windows addon and runs its suites under Wine after npm test, then check-targets', () => {
+  const run = fs.readFileSync(path.join(root, '.ci', 'run'), 'utf8');
+  const at = (line: string) => {
+    const i = run.indexOf(`\n${line}\n`);
+    expect(i).toBeGreaterThan(0);
+    return i;
+  };
+  expect(at('npm test')).toBeLessThan(at('npm run build:windows'));
+  expect(at('npm run build:windows')).toBeLessThan(at('npm run test:windows'));
+  expect(at('npm run test:windows')).toBeLessThan(at('bash scripts/check-targets.sh'));
+});
+
 test('scripts/check-targets.sh checks both Windows msvc targets by default', () => {
   const script = fs.readFileSync(path.join(root, 'scripts', 'check-targets.sh'), 'utf8');
   const defaults = /^ {2}TARGETS=\(([^)]*)\)\n/m.exec(script)?.[1]?.split(/\s+/).filter(Boolean);
