@@ -13,6 +13,8 @@ const require = createRequire(import.meta.url);
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The package, loaded the way a user's `require('acp-terminal')` does. */
 export const acp = require(root);
+/** The native addon itself (index.js, its loader): what the package builds on, `processStartTime` included. */
+export const native = require(path.join(root, 'index.js'));
 
 if (process.platform !== 'win32') {
   throw new Error(`__test__/windows/ runs on Windows (npm run test:windows runs it under Wine), not ${process.platform}`);
@@ -59,6 +61,9 @@ export function onPath(name) {
   }
   return null;
 }
+
+/** PowerShell 7 (`pwsh.exe`), which Windows does not ship and Wine does not have. */
+export const NO_PWSH = onPath('pwsh') ? false : 'no pwsh.exe on PATH (PowerShell 7 is not installed)';
 
 /** Git for Windows' bash.exe when this machine has one (ShellSessions and `shell: 'bash'` need it). */
 export const BASH = onPath('bash');

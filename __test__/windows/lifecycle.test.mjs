@@ -4,7 +4,7 @@
 // Object, detached grandchildren included.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { acp, root, run, nodeExe, alive, survivors, cleanup, TREE_SCRIPT, treePids } from './helpers.mjs';
 
 const node = (script) => ({ command: nodeExe, args: ['-e', script] });
@@ -56,8 +56,9 @@ function endedBy(exitStatus) {
   assert.ok(exitStatus.signal === 'SIGTERM' || exitStatus.signal === 'SIGKILL', JSON.stringify(exitStatus));
 }
 
-test('kill(): exitCode null and SIGTERM or SIGKILL, as Node reports a killed child on Windows', async () => {
-  const t = await acp.createTerminal(node('setInterval(() => {}, 1000)'));
+test('kill(): exitCode null and SIGTERM or SIGKILL, as Node reports a killed child on Windows, even when Ctrl+Break and Ctrl+C are ignored', async () => {
+  const t = await acp.createTerminal(node('process.on("SIGBREAK", () => {}); process.on("SIGINT", () => {}); console.log("READY"); setInterval(() => {}, 1000)'), { killGraceMs: 300 });
+  while (!(await t.currentOutput()).output.includes('READY')) await new Promise((r) => setTimeout(r, 100));
   await t.kill();
   endedBy(await t.waitForExit());
   assert.equal(alive(t.pid), false);
@@ -130,7 +131,7 @@ test('control: without our Job Object a detached grandchild survives the kill of
   }
 });
 
-test('the tree dies with the Node process that created it (KILL_ON_JOB_CLOSE), however Node ends', async () => {
+test('the tree dies with the Node process that created it (KILL_ON_JOB_CLOSE) when taskkill /F ends that Node', async () => {
   const owner = `
     const acp = require(${JSON.stringify(root)});
     acp.createTerminal({ command: process.execPath, args: ['-e', ${JSON.stringify(TREE_SCRIPT)}] }).then(async (t) => {
@@ -155,7 +156,11 @@ test('the tree dies with the Node process that created it (KILL_ON_JOB_CLOSE), h
   });
   try {
     assert.ok(pids.every(alive));
-    child.kill(); // TerminateProcess: Node runs no code of its own
+    // taskkill /F is TerminateProcess from outside: the owner runs no code of its own (no exit
+    // handler, no release), so only the job's KILL_ON_JOB_CLOSE can end the tree.
+    const killed = spawnSync('taskkill', ['/F', '/PID', String(child.pid)], { encoding: 'utf8' });
+    assert.equal(killed.status, 0, `taskkill: ${killed.stdout}${killed.stderr}`);
+    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)));
     assert.deepEqual(await survivors(pids), []);
   } finally {
     cleanup(pids);

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { acp, run, nodeExe, tempDir, jobLimitUnenforced } from './helpers.mjs';
+import { acp, native, run, nodeExe, tempDir, jobLimitUnenforced } from './helpers.mjs';
 
 const node = (script) => ({ command: nodeExe, args: ['-e', script] });
 
@@ -34,11 +34,18 @@ for (const [name, limits] of [
   ['fileSizeBytes', { fileSizeBytes: 1 << 20 }],
 ]) {
   test(`limits.${name}: refused with ENOTSUP (Windows has no such job limit), nothing started`, async () => {
-    await assert.rejects(acp.createTerminal(node('1'), { limits }), (e) => {
-      assert.equal(e.code, 'ENOTSUP', e.message);
-      assert.match(e.message, new RegExp(name));
-      return true;
-    });
+    const { dir, remove } = tempDir();
+    try {
+      const marker = `${dir}\\ran`;
+      await assert.rejects(acp.createTerminal(node(`require("fs").writeFileSync(${JSON.stringify(marker)}, "")`), { limits }), (e) => {
+        assert.equal(e.code, 'ENOTSUP', e.message);
+        assert.match(e.message, new RegExp(`limits\\.${name}`));
+        return true;
+      });
+      assert.equal(fs.existsSync(marker), false);
+    } finally {
+      remove();
+    }
   });
 }
 
@@ -59,14 +66,15 @@ test('sandbox: ERR_SANDBOX_UNAVAILABLE, the command never runs (fail closed)', a
   }
 });
 
-test('containmentInfo() answers for Windows: job objects, no guardian, no sandbox (with its reasons)', () => {
+test('containmentInfo() answers for Windows: job objects, no guardian, no cgroups, no sandbox (every promise false, with its reasons)', () => {
   const info = acp.containmentInfo();
   assert.equal(info.jobObjects, true);
-  assert.equal(info.guardianPid, null);
+  assert.equal(info.guardianPid, null); // KILL_ON_JOB_CLOSE does the guardian's work on Windows
   assert.equal(info.cgroups, false);
   assert.equal(info.parentDeathSignal, false);
   assert.equal(info.sandbox.available, false);
-  assert.ok(info.sandbox.reasons.length > 0);
+  assert.deepEqual(Object.values(info.sandbox.promises).filter((v) => v !== false), []);
+  assert.ok(info.sandbox.reasons.length > 0 && info.sandbox.reasons.every((r) => typeof r === 'string' && r.length > 0), JSON.stringify(info.sandbox.reasons));
   assert.equal(typeof info.pidsLimit, 'boolean');
 });
 
@@ -88,15 +96,25 @@ test('process groups and sessions: ENOTSUP saying the job holds the tree (termin
   }
 });
 
-test('processCwd and processStartTime: an answer for a live process or null', async () => {
-  const t = await acp.createTerminal(node('setInterval(() => {}, 1000)'));
+test('processCwd is null on Windows (another process cwd cannot be read); processStartTime is stable, distinct per process, null when there is none', async () => {
+  const a = await acp.createTerminal(node('setInterval(() => {}, 1000)'));
+  const b = await acp.createTerminal(node('setInterval(() => {}, 1000)'));
   try {
-    const cwd = acp.processCwd(t.pid);
-    assert.ok(cwd === null || cwd.toLowerCase() === t.cwd.toLowerCase(), String(cwd));
-    const start = acp.processStartTime?.(t.pid) ?? null;
-    assert.ok(start === null || (Number.isFinite(start) && start > 0), String(start));
+    assert.equal(acp.processCwd(a.pid), null);
+    assert.equal(acp.processCwd(process.pid), null);
+    const start = native.processStartTime(a.pid);
+    assert.ok(Number.isFinite(start) && start > 0, String(start));
+    assert.equal(native.processStartTime(a.pid), start);
+    const startB = native.processStartTime(b.pid);
+    assert.ok(Number.isFinite(startB) && startB > 0, String(startB));
+    assert.notEqual(startB, start);
+    assert.ok(native.processStartTime(process.pid) < start, 'the Node process started before its terminal');
+    // Windows pids are multiples of 4 below 2^32; no process has this one.
+    assert.equal(native.processStartTime(0x3ffffffc), null);
+    assert.throws(() => native.processStartTime(-1), (e) => e.code === 'ERR_INVALID_ARG' && /pid/.test(e.message));
   } finally {
-    await t.release();
+    await a.release();
+    await b.release();
   }
 });
 

@@ -109,11 +109,14 @@ impl ExitWait {
         })
     }
 
-    /// Waits for the exit and returns the 32-bit exit code.
+    /// Waits for the exit and returns the 32-bit exit code. Cancel-safe: a call dropped
+    /// before the exit (a `select!` branch that lost) leaves the receiver in place, so the
+    /// next call waits again rather than reading the code of a process still running.
     pub async fn exited(&mut self) -> io::Result<u32> {
-        if let Some(rx) = self.rx.take() {
+        if let Some(rx) = self.rx.as_mut() {
             // A dropped sender cannot happen while the wait is registered.
             let _ = rx.await;
+            self.rx = None;
         }
         exit_code(&self.process)
     }
@@ -266,8 +269,63 @@ mod tests {
                     .await;
             assert!(early.is_err(), "woken while the command runs");
             job.terminate(9).unwrap();
-            let mut slow_wait = ExitWait::new(slow_process.clone()).unwrap();
+            // The same waiter, whose first wait was dropped unfinished, sees the exit.
             assert_eq!(slow_wait.exited().await.unwrap(), 9);
+        });
+    }
+
+    #[test]
+    fn a_wait_dropped_unfinished_still_waits_for_the_exit() {
+        // What the terminal's task does every round of its select!: a wait polled once while
+        // the command runs, then dropped. The next wait must not answer until the exit (it
+        // once read the exit code of the running process, 259, and every later wait at once).
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let shell = std::path::PathBuf::from(
+            std::env::var_os("ComSpec").unwrap_or_else(|| "C:\\Windows\\System32\\cmd.exe".into()),
+        );
+        let (_read, write) = crate::sys::pipe::pipe().unwrap();
+        let stdin = crate::sys::pipe::null_input().unwrap();
+        let env: Vec<_> = std::env::vars_os().collect();
+        let cwd = std::env::temp_dir();
+        let child = windows_launch(WinLaunch {
+            application: &shell,
+            command_line: shell_command_line(
+                &wide(&shell.to_string_lossy()),
+                ShellKind::Cmd,
+                &wide("ping -n 300 127.0.0.1 >NUL"),
+            ),
+            env: &env,
+            cwd: &cwd,
+            stdio: WinStdio::Handles {
+                stdin: stdin.as_handle(),
+                output: write.as_handle(),
+            },
+            job: &job,
+        })
+        .unwrap();
+        let process = Arc::new(child.process);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut wait = ExitWait::new(process.clone()).unwrap();
+            // A zero timeout polls the wait exactly once, then drops it: no timing involved.
+            for round in 0..3 {
+                let once = tokio::time::timeout(std::time::Duration::ZERO, wait.exited()).await;
+                assert!(
+                    once.is_err(),
+                    "round {round}: answered {once:?} while the command runs"
+                );
+            }
+            assert_eq!(try_exit(&process).unwrap(), None);
+            job.terminate(5).unwrap();
+            assert_eq!(wait.exited().await.unwrap(), 5);
+            assert_eq!(
+                wait.exited().await.unwrap(),
+                5,
+                "later calls answer at once"
+            );
         });
     }
 }
