@@ -362,5 +362,6 @@ pub fn support() -> &'static Support {
     })
 }
 
-#[cfg(test)]
+// Unix paths and processes (Windows refuses every sandbox: ERR_SANDBOX_UNAVAILABLE).
+#[cfg(all(test, unix))]
 mod tests;

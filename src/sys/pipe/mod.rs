@@ -15,13 +15,17 @@ pub use outcome::ReadOutcome;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
+#[cfg(all(unix, test))]
+pub use unix::gone_reader_error;
+#[cfg(unix)]
 pub use unix::{pipe_cloexec, reader_gone, InputWriter, OutputReader};
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
 #[allow(unused_imports)] // the core uses these once it runs on Windows
 pub use windows::{
-    null_input, pipe, reader_gone, InputWriter, OutputReader, PipeReader, PipeWriter,
+    gone_reader_error, null_input, pipe, reader_gone, InputWriter, OutputReader, PipeReader,
+    PipeWriter,
 };
 
 /// Our end of a command's pipe (or pseudo-terminal): a descriptor on Unix, a handle on

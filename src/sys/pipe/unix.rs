@@ -115,6 +115,13 @@ pub fn reader_gone(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EPIPE | libc::EIO))
 }
 
+/// The error a write gets once nothing reads the other end (`EPIPE`; the kernel's own on
+/// Unix, so only the tests make it).
+#[cfg(test)]
+pub fn gone_reader_error() -> io::Error {
+    io::Error::from_raw_os_error(libc::EPIPE)
+}
+
 /// Reads up to `max_reads` times into the thread's buffer, handing each chunk to `sink`.
 ///
 /// With `short_read_drains`, a small read (under [`SMALL_READ`]) is taken to have emptied the

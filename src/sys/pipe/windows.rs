@@ -217,13 +217,21 @@ impl InputWriter {
     /// with `BrokenPipe` once the command stopped reading.
     pub fn try_write(&self, data: &[u8]) -> io::Result<usize> {
         use tokio::sync::mpsc::error::TrySendError;
+        // A gone reader is reported with its Windows code (`EPIPE`), as a Unix write's errno.
+        let gone = |kind: io::ErrorKind| {
+            if kind == io::ErrorKind::BrokenPipe {
+                gone_reader_error()
+            } else {
+                io::Error::from(kind)
+            }
+        };
         if let Some(kind) = *self.writer.result.borrow() {
-            return Err(io::Error::from(kind));
+            return Err(gone(kind));
         }
         match self.writer.tx.try_send(data.to_vec()) {
             Ok(()) => Ok(data.len()),
             Err(TrySendError::Full(_)) => Err(io::ErrorKind::WouldBlock.into()),
-            Err(TrySendError::Closed(_)) => Err(io::ErrorKind::BrokenPipe.into()),
+            Err(TrySendError::Closed(_)) => Err(gone_reader_error()),
         }
     }
 
@@ -242,6 +250,12 @@ impl InputWriter {
 /// closed: `ERROR_NO_DATA` / `ERROR_BROKEN_PIPE`, both `BrokenPipe` in std).
 pub fn reader_gone(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// The error a write gets once nothing reads the other end: `ERROR_NO_DATA` ("the pipe is
+/// being closed"), whose `code` is `EPIPE` as in Node.
+pub fn gone_reader_error() -> io::Error {
+    io::Error::from_raw_os_error(windows_sys::Win32::Foundation::ERROR_NO_DATA as i32)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ struct FakeFd {
     /// Refilled to this by `writable()`; 0: `writable()` never resolves.
     refill: usize,
     eagains: Mutex<usize>,
-    /// Every write fails with this.
+    /// Every write fails with this (a raw OS error).
     fail: Option<i32>,
 }
 
@@ -115,7 +115,7 @@ async fn a_write_blocked_when_the_exit_is_published_fails_as_exited() {
 #[tokio::test(start_paused = true)]
 async fn a_gone_reader_without_an_exit_is_epipe() {
     let fd = Arc::new(FakeFd {
-        fail: Some(libc::EPIPE),
+        fail: crate::sys::pipe::gone_reader_error().raw_os_error(),
         ..Arc::try_unwrap(FakeFd::new(1)).ok().unwrap()
     });
     let (i, _exit) = input(fd, false);
