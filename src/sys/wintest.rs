@@ -1,4 +1,4 @@
-//! Helpers of the Windows platform layer's unit tests (here and in `winsys/`): cmd.exe, a
+//! Helpers of the Windows platform layer's unit tests: cmd.exe, a
 //! command run in a job with its output on a pipe, Wine detection, bounded waiting.
 
 use std::os::windows::io::AsHandle;

@@ -6,7 +6,9 @@
 //! a pty) arrives when the child's copies are gone.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::OnceLock;
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
@@ -31,7 +33,8 @@ pub struct Ends {
 }
 
 impl Ends {
-    /// The pty slave the command gets as its terminal (`None` on pipes).
+    /// The pty slave the command gets as its terminal (`None` on pipes), for the sandbox.
+    #[cfg(target_os = "linux")]
     pub fn tty(&self) -> Option<BorrowedFd<'_>> {
         self.pty.as_ref().map(|_| self.child_out.as_fd())
     }
