@@ -17,6 +17,8 @@ test('limits.processes: the terminal cannot start more processes than allowed', 
 
 test('limits.addressSpaceBytes: an allocation above the limit fails', { skip: jobLimitUnenforced('memory') }, async () => {
   const script = 'try { const b = Buffer.alloc(512 * 1024 * 1024, 1); process.stdout.write("allocated " + b.length) } catch (e) { process.stdout.write("failed") }';
+  const free = await run(node(script));
+  assert.equal(free.output, `allocated ${512 * 1024 * 1024}`, 'without the limit the allocation succeeds');
   const r = await run(node(script), { limits: { addressSpaceBytes: 256 * 1024 * 1024 } });
   assert.notEqual(r.output, `allocated ${512 * 1024 * 1024}`, JSON.stringify(r));
 });
