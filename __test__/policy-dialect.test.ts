@@ -92,3 +92,27 @@ test('the PATH a request sets is found without case on Windows, as the core appl
   expect(childPath(env, 'win32')).toBe('C:/b');
   expect(childPath(env, 'linux')).toBe('C:/a');
 });
+
+describe('command rules on Windows name files as Windows does', () => {
+  const cmd = (word: string, p?: string) => ({ word, path: p, realPath: p, builtin: false, dynamic: false });
+  const tool = 'C:\\work\\real\\acp-tool.cmd';
+  test('a name rule holds for every spelling Windows runs: case, extension, the absolute path', () => {
+    const unix = compileCommandPolicy({ deny: ['acp-tool'] }, 'p', 'linux')!;
+    const win = compileCommandPolicy({ deny: ['acp-tool'] }, 'p', 'win32')!;
+    for (const c of [cmd('ACP-TOOL', tool.toUpperCase()), cmd('acp-tool.cmd', tool), cmd(tool, tool)]) {
+      expect(unix.deny[0]!.matches(c, true)).toBe(false); // the bypass the Unix reading allows
+      expect(win.deny[0]!.matches(c, true)).toBe(true);
+    }
+    expect(win.deny[0]!.matches(cmd('acp-tool-2', 'C:\\x\\acp-tool-2.exe'), true)).toBe(false);
+  });
+  test('a path rule with backslashes is a path rule, without case; * stops at either separator', () => {
+    const win = compileCommandPolicy({ deny: [tool], allow: ['C:\\tools\\*'] }, 'p', 'win32')!;
+    expect(win.deny[0]!.matches(cmd('acp-tool', tool.toUpperCase()), true)).toBe(true);
+    expect(win.deny[0]!.matches(cmd('acp-tool', 'C:/work/real/acp-tool.cmd'), true)).toBe(true);
+    expect(win.allow![0]!.matches(cmd('x', 'c:\\TOOLS\\x.exe'), false)).toBe(true);
+    expect(win.allow![0]!.matches(cmd('x', 'C:\\tools\\sub\\x.exe'), false)).toBe(false);
+    const unix = compileCommandPolicy({ deny: [tool] }, 'p', 'linux')!;
+    expect(unix.deny[0]!.matches(cmd('acp-tool', tool), true)).toBe(true);
+    expect(unix.deny[0]!.matches(cmd('acp-tool', tool.toUpperCase()), true)).toBe(false);
+  });
+});

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Compile-checks (with clippy) the crate for the targets this machine cannot build binaries for:
-# aarch64/x86_64 macOS and aarch64/x86_64 Linux musl, unit tests included (the Windows msvc targets
-# join once the core compiles for Windows: issue 21; `winsys/run.sh --check` checks its platform
-# layer meanwhile). Every target must
+# aarch64/x86_64 macOS, aarch64/x86_64 Linux musl and x86_64/aarch64 Windows (msvc, what a release
+# ships: no MSVC libraries here, so checked, not linked), unit tests included. Every target must
 # have zero errors and zero warnings (rustc's and clippy's, in our own crate; dependencies'
 # lints are capped by cargo).
 #
@@ -12,16 +11,19 @@
 # rustup's shims shadow them otherwise, with RUSTC_BOOTSTRAP=1 for the unstable `-Zbuild-std`.
 # The std source must match the compiler exactly, which is why rustup's toolchain is not used.
 # The packages are installed when missing (needs root and apt; CI runs as root). C code of
-# dependencies (tree-sitter) is compiled with zig cc (scripts/zig-cc.sh; zig from ci-install-tools.sh).
+# dependencies (tree-sitter) is compiled with zig cc (scripts/zig-cc.sh; zig from ci-install-tools.sh);
+# for the msvc targets with zig's windows-gnu headers, archived by LLVM's `llvm-lib` (Debian's `llvm`,
+# installed when missing): a check needs the objects to build, not to link against MSVC's runtime.
 #
-# Usage: scripts/check-targets.sh [TARGET...]   (default: the four targets below)
+# Usage: scripts/check-targets.sh [TARGET...]   (default: the six targets below)
 # Environment: CHECK_TARGETS_DIR overrides the cargo target dir (default target/check-targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
+  TARGETS=(aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+    x86_64-pc-windows-msvc aarch64-pc-windows-msvc)
 fi
 PACKAGES=(rustc-web cargo-web rust-web-src rust-web-clippy)
 RUSTC=/usr/bin/rustc
@@ -34,6 +36,12 @@ installed() {
   done
 }
 
+# The msvc targets' C archives: the cc crate runs lib.exe's command line, which llvm-lib speaks.
+LLVM_LIB=/usr/bin/llvm-lib
+if [[ " ${TARGETS[*]} " == *-windows-msvc\ * ]] && [ ! -x "$LLVM_LIB" ]; then
+  PACKAGES+=(llvm)
+fi
+
 if ! installed; then
   echo "== installing ${PACKAGES[*]} (Debian's rustc with its own std source)"
   if [ "$(id -u)" -ne 0 ]; then
@@ -45,10 +53,10 @@ if ! installed; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
 fi
 
-# The three packages must be one Rust release: std's source has to match the compiler.
-versions=$(dpkg-query -W -f='${Version}\n' "${PACKAGES[@]}" | sort -u)
+# The four Rust packages must be one Rust release: std's source has to match the compiler.
+versions=$(dpkg-query -W -f='${Version}\n' "${PACKAGES[@]:0:4}" | sort -u)
 if [ "$(printf '%s\n' "$versions" | wc -l)" -ne 1 ]; then
-  echo "check-targets: ${PACKAGES[*]} have different versions:" $versions >&2
+  echo "check-targets: ${PACKAGES[*]:0:4} have different versions:" $versions >&2
   exit 2
 fi
 sysroot=$("$RUSTC" --print sysroot)
@@ -82,6 +90,8 @@ zig_target() {
     x86_64-apple-darwin) echo x86_64-macos ;;
     x86_64-unknown-linux-musl) echo x86_64-linux-musl ;;
     aarch64-unknown-linux-musl) echo aarch64-linux-musl ;;
+    x86_64-pc-windows-msvc) echo x86_64-windows-gnu ;;
+    aarch64-pc-windows-msvc) echo aarch64-windows-gnu ;;
     *) echo "check-targets: no zig target for $1" >&2; return 1 ;;
   esac
 }
@@ -113,16 +123,20 @@ for target in "${TARGETS[@]}"; do
   echo "== cargo clippy --all-targets --target $target"
   start=$(date +%s)
   log=$(mktemp)
-  # napi-rs builds musl addons with a dynamic C runtime (a static one cannot make a cdylib).
+  # napi-rs builds musl addons with a dynamic C runtime (a static one cannot make a cdylib). Other
+  # targets take .cargo/config.toml's flags (the msvc ones: a static C runtime), as a release does.
+  rustflags=()
   case "$target" in
-    *-musl) flags="-C target-feature=-crt-static" ;;
-    *) flags="" ;;
+    *-musl) rustflags=("RUSTFLAGS=-C target-feature=-crt-static") ;;
   esac
   ZIG_CC_TARGET=$(zig_target "$target")
   export ZIG_CC_TARGET "CC_${target//-/_}=$PWD/scripts/zig-cc.sh"
+  case "$target" in
+    *-windows-msvc) export "AR_${target//-/_}=$LLVM_LIB" ;;
+  esac
   set +e
   # --all-targets: the unit tests must compile (and pass clippy) for every platform too.
-  RUSTFLAGS="$flags" "$CARGO" clippy --locked "${DEBIAN_RUST_FLAGS[@]}" --all-targets -Zbuild-std=std,panic_abort,panic_unwind,test \
+  env "${rustflags[@]}" "$CARGO" clippy --locked "${DEBIAN_RUST_FLAGS[@]}" --all-targets -Zbuild-std=std,panic_abort,panic_unwind,test \
     --target "$target" --message-format json >"$log" 2>"$log.err"
   rc=$?
   set -e

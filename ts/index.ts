@@ -83,6 +83,12 @@ export const killProcessGroup: typeof Native.killProcessGroup = (pgid, graceMs) 
 /** The current working directory of a process, or null when it cannot be read. */
 export const processCwd: typeof Native.processCwd = (pid) => loadNative().processCwd(pid);
 
+/**
+ * The bash a `ShellSessions` session runs unless `options.shell` names one: `bash` on Unix; on Windows Git for
+ * Windows' `bash.exe` (throws `ERR_BASH_NOT_FOUND`, saying what to install, where there is none).
+ */
+export const sessionBash: typeof Native.sessionBash = () => loadNative().sessionBash();
+
 export { platformId, SUPPORTED_PLATFORMS } from './native';
 export { AcpTerminalError, type AcpTerminalErrorCode, type PolicyErrorCode } from './errors';
 export {

@@ -45,7 +45,7 @@ export function loadNativeResolveProgram(): ResolveProgramFn {
   return loadNative().resolveProgram;
 }
 
-/** This process's platform id as the npm packages name it: `linux-x64-gnu`, `linux-arm64-musl`, `darwin-arm64`. */
+/** This process's platform id as the npm packages name it: `linux-x64-gnu`, `linux-arm64-musl`, `darwin-arm64`, `win32-x64-msvc`. */
 export function platformId(platform?: NodeJS.Platform, arch?: string, glibc?: boolean): string {
   return platforms.platformId(platform, arch, glibc);
 }
@@ -60,9 +60,8 @@ export function nativeUnavailable(error: unknown, platform: string = platformId(
       `${causes.some(isMissingModule) ? 'It is not installed: ' : 'It did not load: '}` +
       'reinstall acp-terminal without --omit=optional / --no-optional (and not from a node_modules copied from ' +
       'another OS, CPU or libc), or build it from a source checkout with Rust installed (`npm install && npm run build`).'
-    : `No prebuilt binary exists for ${platform}: acp-terminal supports ${SUPPORTED_PLATFORMS.join(', ')} ` +
-      `${SUPPORTED_PLATFORMS.some((p) => p.startsWith('win32-')) ? '' : '(Windows is not supported). '}On another Unix, build it from a source checkout with Rust installed ` +
-      '(`npm install && npm run build`).';
+    : `No prebuilt binary exists for ${platform}: acp-terminal supports ${SUPPORTED_PLATFORMS.join(', ')}. ` +
+      'On another platform, build it from a source checkout with Rust installed (`npm install && npm run build`).';
   const detail = causes.length > 0 ? ` Load errors: ${causes.map(errorMessage).map(firstLine).join(' | ')}` : '';
   const err = new AcpTerminalError(
     'ERR_NATIVE_UNAVAILABLE',

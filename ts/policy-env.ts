@@ -97,6 +97,9 @@ export const DANGEROUS_ENV_PATTERNS: readonly string[] = Object.freeze([
   'GCONV_PATH',
   // Program lookup, and where shells and tools read their start-up code and configuration.
   'PATH',
+  // Windows: the shell cmd.exe starts for each side of a pipe, and the extensions a bare name runs by.
+  'COMSPEC',
+  'PATHEXT',
   'HOME',
   'XDG_CONFIG_HOME',
   'SHELL',

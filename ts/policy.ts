@@ -142,7 +142,36 @@ export interface CompiledCommandPolicy {
   readonly shellLines: 'check' | 'deny';
 }
 
-function compileRule(rule: unknown, field: string): CompiledRule {
+/** Extensions Windows runs a bare name with (`PATHEXT`'s usual ones): a name rule `git` matches `git.exe`. */
+const WINDOWS_RUNNABLE = /\.(exe|com|cmd|bat)$/i;
+
+/**
+ * A string rule as Windows names files: `\` and `/` both separate (a rule with either, or a drive, is a
+ * path rule; `*` stops at both), case does not matter, and a name rule matches a file's name with or
+ * without the extension it runs by (`acp-tool` matches `ACP-TOOL.CMD`).
+ */
+function compileWindowsRule(rule: string, label: string): CompiledRule {
+  const slashes = (f: string): string => f.replace(/\\/g, '/');
+  const re = globToRegExp(slashes(rule), 'i');
+  if (/[\\/]|^[a-z]:/i.test(rule)) {
+    return {
+      label,
+      matches: (c) =>
+        [path.win32.isAbsolute(c.word) ? c.word : undefined, c.path, c.realPath].some((f) => f !== undefined && re.test(slashes(f))),
+    };
+  }
+  const names = (f: string): string[] => {
+    const base = path.win32.basename(f);
+    return WINDOWS_RUNNABLE.test(base) ? [base, base.replace(WINDOWS_RUNNABLE, '')] : [base];
+  };
+  return {
+    label,
+    matches: (c) =>
+      [c.word, c.path, c.realPath].some((f) => f !== undefined && !c.dynamic && names(f).some((n) => re.test(n))),
+  };
+}
+
+function compileRule(rule: unknown, field: string, platform: NodeJS.Platform): CompiledRule {
   if (typeof rule === 'function') {
     const fn = rule as (command: PolicyCommand) => boolean;
     return {
@@ -163,8 +192,9 @@ function compileRule(rule: unknown, field: string): CompiledRule {
     };
   }
   if (typeof rule === 'string' && rule.length > 0 && !rule.includes('\0')) {
-    const re = globToRegExp(rule);
     const label = JSON.stringify(rule);
+    if (platform === 'win32') return compileWindowsRule(rule, label);
+    const re = globToRegExp(rule);
     if (rule.includes('/')) {
       return {
         label,
@@ -182,14 +212,18 @@ function compileRule(rule: unknown, field: string): CompiledRule {
 }
 
 /** Validates a `CommandPolicy`; invalid entries throw `ERR_INVALID_ARG` naming the field. */
-export function compileCommandPolicy(policy: unknown, field: string): CompiledCommandPolicy | undefined {
+export function compileCommandPolicy(
+  policy: unknown,
+  field: string,
+  platform: NodeJS.Platform = process.platform,
+): CompiledCommandPolicy | undefined {
   if (policy === undefined || policy === null) return undefined;
   if (typeof policy !== 'object') throw invalidArg(field, 'must be an object { allow?, deny?, codeRunners?, shellLines? }');
   const p = policy as CommandPolicy;
   const list = (rules: unknown, name: string): CompiledRule[] | undefined => {
     if (rules === undefined) return undefined;
     if (!Array.isArray(rules)) throw invalidArg(`${field}.${name}`, 'must be an array of rules');
-    return rules.map((r: unknown, i) => compileRule(r, `${field}.${name}[${i}]`));
+    return rules.map((r: unknown, i) => compileRule(r, `${field}.${name}[${i}]`, platform));
   };
   if (p.shellLines !== undefined && p.shellLines !== 'check' && p.shellLines !== 'deny') {
     throw invalidArg(`${field}.shellLines`, `must be 'check' or 'deny', got ${JSON.stringify(p.shellLines)}`);

@@ -16,6 +16,8 @@ pub mod sys {
     }
     #[path = "job/mod.rs"]
     pub mod job;
+    #[cfg(all(windows, test))]
+    pub mod wintest;
     #[cfg(windows)]
     pub mod cwd {
         mod windows;
@@ -45,11 +47,8 @@ pub mod sys {
         mod windows;
         pub use windows::*;
     }
-    #[cfg(windows)]
-    pub mod signals {
-        mod windows;
-        pub use windows::*;
-    }
+    #[path = "signals/mod.rs"]
+    pub mod signals;
     #[cfg(windows)]
     #[path = "pty/mod.rs"]
     pub mod pty;

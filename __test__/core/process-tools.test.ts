@@ -8,6 +8,7 @@ import {
   killSessionTree,
   processCwd,
   processStartTime,
+  sessionBash,
   sessionTreePids,
 } from '../../index';
 import { createTerminal, eventually, groupMembers, isGone } from './helpers';
@@ -52,6 +53,12 @@ describe('session trees', () => {
       expect(() => sessionTreePids(bad as number)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG' }));
       expect(() => killSessionTree(bad as number)).toThrow(/shellPid/);
     }
+  });
+});
+
+describe('sessionBash', () => {
+  test("is bash from the session's PATH on Unix (Windows looks for Git for Windows' bash.exe)", () => {
+    expect(sessionBash()).toBe('bash');
   });
 });
 

@@ -37,6 +37,45 @@ test('the CI workflow builds exactly napi.targets, Linux gnu ones against glibc 
   expect(workflow).not.toMatch(/uses: actions\/(checkout|setup-node|cache)@v[1-4]\b|upload-artifact@v[1-5]\b|download-artifact@v[1-6]\b/);
 });
 
+test('the CI workflow tests both Windows targets on Windows runners of their CPU (Node 20, 22, 24) before publishing', () => {
+  const workflow = fs.readFileSync(path.join(root, '.github', 'workflows', 'CI.yml'), 'utf8');
+  const start = workflow.indexOf('\n  test-windows:');
+  expect(start).toBeGreaterThan(0);
+  const job = workflow.slice(start, workflow.indexOf('\n  test-linux:', start));
+  const runners = [...job.matchAll(/- host: (\S+)\n\s+target: (\S+)\n\s+architecture: (\S+)/g)].map((m) => m.slice(1).join(' '));
+  expect(runners).toEqual(['windows-latest x86_64-pc-windows-msvc x64', 'windows-11-arm aarch64-pc-windows-msvc arm64']);
+  expect(pkg.napi.targets.filter((t) => t.endsWith('-windows-msvc')).sort()).toEqual(['aarch64-pc-windows-msvc', 'x86_64-pc-windows-msvc']);
+  expect(job).toMatch(/node:\n\s+- '20'\n\s+- '22'\n\s+- '24'\n/);
+  expect(job).toContain('name: bindings-${{ matrix.settings.target }}');
+  expect(job).toMatch(/run: cargo test\n/);
+  expect(job).toMatch(/run: node --test .*__test__\/windows\/\*\.test\.mjs\n/);
+  const publish = workflow.slice(workflow.indexOf('\n  publish:'));
+  expect(publish).toMatch(/needs:(\n\s+- \S+)*\n\s+- test-windows\n/);
+});
+
+test('Windows msvc builds link the C runtime statically (no Visual C++ Redistributable needed to load the addon)', () => {
+  const config = fs.readFileSync(path.join(root, '.cargo', 'config.toml'), 'utf8');
+  expect(config).toMatch(/^\[target\.'cfg\(target_env = "msvc"\)'\]\nrustflags = \["-C", "target-feature=\+crt-static"\]$/m);
+});
+
+test('.ci/run builds the Windows addon and runs its suites under Wine after npm test, then check-targets', () => {
+  const run = fs.readFileSync(path.join(root, '.ci', 'run'), 'utf8');
+  const at = (line: string) => {
+    const i = run.indexOf(`\n${line}\n`);
+    expect(i).toBeGreaterThan(0);
+    return i;
+  };
+  expect(at('npm test')).toBeLessThan(at('npm run build:windows'));
+  expect(at('npm run build:windows')).toBeLessThan(at('npm run test:windows'));
+  expect(at('npm run test:windows')).toBeLessThan(at('bash scripts/check-targets.sh'));
+});
+
+test('scripts/check-targets.sh checks both Windows msvc targets by default', () => {
+  const script = fs.readFileSync(path.join(root, 'scripts', 'check-targets.sh'), 'utf8');
+  const defaults = /^ {2}TARGETS=\(([^)]*)\)\n/m.exec(script)?.[1]?.split(/\s+/).filter(Boolean);
+  expect(defaults).toEqual(expect.arrayContaining(['x86_64-pc-windows-msvc', 'aarch64-pc-windows-msvc']));
+});
+
 test('a source build without cargo (a git install on a machine without Rust) stops with a clear message', () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-terminal-nocargo-'));
   try {

@@ -154,7 +154,7 @@ pub fn plan(
         check_inside(&cwd, &cwd_dir, roots)?;
     }
     let env = build_env(req, inherited);
-    let path_var = env_value(&env, "PATH").unwrap_or_else(|| rules::default_path(&env));
+    let path_var = env_value(&env, "PATH").unwrap_or_else(rules::default_path);
     let pathext = env_value(&env, "PATHEXT");
     let search =
         |name: &str, field: &str| resolve_program(name, &path_var, pathext.as_deref(), &cwd, field);
@@ -163,7 +163,7 @@ pub fn plan(
         Some(sh) if req.args.is_empty() => {
             let (sh, field) = match sh {
                 Some(custom) => (custom.to_string(), "options.shell"),
-                None => (rules::default_shell(&env), "the default shell"),
+                None => (rules::default_shell(), "the default shell"),
             };
             let program = search(&sh, field)?;
             (program, rules::shell_argv(&sh, &req.command), true)
@@ -171,7 +171,7 @@ pub fn plan(
         _ => {
             let program = search(&req.command, "command")?;
             let args: Vec<OsString> = req.args.iter().map(OsString::from).collect();
-            rules::check_args(&program, &args, &env).map_err(TermError::invalid_arg)?;
+            rules::check_args(&program, &args).map_err(TermError::invalid_arg)?;
             let mut argv: Vec<OsString> = vec![req.command.clone().into()];
             argv.extend(args);
             (program, argv, false)
@@ -346,7 +346,7 @@ pub fn resolve(name: &str, path_var: Option<&OsStr>, cwd: &Path) -> Result<PathB
     }
     reject_nul(name, "command")?;
     let inherited: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    let default_path = rules::default_path(&inherited);
+    let default_path = rules::default_path();
     let pathext = env_value(&inherited, "PATHEXT");
     resolve_program(
         name,

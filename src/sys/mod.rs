@@ -35,3 +35,5 @@ pub mod reactor;
 pub mod signals;
 pub mod spawn;
 pub mod symbol;
+#[cfg(all(windows, test))]
+pub mod wintest;

@@ -115,8 +115,6 @@ impl Held {
     }
 
     /// Unix tells a signalled end by the wait status: always `None`.
-    // Read by the exit mapping of a terminal's pump.
-    #[allow(dead_code)]
     pub fn stopped_by(&self) -> Option<Stop> {
         None
     }

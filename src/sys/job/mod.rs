@@ -11,11 +11,8 @@
 
 #[cfg(windows)]
 mod windows;
-#[cfg(all(windows, test))]
-pub use windows::under_wine;
 #[cfg(windows)]
-#[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::{Job, JobCounts};
+pub use windows::{Job, TerminalJob};
 
 /// The limits a job enforces, from a request's `limits` (each `None`: no limit).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

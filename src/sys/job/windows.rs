@@ -1,7 +1,9 @@
 //! A Job Object per terminal (see the module docs in `mod.rs`).
 
-use std::io;
+use std::fs::File;
+use std::io::{self, Write};
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
@@ -13,6 +15,7 @@ use windows_sys::Win32::System::JobObjects::{
 };
 
 use super::JobLimits;
+use crate::sys::signals::Stop;
 
 /// One terminal's job. Dropping it closes our handle: with `KILL_ON_JOB_CLOSE`, Windows then
 /// ends every process still in the job.
@@ -155,15 +158,110 @@ impl Job {
     }
 }
 
-/// Whether this runs under Wine (its ntdll exports `wine_get_version`).
-#[cfg(test)]
-pub fn under_wine() -> bool {
-    use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
-    let ntdll: Vec<u16> = "ntdll.dll\0".encode_utf16().collect();
-    // SAFETY: NUL-terminated names; ntdll is loaded in every process.
-    unsafe {
-        let module = GetModuleHandleW(ntdll.as_ptr());
-        !module.is_null() && GetProcAddress(module, c"wine_get_version".as_ptr().cast()).is_some()
+/// The exit code `TerminateJobObject` gives every process it ends: 1, as libuv's (Node's)
+/// kill on Windows (`TerminateProcess(process, 1)`).
+const TERMINATED_EXIT_CODE: u32 = 1;
+
+/// Ctrl+C as console input: a pseudo console turns it into `CTRL_C_EVENT` for every process
+/// attached to it.
+const ETX: u8 = 0x03;
+
+/// `stopped_by`'s states.
+const NOT_STOPPED: u8 = 0;
+const STOPPED_BY_TERM: u8 = 1;
+const STOPPED_BY_KILL: u8 = 2;
+
+/// A started terminal's job: every process of the command, detached ones included, and how
+/// containment's `Stop`s act on it (Windows has no signals). Dropping it closes the job's
+/// handle, and `KILL_ON_JOB_CLOSE` ends whatever is left.
+#[derive(Debug)]
+pub struct TerminalJob {
+    job: Job,
+    /// The leader's pid (what `pgid` answers: there are no process groups).
+    pid: i32,
+    /// A pty terminal's console input, where `Term` writes Ctrl+C.
+    console_input: Option<File>,
+    /// Which `Stop` terminated the job ([`NOT_STOPPED`] until one did).
+    stopped_by: AtomicU8,
+}
+
+impl TerminalJob {
+    /// The job `job` of leader `pid`; `console_input` is a pty terminal's (`None` on pipes).
+    pub fn new(job: Job, pid: i32, console_input: Option<OwnedHandle>) -> TerminalJob {
+        TerminalJob {
+            job,
+            pid,
+            console_input: console_input.map(File::from),
+            stopped_by: AtomicU8::new(NOT_STOPPED),
+        }
+    }
+
+    /// The leader's pid (Windows has no process groups; the job holds the tree).
+    pub fn pgid(&self) -> i32 {
+        self.pid
+    }
+
+    /// `Term`: Ctrl+C on a pty's console; on pipes, which have no graceful stop on Windows,
+    /// the job is terminated. `Kill`: the job is terminated. `Continue`: nothing (there is
+    /// no stopped state to leave).
+    pub fn signal(&self, stop: Stop) {
+        match (stop, &self.console_input) {
+            (Stop::Continue, _) => {}
+            (Stop::Term, Some(input)) => {
+                if !self.alive() {
+                    return;
+                }
+                // A command that ends on this Ctrl+C was ended by the terminal's kill: it
+                // reports SIGTERM, as a TerminateJobObject would.
+                let _ = self.stopped_by.compare_exchange(
+                    NOT_STOPPED,
+                    STOPPED_BY_TERM,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+                let mut input: &File = input;
+                // Best effort, like a signal to a process that is gone: the escalation
+                // terminates the job after the grace whatever happened here.
+                let _ = input.write_all(&[ETX]);
+            }
+            (Stop::Term, None) | (Stop::Kill, _) => self.terminate(stop),
+        }
+    }
+
+    /// `TerminateJobObject`, remembered as `stop`'s doing when something was alive (the
+    /// first such stop only: a later `Kill` finds the job already ended by `Term`).
+    fn terminate(&self, stop: Stop) {
+        if !self.alive() {
+            return;
+        }
+        let state = if stop == Stop::Kill {
+            STOPPED_BY_KILL
+        } else {
+            STOPPED_BY_TERM
+        };
+        // Recorded before the termination, so whoever sees the leader's exit sees it too.
+        let _ = self.stopped_by.compare_exchange(
+            NOT_STOPPED,
+            state,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        let _ = self.job.terminate(TERMINATED_EXIT_CODE);
+    }
+
+    /// True while the job has an active process.
+    pub fn alive(&self) -> bool {
+        self.job.counts().is_ok_and(|c| c.active > 0)
+    }
+
+    /// The `Stop` that ended the job, if one did: `TerminateJobObject`, or on a pty the
+    /// Ctrl+C of `Term`.
+    pub fn stopped_by(&self) -> Option<Stop> {
+        match self.stopped_by.load(Ordering::Acquire) {
+            STOPPED_BY_TERM => Some(Stop::Term),
+            STOPPED_BY_KILL => Some(Stop::Kill),
+            _ => None,
+        }
     }
 }
 
@@ -171,55 +269,9 @@ pub fn under_wine() -> bool {
 mod tests {
     use super::*;
     use crate::sys::job::JobLimits;
-    use crate::sys::spawn::wincmd::{shell_command_line, wide, ShellKind};
-    use crate::sys::spawn::{windows_launch, WinChild, WinLaunch, WinStdio};
+    use crate::sys::spawn::WinChild;
+    use crate::sys::wintest::{cmd_in, under_wine, wait_until};
     use std::io::Read;
-    use std::os::windows::io::AsHandle;
-    use std::path::PathBuf;
-    use std::time::{Duration, Instant};
-
-    fn comspec() -> PathBuf {
-        std::env::var_os("ComSpec")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("C:\\Windows\\System32\\cmd.exe"))
-    }
-
-    /// Runs `line` with cmd.exe in `job`; returns the child and the read end of its output.
-    fn cmd_in(job: &Job, line: &str) -> (WinChild, std::fs::File) {
-        let (read, write) = crate::sys::pipe::pipe().unwrap();
-        let stdin = crate::sys::pipe::null_input().unwrap();
-        let shell = comspec();
-        let env: Vec<_> = std::env::vars_os().collect();
-        let cwd = std::env::temp_dir();
-        let child = windows_launch(WinLaunch {
-            application: &shell,
-            command_line: shell_command_line(
-                &wide(&shell.to_string_lossy()),
-                ShellKind::Cmd,
-                &wide(line),
-            ),
-            env: &env,
-            cwd: &cwd,
-            stdio: WinStdio::Handles {
-                stdin: stdin.as_handle(),
-                output: write.as_handle(),
-            },
-            job,
-        })
-        .unwrap();
-        (child, std::fs::File::from(read))
-    }
-
-    fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-        let start = Instant::now();
-        while !done() {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "timed out: {what}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
 
     #[test]
     fn output_of_both_streams_arrives_on_one_pipe_with_the_32_bit_exit_code() {
@@ -270,7 +322,7 @@ mod tests {
 
     #[test]
     fn the_process_limit_refuses_one_more_process() {
-        if crate::sys::job::under_wine() {
+        if under_wine() {
             // Wine 8 accepts JOB_OBJECT_LIMIT_ACTIVE_PROCESS but does not enforce it (the
             // inner cmd runs): this is checked on the workflow's Windows runner.
             eprintln!("skipped under Wine: the job's active-process limit is not enforced there");
@@ -288,5 +340,92 @@ mod tests {
         assert!(!text.contains("inner"), "{text}");
         assert!(text.contains("after"), "{text}");
         assert_eq!(job.counts().unwrap().total, 1, "{text}");
+    }
+
+    /// A pipe terminal's job running `ping` for 300 s (`alive` until something ends it).
+    fn pipe_terminal(console_input: Option<OwnedHandle>) -> (TerminalJob, WinChild) {
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let (child, _out) = cmd_in(&job, "ping -n 300 127.0.0.1 >NUL");
+        let pid = child.pid as i32;
+        let held = TerminalJob::new(job, pid, console_input);
+        wait_until("the command", || held.alive());
+        (held, child)
+    }
+
+    #[test]
+    fn term_on_pipes_terminates_the_job_and_says_so() {
+        let (held, child) = pipe_terminal(None);
+        assert_eq!(held.stopped_by(), None);
+        held.signal(Stop::Continue);
+        assert!(held.alive(), "Continue does nothing");
+        held.signal(Stop::Term);
+        wait_until("an empty job", || !held.alive());
+        assert_eq!(
+            crate::sys::exit_watch::wait_exit(&child.process).unwrap(),
+            TERMINATED_EXIT_CODE
+        );
+        assert_eq!(held.stopped_by(), Some(Stop::Term));
+        // The escalation's later Kill finds nothing alive: the job was ended by Term.
+        held.signal(Stop::Kill);
+        assert_eq!(held.stopped_by(), Some(Stop::Term));
+        assert_eq!(held.pgid(), child.pid as i32);
+    }
+
+    #[test]
+    fn kill_terminates_the_job_and_says_so() {
+        let (held, child) = pipe_terminal(None);
+        held.signal(Stop::Kill);
+        wait_until("an empty job", || !held.alive());
+        crate::sys::exit_watch::wait_exit(&child.process).unwrap();
+        assert_eq!(held.stopped_by(), Some(Stop::Kill));
+    }
+
+    #[test]
+    fn a_command_that_ended_by_itself_is_not_reported_as_stopped() {
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let (child, _out) = cmd_in(&job, "exit /b 3");
+        let held = TerminalJob::new(job, child.pid as i32, None);
+        assert_eq!(
+            crate::sys::exit_watch::wait_exit(&child.process).unwrap(),
+            3
+        );
+        wait_until("an empty job", || !held.alive());
+        held.signal(Stop::Kill);
+        assert_eq!(held.stopped_by(), None);
+    }
+
+    #[test]
+    fn term_on_a_pty_writes_ctrl_c_to_its_console_input_and_leaves_the_job() {
+        // The console input of a pty terminal, as a pipe whose other end the test reads.
+        let (read, write) = crate::sys::pipe::pipe().unwrap();
+        let (held, child) = pipe_terminal(Some(write));
+        held.signal(Stop::Term);
+        let mut byte = [0u8; 1];
+        std::fs::File::from(read).read_exact(&mut byte).unwrap();
+        assert_eq!(byte, [ETX]);
+        // Ctrl+C is the command's to act on: nothing was terminated, but an end from here
+        // on is the kill's (SIGTERM), and stays so when the grace's Kill follows.
+        assert!(held.alive());
+        assert_eq!(held.stopped_by(), Some(Stop::Term));
+        held.signal(Stop::Kill);
+        crate::sys::exit_watch::wait_exit(&child.process).unwrap();
+        assert_eq!(held.stopped_by(), Some(Stop::Term));
+    }
+
+    #[test]
+    fn ctrl_c_to_a_pty_whose_command_ended_by_itself_is_not_a_stop() {
+        let (read, write) = crate::sys::pipe::pipe().unwrap();
+        let job = Job::create(&JobLimits::default()).unwrap();
+        let (child, _out) = cmd_in(&job, "exit /b 0");
+        let held = TerminalJob::new(job, child.pid as i32, Some(write));
+        crate::sys::exit_watch::wait_exit(&child.process).unwrap();
+        wait_until("an empty job", || !held.alive());
+        held.signal(Stop::Term);
+        assert_eq!(held.stopped_by(), None);
+        drop(held);
+        // Nothing was written: the input ends empty once its writer is gone.
+        let mut rest = Vec::new();
+        std::fs::File::from(read).read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty(), "{rest:?}");
     }
 }

@@ -116,13 +116,13 @@ mod tests {
     use crate::sys::job::{Job, JobLimits};
     use crate::sys::spawn::wincmd::{shell_command_line, wide, ShellKind};
     use crate::sys::spawn::{windows_launch, WinLaunch, WinStdio};
+    use crate::sys::wintest::{comspec, under_wine};
     use std::io::Read;
-    use std::path::PathBuf;
 
     #[test]
     fn a_pseudo_console_resizes() {
         let (pty, _input, _output) = ConPty::open(80, 24).unwrap();
-        if crate::sys::job::under_wine() {
+        if under_wine() {
             // Wine 8's ResizePseudoConsole answers E_NOTIMPL (0x80004001); checked on the
             // workflow's Windows runner.
             let e = pty.resize(100, 30).unwrap_err();
@@ -146,9 +146,7 @@ mod tests {
             bytes
         });
         let job = Job::create(&JobLimits::default()).unwrap();
-        let shell = std::env::var_os("ComSpec")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("C:\\Windows\\System32\\cmd.exe"));
+        let shell = comspec();
         let env: Vec<_> = std::env::vars_os().collect();
         let cwd = std::env::temp_dir();
         let child = windows_launch(WinLaunch {
@@ -168,7 +166,7 @@ mod tests {
         assert_eq!(code, 0);
         drop(pty);
         let bytes = reader.join().unwrap();
-        if crate::sys::job::under_wine() {
+        if under_wine() {
             // Wine 8 creates the console and runs the command (exit 0 above) but its
             // conhost writes nothing to the output pipe (the same with a minimal C program):
             // checked on the workflow's Windows runner.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::command::Lookup;
 
 /// The shell a line runs in when the request names none.
-pub fn default_shell(_env: &[(OsString, OsString)]) -> String {
+pub fn default_shell() -> String {
     "/bin/sh".into()
 }
 
@@ -23,7 +23,7 @@ pub fn env_key(name: &OsStr) -> OsString {
 }
 
 /// The search path when the environment has no `PATH` (glibc's execvp).
-pub fn default_path(_env: &[(OsString, OsString)]) -> OsString {
+pub fn default_path() -> OsString {
     "/bin:/usr/bin".into()
 }
 
@@ -72,10 +72,6 @@ pub fn find_program(name: &str, path_var: &OsStr, _pathext: Option<&OsStr>, cwd:
 
 /// Whether the arguments can reach `program` exactly as given: always on Unix (argv is
 /// passed as it is).
-pub fn check_args(
-    _program: &Path,
-    _args: &[OsString],
-    _env: &[(OsString, OsString)],
-) -> Result<(), String> {
+pub fn check_args(_program: &Path, _args: &[OsString]) -> Result<(), String> {
     Ok(())
 }

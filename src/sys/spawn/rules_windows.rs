@@ -17,23 +17,32 @@ fn env_value<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsSt
         .map(|(_, v)| v.as_os_str())
 }
 
+/// This process's (Node's) environment: where the interpreter and the system directory are
+/// read from, never the request's (whose `ComSpec` would otherwise choose the program that runs
+/// every shell line and batch file).
+fn own_env() -> Vec<(OsString, OsString)> {
+    std::env::vars_os().collect()
+}
+
 fn system_root(env: &[(OsString, OsString)]) -> PathBuf {
     env_value(env, "SystemRoot")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("C:\\Windows"))
 }
 
-/// The command interpreter: `%ComSpec%`, else `%SystemRoot%\System32\cmd.exe`.
-pub fn comspec(env: &[(OsString, OsString)]) -> PathBuf {
-    env_value(env, "ComSpec")
+/// The command interpreter, as Node's `shell: true` finds it: this process's `%ComSpec%`, else
+/// `%SystemRoot%\System32\cmd.exe`.
+pub fn comspec() -> PathBuf {
+    let env = own_env();
+    env_value(&env, "ComSpec")
         .filter(|c| !c.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| system_root(env).join("System32").join("cmd.exe"))
+        .unwrap_or_else(|| system_root(&env).join("System32").join("cmd.exe"))
 }
 
-/// The shell a line runs in when the request names none: cmd.exe, as Node's `shell: true`.
-pub fn default_shell(env: &[(OsString, OsString)]) -> String {
-    comspec(env).to_string_lossy().into_owned()
+/// The shell a line runs in when the request names none: cmd.exe ([`comspec`]).
+pub fn default_shell() -> String {
+    comspec().to_string_lossy().into_owned()
 }
 
 /// The argv that runs `line` with `shell`, by the shell's kind (what the launch's command
@@ -57,9 +66,10 @@ pub fn env_key(name: &OsStr) -> OsString {
     wincmd::env_key(name)
 }
 
-/// The search path when the environment has none: `%SystemRoot%\System32;%SystemRoot%`.
-pub fn default_path(env: &[(OsString, OsString)]) -> OsString {
-    let root = system_root(env);
+/// The search path when the environment has none: `%SystemRoot%\System32;%SystemRoot%` (this
+/// process's `SystemRoot`).
+pub fn default_path() -> OsString {
+    let root = system_root(&own_env());
     format!("{};{}", root.join("System32").display(), root.display()).into()
 }
 
@@ -87,16 +97,12 @@ pub fn find_program(name: &str, path_var: &OsStr, pathext: Option<&OsStr>, cwd: 
 /// Whether `args` can reach `program` exactly: a batch file (`.cmd`, `.bat`) is run by cmd,
 /// whose escaping cannot carry every argument; what it cannot carry is refused, naming the
 /// argument (`args[i]`) and why: never passed on to be interpreted as a command.
-pub fn check_args(
-    program: &Path,
-    args: &[OsString],
-    env: &[(OsString, OsString)],
-) -> Result<(), String> {
+pub fn check_args(program: &Path, args: &[OsString]) -> Result<(), String> {
     let wide: Vec<Vec<u16>> = args
         .iter()
         .map(|a| wincmd::wide(&a.to_string_lossy()))
         .collect();
-    wincmd::direct_command(program, &[], &wide, &comspec(env))
+    wincmd::direct_command(program, &[], &wide, &comspec())
         .map(drop)
         .map_err(|(which, why)| wincmd::refusal_message(which, why))
 }

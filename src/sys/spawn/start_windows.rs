@@ -77,7 +77,7 @@ fn command_line(cmd: &Command<'_>) -> io::Result<WinCommand> {
     }
     let argv0 = cmd.argv.first().map(|s| to_wide(s)).unwrap_or_default();
     let args: Vec<Vec<u16>> = cmd.argv.iter().skip(1).map(|a| to_wide(a)).collect();
-    let comspec: PathBuf = super::rules::comspec(cmd.env);
+    let comspec: PathBuf = super::rules::comspec();
     wincmd::direct_command(program, &argv0, &args, &comspec).map_err(|(which, why)| {
         io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -262,15 +262,9 @@ pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
 mod tests {
     use super::*;
     use crate::sys::job::JobLimits;
+    use crate::sys::wintest::comspec;
     use std::io::Read;
     use std::os::windows::io::AsHandle;
-    use std::path::PathBuf;
-
-    fn comspec() -> PathBuf {
-        std::env::var_os("ComSpec")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("C:\\Windows\\System32\\cmd.exe"))
-    }
 
     /// Runs `command` with pipes; returns its exit code and output.
     fn run(command: wincmd::WinCommand) -> (u32, String) {
