@@ -103,11 +103,13 @@ test('kill() ends the whole tree: children, and grandchildren started detached',
   }
 });
 
-test('release() of a running terminal ends the whole tree', async () => {
+test('release() of a running terminal ends the whole tree; a wait begun before it sees exitCode null and a signal', async () => {
   const t = await acp.createTerminal(node(TREE_SCRIPT));
   const pids = await treePids(t);
   try {
+    const exited = t.waitForExit();
     await t.release();
+    endedBy(await exited);
     assert.deepEqual(await survivors([t.pid, ...pids]), []);
   } finally {
     cleanup(pids);
