@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { acp, native, run, nodeExe, tempDir, jobLimitUnenforced } from './helpers.mjs';
 
 const node = (script) => ({ command: nodeExe, args: ['-e', script] });
@@ -117,6 +118,48 @@ test('processCwd is null on Windows (another process cwd cannot be read); proces
   } finally {
     await a.release();
     await b.release();
+  }
+});
+
+test('allowedRoots: a cwd inside a root runs there (root and cwd in any case, with ..), one outside is ERR_CWD_OUTSIDE_ROOTS; the host the same', async () => {
+  const { dir, remove } = tempDir();
+  const outside = tempDir();
+  try {
+    const sub = path.join(dir, 'Sub');
+    fs.mkdirSync(sub);
+    const real = fs.realpathSync.native(sub);
+    for (const [cwd, roots] of [
+      [sub, [dir]],
+      [sub.toLowerCase(), [dir.toUpperCase()]],
+      [`${sub}\\..\\Sub`, [dir]],
+    ]) {
+      const t = await acp.createTerminal({ command: 'cd', cwd }, { allowedRoots: roots });
+      try {
+        assert.deepEqual(await t.waitForExit(), { exitCode: 0, signal: null });
+        // cmd's `cd` prints where it runs; the handle says the same directory, without \\?\.
+        assert.equal((await t.currentOutput()).output.toLowerCase(), `${real}\r\n`.toLowerCase(), JSON.stringify(cwd));
+        assert.equal(t.cwd.toLowerCase(), real.toLowerCase());
+      } finally {
+        await t.release();
+      }
+    }
+    await assert.rejects(acp.createTerminal({ command: 'cd', cwd: outside.dir }, { allowedRoots: [dir] }), (e) => {
+      assert.equal(e.code, 'ERR_CWD_OUTSIDE_ROOTS', e.message);
+      assert.ok(e.message.includes(outside.dir), e.message);
+      return true;
+    });
+    const host = new acp.TerminalHost({ allowedRoots: [dir.toUpperCase()] });
+    try {
+      const { terminalId } = await host.createTerminal({ sessionId: 's1', command: 'cd', cwd: sub });
+      assert.deepEqual(await host.waitForTerminalExit({ sessionId: 's1', terminalId }), { exitCode: 0, signal: null });
+      await host.releaseTerminal({ sessionId: 's1', terminalId });
+      await assert.rejects(host.createTerminal({ sessionId: 's1', command: 'cd', cwd: outside.dir }), (e) => e.code === 'ERR_CWD_OUTSIDE_ROOTS');
+    } finally {
+      await host.close();
+    }
+  } finally {
+    remove();
+    outside.remove();
   }
 });
 
