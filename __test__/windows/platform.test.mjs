@@ -163,6 +163,32 @@ test('allowedRoots: a cwd inside a root runs there (root and cwd in any case, wi
   }
 });
 
+test('cwd in the forms Windows accepts (/ separators, a trailing \\, another case) runs in the canonical directory; relative and drive-less ones are ERR_INVALID_CWD', async () => {
+  const { dir, remove } = tempDir();
+  try {
+    const real = fs.realpathSync.native(dir);
+    for (const cwd of [dir.replace(/\\/g, '/'), `${dir}\\`, dir.toLowerCase()]) {
+      const r = await acp.createTerminal({ command: 'cd', cwd });
+      try {
+        await r.waitForExit();
+        assert.equal(r.cwd, real, JSON.stringify(cwd));
+        assert.equal((await r.currentOutput()).output, `${real}\r\n`, JSON.stringify(cwd));
+      } finally {
+        await r.release();
+      }
+    }
+    for (const cwd of ['C:relative', '\\no-drive']) {
+      await assert.rejects(acp.createTerminal({ command: 'cd', cwd }), (e) => {
+        assert.equal(e.code, 'ERR_INVALID_CWD', e.message);
+        assert.ok(e.message.includes(cwd), e.message);
+        return true;
+      });
+    }
+  } finally {
+    remove();
+  }
+});
+
 test('bad input still gets a clear error: unknown cwd is ERR_INVALID_CWD naming it', async () => {
   await assert.rejects(acp.createTerminal({ command: 'echo x', cwd: 'C:\\acp-no-such-dir' }), (e) => {
     assert.equal(e.code, 'ERR_INVALID_CWD');
