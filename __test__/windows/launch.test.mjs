@@ -295,3 +295,18 @@ test('inheritEnv: false starts from an empty environment', async () => {
     delete process.env.ACP_WIN_INHERITED;
   }
 });
+
+test('bad env entries are ERR_INVALID_ARG naming env[i] (a name with = such as the hidden =C:, an empty name, a NUL)', async () => {
+  for (const [env, field] of [
+    [[{ name: 'OK', value: '1' }, { name: '=C:', value: 'C:\\x' }], 'env\\[1\\]\\.name'],
+    [[{ name: 'A=B', value: '1' }], 'env\\[0\\]\\.name'],
+    [[{ name: '', value: '1' }], 'env\\[0\\]\\.name'],
+    [[{ name: 'X', value: 'a\0b' }], 'env\\[0\\]\\.value'],
+  ]) {
+    await assert.rejects(acp.createTerminal({ command: 'echo x', env }), (e) => {
+      assert.equal(e.code, 'ERR_INVALID_ARG', e.message);
+      assert.match(e.message, new RegExp(`^${field}`));
+      return true;
+    });
+  }
+});
