@@ -291,6 +291,10 @@ test('inheritEnv: false starts from an empty environment', async () => {
       { inheritEnv: false },
     );
     assert.deepEqual(JSON.parse(empty.output), ['ACP_ONLY']);
+    // A shell line still finds cmd.exe (the Node process's %ComSpec%) and PATH's programs are not needed.
+    const line = await run({ command: 'echo [%ACP_WIN_INHERITED%] [%ACP_ONLY%]', env: [{ name: 'ACP_ONLY', value: '1' }] }, { inheritEnv: false });
+    assert.deepEqual(line.exitStatus, { exitCode: 0, signal: null });
+    assert.equal(line.output, '[%ACP_WIN_INHERITED%] [1]\r\n');
   } finally {
     delete process.env.ACP_WIN_INHERITED;
   }
