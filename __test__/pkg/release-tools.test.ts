@@ -67,7 +67,8 @@ test('.ci/run builds the Windows addon and runs its suites under Wine after npm 
   };
   expect(at('npm test')).toBeLessThan(at('npm run build:windows'));
   expect(at('npm run build:windows')).toBeLessThan(at('npm run test:windows'));
-  expect(at('npm run test:windows')).toBeLessThan(at('bash scripts/check-targets.sh'));
+  expect(at('npm run test:windows')).toBeLessThan(at('npm run test:windows:rust'));
+  expect(at('npm run test:windows:rust')).toBeLessThan(at('bash scripts/check-targets.sh'));
 });
 
 test('scripts/check-targets.sh checks both Windows msvc targets by default', () => {
