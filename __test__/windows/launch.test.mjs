@@ -314,3 +314,20 @@ test('bad env entries are ERR_INVALID_ARG naming env[i] (a name with = such as t
     });
   }
 });
+
+test('a file that is not a program: EFTYPE as Node reports it, the message naming the path as given', async () => {
+  const { dir, remove } = tempDir();
+  try {
+    const fake = path.join(dir, 'not-a-program ü.exe');
+    fs.writeFileSync(fake, 'text, not a PE image');
+    const viaNode = spawnSync(fake, ['x']);
+    assert.equal(viaNode.error?.code, 'EFTYPE');
+    await assert.rejects(acp.createTerminal({ command: fake, args: ['x'] }), (e) => {
+      assert.equal(e.code, 'EFTYPE', e.message);
+      assert.ok(e.message.includes(`\`${fake}\``), e.message);
+      return true;
+    });
+  } finally {
+    remove();
+  }
+});
