@@ -173,6 +173,16 @@ test('TerminalHost command policy: a deny rule holds for every spelling Windows 
   }
 });
 
+test("TerminalHost shell option: 'cmd' is found through the host's PATH (cmd.exe) and runs the line as cmd does", async () => {
+  const host = new acp.TerminalHost({ shell: 'cmd' });
+  try {
+    const r = await hostRun(host, { command: 'echo [%OS%]& exit /b 4' });
+    assert.deepEqual(r, { exit: { exitCode: 4, signal: null }, output: '[Windows_NT]\r\n' });
+  } finally {
+    await host.close();
+  }
+});
+
 test("TerminalHost shell option: 'powershell' is found through the host's PATH and runs the line", { skip: NO_POWERSHELL }, async () => {
   const host = new acp.TerminalHost({ shell: 'powershell' });
   try {

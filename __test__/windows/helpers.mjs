@@ -30,13 +30,14 @@ export const UNDER_WINE = fs.existsSync(path.join(system32, 'wineboot.exe'));
 /**
  * Under Wine, scripts/windows/test.sh first runs the probes in scripts/windows/probes/ and passes
  * what they found: ACP_WIN_PROBE_CONPTY (`works` when a pseudo console's output arrived) and
- * ACP_WIN_PROBE_JOB_LIMITS (the job limits Wine enforces). Wine 8: no ConPTY output (the command
- * runs, the output pipe stays empty), no job limit enforced. On Windows nothing is skipped.
+ * ACP_WIN_PROBE_JOB_LIMITS (the job limits Wine enforces). Wine 8: its pseudo console works (a
+ * write to CONOUT$ arrives) but a command attached to it does not get it as its standard handles,
+ * so what it prints goes nowhere; no job limit enforced. On Windows nothing is skipped.
  */
 const probe = (name) => process.env[`ACP_WIN_PROBE_${name}`];
 export const CONPTY_UNAVAILABLE =
   UNDER_WINE && probe('CONPTY') !== 'works'
-    ? `this Wine's ConPTY gives no output (probe: ${probe('CONPTY') ?? 'not run'}); tested on the workflow Windows runner`
+    ? `this Wine's ConPTY gives a command's output no way out (probe: ${probe('CONPTY') ?? 'not run'}); tested on the workflow Windows runner`
     : false;
 /** The skip condition of a test of the job limit behind `limits.<name>` (processes, memory, cpu). */
 export function jobLimitUnenforced(limit) {

@@ -291,7 +291,43 @@ test('inheritEnv: false starts from an empty environment', async () => {
       { inheritEnv: false },
     );
     assert.deepEqual(JSON.parse(empty.output), ['ACP_ONLY']);
+    // A shell line still finds cmd.exe (the Node process's %ComSpec%) and PATH's programs are not needed.
+    const line = await run({ command: 'echo [%ACP_WIN_INHERITED%] [%ACP_ONLY%]', env: [{ name: 'ACP_ONLY', value: '1' }] }, { inheritEnv: false });
+    assert.deepEqual(line.exitStatus, { exitCode: 0, signal: null });
+    assert.equal(line.output, '[%ACP_WIN_INHERITED%] [1]\r\n');
   } finally {
     delete process.env.ACP_WIN_INHERITED;
+  }
+});
+
+test('bad env entries are ERR_INVALID_ARG naming env[i] (a name with = such as the hidden =C:, an empty name, a NUL)', async () => {
+  for (const [env, field] of [
+    [[{ name: 'OK', value: '1' }, { name: '=C:', value: 'C:\\x' }], 'env\\[1\\]\\.name'],
+    [[{ name: 'A=B', value: '1' }], 'env\\[0\\]\\.name'],
+    [[{ name: '', value: '1' }], 'env\\[0\\]\\.name'],
+    [[{ name: 'X', value: 'a\0b' }], 'env\\[0\\]\\.value'],
+  ]) {
+    await assert.rejects(acp.createTerminal({ command: 'echo x', env }), (e) => {
+      assert.equal(e.code, 'ERR_INVALID_ARG', e.message);
+      assert.match(e.message, new RegExp(`^${field}`));
+      return true;
+    });
+  }
+});
+
+test('a file that is not a program: EFTYPE as Node reports it, the message naming the path as given', async () => {
+  const { dir, remove } = tempDir();
+  try {
+    const fake = path.join(dir, 'not-a-program ü.exe');
+    fs.writeFileSync(fake, 'text, not a PE image');
+    const viaNode = spawnSync(fake, ['x']);
+    assert.equal(viaNode.error?.code, 'EFTYPE');
+    await assert.rejects(acp.createTerminal({ command: fake, args: ['x'] }), (e) => {
+      assert.equal(e.code, 'EFTYPE', e.message);
+      assert.ok(e.message.includes(`\`${fake}\``), e.message);
+      return true;
+    });
+  } finally {
+    remove();
   }
 });

@@ -10,14 +10,31 @@ import { acp, root, run, nodeExe, alive, survivors, cleanup, TREE_SCRIPT, treePi
 const node = (script) => ({ command: nodeExe, args: ['-e', script] });
 
 test('stdout and stderr share one pipe: interleaved writes keep their order', async () => {
-  const r = await run(node('const fs = require("fs"); for (let i = 0; i < 200; i++) fs.writeSync(i % 2 ? 2 : 1, i + "\\n");'));
+  const chunks = [];
+  const r = await run(node('const fs = require("fs"); for (let i = 0; i < 200; i++) fs.writeSync(i % 2 ? 2 : 1, i + "\\n");'), { onOutput: (c) => void chunks.push(c) });
   assert.equal(r.exitStatus.exitCode, 0);
   assert.deepEqual(r.output.split('\n').filter(Boolean), Array.from({ length: 200 }, (_, i) => String(i)));
+  // options.onOutput got every byte, once, in order.
+  assert.equal(Buffer.concat(chunks).toString(), r.output);
 });
 
 test('stdin is at EOF', async () => {
   const r = await run(node('process.stdout.write("read " + require("fs").readFileSync(0).length)'));
   assert.equal(r.output, 'read 0');
+});
+
+test("stdin: 'pipe': write() reaches the command in order, closeStdin() gives it EOF, later writes are refused", async () => {
+  const t = await acp.createTerminal(node('let s = ""; process.stdin.setEncoding("utf8"); process.stdin.on("data", (d) => (s += d)); process.stdin.on("end", () => process.stdout.write("GOT " + JSON.stringify(s)));'), { stdin: 'pipe' });
+  try {
+    await t.write('one ');
+    await t.write(Buffer.from('twö\r\n'));
+    await t.closeStdin();
+    await assert.rejects(t.write('late'), (e) => e.code === 'ERR_STDIN_CLOSED');
+    assert.deepEqual(await t.waitForExit(), { exitCode: 0, signal: null });
+    assert.equal((await t.currentOutput()).output, 'GOT "one twö\\r\\n"');
+  } finally {
+    await t.release();
+  }
 });
 
 test('output bytes are decoded as on Linux: invalid UTF-8 becomes U+FFFD, non-ASCII kept', async () => {
@@ -86,11 +103,13 @@ test('kill() ends the whole tree: children, and grandchildren started detached',
   }
 });
 
-test('release() of a running terminal ends the whole tree', async () => {
+test('release() of a running terminal ends the whole tree; a wait begun before it sees exitCode null and a signal', async () => {
   const t = await acp.createTerminal(node(TREE_SCRIPT));
   const pids = await treePids(t);
   try {
+    const exited = t.waitForExit();
     await t.release();
+    endedBy(await exited);
     assert.deepEqual(await survivors([t.pid, ...pids]), []);
   } finally {
     cleanup(pids);

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { acp, native, run, nodeExe, tempDir, jobLimitUnenforced } from './helpers.mjs';
 
 const node = (script) => ({ command: nodeExe, args: ['-e', script] });
@@ -17,6 +18,8 @@ test('limits.processes: the terminal cannot start more processes than allowed', 
 
 test('limits.addressSpaceBytes: an allocation above the limit fails', { skip: jobLimitUnenforced('memory') }, async () => {
   const script = 'try { const b = Buffer.alloc(512 * 1024 * 1024, 1); process.stdout.write("allocated " + b.length) } catch (e) { process.stdout.write("failed") }';
+  const free = await run(node(script));
+  assert.equal(free.output, `allocated ${512 * 1024 * 1024}`, 'without the limit the allocation succeeds');
   const r = await run(node(script), { limits: { addressSpaceBytes: 256 * 1024 * 1024 } });
   assert.notEqual(r.output, `allocated ${512 * 1024 * 1024}`, JSON.stringify(r));
 });
@@ -115,6 +118,74 @@ test('processCwd is null on Windows (another process cwd cannot be read); proces
   } finally {
     await a.release();
     await b.release();
+  }
+});
+
+test('allowedRoots: a cwd inside a root runs there (root and cwd in any case, with ..), one outside is ERR_CWD_OUTSIDE_ROOTS; the host the same', async () => {
+  const { dir, remove } = tempDir();
+  const outside = tempDir();
+  try {
+    const sub = path.join(dir, 'Sub');
+    fs.mkdirSync(sub);
+    const real = fs.realpathSync.native(sub);
+    for (const [cwd, roots] of [
+      [sub, [dir]],
+      [sub.toLowerCase(), [dir.toUpperCase()]],
+      [`${sub}\\..\\Sub`, [dir]],
+    ]) {
+      const t = await acp.createTerminal({ command: 'cd', cwd }, { allowedRoots: roots });
+      try {
+        assert.deepEqual(await t.waitForExit(), { exitCode: 0, signal: null });
+        // cmd's `cd` prints where it runs; the handle says the same directory, without \\?\.
+        assert.equal((await t.currentOutput()).output.toLowerCase(), `${real}\r\n`.toLowerCase(), JSON.stringify(cwd));
+        assert.equal(t.cwd.toLowerCase(), real.toLowerCase());
+      } finally {
+        await t.release();
+      }
+    }
+    await assert.rejects(acp.createTerminal({ command: 'cd', cwd: outside.dir }, { allowedRoots: [dir] }), (e) => {
+      assert.equal(e.code, 'ERR_CWD_OUTSIDE_ROOTS', e.message);
+      assert.ok(e.message.includes(outside.dir), e.message);
+      return true;
+    });
+    const host = new acp.TerminalHost({ allowedRoots: [dir.toUpperCase()] });
+    try {
+      const { terminalId } = await host.createTerminal({ sessionId: 's1', command: 'cd', cwd: sub });
+      assert.deepEqual(await host.waitForTerminalExit({ sessionId: 's1', terminalId }), { exitCode: 0, signal: null });
+      await host.releaseTerminal({ sessionId: 's1', terminalId });
+      await assert.rejects(host.createTerminal({ sessionId: 's1', command: 'cd', cwd: outside.dir }), (e) => e.code === 'ERR_CWD_OUTSIDE_ROOTS');
+    } finally {
+      await host.close();
+    }
+  } finally {
+    remove();
+    outside.remove();
+  }
+});
+
+test('cwd in the forms Windows accepts (/ separators, a trailing \\, another case) runs in the canonical directory; relative and drive-less ones are ERR_INVALID_CWD', async () => {
+  const { dir, remove } = tempDir();
+  try {
+    const real = fs.realpathSync.native(dir);
+    for (const cwd of [dir.replace(/\\/g, '/'), `${dir}\\`, dir.toLowerCase()]) {
+      const r = await acp.createTerminal({ command: 'cd', cwd });
+      try {
+        await r.waitForExit();
+        assert.equal(r.cwd, real, JSON.stringify(cwd));
+        assert.equal((await r.currentOutput()).output, `${real}\r\n`, JSON.stringify(cwd));
+      } finally {
+        await r.release();
+      }
+    }
+    for (const cwd of ['C:relative', '\\no-drive']) {
+      await assert.rejects(acp.createTerminal({ command: 'cd', cwd }), (e) => {
+        assert.equal(e.code, 'ERR_INVALID_CWD', e.message);
+        assert.ok(e.message.includes(cwd), e.message);
+        return true;
+      });
+    }
+  } finally {
+    remove();
   }
 });
 

@@ -45,8 +45,14 @@ trap 'rm -rf "$out"' EXIT
 # What this Wine can do, found out rather than assumed: the suites skip (by name, with this
 # evidence) the tests of what a probe shows missing, and run them when a newer Wine has it.
 probe() { WINEPREFIX=$WINEPREFIX WINEDEBUG=-all "$WINE" "$ACP_WIN_TOOLS/probes/$1.exe" "${@:2}" </dev/null >"$out/probe.txt" 2>&1 || true; tail -n 1 "$out/probe.txt" | tr -d '\r'; }
-read -r _ _ seen _ <<<"$(probe conpty)"
-ACP_WIN_PROBE_CONPTY=$([ "${seen:-0}" = 1 ] && echo works || echo "no output")
+read -r _ _ seen conout _ <<<"$(probe conpty)"
+if [ "${seen:-0}" = 1 ]; then
+  ACP_WIN_PROBE_CONPTY=works
+elif [ "${conout:-0}" = 1 ]; then
+  ACP_WIN_PROBE_CONPTY="no output on the command's standard handles (its CONOUT\$ writes arrive)"
+else
+  ACP_WIN_PROBE_CONPTY="no output"
+fi
 ACP_WIN_PROBE_JOB_LIMITS=""
 for limit in processes memory cpu; do
   [ "$(probe joblimits "$limit")" = "$limit enforced" ] && ACP_WIN_PROBE_JOB_LIMITS+="$limit "

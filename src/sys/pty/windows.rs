@@ -167,9 +167,10 @@ mod tests {
         drop(pty);
         let bytes = reader.join().unwrap();
         if under_wine() {
-            // Wine 8 creates the console and runs the command (exit 0 above) but its
-            // conhost writes nothing to the output pipe (the same with a minimal C program):
-            // checked on the workflow's Windows runner.
+            // Wine 8 creates the console and runs the command (exit 0 above) but does not
+            // make the console the command's standard handles, so its echo goes nowhere
+            // (writes to CONOUT$ do arrive: scripts/windows/probes/conpty.c): checked on the
+            // workflow's Windows runner.
             eprintln!("skipped under Wine: a pseudo console's output is empty there");
             return;
         }
