@@ -50,7 +50,19 @@ pub struct Spawned {
 /// a pipe), stdout and stderr on one pipe, or all three on a pty ([`crate::sys::spawn`]).
 /// With it, the [`Leader`] its containment takes.
 pub fn spawn(plan: &SpawnPlan, join: Join<'_>) -> Result<(Spawned, Leader), TermError> {
-    let argv0 = plan.argv[0].to_string_lossy().escape_default().to_string();
+    // Control characters escaped; paths (backslashes) and non-ASCII names as they are.
+    let argv0: String = plan.argv[0]
+        .to_string_lossy()
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect();
     let ctx = || format!("spawning `{argv0}`");
     let ends = launch::open_ends(plan.io).map_err(|e| TermError::from_io(&e, &ctx()))?;
     let sandbox = prepare_sandbox(plan, &ends)?;

@@ -206,7 +206,10 @@ fn canonical_roots(roots: Option<&[String]>) -> Result<Option<Vec<PathBuf>>, Ter
                     "{field} must be an absolute path, got `{r}`"
                 )));
             }
-            std::fs::canonicalize(r)
+            // Resolved as the cwd is (its opened directory's path), so both are compared in
+            // one form (Windows' canonicalize answers `\\?\` paths, the cwd's has none).
+            crate::sys::cwd::open_dir(Path::new(r))
+                .and_then(|d| crate::sys::cwd::dir_path(&d))
                 .map_err(|e| TermError::invalid_arg(format!("{field} `{r}`: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()
