@@ -21,12 +21,10 @@ pub use unix::gone_reader_error;
 pub use unix::{pipe_cloexec, reader_gone, InputWriter, OutputReader};
 #[cfg(windows)]
 mod windows;
+#[cfg(all(windows, test))]
+pub use windows::gone_reader_error;
 #[cfg(windows)]
-#[allow(unused_imports)] // the core uses these once it runs on Windows
-pub use windows::{
-    gone_reader_error, null_input, pipe, reader_gone, InputWriter, OutputReader, PipeReader,
-    PipeWriter,
-};
+pub use windows::{null_input, pipe, reader_gone, InputWriter, OutputReader};
 
 /// Our end of a command's pipe (or pseudo-terminal): a descriptor on Unix, a handle on
 /// Windows. [`OutputReader::new`] and [`InputWriter::new`] take it.
