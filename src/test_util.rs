@@ -1,6 +1,6 @@
 //! Helpers shared by the unit tests of several modules.
 // Their users are Unix tests (Windows is tested through the package, __test__/windows).
-#![cfg_attr(windows, allow(dead_code))]
+#![cfg_attr(not(unix), allow(dead_code))]
 
 #[cfg(unix)]
 use std::os::unix::process::CommandExt;

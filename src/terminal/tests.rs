@@ -1,7 +1,7 @@
 //! The terminal with real processes, without Node: draining after the exit, kill through the
 //! containment's escalation, the timeout, release.
 // The tests that start sh lines are Unix's; their helpers go unused on Windows.
-#![cfg_attr(windows, allow(dead_code, unused_imports))]
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
 
 use std::time::Duration;
 
