@@ -112,6 +112,8 @@ async fn kill_is_term_for_a_plain_command_and_kill_for_one_that_traps_it() {
     }
 }
 
+// sh lines and signals: Unix (Windows: __test__/windows/lifecycle.test.mjs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_timeout_kills_through_the_same_escalation() {
     let mut req = request("exec sleep 30", 2000);
