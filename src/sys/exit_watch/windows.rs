@@ -178,38 +178,13 @@ pub fn exit_signal(child: &Child) -> io::Result<Option<ExitSignal>> {
 mod tests {
     use super::*;
     use crate::sys::job::{Job, JobLimits};
-    use crate::sys::spawn::wincmd::{shell_command_line, wide, ShellKind};
-    use crate::sys::spawn::{windows_launch, WinLaunch, WinStdio};
-    use std::os::windows::io::AsHandle;
+    use crate::sys::wintest::cmd_in;
 
     #[test]
     fn the_child_is_reaped_after_its_exit_signal_with_the_full_code() {
         let job = Job::create(&JobLimits::default()).unwrap();
-        let shell = std::path::PathBuf::from(
-            std::env::var_os("ComSpec").unwrap_or_else(|| "C:\\Windows\\System32\\cmd.exe".into()),
-        );
-        let (_read, write) = crate::sys::pipe::pipe().unwrap();
-        let stdin = crate::sys::pipe::null_input().unwrap();
-        let env: Vec<_> = std::env::vars_os().collect();
-        let cwd = std::env::temp_dir();
         // 0xC0000005 (an access violation's NTSTATUS) as cmd's signed exit code.
-        let line = "ping -n 2 127.0.0.1 >NUL & exit /b -1073741819";
-        let child = windows_launch(WinLaunch {
-            application: &shell,
-            command_line: shell_command_line(
-                &wide(&shell.to_string_lossy()),
-                ShellKind::Cmd,
-                &wide(line),
-            ),
-            env: &env,
-            cwd: &cwd,
-            stdio: WinStdio::Handles {
-                stdin: stdin.as_handle(),
-                output: write.as_handle(),
-            },
-            job: &job,
-        })
-        .unwrap();
+        let (child, _output) = cmd_in(&job, "ping -n 2 127.0.0.1 >NUL & exit /b -1073741819");
         let mut child = Child::from_handle(Arc::new(child.process));
         assert_eq!(child.try_reap(), None, "reaped while it runs");
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -227,37 +202,12 @@ mod tests {
     #[test]
     fn the_exit_wakes_an_async_waiter_with_the_code() {
         let job = Job::create(&JobLimits::default()).unwrap();
-        let shell = std::path::PathBuf::from(
-            std::env::var_os("ComSpec").unwrap_or_else(|| "C:\\Windows\\System32\\cmd.exe".into()),
-        );
-        let (_read, write) = crate::sys::pipe::pipe().unwrap();
-        let stdin = crate::sys::pipe::null_input().unwrap();
-        let env: Vec<_> = std::env::vars_os().collect();
-        let cwd = std::env::temp_dir();
-        let launch = |line: &str| {
-            windows_launch(WinLaunch {
-                application: &shell,
-                command_line: shell_command_line(
-                    &wide(&shell.to_string_lossy()),
-                    ShellKind::Cmd,
-                    &wide(line),
-                ),
-                env: &env,
-                cwd: &cwd,
-                stdio: WinStdio::Handles {
-                    stdin: stdin.as_handle(),
-                    output: write.as_handle(),
-                },
-                job: &job,
-            })
-            .unwrap()
-        };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .unwrap();
-        let quick = launch("exit /b 7");
-        let slow = launch("ping -n 300 127.0.0.1 >NUL");
+        let (quick, _quick_output) = cmd_in(&job, "exit /b 7");
+        let (slow, _slow_output) = cmd_in(&job, "ping -n 300 127.0.0.1 >NUL");
         let slow_process = Arc::new(slow.process);
         rt.block_on(async {
             let mut wait = ExitWait::new(Arc::new(quick.process)).unwrap();
@@ -280,29 +230,7 @@ mod tests {
         // the command runs, then dropped. The next wait must not answer until the exit (it
         // once read the exit code of the running process, 259, and every later wait at once).
         let job = Job::create(&JobLimits::default()).unwrap();
-        let shell = std::path::PathBuf::from(
-            std::env::var_os("ComSpec").unwrap_or_else(|| "C:\\Windows\\System32\\cmd.exe".into()),
-        );
-        let (_read, write) = crate::sys::pipe::pipe().unwrap();
-        let stdin = crate::sys::pipe::null_input().unwrap();
-        let env: Vec<_> = std::env::vars_os().collect();
-        let cwd = std::env::temp_dir();
-        let child = windows_launch(WinLaunch {
-            application: &shell,
-            command_line: shell_command_line(
-                &wide(&shell.to_string_lossy()),
-                ShellKind::Cmd,
-                &wide("ping -n 300 127.0.0.1 >NUL"),
-            ),
-            env: &env,
-            cwd: &cwd,
-            stdio: WinStdio::Handles {
-                stdin: stdin.as_handle(),
-                output: write.as_handle(),
-            },
-            job: &job,
-        })
-        .unwrap();
+        let (child, _output) = cmd_in(&job, "ping -n 300 127.0.0.1 >NUL");
         let process = Arc::new(child.process);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
