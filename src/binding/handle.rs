@@ -10,7 +10,7 @@ use napi_derive::napi;
 
 use super::args::*;
 use super::errors::{js_error, rejected, settle};
-use super::sink::{JsSink, OutputChunkInfo};
+use super::sink::{JsSink, Listeners, OutputChunkInfo};
 use super::strings::output_string;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
@@ -70,6 +70,8 @@ pub struct TerminalHandle {
     /// (a hidden property), so it is collected with the handle; polling agents get the same
     /// string again while nothing changed instead of a fresh decode of up to the whole limit.
     pub(super) cache: std::cell::RefCell<Option<OutputCache>>,
+    /// Its `onOutput` listeners: flushed before the exit is reported (see [`super::sink`]).
+    pub(super) listeners: Listeners,
 }
 
 pub(super) struct OutputCache {
@@ -160,6 +162,12 @@ impl TerminalHandle {
                 (output, truncated, exit)
             }
         };
+        drop(cache);
+        if exit.is_some() {
+            // The status is about to show: every listener gets its last bytes first (the
+            // output pump handed them every byte before it published the exit).
+            self.listeners.flush(env);
+        }
         let mut obj = Object::new(env)?;
         obj.set_named_property("output", output)?;
         obj.set_named_property("truncated", truncated)?;
@@ -169,8 +177,9 @@ impl TerminalHandle {
         PromiseRaw::resolve(env, obj)
     }
 
-    /// Resolves with the exit status once the command exited and every byte it wrote is in
-    /// `currentOutput()`. Any number of concurrent waiters.
+    /// Resolves with the exit status once the command exited, every byte it wrote is in
+    /// `currentOutput()`, and every `onOutput` listener received its last byte. Any number of
+    /// concurrent waiters.
     #[napi(ts_return_type = "Promise<TerminalExitStatus>")]
     pub fn wait_for_exit<'env>(
         &self,
@@ -179,14 +188,17 @@ impl TerminalHandle {
         if self.term.is_released() {
             return rejected(env, TermError::released(self.term.id()));
         }
-        if let Some(st) = self.term.exit_status() {
-            return PromiseRaw::resolve(env, st.into());
-        }
         let term = self.term.clone();
+        let listeners = self.listeners.clone();
+        // Settled on the JS thread, even when the exit is known already: the listeners'
+        // pending bytes are delivered there first, then the promise resolves.
         settle(
             env,
             async move { Ok(term.wait_for_exit().await) },
-            |_env, st| Ok(st.into()),
+            move |env, st| {
+                listeners.flush(env);
+                Ok(st.into())
+            },
         )
     }
 
@@ -248,6 +260,7 @@ impl TerminalHandle {
             Ok(k) => k,
             Err(e) => return Err(js_error(env, e)),
         };
+        self.listeners.add(sink.clone());
         let term = self.term.clone();
         env.create_function_from_closure::<(), (), _>("unsubscribe", move |_| {
             sink.cancel();

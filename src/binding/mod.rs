@@ -78,9 +78,11 @@ pub fn create_terminal<'env>(
         Err(e) => return rejected(env, e),
     };
     // options.onOutput: subscribed before the output pump starts, so it gets every byte.
+    let listeners = sink::Listeners::default();
     match options::on_output_listener(options.as_ref()) {
         Ok(Some(listener)) => {
             let sink = sink::JsSink::new(env, &listener)?;
+            listeners.add(sink.clone());
             req.terminal.first_sink = Some(SharedSink(Arc::new(sink)));
         }
         Ok(None) => {}
@@ -104,6 +106,7 @@ pub fn create_terminal<'env>(
                 term,
                 registry,
                 cache: Default::default(),
+                listeners,
             })
         },
     )

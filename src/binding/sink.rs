@@ -3,7 +3,14 @@
 //! chunks coalesce while JS is busy and a slow listener never slows the command. What is
 //! pending is bounded ([`crate::pending`]): a listener more than 8 MiB behind loses the oldest
 //! bytes, and its next call says how many.
+//!
+//! Invariant: the exit is reported after the last byte. The queued call and the settlement of
+//! `waitForExit()` travel to the JS thread separately, in no fixed order; so whatever reports
+//! the exit to JS first hands every pending byte to every listener of the terminal
+//! ([`Listeners::flush`]), on the JS thread, before the promise settles or the status shows.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::*;
@@ -103,6 +110,11 @@ impl JsSink {
         Ok(())
     }
 
+    /// Whether `unsubscribe` was called.
+    fn is_cancelled(&self) -> bool {
+        self.lock().cancelled
+    }
+
     pub(super) fn cancel(&self) {
         let mut s = self.lock();
         s.cancelled = true;
@@ -128,5 +140,32 @@ impl OutputSink for Arc<JsSink> {
 
     fn close(&self) {
         // Pending data is still delivered by the call already queued.
+    }
+}
+
+/// The listeners of one terminal handle, kept on the JS thread so that what reports the exit
+/// can deliver their pending bytes first.
+#[derive(Clone, Default)]
+pub(super) struct Listeners(Rc<RefCell<Vec<Arc<JsSink>>>>);
+
+impl Listeners {
+    /// Remembers a listener (unsubscribed ones are forgotten at the next add).
+    pub(super) fn add(&self, sink: Arc<JsSink>) {
+        let mut list = self.0.borrow_mut();
+        list.retain(|s| !s.is_cancelled());
+        list.push(sink);
+    }
+
+    /// On the JS thread: calls every listener with what is pending for it now, as its queued
+    /// call would have. A listener that throws is reported as an uncaught exception (as from
+    /// its queued call), and the others are still called.
+    pub(super) fn flush(&self, env: &Env) {
+        // A copy: a listener may subscribe another one while it runs.
+        let list: Vec<Arc<JsSink>> = self.0.borrow().clone();
+        for sink in list {
+            if let Err(e) = sink.deliver(env) {
+                env.fatal_exception(e);
+            }
+        }
     }
 }
