@@ -15,6 +15,7 @@ use super::strings::output_string;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::keys;
+use crate::output::display::DisplayOptions;
 use crate::registry::Registry;
 use crate::sys::pty::PtySize;
 use crate::terminal::{OutputVersion, Terminal};
@@ -45,6 +46,14 @@ pub struct TerminalOutputResponse {
 pub struct OnOutputOptions {
     /// Deliver the output retained so far first (default `false`: only what arrives from now).
     pub replay: Option<bool>,
+    /// `'safe'`: the listener gets the output filtered for a real terminal, as
+    /// `sanitizeForDisplay()` filters it (text, colours and cursor movement; no clipboard,
+    /// title, query or other sequence that acts on the user's terminal), across chunk
+    /// boundaries. `'raw'` (default): the bytes as the command wrote them.
+    #[napi(ts_type = "'raw' | 'safe' | null")]
+    pub display: Option<String>,
+    /// With `display: 'safe'`, keep window title changes (OSC 0, 1, 2; default false).
+    pub allow_title: Option<bool>,
 }
 
 /// Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`).
@@ -242,7 +251,9 @@ impl TerminalHandle {
     /// the oldest waiting bytes are dropped, and the next call's `info.dropped` says how many
     /// (0 normally); `currentOutput()` is never affected. With `{ replay: true }` the output
     /// retained so far comes first (so a listener attached right after `createTerminal` sees
-    /// everything within the limit; the same mark applies to it).
+    /// everything within the limit; the same mark applies to it). With `{ display: 'safe' }`
+    /// the listener gets what is safe to write to a real terminal (see `sanitizeForDisplay`;
+    /// `info.dropped` then counts filtered bytes).
     /// Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
     #[napi(
         ts_args_type = "listener: (chunk: Buffer, info: OutputChunkInfo) => void, options?: OnOutputOptions | null",
@@ -254,8 +265,16 @@ impl TerminalHandle {
         listener: Function<'env, FnArgs<(Buffer, OutputChunkInfo)>, UnknownReturnValue>,
         options: Option<OnOutputOptions>,
     ) -> Result<Function<'env, (), ()>> {
-        let replay = options.and_then(|o| o.replay).unwrap_or(false);
-        let sink = JsSink::new(env, &listener)?;
+        let replay = options.as_ref().and_then(|o| o.replay).unwrap_or(false);
+        let safe = options.as_ref().and_then(|o| o.display.as_deref());
+        let display = match super::display::display_mode(safe) {
+            Ok(true) => Some(DisplayOptions {
+                allow_title: options.as_ref().and_then(|o| o.allow_title) == Some(true),
+            }),
+            Ok(false) => None,
+            Err(e) => return Err(js_error(env, e)),
+        };
+        let sink = JsSink::new(env, &listener, display)?;
         let key = match self.term.subscribe(Arc::new(sink.clone()), replay) {
             Ok(k) => k,
             Err(e) => return Err(js_error(env, e)),

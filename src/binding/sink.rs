@@ -21,6 +21,7 @@ use napi::Env;
 
 use napi_derive::napi;
 
+use crate::output::display::{DisplayFilter, DisplayOptions};
 use crate::pending::{Pending, HIGH_WATER_MARK};
 use crate::terminal::OutputSink;
 
@@ -28,6 +29,11 @@ struct SinkState {
     pending: Pending,
     scheduled: bool,
     cancelled: bool,
+    /// `display: 'safe'`: what reaches the listener is filtered first (on the reader's
+    /// thread, before the pending bound, so the filter sees every byte in order).
+    display: Option<DisplayFilter>,
+    /// Scratch space for the filter's output.
+    filtered: Vec<u8>,
 }
 
 /// What a listener learns besides the bytes of a chunk.
@@ -56,15 +62,20 @@ pub(super) struct JsSink {
 }
 
 impl JsSink {
+    /// A sink for `listener`; with `display`, the listener gets the output filtered for a
+    /// real terminal ([`crate::output::display`]).
     pub(super) fn new(
         env: &Env,
         listener: &Function<ListenerArgs, UnknownReturnValue>,
+        display: Option<DisplayOptions>,
     ) -> Result<Arc<Self>> {
         let sink = Arc::new(JsSink {
             state: Mutex::new(SinkState {
                 pending: Pending::new(HIGH_WATER_MARK),
                 scheduled: false,
                 cancelled: false,
+                display: display.map(DisplayFilter::new),
+                filtered: Vec::new(),
             }),
             listener: listener.create_ref()?,
             dispatch: std::sync::OnceLock::new(),
@@ -124,14 +135,24 @@ impl JsSink {
 
 impl OutputSink for Arc<JsSink> {
     fn push(&self, chunk: &[u8]) {
-        let mut s = self.lock();
+        let mut guard = self.lock();
+        let s = &mut *guard;
         if s.cancelled {
             return;
         }
-        s.pending.push(chunk);
+        if let Some(filter) = s.display.as_mut() {
+            s.filtered.clear();
+            filter.filter(chunk, &mut s.filtered);
+            if s.filtered.is_empty() {
+                return;
+            }
+            s.pending.push(&s.filtered);
+        } else {
+            s.pending.push(chunk);
+        }
         if !s.scheduled {
             s.scheduled = true;
-            drop(s);
+            drop(guard);
             if let Some(d) = self.dispatch.get() {
                 d.call(self.clone(), ThreadsafeFunctionCallMode::NonBlocking);
             }
