@@ -13,13 +13,10 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { renderTerminalOutputAsync } from './screen-text';
 import { loadNative } from './native';
-import { asBashC, MarkerScanner, type Marker, rcText, removeEcho, removeTraces } from './session-protocol';
+import { asBashC, MarkerScanner, type Marker, rcInput, removeEcho, removeTraces } from './session-protocol';
 import type { ExecuteResult, InterruptReport, PtyTerminalLike } from './session-types';
 import { TailBuffer } from './tail-buffer';
 import type { ExitStatus } from './types';
@@ -114,7 +111,6 @@ export class Session {
 
   constructor(
     readonly id: string,
-    readonly dir: string,
     private readonly maxBytes: number,
     cwd: string,
   ) {
@@ -124,14 +120,9 @@ export class Session {
     this.scanner = new MarkerScanner(this.token);
   }
 
-  /** The private file each command is written to and sourced from. */
-  get commandFile(): string {
-    return path.join(this.dir, 'command.sh');
-  }
-
-  /** The rc file: private settings, read-only PROMPT_COMMAND printing the marker, then deletes itself. */
-  rcText(rcPath: string): string {
-    return rcText(this.token, rcPath);
+  /** What is typed to run the rc: private settings, a read-only PROMPT_COMMAND printing the marker. */
+  rcInput(): string {
+    return rcInput(this.token);
   }
 
   /** Starts reading the terminal's output (retained output first) and watching for the shell's exit. */
@@ -351,12 +342,12 @@ export class Session {
     };
     let rendered: string;
     if (this.typedLine !== undefined) {
-      rendered = removeTraces(await render(removeEcho(text, this.typedLine)), this.commandFile);
+      rendered = removeTraces(await render(removeEcho(text, this.typedLine)));
       if (completion) this.typedLine = undefined;
     } else {
       rendered = await render(text);
     }
-    rendered = asBashC(rendered, this.commandFile).replace(/\s+$/, '');
+    rendered = asBashC(rendered).replace(/\s+$/, '');
     // A full-screen program still showing: what a person sees is its screen (from the emulator).
     const current = this.alternate && screen ? await screen() : undefined;
     if (current !== undefined) {
@@ -485,29 +476,6 @@ export class Session {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
-}
-
-/** Private directories of live sessions, removed at exit even if `closeAll()` was never called. */
-const liveDirs = new Set<string>();
-let exitHookInstalled = false;
-
-/** Creates a session's private (0700) directory, removed at exit at the latest. */
-export function makeSessionDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-shell-'));
-  liveDirs.add(dir);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const d of liveDirs) fs.rmSync(d, { recursive: true, force: true });
-    });
-  }
-  return dir;
-}
-
-/** Removes a session's private directory. */
-export function removeSessionDir(dir: string): void {
-  liveDirs.delete(dir);
-  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /**

@@ -9,12 +9,15 @@
 ///   `createTerminal(..., { pty })`, told to source a private rc (which deletes itself): echo off, the
 ///   completion marker as the prompt, history in memory only. No system or user rc runs; no line
 ///   editor, so nothing is redrawn or echoed and the stream holds only output.
-/// - The command text is never typed: it is written to a file in a private (0700) directory and the
-///   shell is sent one short line that sources it with `.` in POSIX mode (so no function can stand in
-///   for `.`). Heredocs, multi-line scripts and quotes are parsed by bash from the file as one unit, the
-///   4095-byte line limit does not apply, and the command runs in the shell itself (cd, export,
-///   functions, `set` options and background jobs persist). A here-document left open is refused
-///   before anything runs (`bash -n`), as bash would run it with exit status 0.
+/// - Nothing is written to a file: the rc and each command reach the shell through its pty only, so
+///   no host-side path exists that a command (in the sandbox or not) could replace with a symlink or
+///   a FIFO, fill, or make unremovable. The command text is typed as `$'...'` words (printable ASCII,
+///   every other byte escaped, so the terminal's line discipline acts on none) into a here-string of
+///   the shell's own, which the shell sources with `.` in POSIX mode (so no function can stand in for
+///   `.`). Heredocs, multi-line scripts and quotes are parsed by bash as one unit, the 4095-byte line
+///   limit does not apply, and the command runs in the shell itself (cd, export, functions, `set`
+///   options and background jobs persist). A here-document left open is refused before anything runs
+///   (`bash -n` on the text, given on its stdin), as bash would run it with exit status 0.
 /// - Completion: bash's own prompt prints `ESC ] 6973 ; <token> ; E ; <seq> ; <$?> BEL` (prompt
 ///   expansion: no command runs, so redefining `builtin` or `printf` changes nothing; PS1 is reset
 ///   from a read-only copy before every prompt). The 128-bit token exists in the shell only as octal
@@ -44,13 +47,12 @@
 /// carries its tag in its environment, and closing kills those as well as the shell's session tree.
 
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { AcpTerminalError, invalidArg } from './errors';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative } from './native';
-import { commandFileText, commandInput, commandLine, rcLine } from './session-protocol';
-import { makeSessionDir, promptState, removeSessionDir, Session, SESSION_TAG_VAR } from './session';
+import { commandInput, commandLine, commandText } from './session-protocol';
+import { promptState, Session, SESSION_TAG_VAR } from './session';
 import type {
   ExecuteRequest,
   ExecuteResult,
@@ -415,9 +417,8 @@ export class ShellSessions implements AsyncDisposable {
       await send(() => terminal.write(command));
       mode = 'input';
     } else {
-      fs.mkdirSync(s.dir, { recursive: true, mode: 0o700 });
-      fs.writeFileSync(s.commandFile, commandFileText(command), { mode: 0o600 });
-      const open = await findOpenHereDocument(this.bash(), command, s.commandFile);
+      const text = commandText(command);
+      const open = await findOpenHereDocument(this.bash(), command, text);
       if (open) {
         throw new AcpTerminalError(
           'ERR_INVALID_ARG',
@@ -429,7 +430,7 @@ export class ShellSessions implements AsyncDisposable {
       s.restoreModes();
       s.seq += 1;
       s.waitFor(s.seq);
-      const line = commandLine(s.seq, s.commandFile);
+      const line = commandLine(s.seq, text);
       s.typedLine = line;
       await send(() => terminal.write(commandInput(line)));
       mode = 'command';
@@ -462,12 +463,9 @@ export class ShellSessions implements AsyncDisposable {
 
   private async start(id: string, cwd: string): Promise<Session> {
     await this.evictFor();
-    const dir = makeSessionDir();
-    const session = new Session(id, dir, this.maxOutputBytes, cwd);
+    const session = new Session(id, this.maxOutputBytes, cwd);
     session.size = { cols: this.cols, rows: this.rows };
-    const rcPath = path.join(dir, 'rc');
     try {
-      fs.writeFileSync(rcPath, session.rcText(rcPath), { mode: 0o600 });
       const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
       // Every process the session starts inherits its tag, which close() finds them by.
@@ -487,14 +485,14 @@ export class ShellSessions implements AsyncDisposable {
           // Text mode for its emulator (query answers, full-screen programs); the scrollback is not used.
           ...(this.screen ? { output: 'text' as const, scrollback: 0 } : {}),
           ...(inheritEnv !== undefined ? { inheritEnv } : {}),
-          // A sandbox hides the host's /tmp, where the session's rc is: its directory is bound in.
-          ...(this.sandbox !== undefined ? { sandbox: { ...this.sandbox, writableRoots: [...this.sandbox.writableRoots, dir] } } : {}),
+          // The sandbox as given: the session adds no writable root (it keeps no file of its own).
+          ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
         },
       );
       session.attach(terminal);
-      // The rc is sourced by a typed line rather than `--rcfile`, which would also read the system
-      // bashrc; this echo and the default prompt come before the first marker and are dropped.
-      await terminal.write(rcLine(rcPath));
+      // The rc is typed rather than given by `--rcfile`, which would also read the system bashrc (and
+      // be a file); its echo and the default prompt come before the first marker and are dropped.
+      await terminal.write(session.rcInput());
       const deadline = Date.now() + this.startTimeoutMs;
       while (!session.ready && !session.exit && Date.now() < deadline) await session.changed(deadline - Date.now());
       if (!session.ready) {
@@ -508,12 +506,10 @@ export class ShellSessions implements AsyncDisposable {
       }
     } catch (error) {
       await this.kill(session).catch(() => undefined);
-      removeSessionDir(dir);
       throw error;
     }
     if (this.closed) {
       await this.kill(session);
-      removeSessionDir(dir);
       throw new AcpTerminalError('ERR_HOST_CLOSED', 'the shell sessions were closed while a session was starting');
     }
     session.lastUsed = performanceNow();
@@ -545,7 +541,6 @@ export class ShellSessions implements AsyncDisposable {
     if (session.closed) return;
     session.closed = true;
     await this.kill(session);
-    removeSessionDir(session.dir);
   }
 
   private async kill(session: Session): Promise<void> {
