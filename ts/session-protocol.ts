@@ -94,7 +94,6 @@ export function rcText(token: string): string {
     'history -c',
     'unset HISTFILE',
     "PS2=''",
-    'export PAGER=cat GIT_PAGER=cat',
     '__acp_n=0',
     `declare -r __acp_ps1=${shellQuote(prompt)}`,
     `declare -r __acp_ps0=${shellQuote(start)}`,
