@@ -19,19 +19,18 @@ const isRoot = process.getuid?.() === 0;
 
 afterAll(removePackageCopy);
 
-/** What a child reports (on stderr, after `REPORT `), and what it wrote to stdout. */
+/** What a child reports (on stderr, after `REPORT `; undefined when it was killed first), and what it wrote to stdout. */
 interface Run {
   report: Record<string, unknown> | undefined;
   stdout: string;
   stderr: string;
-  timedOut: boolean;
 }
 
 /**
  * Runs, in a child Node process (as nobody with `nobody`), a ShellSessions in the sandbox (writable
  * root: a fresh work directory; TMPDIR: a fresh private directory) that runs `attack` and then
- * `next`. The child reports the results, whether its event loop ticked while `next` was pending,
- * `closeAll()`'s outcome, and what is left in its TMPDIR.
+ * `next`. The child reports the results, `closeAll()`'s outcome and what is left in its TMPDIR; a
+ * child whose event loop stays blocked is killed after 25 s and reports nothing.
  */
 function runAttack(
   attack: string | ((outside: string) => string),
@@ -54,17 +53,11 @@ const report = (r) => process.stderr.write('REPORT ' + JSON.stringify(r) + '\\n'
 (async () => {
   const shells = new ShellSessions({ cwd: ${JSON.stringify(work)}, sandbox: ${JSON.stringify(sandbox)}, timeoutMs: 10000 });
   const attack = await shells.execute({ command: ${JSON.stringify(typeof attack === 'string' ? attack : attack(outside))} });
-  let ticked = false;
-  const tick = setTimeout(() => { ticked = true; }, 200);
-  const next = await Promise.race([
-    shells.execute({ command: ${JSON.stringify(next)} }),
-    new Promise((r) => setTimeout(() => r({ status: 'pending' }), 8000)),
-  ]);
-  await new Promise((r) => setTimeout(r, 250));
-  clearTimeout(tick);
+  // A host blocked in a synchronous open never gets here: the parent then finds no report.
+  const next = await shells.execute({ command: ${JSON.stringify(next)} });
   let closed = 'ok';
   try { await shells.closeAll(); } catch (e) { closed = e.code || String(e); }
-  report({ attack, next, ticked, closed, left: fs.readdirSync(${JSON.stringify(tmp)}) });
+  report({ attack, next, closed, left: fs.readdirSync(${JSON.stringify(tmp)}) });
   process.exit(0);
 })().catch((e) => { report({ error: String(e && e.stack || e) }); process.exit(1); });
 `;
@@ -83,7 +76,6 @@ const report = (r) => process.stderr.write('REPORT ' + JSON.stringify(r) + '\\n'
     report: line ? (JSON.parse(line[1]!) as Record<string, unknown>) : undefined,
     stdout: r.stdout ?? '',
     stderr: r.stderr ?? '',
-    timedOut: line === null,
     work,
     outside,
   };
@@ -127,8 +119,7 @@ describeIf('sandbox', info.available, `containmentInfo().sandbox is unavailable:
       test("a FIFO where the host keeps the command text: the host's event loop never blocks", () => {
         const r = runAttack(`${FIND_DIRS}; rm -f "$d/command.sh"; mkfifo "$d/command.sh" 2>/dev/null; done; true`, 'echo NEXT-COMMAND', { nobody });
         try {
-          expect(r.timedOut).toBe(false);
-          expect(r.report).toMatchObject({ ticked: true, next: { status: 'completed', content: 'NEXT-COMMAND' }, closed: 'ok' });
+          expect(r.report).toMatchObject({ next: { status: 'completed', content: 'NEXT-COMMAND' }, closed: 'ok' });
         } finally {
           cleanup(r);
         }
@@ -179,7 +170,6 @@ testIf('sandbox', info.available, 'containmentInfo().sandbox is unavailable')('t
     expect(r.report).toMatchObject({
       attack: { status: 'completed', content: 'ATTACK' },
       next: { status: 'completed', content: 'NEXT-COMMAND' },
-      ticked: true,
       closed: 'ok',
     });
   } finally {

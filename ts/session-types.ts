@@ -126,7 +126,11 @@ export interface ExecuteRequest {
    * line end of the text is that Enter, not a second one). A lone key name (`C-c`) is sent as the key.
    */
   isInput?: boolean;
-  /** Do not press Enter after the text. */
+  /**
+   * With `isInput`: do not press Enter after the text (the running program gets it as typed so far).
+   * With nothing running it is refused (`ERR_NO_RUNNING_COMMAND`, `details.field: 'noEnter'`) and
+   * nothing is typed: the prompt has no line editor, so typed text could be neither seen nor completed.
+   */
   noEnter?: boolean;
   /** How long to wait for the command to finish before returning `status: 'running'` (default 30 000). */
   timeoutMs?: number;

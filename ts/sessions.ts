@@ -412,10 +412,14 @@ export class ShellSessions implements AsyncDisposable {
         { field: 'command', terminalId: id },
       );
     } else if (noEnter) {
-      // Text typed at the prompt without Enter: it runs when Enter (or more input with Enter) follows.
-      s.waitFor('any');
-      await send(() => terminal.write(command));
-      mode = 'input';
+      // The shell has no line editor: text typed at its prompt could be neither seen nor completed,
+      // and it would run glued to whatever comes next. Refused; nothing is typed.
+      throw new AcpTerminalError(
+        'ERR_NO_RUNNING_COMMAND',
+        `noEnter: no program is running in session ${JSON.stringify(id)} to type into; the prompt has no line ` +
+          'editor, so text typed there without Enter could not be seen or completed: send the whole command without noEnter',
+        { field: 'noEnter', terminalId: id },
+      );
     } else {
       const text = commandText(command);
       const open = await findOpenHereDocument(this.bash(), command, text);
