@@ -52,12 +52,13 @@ import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative } from './native';
 import { commandInput, commandLine, commandText } from './session-protocol';
-import { promptState, Session, SESSION_TAG_VAR } from './session';
+import { type Early, promptState, Session, SESSION_TAG_VAR } from './session';
 import type {
   ExecuteRequest,
   ExecuteResult,
   InterruptOptions,
   InterruptReport,
+  PreviousCommand,
   PtyCreateTerminalFn,
   RestartResult,
   ShellSessionsOptions,
@@ -75,6 +76,7 @@ export type {
   PtyCreateTerminalFn,
   PtyCreateTerminalOptions,
   PtyTerminalLike,
+  PreviousCommand,
   RestartResult,
   ShellSessionsOptions,
 } from './session-types';
@@ -127,6 +129,9 @@ export class ShellSessions implements AsyncDisposable {
   private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
   private readonly sandbox: SandboxOptions | undefined;
+  private readonly inputWait: boolean;
+  private readonly quietMs: number | undefined;
+  private readonly maxContentChars: number | undefined;
 
   /** Creates a session manager; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: ShellSessionsOptions = {}) {
@@ -159,6 +164,12 @@ export class ShellSessions implements AsyncDisposable {
     }
     this.backend = options.createTerminal;
     this.sandbox = options.sandbox;
+    if (options.returnOnInputWait !== undefined && typeof options.returnOnInputWait !== 'boolean') {
+      throw invalidArg('options.returnOnInputWait', 'must be a boolean');
+    }
+    this.inputWait = options.returnOnInputWait ?? true;
+    this.quietMs = optionalCount(options.quietMs, 'options.quietMs', 1);
+    this.maxContentChars = optionalCount(options.maxContentChars, 'options.maxContentChars', 1);
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -194,9 +205,10 @@ export class ShellSessions implements AsyncDisposable {
       }
     }
     const timeoutMs = optionalCount(request.timeoutMs, 'timeoutMs') ?? this.timeoutMs;
+    const quietMs = optionalCount(request.quietMs, 'quietMs', 1) ?? this.quietMs;
     this.assertOpen();
     return this.withLock(terminalId, () =>
-      this.run(terminalId, command, request.isInput === true, request.noEnter === true, timeoutMs),
+      this.run(terminalId, command, request.isInput === true, request.noEnter === true, timeoutMs, quietMs),
     );
   }
 
@@ -342,7 +354,14 @@ export class ShellSessions implements AsyncDisposable {
     }
   }
 
-  private async run(id: string, command: string, isInput: boolean, noEnter: boolean, timeoutMs: number): Promise<ExecuteResult> {
+  private async run(
+    id: string,
+    command: string,
+    isInput: boolean,
+    noEnter: boolean,
+    timeoutMs: number,
+    quietMs: number | undefined,
+  ): Promise<ExecuteResult> {
     let session = this.sessions.get(id);
     if (session && (session.exit || session.closed) && !(command === '' && session.completion)) {
       // The shell ended (its end was reported, or is collected only by an empty command): start afresh.
@@ -372,7 +391,9 @@ export class ShellSessions implements AsyncDisposable {
     };
     const keys = requestKeys(command, isInput);
     let mode: 'command' | 'input';
-    if (command !== '' && !s.busy) s.absorbCompletion();
+    // A command that returned `running` and ended since, uncollected: reported as `previous` by the
+    // call that sends something new (not mixed into its content), taken right before that is sent.
+    let previous: PreviousCommand | undefined;
     if (command === '') {
       // Running: wait for it as for a command. Idle: collect what background jobs print, until quiet.
       mode = s.busy ? 'command' : 'input';
@@ -389,7 +410,11 @@ export class ShellSessions implements AsyncDisposable {
             { field: 'command', terminalId: id },
           );
         }
-        if (keysPrompt(keys)) s.waitFor('any');
+        previous = await s.takePrevious();
+        if (keysPrompt(keys)) {
+          s.command = command;
+          s.waitFor('any');
+        }
       }
       await send(() => terminal.sendKeys(keys));
       mode = 'input';
@@ -431,27 +456,34 @@ export class ShellSessions implements AsyncDisposable {
           { field: 'command', terminalId: id, incomplete: 'here-document', delimiter: open.delimiter },
         );
       }
+      previous = await s.takePrevious();
       s.restoreModes();
       s.seq += 1;
+      s.command = command;
       s.waitFor(s.seq);
       const line = commandLine(s.seq, text);
       s.typedLine = line;
       await send(() => terminal.write(commandInput(line)));
       mode = 'command';
     }
-    await this.waitForResult(s, mode, timeoutMs);
-    return this.result(s, command);
+    const early = await s.settle(mode, timeoutMs, this.settleMs, { inputWait: this.inputWait, quietMs });
+    return this.result(s, command, undefined, { early, previous });
   }
 
   /** The session's result (and the session forgotten when its shell ended). */
-  private async result(session: Session, command: string, interrupt?: InterruptReport): Promise<ExecuteResult> {
-    const result = await session.result(command, this.screen, interrupt);
+  private async result(
+    session: Session,
+    command: string,
+    interrupt?: InterruptReport,
+    extra?: { early?: Early | undefined; previous?: PreviousCommand | undefined },
+  ): Promise<ExecuteResult> {
+    const result = await session.result(command, this.screen, interrupt, extra);
     if (result.sessionEnded || session.exit) await this.destroy(session);
     return result;
   }
 
-  private waitForResult(session: Session, mode: 'command' | 'input', timeoutMs: number): Promise<void> {
-    return session.settle(mode, timeoutMs, this.settleMs);
+  private async waitForResult(session: Session, mode: 'command' | 'input', timeoutMs: number): Promise<void> {
+    await session.settle(mode, timeoutMs, this.settleMs);
   }
 
   private async open(id: string, cwd: string = this.cwd): Promise<Session> {
@@ -467,7 +499,7 @@ export class ShellSessions implements AsyncDisposable {
 
   private async start(id: string, cwd: string): Promise<Session> {
     await this.evictFor();
-    const session = new Session(id, this.maxOutputBytes, cwd);
+    const session = new Session(id, this.maxOutputBytes, cwd, this.maxContentChars);
     session.size = { cols: this.cols, rows: this.rows };
     try {
       const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
