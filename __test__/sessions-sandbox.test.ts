@@ -12,7 +12,6 @@ import * as path from 'node:path';
 import { packageRootForOthers, removePackageCopy } from './core/helpers';
 import { describeIf, testIf } from './fixtures/require-feature';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const native = require('../index.js') as { containmentInfo(): { sandbox: { available: boolean; reasons: string[] } } };
 const info = native.containmentInfo().sandbox;
 const isRoot = process.getuid?.() === 0;

@@ -6,7 +6,7 @@
 ///
 /// How a command is run, and why it is robust:
 /// - Each session is `bash --noprofile --norc --noediting -i` on a pty created by the native
-///   `createTerminal(..., { pty })`, told to source a private rc (which deletes itself): echo off, the
+///   `createTerminal(..., { pty })`, its rc typed as its first line (see below): echo off, the
 ///   completion marker as the prompt, history in memory only. No system or user rc runs; no line
 ///   editor, so nothing is redrawn or echoed and the stream holds only output.
 /// - Nothing is written to a file: the rc and each command reach the shell through its pty only, so
