@@ -195,6 +195,7 @@ export {
   type PtyCreateTerminalFn,
   type PtyCreateTerminalOptions,
   type PtyTerminalLike,
+  type PreviousCommand,
   type RestartResult,
   type ShellSessionsOptions,
 } from './sessions';
