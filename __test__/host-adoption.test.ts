@@ -1,4 +1,4 @@
-// Issue 22 (adoption in a few lines): what a client replacing its own terminal manager needs from
+// Adoption in a few lines: what a client replacing its own terminal manager needs from
 // TerminalHost: arg-less requests run as the client means them (`argless`), the client's own approval
 // errors and cancel signal, a host that outlives an agent (`releaseAll`, lenient release), lenient
 // numbers on request (`maxTerminals: Infinity`, `clampLimits`), and an ENOENT that names the program
