@@ -341,3 +341,28 @@ test('listTerminals() lists live terminals with their command line, state and ag
   expect(() => host.listTerminals(3 as unknown as string)).toThrow(AcpTerminalError);
   await host.close();
 });
+
+test("declinedError: a declined approval rejects with the client's own class, and the agent still gets -32602 ERR_NOT_APPROVED", async () => {
+  class PermissionDeniedError extends Error {
+    readonly code = 'PERMISSION_DENIED';
+  }
+  const events: TerminalAuditEvent[] = [];
+  const host = new TerminalHost({
+    createTerminal: fakeBackend().createTerminal,
+    approve: () => false,
+    declinedError: (request) => new PermissionDeniedError(`Permission denied for terminal/create: ${request.command}`),
+    onEvent: (e) => void events.push(e),
+  });
+  // The client calling its host: its own class.
+  const direct = await rejection(host.createTerminal({ sessionId: 's', command: 'ls' }));
+  expect(direct).toBeInstanceOf(PermissionDeniedError);
+  expect(direct.message).toBe('Permission denied for terminal/create: ls');
+  expect(events.at(-1)).toMatchObject({ type: 'denied', code: 'ERR_NOT_APPROVED', reason: 'Permission denied for terminal/create: ls' });
+  // The agent: the decline it knows.
+  const connection = agent({ name: 'a' }).connect(registerTerminalHandlers(client({ name: 'c' }), host));
+  const wire = (await rejection(connection.client.createTerminal({ sessionId: 's', command: 'ls' }))) as unknown as RequestError;
+  expect(wire.code).toBe(-32602);
+  expect(wire.data).toMatchObject({ code: 'ERR_NOT_APPROVED' });
+  connection.close();
+  await host.close();
+});

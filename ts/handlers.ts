@@ -5,6 +5,7 @@
 
 import { errorCode, errorMessage, invalidArg } from './errors';
 import type { HostCreateTerminalRequest, RegisterTerminalHandlersOptions, TerminalHost } from './host';
+import { isDeclined } from './host-create';
 import { loadSdk, requireSdk, sdkForApp, type SdkModule } from './sdk';
 import { trackConnections } from './session-cwds';
 import type { ClientApp, RequestError } from './sdk-types';
@@ -51,7 +52,8 @@ export async function toRequestError(error: unknown): Promise<RequestError> {
 function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
   const { RequestError } = sdk;
   if (error instanceof RequestError) return error;
-  const code = errorCode(error);
+  // A decline in the client's own class (`declinedError`) is sent as the host's own decline.
+  const code = isDeclined(error) ? 'ERR_NOT_APPROVED' : errorCode(error);
   const details =
     typeof error === 'object' && error !== null && 'details' in error && typeof error.details === 'object'
       ? (error.details as Record<string, unknown>)

@@ -145,6 +145,7 @@ export async function spawnChecked(
     // What the approver throws (its prompt had no TTY, was cancelled) reaches the caller unchanged.
     const approved: unknown = await settings.approve(approval, { signal });
     if (approved !== true) {
+      if (settings.declinedError) throw declinedBy(settings.declinedError, approval);
       throw new AcpTerminalError(
         'ERR_NOT_APPROVED',
         `terminal/create: the user declined to run ${commandLine(req.command, args)}; do not retry the same command: ` +
@@ -194,6 +195,24 @@ export function linkedSignal(signals: ReadonlyArray<AbortSignal | undefined>): {
   return { signal: controller.signal, unlink };
 }
 
+/** Errors made by a host's `declinedError`: a decline in the client's own class, sent as `ERR_NOT_APPROVED`. */
+const declinedErrors = new WeakSet<object>();
+
+/** Whether `error` is a decline made by a host's `declinedError` (see `TerminalHostOptions.declinedError`). */
+export function isDeclined(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && declinedErrors.has(error);
+}
+
+/** The client's own error for a declined approval, recorded as a decline. */
+function declinedBy(make: (request: ApprovalRequest) => unknown, approval: ApprovalRequest): unknown {
+  const error = make(approval);
+  if (typeof error !== 'object' || error === null) {
+    throw invalidArg('options.declinedError', `must return an Error object, got ${JSON.stringify(error)}`);
+  }
+  declinedErrors.add(error);
+  return error;
+}
+
 /** A bare program name: no shell syntax, nothing a shell would expand or split. */
 const BARE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+,@%-]*$/;
 
@@ -233,7 +252,7 @@ export function refusalEvent(request: HostCreateTerminalRequest, cwd: string | u
     cwd: resolvedCwdOf(error) ?? cwd ?? (typeof r.cwd === 'string' ? r.cwd : undefined),
     commandLine: commandLine(command, args),
   };
-  const code = errorCode(error);
+  const code = isDeclined(error) ? 'ERR_NOT_APPROVED' : errorCode(error);
   if (code !== undefined && POLICY_CODES.has(code)) {
     return { type: 'denied', ...base, code: code as PolicyErrorCode, reason: errorMessage(error) };
   }

@@ -58,6 +58,8 @@ export interface HostSettings {
   readonly commandPolicy: CompiledCommandPolicy | undefined;
   /** The environment policy, compiled (undefined: requests' env is not judged). */
   readonly envPolicy: CompiledEnvPolicy | undefined;
+  /** The client's error class for a declined approval (`declinedError`). */
+  readonly declinedError: ((request: ApprovalRequest) => Error) | undefined;
   /** The approval callback. */
   readonly approve: ((request: ApprovalRequest, options: ApprovalOptions) => boolean | Promise<boolean>) | undefined;
   /** Which inherited variables to drop (undefined: none, or nothing inherited). */
@@ -127,7 +129,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   if (options.argless !== undefined && options.argless !== 'shell' && options.argless !== 'auto' && typeof options.argless !== 'function') {
     throw invalidArg('options.argless', `must be 'shell', 'auto' or a function, got ${JSON.stringify(options.argless)}`);
   }
-  for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
+  for (const fn of ['createTerminal', 'approve', 'declinedError', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
   const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
@@ -168,6 +170,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     commandPolicy,
     envPolicy,
     approve,
+    declinedError: options.declinedError,
     dropEnv,
     resolveProgram,
   };

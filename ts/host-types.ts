@@ -204,6 +204,14 @@ export interface TerminalHostOptions {
    */
   approve?: (request: ApprovalRequest, options: ApprovalOptions) => boolean | Promise<boolean>;
   /**
+   * The error a declined approval (`approve` answered anything but `true`) rejects with, in the client's
+   * own class (`(request) => new PermissionDeniedError(...)`), instead of `ERR_NOT_APPROVED`: a caller of
+   * `createTerminal` keeps its `instanceof` checks, while the agent still gets -32602 with
+   * `data.code: 'ERR_NOT_APPROVED'` (`toRequestError`, `registerTerminalHandlers`) and the audit a
+   * `denied` event. What `approve` throws is unaffected (it reaches the caller as is).
+   */
+  declinedError?: (request: ApprovalRequest) => Error;
+  /**
    * Inherited variables to drop, by name pattern (case-insensitive globs such as `*_TOKEN`, or RegExps),
    * before the host's `env` overlay and the request's `env` are applied (those are never filtered).
    * `SECRET_ENV_PATTERNS` is a ready-made list. Ignored when `inheritEnv` is false.
