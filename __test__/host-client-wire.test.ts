@@ -172,10 +172,10 @@ describe('refusals an agent can act on from the message alone', () => {
     const host = new TerminalHost({ createTerminal: fakeBackend().createTerminal, allowedRoots: ['/tmp'], approve: () => false });
     const outside = await rejection(host.createTerminal({ sessionId: 's', command: 'ls', cwd: '/' }));
     expect(outside.code).toBe('ERR_CWD_OUTSIDE_ROOTS');
-    expect(outside.message).toMatch(/^terminal\/create of ls refused: cwd: "\/" is outside .*Run it in one of the allowed directories/);
+    expect(outside.message).toMatch(/^cwd: "\/" is outside .* \(terminal\/create of ls\)\. Run it in one of the allowed directories/);
     const declined = await rejection(host.createTerminal({ sessionId: 's', command: 'npm', args: ['publish'], cwd: '/tmp' }));
     expect(declined.code).toBe('ERR_NOT_APPROVED');
-    expect(declined.message).toContain('declined to run npm publish');
+    expect(declined.message).toContain('terminal/create of npm publish was not approved by the user');
     expect(declined.message).toContain('do not retry');
     await host.close();
   });
@@ -184,7 +184,7 @@ describe('refusals an agent can act on from the message alone', () => {
     const host = new TerminalHost({ createTerminal: fakeBackend().createTerminal, commandPolicy: { deny: ['curl'] } });
     const connection = agent({ name: 'a' }).connect(registerTerminalHandlers(client({ name: 'c' }), host));
     const error = await rejection(connection.client.createTerminal({ sessionId: 's', command: 'curl -s x' }));
-    expect(error.message).toMatch(/^terminal\/create of curl -s x refused: .*rule "curl".*do not retry it/);
+    expect(error.message).toMatch(/^command: `curl` .*rule "curl"\) \(terminal\/create of curl -s x\)\. .*do not retry it/);
     connection.close();
     await host.close();
   });
@@ -287,11 +287,17 @@ describe('released output kept by count or by time', () => {
     await host.releaseTerminal({ sessionId: 's', terminalId: first });
     expect(host.finalOutput(first)?.output).toBe('one\n');
     const second = (await host.createTerminal({ sessionId: 's', command: 'b' })).terminalId;
-    await host.releaseTerminal({ sessionId: 's', terminalId: second });
-    expect(host.finalOutput(first)).toBeUndefined(); // pushed out by the count
-    expect(host.finalOutput(second)).toBeDefined();
-    await new Promise((r) => setTimeout(r, 80).unref()); // the option under test is a duration
-    expect(host.finalOutput(second)).toBeUndefined(); // expired
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] }); // the expiry's clock
+    try {
+      await host.releaseTerminal({ sessionId: 's', terminalId: second });
+      expect(host.finalOutput(first)).toBeUndefined(); // pushed out by the count
+      jest.advanceTimersByTime(49);
+      expect(host.finalOutput(second)).toBeDefined();
+      jest.advanceTimersByTime(1);
+      expect(host.finalOutput(second)).toBeUndefined(); // expired
+    } finally {
+      jest.useRealTimers();
+    }
     await host.close();
   });
 

@@ -148,7 +148,7 @@ export async function spawnChecked(
       if (settings.declinedError) throw declinedBy(settings.declinedError, approval);
       throw new AcpTerminalError(
         'ERR_NOT_APPROVED',
-        `terminal/create: the user declined to run ${commandLine(req.command, args)}; do not retry the same command: ` +
+        `terminal/create of ${commandLine(req.command, args)} was not approved by the user; do not retry the same command: ` +
           'ask the user what to do instead',
         { reason: 'declined', command: req.command, args: [...args], ...(program !== undefined ? { program } : {}) },
       );
@@ -287,12 +287,13 @@ export function selfContained(error: unknown, request: HostCreateTerminalRequest
   const r = (typeof request === 'object' && request !== null ? request : {}) as Partial<HostCreateTerminalRequest>;
   const command = typeof r.command === 'string' ? r.command : '';
   const line = commandLine(command, Array.isArray(r.args) ? r.args.filter((a): a is string => typeof a === 'string') : []);
-  let message = error.message;
+  // The message still starts with the field it is about (`cwd: ...`, `env: ...`, `command: ...`).
+  let message = error.message.replace(/[.\s]*$/, '');
   if (line !== '' && !message.includes(line) && error.code !== 'ERR_TOO_MANY_TERMINALS') {
-    message = `terminal/create of ${line.length > 200 ? `${line.slice(0, 197)}...` : line} refused: ${message}`;
+    message = `${message} (terminal/create of ${line.length > 200 ? `${line.slice(0, 197)}...` : line})`;
   }
   const remedy = REMEDIES[error.code as PolicyErrorCode];
-  if (remedy !== '' && !message.endsWith(remedy)) message = `${message.replace(/[.\s]*$/, '')}. ${remedy}`;
+  if (remedy !== '' && !message.endsWith(remedy)) message = `${message}. ${remedy}`;
   error.message = message;
   return error;
 }

@@ -284,12 +284,6 @@ export class TerminalEntries {
     return this.snapshots.get(terminalId)?.snapshot;
   }
 
-  /** Forgets every kept snapshot (and stops their expiry timers). */
-  clearSnapshots(): void {
-    for (const { expiry } of this.snapshots.values()) if (expiry) clearTimeout(expiry);
-    this.snapshots.clear();
-  }
-
   private releaseEntry(terminalId: string, entry: LiveEntry, reason: ReleaseReason): Promise<void> {
     this.live.delete(terminalId);
     entry.handle.close();

@@ -410,7 +410,6 @@ export class TerminalHost implements AsyncDisposable {
     for (const timer of this.cancelTimers) clearTimeout(timer);
     this.cancelTimers.clear();
     await this.entries.releaseWhere(() => true, 'close');
-    this.entries.clearSnapshots();
   }
 
   /** Same as `close()`, for `await using host = new TerminalHost()`. */
