@@ -165,6 +165,18 @@ export {
   type V2TerminalBridge,
   type V2UpdateSink,
 } from './v2';
+export {
+  agentTerminals,
+  AgentTerminals,
+  DEFAULT_CONTENT_BYTES,
+  DEFAULT_REPORT_BYTES,
+  DEFAULT_UPDATE_INTERVAL_MS,
+  type AgentTerminal,
+  type AgentTerminalForm,
+  type AgentTerminalOptions,
+  type AgentTerminalsOptions,
+  type BackgroundTerminal,
+} from './agent-terminals';
 export type {
   AcpTerminalHandle,
   CreateTerminalFn,
