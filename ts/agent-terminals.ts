@@ -71,6 +71,20 @@ export interface AgentTerminalsOptions {
   onBackgroundChange?: (sessionId: string, background: BackgroundTerminal[]) => void;
 }
 
+/** What a wrapped app's `connect()` returns (the SDK's `AgentConnection`, by the parts the router uses). */
+export interface AgentConnectionLike {
+  /** Resolves when the connection ended. */
+  readonly closed?: Promise<void>;
+  /** Starts the app's `onConnect` handlers (the router defers them until it routed). */
+  startConnectHandlers?(): void;
+}
+
+/** A wrapped app: give it to `agentProtocolRouter().withV1()` / `.withV2()`, or `connect(stream)` it directly. */
+export interface AgentTerminalsConnector {
+  /** Connects the wrapped app to an SDK stream (`ndJsonStream(...)`), tapping it for the kit. */
+  connect(stream: unknown, options?: unknown): AgentConnectionLike;
+}
+
 /** One entry of a v2 state update's `background` list. */
 export interface BackgroundTerminal {
   type: 'terminal';
@@ -440,7 +454,7 @@ export class AgentTerminals implements AsyncDisposable {
   }
 
   /** Wraps a v1 `AgentApp` as the connector to give `agentProtocolRouter().withV1()` (or to `connect(stream)` directly). */
-  v1<App extends { connect(stream: never, options?: unknown): unknown }>(app: App): { connect(stream: unknown, options?: unknown): unknown } {
+  v1<App extends { connect(stream: never, options?: unknown): unknown }>(app: App): AgentTerminalsConnector {
     return { connect: (stream, options) => this.attach(app, 1, stream, options) };
   }
 
@@ -450,7 +464,7 @@ export class AgentTerminals implements AsyncDisposable {
    */
   v2<App extends { connect(stream: never, options?: unknown): unknown; onRequest(method: string, handler: (ctx: never) => unknown): unknown }>(
     app: App,
-  ): { connect(stream: unknown, options?: unknown): unknown } {
+  ): AgentTerminalsConnector {
     const fail = async (error: unknown, data: Record<string, unknown>): Promise<never> => {
       const { RequestError } = await sdkV2ForApp(app);
       const code = errorCode(error);
@@ -475,7 +489,7 @@ export class AgentTerminals implements AsyncDisposable {
     return { connect: (stream, options) => this.attach(app, 2, stream, options) };
   }
 
-  private attach(app: { connect(stream: never, options?: unknown): unknown }, version: 1 | 2, stream: unknown, options: unknown): unknown {
+  private attach(app: { connect(stream: never, options?: unknown): unknown }, version: 1 | 2, stream: unknown, options: unknown): AgentConnectionLike {
     if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the agent terminal kit is closed');
     const { readable, writable } = stream as { readable: ReadableStream<WireMessage>; writable: WritableStream<WireMessage> };
     const conn = new Connection(version);
@@ -509,7 +523,7 @@ export class AgentTerminals implements AsyncDisposable {
         },
       }),
     };
-    const connection = app.connect(tapped as never, options) as { client?: ClientSide; closed?: Promise<void> };
+    const connection = app.connect(tapped as never, options) as AgentConnectionLike & { client?: ClientSide };
     conn.client = connection.client;
     const key = connectionKey(connection);
     if (key) this.connections.set(key, conn);

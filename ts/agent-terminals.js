@@ -1,0 +1,723 @@
+"use strict";
+/**
+ * Agent-side terminals: an ACP agent (SDK 2.x) runs a command on the native core and the kit shows it
+ * live to the client in the best form that client understands, chosen from its `initialize`:
+ *
+ * - `v2`: the connection speaks ACP v2: a display terminal (`terminal_update`, base64
+ *   `terminal_output_chunk`, `terminal/cancel`, `tool_call/cancel`, background list).
+ * - `terminal_output` / `terminal_output_delta`: a v1 client that advertised the `_meta` terminal
+ *   convention (`clientCapabilities._meta.terminal_output` / `terminal_output_delta`, as codex-acp reads
+ *   it): `terminal_info` in the `tool_call`, text increments in `tool_call_update._meta`, `terminal_exit`.
+ * - `content`: any other v1 client: the tool call's text content, replaced at a bounded rate, ending
+ *   with the exact tail and the exit status.
+ *
+ * The kit sees `initialize` because it wraps the agent's app(s) as the connectors the SDK's
+ * `agentProtocolRouter()` (or a direct `connect`) uses: `kit.v1(app)`, `kit.v2(app)`. The wrap taps the
+ * message stream without taking any handler from the agent: it reads `initialize`, `session/cancel`,
+ * `session/close`, `session/load` / `session/resume` (replay after the response) and the end of each
+ * `session/prompt` (what still runs then is background work).
+ *
+ * Invariants: updates of one terminal leave in order, never duplicate or reorder bytes, and the exit
+ * update follows the last output update; output updates leave at most once per `updateIntervalMs` per
+ * terminal; memory per terminal is bounded by its byte limit (twice, plus one chunk); a handle's
+ * `waitForExit()` resolves after its exit update was handed to the connection.
+ */
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.AgentTerminals = exports.DEFAULT_CONTENT_BYTES = exports.DEFAULT_UPDATE_INTERVAL_MS = exports.DEFAULT_REPORT_BYTES = void 0;
+exports.agentTerminals = agentTerminals;
+const errors_1 = require("./errors");
+const native_1 = require("./native");
+const sdk_1 = require("./sdk");
+const agent_output_1 = require("./agent-output");
+const v2_1 = require("./v2");
+const types_1 = require("./types");
+const validate_1 = require("./validate");
+/** Default bytes of output a reporter keeps (its memory bound) when the request sets no `outputByteLimit`. */
+exports.DEFAULT_REPORT_BYTES = 1024 * 1024;
+/** Default minimum interval between two output updates of one terminal. */
+exports.DEFAULT_UPDATE_INTERVAL_MS = 50;
+/** Default bytes of text the `content` form shows (the tail). */
+exports.DEFAULT_CONTENT_BYTES = 64 * 1024;
+/** How long the reporter waits, after the exit, for output still on its way to JS. */
+const CATCH_UP_MS = 2000;
+/** What the kit knows about one connection. */
+class Connection {
+    version;
+    initialize;
+    client;
+    closed = false;
+    /** Request ids of `session/prompt` → session. */
+    prompts = new Map();
+    /** Request ids of `session/load` / `session/resume` → session. */
+    loads = new Map();
+    constructor(version) {
+        this.version = version;
+    }
+    /** The form the client understands best, from its `initialize`. */
+    form() {
+        if (this.version === 2)
+            return 'v2';
+        const meta = this.initialize?.clientCapabilities?._meta;
+        if (meta?.terminal_output === true)
+            return 'terminal_output';
+        if (meta?.terminal_output_delta === true)
+            return 'terminal_output_delta';
+        return 'content';
+    }
+    /** Whether the (v1) client runs terminals itself. */
+    clientTerminals() {
+        return this.version === 1 && this.initialize?.clientCapabilities?.terminal === true;
+    }
+}
+/** The symbol-keyed method through which SDK contexts name their connection (`connectionOf`). */
+function connectionKey(value) {
+    const target = value?.client ?? value;
+    for (let proto = target; proto; proto = Object.getPrototypeOf(proto)) {
+        for (const sym of Object.getOwnPropertySymbols(proto)) {
+            if (sym.description === 'connectionContextOf') {
+                const fn = target[sym];
+                if (typeof fn === 'function')
+                    return fn.call(target);
+            }
+        }
+    }
+    return undefined;
+}
+/** Exit status text for the `content` form. */
+function exitLine(status) {
+    if (status.signal)
+        return `[killed by ${status.signal}]`;
+    return `[exit code ${status.exitCode ?? 'unknown'}]`;
+}
+/** One reported terminal. */
+class Report {
+    kit;
+    conn;
+    sessionId;
+    terminalId;
+    toolCallId;
+    form;
+    ownsToolCall;
+    title;
+    commandLine;
+    cwd;
+    size;
+    terminal;
+    intervalMs;
+    contentBytes;
+    tail;
+    /** Bytes of output already reported (for the text forms: up to a character boundary). */
+    sent = 0;
+    /** The text form skipped output at least once (the content form shows a marker line first). */
+    skippedAny = false;
+    timer;
+    lastFlush = 0;
+    queue = Promise.resolve();
+    exitStatus;
+    /** Resolves after the exit update was handed to the connection. */
+    done;
+    background = false;
+    released = false;
+    constructor(kit, conn, sessionId, terminalId, toolCallId, form, ownsToolCall, title, commandLine, cwd, size, terminal, limit, intervalMs, contentBytes, subscribe) {
+        this.kit = kit;
+        this.conn = conn;
+        this.sessionId = sessionId;
+        this.terminalId = terminalId;
+        this.toolCallId = toolCallId;
+        this.form = form;
+        this.ownsToolCall = ownsToolCall;
+        this.title = title;
+        this.commandLine = commandLine;
+        this.cwd = cwd;
+        this.size = size;
+        this.terminal = terminal;
+        this.intervalMs = intervalMs;
+        this.contentBytes = contentBytes;
+        this.tail = new agent_output_1.OutputTail(limit);
+        this.announce();
+        let caughtUp;
+        const unsubscribe = subscribe((chunk, info) => {
+            this.tail.gap(info?.dropped ?? 0);
+            this.tail.push(chunk);
+            this.schedule();
+            caughtUp?.();
+        });
+        const allArrived = () => {
+            const arrived = () => {
+                const total = (0, types_1.readOutputBytes)(terminal);
+                return total === undefined || this.tail.total >= total;
+            };
+            if (arrived())
+                return Promise.resolve();
+            return new Promise((resolve) => {
+                const timer = setTimeout(() => {
+                    caughtUp = undefined;
+                    resolve();
+                }, CATCH_UP_MS);
+                caughtUp = () => {
+                    if (arrived()) {
+                        clearTimeout(timer);
+                        caughtUp = undefined;
+                        resolve();
+                    }
+                };
+            });
+        };
+        this.done = (async () => {
+            let status;
+            try {
+                const { exitCode, signal } = await terminal.waitForExit();
+                status = { exitCode: exitCode ?? null, signal: signal ?? null };
+                await allArrived();
+            }
+            finally {
+                unsubscribe();
+            }
+            if (this.timer)
+                clearTimeout(this.timer);
+            this.timer = undefined;
+            this.flush(true);
+            this.exitStatus = status;
+            this.finish(status);
+            await this.queue;
+            this.kit.exited(this);
+            return status;
+        })();
+        this.done.catch(() => undefined);
+    }
+    /** Sends one session update through the connection's client (in order; failures are dropped: the client left). */
+    send(update) {
+        const conn = this.conn;
+        const notification = { sessionId: this.sessionId, update };
+        this.queue = this.queue.then(async () => {
+            if (conn.closed || !conn.client)
+                return;
+            try {
+                await conn.client.notify('session/update', notification);
+            }
+            catch {
+                // The connection closed: a later session/load or session/resume replays the state.
+            }
+        });
+    }
+    /** The tool call (opened or the agent's) and, in v2, the terminal's first update. */
+    announce() {
+        const terminalContent = [{ type: 'terminal', terminalId: this.terminalId }];
+        if (this.form === 'v2') {
+            this.send({
+                sessionUpdate: 'terminal_update',
+                terminalId: this.terminalId,
+                command: this.commandLine,
+                cwd: this.cwd,
+                ...(this.size ? { size: { ...this.size } } : {}),
+                capabilities: { cancel: {} },
+            });
+            this.send({
+                sessionUpdate: 'tool_call_update',
+                toolCallId: this.toolCallId,
+                ...(this.ownsToolCall ? { title: this.title, kind: 'execute', status: 'in_progress', capabilities: { cancel: {} } } : {}),
+                content: terminalContent,
+            });
+        }
+        else if (this.form === 'content') {
+            if (this.ownsToolCall) {
+                this.send({ sessionUpdate: 'tool_call', toolCallId: this.toolCallId, title: this.title, kind: 'execute', status: 'in_progress' });
+            }
+        }
+        else {
+            // Zed reads terminal_info from the tool_call itself, so it is a tool_call even for the agent's own id.
+            this.send({
+                sessionUpdate: 'tool_call',
+                toolCallId: this.toolCallId,
+                title: this.title,
+                kind: 'execute',
+                status: 'in_progress',
+                content: terminalContent,
+                _meta: { terminal_info: { terminal_id: this.terminalId, cwd: this.cwd } },
+            });
+        }
+    }
+    /** Arranges a flush no sooner than `intervalMs` after the previous one. */
+    schedule() {
+        if (this.timer || this.exitStatus)
+            return;
+        const wait = Math.max(0, this.lastFlush + this.intervalMs - Date.now());
+        this.timer = setTimeout(() => {
+            this.timer = undefined;
+            this.flush(false);
+        }, wait);
+    }
+    /** Reports what was not reported yet: a chunk when it is all held, else a snapshot (v2) or a marker and the tail (v1). */
+    flush(final) {
+        this.lastFlush = Date.now();
+        const unsent = this.tail.total - this.sent;
+        if (unsent === 0)
+            return;
+        const skipped = unsent > this.tail.held;
+        if (this.form === 'v2') {
+            if (skipped) {
+                this.send({ sessionUpdate: 'terminal_update', terminalId: this.terminalId, output: { data: this.tail.all().toString('base64') } });
+            }
+            else {
+                this.send({ sessionUpdate: 'terminal_output_chunk', terminalId: this.terminalId, data: this.tail.last(unsent).toString('base64') });
+            }
+            this.sent = this.tail.total;
+            return;
+        }
+        let bytes = skipped ? this.tail.all() : this.tail.last(unsent);
+        let marker = '';
+        if (skipped) {
+            const start = (0, agent_output_1.utf8Start)(bytes);
+            marker = `\r\n[acp-terminal: ${unsent - bytes.length + start} bytes not shown]\r\n`;
+            bytes = bytes.subarray(start);
+            this.skippedAny = true;
+        }
+        const end = final ? bytes.length : (0, agent_output_1.completeUtf8Length)(bytes);
+        const text = marker + bytes.subarray(0, end).toString('utf8');
+        this.sent = this.tail.total - (bytes.length - end);
+        if (this.form === 'content') {
+            if (!final)
+                this.send(this.contentUpdate(undefined));
+            return;
+        }
+        if (text.length === 0)
+            return;
+        this.send({
+            sessionUpdate: 'tool_call_update',
+            toolCallId: this.toolCallId,
+            _meta: { [this.form]: { terminal_id: this.terminalId, data: text } },
+        });
+    }
+    /** The `content` form's replacement: the tail as text (a marker line first when output was skipped). */
+    contentUpdate(status) {
+        let bytes = this.tail.all();
+        let prefix = '';
+        if (bytes.length > this.contentBytes || this.skippedAny || this.tail.total > bytes.length) {
+            bytes = bytes.subarray(Math.max(0, bytes.length - this.contentBytes));
+            bytes = bytes.subarray((0, agent_output_1.utf8Start)(bytes));
+            if (this.tail.total > bytes.length)
+                prefix = `[acp-terminal: ${this.tail.total - bytes.length} earlier bytes not shown]\n`;
+        }
+        const end = status ? bytes.length : (0, agent_output_1.completeUtf8Length)(bytes);
+        let text = prefix + bytes.subarray(0, end).toString('utf8');
+        if (status)
+            text += `${text === '' || text.endsWith('\n') ? '' : '\n'}${exitLine(status)}`;
+        return {
+            sessionUpdate: 'tool_call_update',
+            toolCallId: this.toolCallId,
+            content: [{ type: 'content', content: { type: 'text', text } }],
+            ...(status && this.ownsToolCall ? { status: status.exitCode === 0 ? 'completed' : 'failed' } : {}),
+        };
+    }
+    /** The exit update(s), after the last output update. */
+    finish(status) {
+        const ok = status.exitCode === 0;
+        const cancelled = this.kit.wasCancelled(this);
+        if (this.form === 'v2') {
+            this.send({ sessionUpdate: 'terminal_update', terminalId: this.terminalId, exitStatus: status, capabilities: null });
+            if (this.ownsToolCall) {
+                this.send({
+                    sessionUpdate: 'tool_call_update',
+                    toolCallId: this.toolCallId,
+                    status: cancelled ? 'cancelled' : ok ? 'completed' : 'failed',
+                    capabilities: null,
+                });
+            }
+        }
+        else if (this.form === 'content') {
+            this.send(this.contentUpdate(status));
+        }
+        else {
+            this.send({
+                sessionUpdate: 'tool_call_update',
+                toolCallId: this.toolCallId,
+                ...(this.ownsToolCall ? { status: ok ? 'completed' : 'failed' } : {}),
+                _meta: { terminal_exit: { terminal_id: this.terminalId, exit_code: status.exitCode ?? null, signal: status.signal ?? null } },
+            });
+        }
+    }
+    /** Moves the report to a connection that loaded or resumed its session: the current state, then live updates. */
+    replay(conn) {
+        this.conn = conn;
+        const form = conn.form();
+        this.form = this.kit.forcedForm ?? form;
+        this.announce();
+        const tail = this.tail.all();
+        if (this.form === 'v2') {
+            if (tail.length > 0 || this.tail.total > 0) {
+                this.send({ sessionUpdate: 'terminal_update', terminalId: this.terminalId, output: { data: tail.toString('base64') } });
+            }
+            this.sent = this.tail.total;
+        }
+        else {
+            // Text forms cannot replace output: the held tail is shown once more, from a character boundary.
+            this.sent = this.tail.total - tail.length;
+            this.flush(this.exitStatus !== undefined);
+        }
+        if (this.exitStatus)
+            this.finish(this.exitStatus);
+    }
+    /** Whether the report is in flight on `conn`'s queue (used to await the last update in tests and release). */
+    settled() {
+        return this.queue;
+    }
+}
+/** Agent-side terminals shown live in every ACP client; see the module comment. */
+class AgentTerminals {
+    options;
+    connections = new WeakMap();
+    reports = new Map();
+    cancelled = new WeakSet();
+    intervalMs;
+    contentBytes;
+    closed = false;
+    counter = 0;
+    /** The form forced by the kit's options, if any. */
+    forcedForm;
+    constructor(options = {}) {
+        this.options = options;
+        if (typeof options !== 'object' || options === null)
+            throw (0, errors_1.invalidArg)('options', 'must be an object');
+        this.forcedForm = checkForm(options.form, 'options.form');
+        this.intervalMs = optionalNumber(options.updateIntervalMs, 'options.updateIntervalMs', 0) ?? exports.DEFAULT_UPDATE_INTERVAL_MS;
+        this.contentBytes = optionalNumber(options.contentBytes, 'options.contentBytes', 1) ?? exports.DEFAULT_CONTENT_BYTES;
+    }
+    /** Wraps a v1 `AgentApp` as the connector to give `agentProtocolRouter().withV1()` (or to `connect(stream)` directly). */
+    v1(app) {
+        return { connect: (stream, options) => this.attach(app, 1, stream, options) };
+    }
+    /**
+     * Wraps a v2 `AgentApp` as the connector to give `agentProtocolRouter().withV2()`; registers
+     * `terminal/cancel` and `tool_call/cancel` on it (answering -32602 for what the kit does not know).
+     */
+    v2(app) {
+        const fail = async (error, data) => {
+            const { RequestError } = await (0, sdk_1.sdkV2ForApp)(app);
+            const code = (0, errors_1.errorCode)(error);
+            throw new RequestError(-32602, (0, errors_1.errorMessage)(error), { ...(code ? { code } : {}), ...data });
+        };
+        app.onRequest('terminal/cancel', (async (ctx) => {
+            try {
+                await this.cancel(ctx.params.sessionId, { terminalId: ctx.params.terminalId });
+                return {};
+            }
+            catch (error) {
+                return fail(error, { terminalId: ctx.params?.terminalId });
+            }
+        }));
+        app.onRequest('tool_call/cancel', (async (ctx) => {
+            try {
+                await this.cancel(ctx.params.sessionId, { toolCallId: ctx.params.toolCallId });
+                return {};
+            }
+            catch (error) {
+                return fail(error, { toolCallId: ctx.params?.toolCallId });
+            }
+        }));
+        return { connect: (stream, options) => this.attach(app, 2, stream, options) };
+    }
+    attach(app, version, stream, options) {
+        if (this.closed)
+            throw new errors_1.AcpTerminalError('ERR_HOST_CLOSED', 'the agent terminal kit is closed');
+        const { readable, writable } = stream;
+        const conn = new Connection(version);
+        const tapped = {
+            readable: readable.pipeThrough(new TransformStream({
+                transform: (message, controller) => {
+                    this.incoming(conn, message);
+                    controller.enqueue(message);
+                },
+                flush: () => this.disconnected(conn),
+            })),
+            writable: new WritableStream({
+                write: async (message) => {
+                    const writer = writable.getWriter();
+                    try {
+                        await writer.write(message);
+                    }
+                    finally {
+                        writer.releaseLock();
+                    }
+                    this.outgoing(conn, message);
+                },
+                close: async () => {
+                    this.disconnected(conn);
+                    await writable.close();
+                },
+                abort: async (reason) => {
+                    this.disconnected(conn);
+                    await writable.abort(reason);
+                },
+            }),
+        };
+        const connection = app.connect(tapped, options);
+        conn.client = connection.client;
+        const key = connectionKey(connection);
+        if (key)
+            this.connections.set(key, conn);
+        void connection.closed?.then(() => this.disconnected(conn), () => this.disconnected(conn));
+        return connection;
+    }
+    disconnected(conn) {
+        conn.closed = true;
+    }
+    /** What the kit reads from the client's messages. */
+    incoming(conn, message) {
+        const params = message.params ?? {};
+        const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
+        switch (message.method) {
+            case 'initialize':
+                conn.initialize = params;
+                break;
+            case 'session/prompt':
+                if (message.id != null && sessionId)
+                    conn.prompts.set(message.id, sessionId);
+                break;
+            case 'session/load':
+            case 'session/resume':
+                if (message.id != null && sessionId)
+                    conn.loads.set(message.id, sessionId);
+                break;
+            case 'session/cancel':
+                // v1: the turn's commands stop. v2: the turn ends, background work goes on.
+                if (sessionId) {
+                    for (const report of this.reportsOf(sessionId)) {
+                        if (!(conn.version === 2 && report.background) && !report.exitStatus)
+                            this.stop(report);
+                    }
+                }
+                break;
+            case 'session/close':
+                if (sessionId)
+                    for (const report of this.reportsOf(sessionId))
+                        void this.releaseReport(report);
+                break;
+        }
+    }
+    /** What the kit reads from the agent's answers. */
+    outgoing(conn, message) {
+        if (message.method === 'session/update') {
+            // v2: the agent's idle state update ends the turn; what still runs is background work from then on.
+            const update = message.params?.update;
+            const sessionId = message.params?.sessionId;
+            if (update?.sessionUpdate === 'state_update' && update.state === 'idle' && typeof sessionId === 'string') {
+                if (this.markBackground(sessionId))
+                    this.backgroundChanged(sessionId);
+            }
+            return;
+        }
+        if (message.id == null || message.method !== undefined)
+            return;
+        const prompt = conn.prompts.get(message.id);
+        if (prompt !== undefined) {
+            conn.prompts.delete(message.id);
+            // v1: the prompt's response ends the turn.
+            if (conn.version === 1 && this.markBackground(prompt))
+                this.backgroundChanged(prompt);
+        }
+        const loaded = conn.loads.get(message.id);
+        if (loaded !== undefined) {
+            conn.loads.delete(message.id);
+            if ('result' in message)
+                for (const report of this.reportsOf(loaded))
+                    report.replay(conn);
+        }
+    }
+    reportsOf(sessionId) {
+        return [...this.reports.values()].filter((r) => r.sessionId === sessionId);
+    }
+    /** Marks the session's running terminals as background work; true when any was not yet. */
+    markBackground(sessionId) {
+        let changed = false;
+        for (const report of this.reportsOf(sessionId)) {
+            if (!report.exitStatus && !report.background) {
+                report.background = true;
+                changed = true;
+            }
+        }
+        return changed;
+    }
+    /**
+     * Ends the session's turn for the kit (v2): its running terminals become background work; returns the
+     * list to put in the idle `state_update` that the agent sends next (the kit also notices that update itself).
+     */
+    endTurn(sessionId) {
+        this.markBackground((0, validate_1.requireString)(sessionId, 'sessionId'));
+        return this.background(sessionId);
+    }
+    /** The session's background list (terminals still running after their prompt ended), for a v2 `state_update`. */
+    background(sessionId) {
+        return this.reportsOf(sessionId)
+            .filter((r) => r.background && !r.exitStatus)
+            .map((r) => ({ type: 'terminal', terminalId: r.terminalId }));
+    }
+    backgroundChanged(sessionId) {
+        this.options.onBackgroundChange?.(sessionId, this.background(sessionId));
+    }
+    /** Called by a report once its exit update left. */
+    exited(report) {
+        if (report.background)
+            this.backgroundChanged(report.sessionId);
+    }
+    /** Whether the kit cancelled `report` (its tool call then ends `cancelled` in v2). */
+    wasCancelled(report) {
+        return this.cancelled.has(report);
+    }
+    stop(report) {
+        this.cancelled.add(report);
+        void report.terminal.kill().catch(() => undefined);
+    }
+    /**
+     * Cancels a running terminal by id or by its tool call (`terminal/cancel`, `tool_call/cancel`): the
+     * process group gets SIGTERM, then SIGKILL after the grace period; the terminal stays readable.
+     * Rejects with `ERR_TERMINAL_NOT_FOUND` (unknown) or `ERR_TERMINAL_EXITED`.
+     */
+    async cancel(sessionId, target) {
+        (0, validate_1.requireString)(sessionId, 'sessionId');
+        const report = this.reportsOf(sessionId).find((r) => target.terminalId !== undefined ? r.terminalId === target.terminalId : r.toolCallId === target.toolCallId);
+        const name = target.terminalId !== undefined ? 'terminalId' : 'toolCallId';
+        const id = JSON.stringify(target.terminalId ?? target.toolCallId);
+        if (!report || report.released) {
+            throw new errors_1.AcpTerminalError('ERR_TERMINAL_NOT_FOUND', `${name}: no terminal ${id} in this session`, { [name]: id });
+        }
+        if (report.exitStatus)
+            throw new errors_1.AcpTerminalError('ERR_TERMINAL_EXITED', `${name}: terminal ${id} already exited`, { [name]: id });
+        this.cancelled.add(report);
+        await report.terminal.kill();
+    }
+    /**
+     * Runs a command for the agent and shows it live to the client of `ctx` (a request handler's context,
+     * or an `AgentConnection`), in the form that client understands. Returns a `TerminalHandle`-shaped
+     * handle. Rejects with `ERR_INVALID_ARG` naming a bad field, `ERR_NOT_ATTACHED` when `ctx` belongs to an
+     * app the kit did not wrap, or the backend's error when the command cannot start.
+     */
+    async createTerminal(ctx, params, options = {}) {
+        if (this.closed)
+            throw new errors_1.AcpTerminalError('ERR_HOST_CLOSED', 'the agent terminal kit is closed');
+        const sessionId = (0, validate_1.requireString)(params?.sessionId, 'sessionId');
+        const command = (0, validate_1.requireString)(params.command, 'command');
+        const cwd = (0, validate_1.optionalAbsolutePath)(params.cwd, 'cwd') ?? process.cwd();
+        const key = connectionKey(ctx);
+        const conn = key ? this.connections.get(key) : undefined;
+        if (!conn) {
+            throw new errors_1.AcpTerminalError('ERR_NOT_ATTACHED', 'ctx: not a context of an app wrapped by this kit (connect through kit.v1(app) / kit.v2(app))', { field: 'ctx' });
+        }
+        const form = checkForm(options.form, 'form') ?? this.forcedForm ?? conn.form();
+        const toolCallId = options.toolCallId === undefined ? `acp-terminal-${++this.counter}` : (0, validate_1.requireString)(options.toolCallId, 'toolCallId');
+        const ownsToolCall = options.toolCallId === undefined;
+        const title = options.title === undefined ? (0, v2_1.shellLine)(command, params.args) : (0, validate_1.requireString)(options.title, 'title');
+        if (options.prefer === 'client' && conn.clientTerminals() && conn.client?.createTerminal) {
+            return this.clientTerminal(conn, params, toolCallId, ownsToolCall, title);
+        }
+        const pty = options.pty == null ? undefined : { cols: options.pty.cols ?? 80, rows: options.pty.rows ?? 24 };
+        const terminalOptions = {
+            ...this.options.terminalOptions,
+            ...options.terminalOptions,
+            ...(pty ? { pty } : {}),
+        };
+        const limit = params.outputByteLimit ?? exports.DEFAULT_REPORT_BYTES;
+        const early = [];
+        let deliver;
+        let terminal;
+        let subscribe;
+        if (this.options.createTerminal) {
+            terminal = await this.options.createTerminal(params, terminalOptions);
+            subscribe = (listener) => terminal.onOutput(listener, { replay: true });
+        }
+        else {
+            // The listener is attached at creation, before the command starts: every byte is seen.
+            terminal = await (0, native_1.loadNativeCreateTerminal)()(params, {
+                ...terminalOptions,
+                onOutput: (chunk, info) => (deliver ? deliver(chunk, info) : early.push([chunk, info])),
+            });
+            subscribe = (listener) => {
+                deliver = listener;
+                for (const [chunk, info] of early.splice(0))
+                    listener(chunk, info);
+                return () => {
+                    deliver = () => undefined;
+                };
+            };
+        }
+        const report = new Report(this, conn, sessionId, terminal.id, toolCallId, form, ownsToolCall, title, (0, v2_1.shellLine)(command, params.args), terminal.cwd ?? cwd, pty, terminal, Math.max(1, limit), this.intervalMs, this.contentBytes, subscribe);
+        this.reports.set(terminal.id, report);
+        return this.handle(report);
+    }
+    handle(report) {
+        const release = () => this.releaseReport(report);
+        return {
+            id: report.terminalId,
+            toolCallId: report.toolCallId,
+            form: report.form,
+            pid: report.terminal.pid,
+            currentOutput: () => report.terminal.currentOutput(),
+            waitForExit: async () => report.done,
+            kill: async () => {
+                if (!report.exitStatus)
+                    this.cancelled.add(report);
+                await report.terminal.kill();
+            },
+            release,
+            [Symbol.asyncDispose]: release,
+        };
+    }
+    /** Kills if needed, lets the last update out, then frees the terminal. */
+    async releaseReport(report) {
+        if (report.released)
+            return;
+        report.released = true;
+        if (!report.exitStatus)
+            await report.terminal.kill().catch(() => undefined);
+        await report.done.catch(() => undefined);
+        await report.settled();
+        this.reports.delete(report.terminalId);
+        await report.terminal.release().catch(() => undefined);
+    }
+    /** `prefer: 'client'`: the client's own terminal, embedded in the tool call. */
+    async clientTerminal(conn, params, toolCallId, ownsToolCall, title) {
+        const handle = await conn.client.createTerminal({
+            sessionId: params.sessionId,
+            command: params.command,
+            ...(params.args ? { args: params.args } : {}),
+            ...(params.env ? { env: params.env } : {}),
+            ...(params.cwd ? { cwd: params.cwd } : {}),
+            ...(params.outputByteLimit != null ? { outputByteLimit: params.outputByteLimit } : {}),
+        });
+        const content = [{ type: 'terminal', terminalId: handle.id }];
+        await conn.client.notify('session/update', {
+            sessionId: params.sessionId,
+            update: ownsToolCall
+                ? { sessionUpdate: 'tool_call', toolCallId, title, kind: 'execute', status: 'in_progress', content }
+                : { sessionUpdate: 'tool_call_update', toolCallId, content },
+        });
+        return Object.assign(handle, { toolCallId, form: 'client', pid: undefined });
+    }
+    /** Kills and releases every terminal (each still sends its exit update). */
+    async close() {
+        this.closed = true;
+        await Promise.all([...this.reports.values()].map((r) => this.releaseReport(r)));
+    }
+    async [Symbol.asyncDispose]() {
+        await this.close();
+    }
+}
+exports.AgentTerminals = AgentTerminals;
+/** Creates the kit; see `AgentTerminals`. */
+function agentTerminals(options = {}) {
+    return new AgentTerminals(options);
+}
+const FORMS = ['v2', 'terminal_output', 'terminal_output_delta', 'content'];
+function checkForm(value, field) {
+    if (value === undefined)
+        return undefined;
+    if (!FORMS.includes(value))
+        throw (0, errors_1.invalidArg)(field, `must be one of ${FORMS.join(', ')}`);
+    return value;
+}
+function optionalNumber(value, field, min) {
+    if (value === undefined)
+        return undefined;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
+        throw (0, errors_1.invalidArg)(field, `must be an integer of at least ${min}`);
+    return value;
+}

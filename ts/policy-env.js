@@ -1,0 +1,207 @@
+"use strict";
+/**
+ * The environment policy, in one place: which inherited variables a command does not get
+ * (`SECRET_ENV_PATTERNS`, `filteredInheritedEnv`) and which variables an agent may set in a request's
+ * `env` (and, under an allow list, assign in a shell line). Variables that change which program runs or
+ * load code into it (`LD_PRELOAD`, `BASH_ENV`, `GIT_SSH_COMMAND`, `PATH`, ...) turn any allowed program
+ * into an arbitrary one, so a command policy is only as good as the environment it judges.
+ */
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.DEFAULT_ENV_ALLOW = exports.DANGEROUS_ENV_PATTERNS = exports.SECRET_ENV_PATTERNS = void 0;
+exports.compileEnvPatterns = compileEnvPatterns;
+exports.filteredInheritedEnv = filteredInheritedEnv;
+exports.compileEnvPolicy = compileEnvPolicy;
+exports.checkRequestEnv = checkRequestEnv;
+const errors_1 = require("./errors");
+const glob_1 = require("./glob");
+const native_1 = require("./native");
+/**
+ * Name patterns of variables that commonly hold credentials; pass them (or your own) as the host's
+ * `dropInheritedEnv`. String patterns are case-insensitive globs.
+ */
+exports.SECRET_ENV_PATTERNS = Object.freeze([
+    '*_TOKEN',
+    '*_TOKEN_*',
+    '*_SECRET',
+    '*_SECRET_*',
+    '*_PASSWORD',
+    '*_PASSWD',
+    '*_API_KEY',
+    '*_APIKEY',
+    '*_ACCESS_KEY',
+    '*_PRIVATE_KEY',
+    '*_CREDENTIALS',
+    'AWS_*',
+    'AZURE_*',
+    'GOOGLE_APPLICATION_CREDENTIALS',
+    'GH_*',
+    'GITHUB_*',
+    'NPM_CONFIG__AUTH*',
+    'SSH_AUTH_SOCK',
+]);
+/** Compiles env name patterns into a predicate; invalid entries throw `ERR_INVALID_ARG` naming `field[i]`. */
+function compileEnvPatterns(patterns, field) {
+    if (patterns === undefined || patterns === null)
+        return undefined;
+    if (!Array.isArray(patterns))
+        throw (0, errors_1.invalidArg)(field, 'must be an array of glob strings or RegExps');
+    const res = patterns.map((p, i) => {
+        if (typeof p === 'string' && p.length > 0)
+            return (0, glob_1.globToRegExp)(p, 'i');
+        if (p instanceof RegExp)
+            return p;
+        throw (0, errors_1.invalidArg)(`${field}[${i}]`, `must be a non-empty glob string or a RegExp, got ${JSON.stringify(p)}`);
+    });
+    if (res.length === 0)
+        return undefined;
+    return (name) => res.some((re) => (0, glob_1.safeTest)(re, name));
+}
+const coreDefaulted = new Map();
+/** The names the core gives a default value over the inherited environment (its `envDefaults(pty)`). */
+function coreDefaultedNames(pty) {
+    let names = coreDefaulted.get(pty);
+    if (!names) {
+        names = new Set((0, native_1.loadNative)().envDefaults(pty).map((d) => d.name));
+        coreDefaulted.set(pty, names);
+    }
+    return names;
+}
+/**
+ * This process's environment minus the variables `drop` matches, as ACP env entries (used with the
+ * core's `inheritEnv: false`). The variables the core defaults (`envDefaults()`: `PAGER`, `GIT_PAGER`,
+ * and `TERM` for a terminal on a pty: `pty: true`) are left out so its defaults still apply as they do
+ * to an inherited environment.
+ */
+function filteredInheritedEnv(drop, env = process.env, options = {}) {
+    const defaulted = coreDefaultedNames(options.pty === true);
+    const out = [];
+    for (const [name, value] of Object.entries(env)) {
+        if (value === undefined || defaulted.has(name) || drop(name))
+            continue;
+        out.push({ name, value });
+    }
+    return out;
+}
+/**
+ * Names of variables that change which program runs, or load code into a program, for the programs a
+ * terminal commonly runs (the dynamic loader, shells, git, pagers and editors, interpreters). Globs,
+ * case-insensitive. Not exhaustive: a tool that reads a config file named by a variable can run code
+ * from it; extend the list for the tools you allow (`envPolicy: { deny: [...DANGEROUS_ENV_PATTERNS, 'MY_TOOL_HOOK'] }`).
+ */
+exports.DANGEROUS_ENV_PATTERNS = Object.freeze([
+    // The dynamic loader: preload a library, or load one from elsewhere.
+    'LD_*',
+    'DYLD_*',
+    'GCONV_PATH',
+    // Program lookup, and where shells and tools read their start-up code and configuration.
+    'PATH',
+    // Windows: the shell cmd.exe starts for each side of a pipe, and the extensions a bare name runs by.
+    'COMSPEC',
+    'PATHEXT',
+    'HOME',
+    'XDG_CONFIG_HOME',
+    'SHELL',
+    // Shells: start-up files, imported functions, options, traces, prompts, word splitting.
+    'BASH_ENV',
+    'ENV',
+    'BASH_FUNC_*',
+    'SHELLOPTS',
+    'BASHOPTS',
+    'PS4',
+    'PROMPT_COMMAND',
+    'IFS',
+    'ZDOTDIR',
+    'BASH_LOADABLES_PATH',
+    // git: commands it runs, configuration it reads, where it finds its programs and hooks.
+    'GIT_SSH*',
+    'GIT_CONFIG*',
+    'GIT_EXEC_PATH',
+    'GIT_EXTERNAL_DIFF',
+    'GIT_PAGER',
+    'GIT_EDITOR',
+    'GIT_SEQUENCE_EDITOR',
+    'GIT_ASKPASS',
+    'GIT_PROXY_COMMAND',
+    'GIT_DIR',
+    'GIT_TEMPLATE_DIR',
+    // Programs run by name from a variable.
+    'EDITOR',
+    'VISUAL',
+    'PAGER',
+    'MANPAGER',
+    'LESSOPEN',
+    'LESSCLOSE',
+    'BROWSER',
+    'SSH_ASKPASS',
+    'SUDO_ASKPASS',
+    // Interpreters: options and module paths that load code.
+    'NODE_OPTIONS',
+    'NODE_PATH',
+    'PYTHONSTARTUP',
+    'PYTHONPATH',
+    'PYTHONHOME',
+    'PERL5OPT',
+    'PERL5LIB',
+    'PERLLIB',
+    'RUBYOPT',
+    'RUBYLIB',
+    'JAVA_TOOL_OPTIONS',
+    '_JAVA_OPTIONS',
+    'JDK_JAVA_OPTIONS',
+]);
+/**
+ * The default exceptions: a pager variable set to `cat` or to the empty string (what agents set to
+ * keep `git log` from paging) runs nothing new.
+ */
+exports.DEFAULT_ENV_ALLOW = Object.freeze([
+    function pagerOff(name, value) {
+        return /^(GIT_PAGER|PAGER|MANPAGER)$/.test(name) && (value === 'cat' || value === '');
+    },
+]);
+function compileRules(rules, field) {
+    if (rules === undefined)
+        return undefined;
+    if (!Array.isArray(rules))
+        throw (0, errors_1.invalidArg)(field, 'must be an array of glob strings, RegExps or functions');
+    const fns = rules.filter((r) => typeof r === 'function');
+    // Patterns keep their index in the message of compileEnvPatterns: functions are validated there as bad entries otherwise.
+    const patterns = compileEnvPatterns(rules.map((r) => (typeof r === 'function' ? /(?!)/ : r)), field);
+    return (name, value) => (patterns?.(name) ?? false) ||
+        fns.some((fn) => {
+            try {
+                return fn(name, value) === true;
+            }
+            catch {
+                return false;
+            }
+        });
+}
+/**
+ * Validates an `EnvPolicy` (`ERR_INVALID_ARG` naming the field). `active`: whether the default applies
+ * when `policy` is undefined (the host has a command policy).
+ */
+function compileEnvPolicy(policy, field, active) {
+    if (policy === undefined || policy === null) {
+        if (!active)
+            return undefined;
+        policy = {};
+    }
+    if (typeof policy !== 'object')
+        throw (0, errors_1.invalidArg)(field, 'must be an object { deny?, allow? }');
+    const p = policy;
+    for (const key of Object.keys(p)) {
+        if (key !== 'deny' && key !== 'allow')
+            throw (0, errors_1.invalidArg)(`${field}.${key}`, 'unknown key (known: deny, allow)');
+    }
+    const deny = compileRules(p.deny ?? exports.DANGEROUS_ENV_PATTERNS, `${field}.deny`) ?? (() => false);
+    const allow = compileRules(p.allow ?? exports.DEFAULT_ENV_ALLOW, `${field}.allow`) ?? (() => false);
+    return { denies: (name, value) => deny(name, value) && !allow(name, value) };
+}
+/** Throws `ERR_POLICY_DENIED` (reason `env`, naming the variable) for the first variable `policy` refuses. */
+function checkRequestEnv(policy, env) {
+    for (const { name, value } of env) {
+        if (policy.denies(name, value)) {
+            throw new errors_1.AcpTerminalError('ERR_POLICY_DENIED', `env: \`${name}\` is not allowed by this client: it can change which program runs or load code into it`, { field: 'env', reason: 'env', name });
+        }
+    }
+}

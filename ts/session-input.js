@@ -1,0 +1,100 @@
+"use strict";
+/**
+ * How `ShellSessions.execute` reads a request's `command`: key names (the core's key table decides),
+ * text typed to a running program (one trailing line end is its Enter), which keys an idle shell
+ * answers with a prompt, and a here-document left open (found by `bash -n`, run by the core, before
+ * anything runs).
+ */
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.isKeyName = isKeyName;
+exports.parseKeys = parseKeys;
+exports.requestKeys = requestKeys;
+exports.keysPrompt = keysPrompt;
+exports.keyRefusedAtPrompt = keyRefusedAtPrompt;
+exports.inputText = inputText;
+exports.findOpenHereDocument = findOpenHereDocument;
+const native_1 = require("./native");
+const session_protocol_1 = require("./session-protocol");
+/**
+ * True when `word` is a tmux key name (`C-c`, `M-x`, `S-Tab`, `Up`, `F5`, `Enter`, ...): such
+ * commands are sent as keys. A plain character (`q`) is text, not a key. The native core's key
+ * table decides (the one `sendKeys()` encodes with).
+ */
+function isKeyName(word) {
+    return (0, native_1.loadNative)().isKeyName(word);
+}
+/** Splits `command` into key names when every whitespace-separated word is one, else returns null. */
+function parseKeys(command) {
+    const words = command.trim().split(/\s+/);
+    if (words.length === 0 || words[0] === '')
+        return null;
+    return words.every(isKeyName) ? words : null;
+}
+/**
+ * The keys a request sends, or null when it is text: a command made only of key names (`C-c`,
+ * `Up Enter`); with `isInput`, a lone key name (`C-c`, as agents send Ctrl+C), never a sequence.
+ */
+function requestKeys(command, isInput) {
+    if (!isInput)
+        return parseKeys(command);
+    const word = command.trim();
+    return word !== '' && !/\s/.test(word) && isKeyName(word) ? [word] : null;
+}
+/**
+ * Keys an idle shell (no line editor, empty line) answers with a new prompt or by ending: a line end
+ * (`Enter`, `C-m`, `C-j`), `C-c` (SIGINT), `C-d` (end of input). Any other key is only buffered
+ * or ignored (`C-a`, `C-l`, `C-z`: the shell ignores SIGTSTP), so nothing is awaited after it.
+ */
+const PROMPTING_KEYS = new Set(['Enter', 'C-m', 'C-j', 'C-c', 'C-d']);
+/** True when an idle shell answers `keys` with a prompt (or ends). */
+function keysPrompt(keys) {
+    return keys.some((k) => PROMPTING_KEYS.has(k));
+}
+/** The first key that means nothing to an idle shell without a line editor (history, cursor keys). */
+function keyRefusedAtPrompt(keys) {
+    return keys.find((k) => k !== 'Enter' && !/^C-[\x21-\x7e]$/.test(k));
+}
+/**
+ * What is typed for `isInput` text: the text, then Enter (`\r`) unless `noEnter`. One trailing line
+ * end (`\n`, `\r\n` or `\r`) of the text is that Enter, not a second one.
+ */
+function inputText(text, noEnter) {
+    if (noEnter)
+        return text;
+    const body = text.endsWith('\r\n') ? text.slice(0, -2) : /[\r\n]$/.test(text) ? text.slice(0, -1) : text;
+    return `${body}\r`;
+}
+/**
+ * Runs `shell -n` (parse only, C locale, no startup files, no other environment) on the command file
+ * when the command may hold a here-document (`<<`), through the native core (argv, no shell in
+ * between; killed after 10 s), and tells whether one is left open: bash would run it with the rest of
+ * the command as its body and exit status 0. Null when there is none, or when the check could not run
+ * (the command then runs as sent, as before).
+ */
+async function findOpenHereDocument(shell, command, file) {
+    if (!command.includes('<<'))
+        return null;
+    let diagnostics;
+    try {
+        const check = await (0, native_1.loadNative)().createTerminal({
+            command: shell,
+            args: ['--noprofile', '--norc', '-n', file],
+            env: [
+                { name: 'LC_ALL', value: 'C' },
+                { name: 'PATH', value: process.env.PATH ?? '/usr/bin:/bin' },
+            ],
+            outputByteLimit: 64 * 1024,
+        }, { shell: false, inheritEnv: false, timeoutMs: 10_000 });
+        try {
+            await check.waitForExit();
+            diagnostics = (await check.currentOutput()).output;
+        }
+        finally {
+            await check.release().catch(() => undefined);
+        }
+    }
+    catch {
+        return null;
+    }
+    return (0, session_protocol_1.openHereDocument)(diagnostics);
+}

@@ -1,0 +1,557 @@
+"use strict";
+/**
+ * One bash of `ShellSessions` on a pty: it feeds the raw output through the marker protocol
+ * (`session-protocol.ts`), keeps the unreported output, knows what it waits for (the marker of
+ * command `seq`, or any prompt) and turns a completion into the text of one result.
+ *
+ * Invariants: output before the first prompt (seq 0) is startup noise and dropped; output of the
+ * running command goes to `out`; once its completion arrived and until it is collected, later
+ * output (background jobs) goes to `after`, which becomes `out` when the completion is taken. A
+ * completion is set at most once per wait, and only by the awaited marker confirmed from outside the
+ * shell (`promptState`: the pty's foreground process group is the shell's and the shell reads its
+ * terminal) or by the shell's exit. After a marker that could not be confirmed, the completion's
+ * exit code is null.
+ */
+var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    var desc = Object.getOwnPropertyDescriptor(m, k);
+    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
+      desc = { enumerable: true, get: function() { return m[k]; } };
+    }
+    Object.defineProperty(o, k2, desc);
+}) : (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    o[k2] = m[k];
+}));
+var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
+    Object.defineProperty(o, "default", { enumerable: true, value: v });
+}) : function(o, v) {
+    o["default"] = v;
+});
+var __importStar = (this && this.__importStar) || (function () {
+    var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function (o) {
+            var ar = [];
+            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
+            return ar;
+        };
+        return ownKeys(o);
+    };
+    return function (mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
+        __setModuleDefault(result, mod);
+        return result;
+    };
+})();
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Session = exports.SESSION_TAG_VAR = exports.WHY_LINE_FAILED = void 0;
+exports.makeSessionDir = makeSessionDir;
+exports.removeSessionDir = removeSessionDir;
+exports.promptState = promptState;
+const node_crypto_1 = require("node:crypto");
+const fs = __importStar(require("node:fs"));
+const os = __importStar(require("node:os"));
+const path = __importStar(require("node:path"));
+const node_string_decoder_1 = require("node:string_decoder");
+const screen_text_1 = require("./screen-text");
+const native_1 = require("./native");
+const session_protocol_1 = require("./session-protocol");
+const tail_buffer_1 = require("./tail-buffer");
+/** How long a marker may wait for the shell to be seen at its prompt before it counts as forged. */
+const CONFIRM_MS = 5000;
+/** While a command is awaited, how often the shell is looked at from outside (stopped? replaced?). */
+const HEALTH_MS = 250;
+/**
+ * How long after its command line was sent a shell idle at its prompt, which never started the
+ * command (no start marker), counts as broken at the end of a call.
+ */
+const NEVER_STARTED_MS = 2000;
+/**
+ * How long the shell must sit idle at its prompt, after a stale prompt that followed a command line it
+ * read, before the awaited line counts as failed. Unread input that the shell read as a line of its own
+ * (a terminal's late answers) ends the same way, but the awaited line follows it at once.
+ */
+const LINE_FAILED_MS = 1000;
+/** Why a session is broken when its command line ran but the awaited prompt never came. */
+exports.WHY_LINE_FAILED = "the shell came back to its prompt but did not run the command: the session's own state was changed " +
+    '(a read-only session variable, a DEBUG trap under extdebug, ...); restart() gives a fresh shell';
+/** The environment variable every process of a session inherits: `close()` finds them by it. */
+exports.SESSION_TAG_VAR = 'ACP_SHELL_SESSION';
+/** One bash on a pty, with the marker protocol and the unreported output. */
+class Session {
+    id;
+    dir;
+    maxBytes;
+    token = (0, node_crypto_1.randomBytes)(16).toString('hex');
+    /** The value of {@link SESSION_TAG_VAR} in this session's environment. */
+    tag = (0, node_crypto_1.randomBytes)(12).toString('hex');
+    /** Why the session stopped answering; null while it answers. */
+    broken = null;
+    seq = 0;
+    lastUsed = 0;
+    waiting = null;
+    /** Set when the awaited marker (or the shell's exit) arrived and was not reported yet. */
+    completion = null;
+    exit = null;
+    ready = false;
+    closed = false;
+    lastCwd;
+    /** Start time of the shell (the core's `processStartTime`), to detect pid reuse; null when unknown. */
+    shellStart = null;
+    /** The pty's size, which the output is rendered for (where lines wrap, how far cursor moves redraw). */
+    size = { cols: 80, rows: 24 };
+    /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
+    typedLine;
+    terminal;
+    scanner;
+    /** Unreported output: of the running command, or of the completed one not collected yet. */
+    out;
+    /** Output that arrived after an uncollected completion (background jobs): reported next time. */
+    after;
+    receivedBytes = 0;
+    lastActivity = Date.now();
+    decoder = new node_string_decoder_1.StringDecoder('utf8');
+    waiters = new Set();
+    unsubscribe;
+    /** The terminal is on the alternate screen as of the output taken so far. */
+    alternate = false;
+    /** The awaited marker, while it is being confirmed from outside the shell. */
+    candidate = null;
+    confirming = false;
+    /** A marker of the awaited command could not be confirmed: its exit code cannot be trusted. */
+    tampered = false;
+    /** The shell read the awaited command line (its start marker came). */
+    started = false;
+    /** When a confirmed stale prompt followed a line the shell read (0: none since the last start). */
+    staleSince = 0;
+    /** When the awaited command line was sent (ms since the epoch). */
+    sentAt = 0;
+    /** The shell's program image at its first prompt (the core's `processExecStamp`), to see an `exec`. */
+    execStamp = null;
+    lastHealthCheck = 0;
+    constructor(id, dir, maxBytes, cwd) {
+        this.id = id;
+        this.dir = dir;
+        this.maxBytes = maxBytes;
+        this.lastCwd = cwd;
+        this.out = new tail_buffer_1.TailBuffer(maxBytes);
+        this.after = new tail_buffer_1.TailBuffer(maxBytes);
+        this.scanner = new session_protocol_1.MarkerScanner(this.token);
+    }
+    /** The private file each command is written to and sourced from. */
+    get commandFile() {
+        return path.join(this.dir, 'command.sh');
+    }
+    /** The rc file: private settings, read-only PROMPT_COMMAND printing the marker, then deletes itself. */
+    rcText(rcPath) {
+        return (0, session_protocol_1.rcText)(this.token, rcPath);
+    }
+    /** Starts reading the terminal's output (retained output first) and watching for the shell's exit. */
+    attach(terminal) {
+        this.terminal = terminal;
+        this.shellStart = (0, native_1.loadNative)().processStartTime(terminal.pid);
+        this.unsubscribe = terminal.onOutput((chunk) => this.onChunk(chunk), { replay: true });
+        terminal.waitForExit().then((status) => void this.onExit(status), () => void this.onExit({ exitCode: null, signal: null }));
+    }
+    onChunk(chunk) {
+        this.receivedBytes += chunk.length;
+        this.lastActivity = Date.now();
+        for (const part of this.scanner.scan(chunk)) {
+            if ('data' in part)
+                this.data(part.data);
+            else
+                this.marker(part.marker);
+        }
+        this.notify();
+    }
+    data(bytes) {
+        if (bytes.length === 0 || !this.ready)
+            return; // startup noise (before the first prompt) is dropped
+        (this.completion ? this.after : this.out).push(bytes);
+    }
+    marker({ kind, seq, status }) {
+        if (!this.ready) {
+            if (kind === 'prompt' && seq === 0) {
+                this.ready = true;
+                this.terminal?.savePtyModes?.();
+                // Taken at the first prompt, not at the spawn: until the launch's exec of the shell is
+                // complete, /proc may still show the image before it (a false "replaced" under load).
+                if (this.terminal)
+                    this.execStamp = (0, native_1.loadNative)().processExecStamp(this.terminal.pid);
+            }
+            return;
+        }
+        const w = this.waiting;
+        if (!w || this.completion)
+            return; // a prompt redrawn while idle
+        if (kind === 'start') {
+            if (w.seq !== 'any')
+                this.started = true;
+            this.staleSince = 0;
+            return;
+        }
+        // A stale prompt: before the command line was read, a prompt of an earlier command; after it
+        // (a prompt the shell prints once the line ran), the line failed before it set the number.
+        const stale = w.seq !== 'any' && w.seq !== seq;
+        if (stale && !this.started)
+            return;
+        if (typeof this.terminal?.foregroundProcessGroup !== 'function') {
+            if (!stale)
+                this.complete(status); // a backend that cannot tell: the marker is taken as it is
+            return;
+        }
+        this.candidate = { exitCode: status, stale };
+        if (!this.confirming)
+            void this.confirm();
+    }
+    /** Starts waiting for command `seq` (or any prompt). */
+    waitFor(seq) {
+        this.waiting = { seq };
+        this.candidate = null;
+        this.tampered = false;
+        this.started = false;
+        this.staleSince = 0;
+        this.sentAt = Date.now();
+    }
+    /** Before a command line is sent: terminal modes a command changed (`stty`) are put back. */
+    restoreModes() {
+        try {
+            this.terminal?.restorePtyModes?.();
+        }
+        catch {
+            // released meanwhile: the shell's exit is reported instead
+        }
+    }
+    /** The session stops answering: what is awaited ends with `why`; later calls are refused. */
+    markBroken(why) {
+        if (this.broken !== null || this.exit)
+            return;
+        this.broken = why;
+        this.completion ??= { exitCode: null, ended: false };
+        this.waiting = null;
+        this.candidate = null;
+        this.notify();
+    }
+    complete(exitCode) {
+        this.completion = { exitCode: this.tampered ? null : exitCode, ended: false };
+        this.waiting = null;
+        this.candidate = null;
+    }
+    /**
+     * Confirms the awaited marker from outside the shell before it completes the command: the pty's
+     * foreground process group must be the shell's own and the shell must be blocked reading its
+     * terminal. A marker printed by a command that goes on running fails that (something else is in the
+     * foreground, or the shell waits for a child): it completes nothing, and the command's completion,
+     * when it comes, reports `exitCode: null`.
+     */
+    async confirm() {
+        this.confirming = true;
+        const deadline = Date.now() + CONFIRM_MS;
+        let polls = 0;
+        try {
+            while (this.candidate && !this.completion && !this.closed) {
+                const state = promptState(this.terminal);
+                if (state === 'prompt') {
+                    if (this.candidate.stale) {
+                        // The line the shell read ran and left it at its prompt without the awaited number: a line
+                        // of unread input (the awaited one then follows), or the awaited line failed (checkHealth).
+                        this.started = false;
+                        this.staleSince = Date.now();
+                        this.candidate = null;
+                    }
+                    else {
+                        this.complete(this.candidate.exitCode);
+                    }
+                    break;
+                }
+                if (state === 'busy' || Date.now() > deadline) {
+                    if (!this.candidate.stale)
+                        this.tampered = true;
+                    this.candidate = null;
+                    break;
+                }
+                // The shell printed its prompt and is on its way to reading the terminal.
+                await new Promise((r) => (polls++ < 20 ? setImmediate(r) : setTimeout(r, Math.min(polls - 20, 10))));
+            }
+        }
+        finally {
+            this.confirming = false;
+        }
+        this.notify();
+    }
+    async onExit(status) {
+        // Make sure every byte the shell wrote was delivered to onChunk before finishing.
+        const deadline = Date.now() + 2000;
+        while (!this.closed && typeof this.terminal?.outputBytes === 'number' && Date.now() < deadline) {
+            let total;
+            try {
+                total = this.terminal.outputBytes;
+            }
+            catch {
+                break;
+            }
+            if (this.receivedBytes >= total)
+                break;
+            await new Promise((r) => setTimeout(r, 5));
+        }
+        this.data(this.scanner.flush());
+        this.exit = status;
+        this.candidate = null;
+        if (!this.completion) {
+            this.completion = { exitCode: status.exitCode ?? null, ended: true };
+            this.waiting = null;
+        }
+        else {
+            this.completion.ended = true;
+        }
+        this.notify();
+    }
+    notify() {
+        for (const w of [...this.waiters])
+            w();
+    }
+    /** Resolves on the next output, marker or exit, or after `ms`. */
+    changed(ms) {
+        return new Promise((resolve) => {
+            const done = () => {
+                clearTimeout(timer);
+                this.waiters.delete(done);
+                resolve();
+            };
+            const timer = setTimeout(done, Math.min(Math.max(0, ms), 2 ** 31 - 1));
+            this.waiters.add(done);
+        });
+    }
+    /** Milliseconds since the last output arrived. */
+    get idleSinceMs() {
+        return Date.now() - this.lastActivity;
+    }
+    /** True while a command (or typed input) is awaited. */
+    get busy() {
+        return this.waiting !== null;
+    }
+    /**
+     * Before something new is sent: a completion nobody collected yet is folded into the unreported
+     * output (its output and what followed it stay, in order, for the next result).
+     */
+    absorbCompletion() {
+        if (!this.completion)
+            return;
+        this.out.append(this.after);
+        this.after = new tail_buffer_1.TailBuffer(this.maxBytes);
+        this.completion = null;
+    }
+    /**
+     * Takes the unreported output (up to the completion, if any) as rendered text. The rendering runs
+     * off the JS thread. While a full-screen program is still showing at the end, `screen` (the
+     * terminal's own screen) is asked for and appended: that is what a person sees.
+     */
+    async take(screen) {
+        const { bytes, truncated } = this.out.take();
+        const completion = this.completion;
+        if (completion) {
+            this.out = this.after;
+            this.after = new tail_buffer_1.TailBuffer(this.maxBytes);
+            this.completion = null;
+        }
+        let text = this.decoder.write(bytes);
+        if (completion?.ended)
+            text += this.decoder.end();
+        const alternateBefore = this.alternate;
+        const render = async (t) => {
+            const r = await (0, screen_text_1.renderTerminalOutputAsync)(t, { ...this.size, alternateScreen: alternateBefore });
+            this.alternate = r.alternateScreen;
+            return r.text;
+        };
+        let rendered;
+        if (this.typedLine !== undefined) {
+            rendered = (0, session_protocol_1.removeTraces)(await render((0, session_protocol_1.removeEcho)(text, this.typedLine)), this.commandFile);
+            if (completion)
+                this.typedLine = undefined;
+        }
+        else {
+            rendered = await render(text);
+        }
+        rendered = (0, session_protocol_1.asBashC)(rendered, this.commandFile).replace(/\s+$/, '');
+        // A full-screen program still showing: what a person sees is its screen (from the emulator).
+        const current = this.alternate && screen ? await screen() : undefined;
+        if (current !== undefined) {
+            const shown = current.replace(/\s+$/, '');
+            rendered = rendered && shown ? `${rendered}\n${shown}` : rendered || shown;
+        }
+        return { content: rendered, truncated, completion };
+    }
+    /**
+     * Waits until the awaited command completes (`'command'`), or (`'input'`) until it completes or no
+     * output came for `settleMs`; at most `timeoutMs` either way.
+     */
+    async settle(mode, timeoutMs, settleMs) {
+        const deadline = Date.now() + timeoutMs;
+        const start = Date.now();
+        // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
+        await new Promise((resolve) => setImmediate(resolve));
+        for (;;) {
+            if (this.busy && !this.completion)
+                this.checkHealth();
+            if (this.completion)
+                return;
+            if (!this.busy && mode === 'command')
+                return;
+            const now = Date.now();
+            if (now >= deadline) {
+                if (mode === 'command')
+                    this.checkNeverStarted();
+                return;
+            }
+            let wait = Math.min(deadline - now, HEALTH_MS);
+            if (mode === 'input') {
+                const quietFor = Math.min(this.idleSinceMs, now - start);
+                if (quietFor >= settleMs)
+                    return;
+                wait = Math.min(wait, settleMs - quietFor);
+            }
+            await this.changed(wait);
+        }
+    }
+    /**
+     * Looks at the shell from outside while a command is awaited: a stopped shell (`kill -STOP $$`) is
+     * continued; a shell whose program changed (`exec bash`) is no longer the session's: broken.
+     */
+    checkHealth() {
+        const terminal = this.terminal;
+        if (!terminal || this.exit || this.closed || Date.now() - this.lastHealthCheck < HEALTH_MS)
+            return;
+        this.lastHealthCheck = Date.now();
+        const native = (0, native_1.loadNative)();
+        if (native.processWaitState(terminal.pid) === 'stopped') {
+            try {
+                process.kill(terminal.pid, 'SIGCONT');
+            }
+            catch {
+                // gone: its exit is reported
+            }
+        }
+        if (this.staleSince !== 0 &&
+            Date.now() - this.staleSince >= LINE_FAILED_MS &&
+            this.idleSinceMs >= LINE_FAILED_MS &&
+            promptState(terminal) === 'prompt') {
+            this.markBroken(exports.WHY_LINE_FAILED);
+            return;
+        }
+        const stamp = native.processExecStamp(terminal.pid);
+        if (this.execStamp !== null && stamp !== null && stamp !== this.execStamp) {
+            this.markBroken('the shell was replaced (exec): the program now on the terminal is not the session\'s shell; ' +
+                'restart() gives a fresh shell');
+        }
+    }
+    /**
+     * At the end of a call that waited for a command: the shell sits idle at its prompt, it never
+     * started the command line sent a while ago, and nothing was printed lately: it does not answer.
+     */
+    checkNeverStarted() {
+        const w = this.waiting;
+        if (!w || w.seq === 'any' || this.started || this.completion || !this.terminal)
+            return;
+        if (Date.now() - this.sentAt < NEVER_STARTED_MS || this.idleSinceMs < HEALTH_MS)
+            return;
+        if (typeof this.terminal.foregroundProcessGroup !== 'function' || promptState(this.terminal) !== 'prompt')
+            return;
+        this.markBroken("the shell is at its prompt but never started the command: the session's prompts were changed; " +
+            'restart() gives a fresh shell');
+    }
+    /**
+     * The result of a call: the unreported output (with the terminal's screen while a full-screen
+     * program shows, when `screen`), and the completion if it came.
+     */
+    async result(command, screen, interrupt) {
+        const terminal = this.terminal;
+        const current = screen
+            ? () => terminal.currentOutput().then((o) => o.output, () => undefined)
+            : undefined;
+        const { content, truncated, completion } = await this.take(current);
+        const broken = this.broken !== null && !completion?.ended;
+        return {
+            content,
+            exitCode: completion && !broken ? completion.exitCode : null,
+            status: broken ? 'broken' : completion || !this.busy ? 'completed' : 'running',
+            ...(broken ? { why: this.broken } : {}),
+            workingDir: this.cwd(),
+            command,
+            terminalId: this.id,
+            truncated,
+            sessionEnded: completion?.ended === true,
+            ...(interrupt ? { interrupt } : {}),
+        };
+    }
+    /** The shell's working directory (the core's `processCwd`), or the last one read once the shell is gone. */
+    cwd() {
+        if (!this.terminal)
+            return this.lastCwd;
+        // null: the shell is gone (or cannot be inspected): keep the last directory read from it
+        this.lastCwd = (0, native_1.loadNative)().processCwd(this.terminal.pid) ?? this.lastCwd;
+        return this.lastCwd;
+    }
+    /** Stops reading the terminal's output. */
+    detach() {
+        this.unsubscribe?.();
+        this.unsubscribe = undefined;
+    }
+}
+exports.Session = Session;
+/** Private directories of live sessions, removed at exit even if `closeAll()` was never called. */
+const liveDirs = new Set();
+let exitHookInstalled = false;
+/** Creates a session's private (0700) directory, removed at exit at the latest. */
+function makeSessionDir() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-shell-'));
+    liveDirs.add(dir);
+    if (!exitHookInstalled) {
+        exitHookInstalled = true;
+        process.once('exit', () => {
+            for (const d of liveDirs)
+                fs.rmSync(d, { recursive: true, force: true });
+        });
+    }
+    return dir;
+}
+/** Removes a session's private directory. */
+function removeSessionDir(dir) {
+    liveDirs.delete(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+}
+/**
+ * Where a pty's shell is, seen from outside: `'prompt'` (the foreground process group is the shell's
+ * own and the shell is blocked reading its terminal), `'busy'` (another group is in the foreground, or
+ * the shell waits for a child), `'unknown'` (it is running or blocked elsewhere: ask again).
+ *
+ * The shell's blocking call comes from the core (`processWaitState`: `/proc/<pid>/syscall` on Linux).
+ * Where the core cannot tell (`'unknown'`: every platform but Linux, or a shell this process may not
+ * inspect), the foreground process group alone decides. That is weaker: it still refuses a marker
+ * printed by a job in another process group, but not one printed by the shell itself (a builtin or a
+ * function) just before it goes on running, whose forged exit code is then reported.
+ */
+function promptState(terminal) {
+    let group;
+    try {
+        group = terminal.foregroundProcessGroup();
+    }
+    catch {
+        return 'busy'; // released: the shell's exit completes the command
+    }
+    if (group !== terminal.pid)
+        return 'busy';
+    switch ((0, native_1.loadNative)().processWaitState(terminal.pid)) {
+        case 'reading-stdin':
+            return 'prompt';
+        case 'waiting-for-child':
+            return 'busy';
+        case 'running':
+        case 'elsewhere':
+        case 'stopped':
+            return 'unknown';
+        case 'unknown':
+            return 'prompt'; // the core cannot tell: the foreground process group decides (see above)
+    }
+}
