@@ -38,6 +38,8 @@ import {
   type TerminalLike,
 } from './types';
 import { optionalAbsolutePath, requireString } from './validate';
+import { parseKeys } from './session-input';
+import type { ExecuteRequest, ExecuteResult } from './session-types';
 
 /** How a terminal is shown to the client. */
 export type AgentTerminalForm = 'v2' | 'terminal_output' | 'terminal_output_delta' | 'content';
@@ -105,6 +107,44 @@ export interface AgentTerminalOptions {
   terminalOptions?: CreateTerminalOptions;
   /** Run on a pseudo-terminal of this size (v2 announces it as `size`). */
   pty?: { cols?: number; rows?: number };
+}
+
+/** A session command being reported. */
+interface SessionCommand {
+  /** False once `execute` accepted the command (a later refusal does not end it). */
+  isNew: boolean;
+  deliver(chunk: Buffer): void;
+  finish(result: ExecuteResult | null): void;
+}
+
+/** The parts of a `ShellSessions` the kit drives. */
+export interface ShellSessionsLike {
+  execute(request: ExecuteRequest): Promise<ExecuteResult>;
+  interrupt(terminalId?: string): Promise<ExecuteResult>;
+  onOutput(listener: (terminalId: string, chunk: Buffer) => void): () => void;
+  shellPid(terminalId?: string): number | undefined;
+}
+
+/** Per-call options of a reported `execute`. */
+export interface ReportedExecuteOptions {
+  /** Report into this tool call (the agent's own); default: the kit opens one per command. */
+  toolCallId?: string;
+  /** Title of the tool call (default: the command). */
+  title?: string;
+  /** Force the form for this command. */
+  form?: AgentTerminalForm;
+}
+
+/** `ShellSessions` whose commands are shown live in the client (see `AgentTerminals.shellSessions`). */
+export interface ReportedShellSessions {
+  /**
+   * `shells.execute(request)`, reported: a command gets its own display terminal (or tool call), which
+   * stays live across `running` results until the command ends; input and keys sent to it are shown
+   * as a terminal shows them.
+   */
+  execute(ctx: unknown, sessionId: string, request: ExecuteRequest, options?: ReportedExecuteOptions): Promise<ExecuteResult>;
+  /** Stops the subscription to the sessions' output (running displays end as the sessions end). */
+  close(): void;
 }
 
 /** What `createTerminal()` returns: the SDK's `TerminalHandle` shape, plus what the kit knows. */
@@ -678,15 +718,7 @@ export class AgentTerminals implements AsyncDisposable {
     const sessionId = requireString(params?.sessionId, 'sessionId');
     const command = requireString(params.command, 'command');
     const cwd = optionalAbsolutePath(params.cwd, 'cwd') ?? process.cwd();
-    const key = connectionKey(ctx);
-    const conn = key ? this.connections.get(key) : undefined;
-    if (!conn) {
-      throw new AcpTerminalError(
-        'ERR_NOT_ATTACHED',
-        'ctx: not a context of an app wrapped by this kit (connect through kit.v1(app) / kit.v2(app))',
-        { field: 'ctx' },
-      );
-    }
+    const conn = this.connectionOf(ctx);
     const form = checkForm(options.form, 'form') ?? this.forcedForm ?? conn.form();
     const toolCallId = options.toolCallId === undefined ? `acp-terminal-${++this.counter}` : requireString(options.toolCallId, 'toolCallId');
     const ownsToolCall = options.toolCallId === undefined;
@@ -801,6 +833,136 @@ export class AgentTerminals implements AsyncDisposable {
     return Object.assign(handle, { toolCallId, form: 'client' as const, pid: undefined });
   }
 
+  /**
+   * Shows the commands of a `ShellSessions` live in the client: one display terminal per command (as
+   * Zed shows one terminal per execute tool call, and the v2 RFD's terminal has one command and one exit
+   * status), live across `running` results; typed input and keys (`^C`) are shown since the session's
+   * shell runs without echo. `terminal/cancel` / `tool_call/cancel` / v1 `session/cancel` interrupt the
+   * command (`shells.interrupt()`: C-c, then the session's escalation).
+   */
+  shellSessions(shells: ShellSessionsLike): ReportedShellSessions {
+    const running = new Map<string, SessionCommand>();
+    const unsubscribe = shells.onOutput((terminalId, chunk) => running.get(terminalId)?.deliver(chunk));
+    return {
+      execute: async (ctx, sessionId, request, options = {}) => {
+        const terminalId = request?.terminalId ?? 'default';
+        let command = running.get(terminalId);
+        if (command) {
+          const echo = echoOf(request);
+          if (echo) command.deliver(Buffer.from(echo));
+        } else if (typeof request?.command === 'string' && request.command.trim() !== '' && !request.isInput && !parseKeys(request.command)) {
+          command = await this.sessionCommand(ctx, sessionId, terminalId, request.command, shells, running, options);
+        }
+        let result: ExecuteResult;
+        try {
+          result = await shells.execute(request);
+        } catch (error) {
+          // Refused before it ran (a bad field, a closed host): the display ends without a status.
+          if (command && running.get(terminalId) === command && command.isNew) command.finish(null);
+          throw error;
+        }
+        if (command) command.isNew = false;
+        if (command && result.status !== 'running') command.finish(result);
+        return result;
+      },
+      close: unsubscribe,
+    };
+  }
+
+  private async sessionCommand(
+    ctx: unknown,
+    sessionId: string,
+    terminalId: string,
+    commandText: string,
+    shells: ShellSessionsLike,
+    running: Map<string, SessionCommand>,
+    options: ReportedExecuteOptions,
+  ): Promise<SessionCommand> {
+    requireString(sessionId, 'sessionId');
+    const conn = this.connectionOf(ctx);
+    const form = checkForm(options.form, 'form') ?? this.forcedForm ?? conn.form();
+    const toolCallId = options.toolCallId === undefined ? `acp-terminal-${++this.counter}` : requireString(options.toolCallId, 'toolCallId');
+    const displayId = `${terminalId}-${++this.counter}`;
+    let listener: ((chunk: Buffer) => void) | undefined;
+    const early: Buffer[] = [];
+    let resolveExit: (status: ExitStatus) => void = () => undefined;
+    const exit = new Promise<ExitStatus>((resolve) => (resolveExit = resolve));
+    let finished = false;
+    let report: Report | undefined;
+    const command: SessionCommand = {
+      isNew: true,
+      deliver: (chunk: Buffer): void => (listener ? listener(chunk) : void early.push(chunk)),
+      finish: (result: ExecuteResult | null): void => {
+        if (finished) return;
+        finished = true;
+        if (running.get(terminalId) === command) running.delete(terminalId);
+        resolveExit({ exitCode: result?.status === 'completed' ? result.exitCode : null, signal: null });
+      },
+    };
+    const adapter: TerminalLike = {
+      id: displayId,
+      get pid() {
+        return shells.shellPid(terminalId) ?? 0;
+      },
+      currentOutput: async () => ({
+        output: report ? report.tail.all().toString('utf8') : '',
+        truncated: report ? report.tail.total > report.tail.held : false,
+      }),
+      waitForExit: () => exit,
+      kill: async () => {
+        const result = await shells.interrupt(terminalId);
+        command.finish(result);
+      },
+      release: async () => undefined,
+      onOutput: (l) => {
+        listener = l;
+        for (const chunk of early.splice(0)) l(chunk);
+        return () => {
+          listener = undefined;
+        };
+      },
+    };
+    report = new Report(
+      this,
+      conn,
+      sessionId,
+      displayId,
+      toolCallId,
+      form,
+      options.toolCallId === undefined,
+      options.title === undefined ? commandText : requireString(options.title, 'title'),
+      commandText,
+      process.cwd(),
+      undefined,
+      adapter,
+      DEFAULT_REPORT_BYTES,
+      this.intervalMs,
+      this.contentBytes,
+      (l) => adapter.onOutput(l),
+    );
+    this.reports.set(displayId, report);
+    const forget = (): void => {
+      if (this.reports.get(displayId) === report) this.reports.delete(displayId);
+    };
+    report.done.then(forget, forget);
+    running.set(terminalId, command);
+    return command;
+  }
+
+  /** The connection of a handler's context, or `ERR_NOT_ATTACHED`. */
+  private connectionOf(ctx: unknown): Connection {
+    const key = connectionKey(ctx);
+    const conn = key ? this.connections.get(key) : undefined;
+    if (!conn) {
+      throw new AcpTerminalError(
+        'ERR_NOT_ATTACHED',
+        'ctx: not a context of an app wrapped by this kit (connect through kit.v1(app) / kit.v2(app))',
+        { field: 'ctx' },
+      );
+    }
+    return conn;
+  }
+
   /** Kills and releases every terminal (each still sends its exit update). */
   async close(): Promise<void> {
     this.closed = true;
@@ -829,4 +991,26 @@ function optionalNumber(value: unknown, field: string, min: number): number | un
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw invalidArg(field, `must be an integer of at least ${min}`);
   return value;
+}
+
+/** What a terminal would show for input typed or keys pressed in a running command (the shell does not echo). */
+function echoOf(request: ExecuteRequest): string {
+  const text = request?.command;
+  if (typeof text !== 'string' || text === '') return '';
+  const keys = parseKeys(text);
+  if (keys && (!request.isInput || keys.length === 1)) {
+    return keys
+      .map((key) => {
+        const ctrl = /^C-(.)$/i.exec(key);
+        if (ctrl) return `^${ctrl[1]!.toUpperCase()}`;
+        if (key === 'Enter') return '\r\n';
+        if (key === 'Tab') return '\t';
+        if (key === 'Space') return ' ';
+        return '';
+      })
+      .join('');
+  }
+  if (!request.isInput) return '';
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  return body.replace(/\r?\n/g, '\r\n') + (request.noEnter ? '' : '\r\n');
 }

@@ -178,6 +178,9 @@ export {
   type AgentTerminalOptions,
   type AgentTerminalsOptions,
   type BackgroundTerminal,
+  type ReportedExecuteOptions,
+  type ReportedShellSessions,
+  type ShellSessionsLike,
 } from './agent-terminals';
 export type {
   AcpTerminalHandle,

@@ -85,6 +85,8 @@ export class Session {
   /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
   typedLine: string | undefined;
   terminal: PtyTerminalLike | undefined;
+  /** Receives the session's output bytes after its first prompt, markers removed, as they arrive. */
+  onData: ((bytes: Buffer) => void) | undefined;
   private readonly scanner: MarkerScanner;
   /** Unreported output: of the running command, or of the completed one not collected yet. */
   private out: TailBuffer;
@@ -158,6 +160,7 @@ export class Session {
   private data(bytes: Buffer): void {
     if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
     (this.completion ? this.after : this.out).push(bytes);
+    this.onData?.(bytes);
   }
 
   private marker({ kind, seq, status }: Marker): void {

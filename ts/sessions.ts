@@ -125,6 +125,7 @@ export class ShellSessions implements AsyncDisposable {
   private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
   private readonly sandbox: SandboxOptions | undefined;
+  private readonly outputListeners = new Set<(terminalId: string, chunk: Buffer) => void>();
 
   /** Creates a session manager; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: ShellSessionsOptions = {}) {
@@ -157,6 +158,17 @@ export class ShellSessions implements AsyncDisposable {
     }
     this.backend = options.createTerminal;
     this.sandbox = options.sandbox;
+  }
+
+  /**
+   * Subscribes to every session's output as it arrives (bytes, prompt markers removed, before any
+   * rendering), e.g. to show a `running` command live; returns the unsubscribe function.
+   */
+  onOutput(listener: (terminalId: string, chunk: Buffer) => void): () => void {
+    if (typeof listener !== 'function') throw invalidArg('listener', 'must be a function');
+    const own = (terminalId: string, chunk: Buffer): void => listener(terminalId, chunk);
+    this.outputListeners.add(own);
+    return () => void this.outputListeners.delete(own);
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -464,6 +476,15 @@ export class ShellSessions implements AsyncDisposable {
     await this.evictFor();
     const dir = makeSessionDir();
     const session = new Session(id, dir, this.maxOutputBytes, cwd);
+    session.onData = (bytes) => {
+      for (const listener of this.outputListeners) {
+        try {
+          listener(id, bytes);
+        } catch {
+          // A listener's failure is its own: the session reads on.
+        }
+      }
+    };
     session.size = { cols: this.cols, rows: this.rows };
     const rcPath = path.join(dir, 'rc');
     try {
