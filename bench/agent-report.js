@@ -3,15 +3,16 @@
  * The `agent-report` scenario of `npm run bench`: what `agentTerminals()` costs on a 20 MB flood.
  * In a fresh process (`node bench/agent-report.js --json`), alternating: a bare native terminal with an
  * `onOutput` listener that only counts bytes, and the same command reported through the kit as a v2
- * display terminal to an SDK 2.x client over an in-memory stream (JSON-RPC framing included). Reports the
+ * display terminal by an SDK 2.x agent app over an in-memory stream (the client side is a sink). Reports the
  * CPU time per output chunk of each (their ratio is the reporting overhead) and the output update rate
  * the throttle settles at (default 50 ms interval: at most 20 updates/s). Needs lib/ (npm run build:ts).
  */
 const path = require('path');
 const { spawnSync } = require('child_process');
 
+// 20 MB of base64 text lines (15 MB of random bytes encoded): a flood that lasts long enough for the rate to settle.
 const BYTES = 20 * 1000 * 1000;
-const COMMAND = `head -c ${BYTES} /dev/zero`;
+const COMMAND = `head -c ${(BYTES / 4) * 3} /dev/urandom | base64 -w 100`;
 
 function cpuMs(start) {
   const u = process.cpuUsage(start);
@@ -49,29 +50,38 @@ async function reported(lib) {
       handle = await kit.createTerminal(ctx, { sessionId: 's', command: COMMAND, outputByteLimit: 1024 * 1024 });
       return { messageId: 'm' };
     });
-  const a = new TransformStream();
-  const b = new TransformStream();
-  kit.v2(app).connect({ readable: a.readable, writable: b.writable });
+  // The client is three raw requests and a sink that counts output updates: only the agent side is measured.
+  const requests = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'bench', version: '1' } } },
+    { jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: '/tmp' } },
+    { jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] } },
+  ];
+  let closeInput;
+  const readable = new ReadableStream({
+    start(controller) {
+      for (const r of requests) controller.enqueue(r);
+      closeInput = () => controller.close();
+    },
+  });
   let updates = 0;
-  let c0;
-  let t0;
-  await v2
-    .client({ name: 'bench' })
-    .onNotification('session/update', (ctx) => {
-      const u = ctx.params.update;
+  let exited;
+  const exitSeen = new Promise((resolve) => (exited = resolve));
+  const writable = new WritableStream({
+    write(message) {
+      const u = message.params && message.params.update;
+      if (!u) return;
       if (u.sessionUpdate === 'terminal_output_chunk' || (u.sessionUpdate === 'terminal_update' && u.output)) updates++;
-    })
-    .connectWith({ readable: b.readable, writable: a.writable }, async (ctx) => {
-      await ctx.request('initialize', { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'bench', version: '1' } });
-      await ctx.request('session/new', { cwd: '/tmp' });
-      c0 = process.cpuUsage();
-      t0 = Date.now();
-      await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
-      // waitForExit() resolves once the exit update (after the last output update) was sent.
-      await handle.waitForExit();
-    });
+      if (u.sessionUpdate === 'terminal_update' && u.exitStatus) exited();
+    },
+  });
+  const c0 = process.cpuUsage();
+  const t0 = Date.now();
+  kit.v2(app).connect({ readable, writable });
+  await exitSeen;
   const cpu = cpuMs(c0);
   const ms = Date.now() - t0;
+  closeInput();
+  await handle.release();
   await kit.close();
   return { updates, cpuMs: cpu, ms };
 }
