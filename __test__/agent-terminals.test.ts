@@ -7,6 +7,8 @@ import { agent as v1Agent, client as v1Client, type SessionNotification } from '
 import * as v2 from '@agentclientprotocol/sdk/experimental/v2';
 import { zSessionNotification } from '../node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js';
 import { agentTerminals } from '../ts/agent-terminals';
+import { registerTerminalHandlers } from '../ts/handlers';
+import { TerminalHost } from '../ts/host';
 import { completeUtf8Length, OutputTail } from '../ts/agent-output';
 import { spawnAgent, type AgentProcess } from './fixtures/agent-process';
 import { v2Schema } from './fixtures/json-schema';
@@ -277,6 +279,126 @@ describe('in process', () => {
     for (const n of sent) expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
     await kit.close();
   }, 120_000);
+});
+
+describe('in process, more', () => {
+  /** A v1 agent app whose prompt runs `body` with the handler's ctx, served through `kit.v1`. */
+  function v1Pair(kit: ReturnType<typeof agentTerminals>, body: (ctx: unknown) => Promise<void>) {
+    const app = v1Agent({ name: 'a' })
+      .onRequest('initialize', () => ({ protocolVersion: 1 }))
+      .onRequest('session/new', () => ({ sessionId: 's' }))
+      .onRequest('session/prompt', async (ctx) => {
+        await body(ctx);
+        return { stopReason: 'end_turn' };
+      });
+    const [agentSide, clientSide] = streamPair();
+    kit.v1(app).connect(agentSide);
+    return clientSide;
+  }
+
+  test("prefer: 'client' uses the client's own terminal/create when it advertises terminal: true, embedded in the tool call", async () => {
+    const kit = agentTerminals();
+    const host = new TerminalHost();
+    let form: string | undefined;
+    let output = '';
+    const clientSide = v1Pair(kit, async (ctx) => {
+      const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'echo from-client' }, { prefer: 'client' });
+      form = t.form;
+      await t.waitForExit();
+      output = (await t.currentOutput()).output;
+      await t.release();
+    });
+    const updates: SessionNotification[] = [];
+    const app = registerTerminalHandlers(v1Client({ name: 'c' }).onNotification('session/update', (ctx) => void updates.push(ctx.params)), host);
+    await app.connectWith(clientSide as never, async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: { terminal: true } });
+      await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
+    });
+    expect(form).toBe('client');
+    expect(output).toBe('from-client\n');
+    expect(upd(updates[0]!)).toMatchObject({ sessionUpdate: 'tool_call', content: [{ type: 'terminal' }] });
+    await host.close();
+    await kit.close();
+  });
+
+  test('v1 flood: throttled, a visible marker for what was skipped, and the exact tail at the end', async () => {
+    const limit = 16 * 1024;
+    const kit = agentTerminals({ updateIntervalMs: 50 });
+    const command = 'head -c 6000000 /dev/urandom | base64 -w 100';
+    let all = '';
+    const clientSide = v1Pair(kit, async (ctx) => {
+      const t = await kit.createTerminal(ctx, { sessionId: 's', command, outputByteLimit: limit });
+      await t.waitForExit();
+      all = (await t.currentOutput()).output;
+      await t.release();
+    });
+    const updates: SessionNotification[] = [];
+    await v1Client({ name: 'c' })
+      .onNotification('session/update', (ctx) => void updates.push(ctx.params))
+      .connectWith(clientSide as never, async (ctx) => {
+        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } });
+        await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+        await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
+      });
+    const text = updates.map((u) => ((upd(u)._meta as { terminal_output?: { data: string } })?.terminal_output?.data ?? '')).join('');
+    expect(text).toMatch(/\[acp-terminal: \d+ bytes not shown\]/);
+    expect(text.endsWith(all.slice(-limit + 200))).toBe(true);
+    for (const u of updates) expect(zSessionNotification.safeParse(u).success).toBe(true);
+    await kit.close();
+  }, 60_000);
+
+  test('v2 session/resume replays the snapshot, then chunks; tool_call/cancel stops it and ends the tool call cancelled', async () => {
+    const kit = agentTerminals({ updateIntervalMs: 10 });
+    const app = v2
+      .agent({ name: 'a' })
+      .onRequest('initialize', () => ({ protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'a', version: '1' } }))
+      .onRequest('session/new', () => ({ sessionId: 's' }))
+      .onRequest('session/resume', () => ({}))
+      .onRequest('session/prompt', async (ctx) => {
+        await kit.createTerminal(ctx, { sessionId: 's', command: 'echo one; sleep 0.3; echo two; exec sleep 30' }, { toolCallId: undefined });
+        return { messageId: 'm' };
+      });
+    const connector = kit.v2(app);
+    const run = async (op: (ctx: v2.ClientContext, seen: v2.UpdateSessionNotification[]) => Promise<void>): Promise<v2.UpdateSessionNotification[]> => {
+      const [agentSide, clientSide] = streamPair();
+      connector.connect(agentSide);
+      const seen: v2.UpdateSessionNotification[] = [];
+      await v2
+        .client({ name: 'c' })
+        .onNotification('session/update', (ctx) => void seen.push(ctx.params))
+        .connectWith(clientSide as never, async (ctx) => {
+          await ctx.request('initialize', { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'c', version: '1' } });
+          await op(ctx, seen);
+        });
+      for (const n of seen) expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
+      return seen;
+    };
+    const decode = (seen: v2.UpdateSessionNotification[]): ZedTerminalDecoder => {
+      const zed = new ZedTerminalDecoder();
+      for (const n of seen) zed.apply(n as never);
+      return zed;
+    };
+    await run(async (ctx, seen) => {
+      await ctx.request('session/new', { cwd: '/tmp' });
+      await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
+      await until(() => [...decode(seen).terminals.values()][0]?.output.toString() === 'one\n');
+    });
+    const second = await run(async (ctx, seen) => {
+      await ctx.request('session/resume', { sessionId: 's', cwd: '/tmp' });
+      await until(() => [...decode(seen).terminals.values()][0]?.output.toString() === 'one\ntwo\n');
+      const toolCallId = upd(seen.find((n) => upd(n).sessionUpdate === 'tool_call_update')!).toolCallId as string;
+      await expect(ctx.request('tool_call/cancel', { sessionId: 's', toolCallId: 'nope' })).rejects.toMatchObject({ code: -32602 });
+      await ctx.request('tool_call/cancel', { sessionId: 's', toolCallId });
+      await until(() => seen.some((n) => upd(n).status === 'cancelled'));
+    });
+    // The snapshot came first (a terminal_update with output), then the live chunk.
+    const kinds = second.map(upd).filter((u) => u.output || u.sessionUpdate === 'terminal_output_chunk').map((u) => (u.output ? 'snapshot' : 'chunk'));
+    expect(kinds[0]).toBe('snapshot');
+    const shown = [...decode(second).terminals.values()][0]!;
+    expect(shown.exitStatus).toEqual({ exitCode: null, signal: 'SIGTERM' });
+    await kit.close();
+  });
 });
 
 describe('output bookkeeping', () => {

@@ -179,11 +179,22 @@ class Connection {
   initialize: Record<string, unknown> | undefined;
   client: ClientSide | undefined;
   closed = false;
+  /** Resolves when the connection ended (a send still pending on it is then abandoned). */
+  readonly whenClosed: Promise<void>;
+  private resolveClosed: () => void = () => undefined;
   /** Request ids of `session/prompt` → session. */
   readonly prompts = new Map<string | number, string>();
   /** Request ids of `session/load` / `session/resume` → session. */
   readonly loads = new Map<string | number, string>();
-  constructor(readonly version: 1 | 2) {}
+  constructor(readonly version: 1 | 2) {
+    this.whenClosed = new Promise((resolve) => (this.resolveClosed = resolve));
+  }
+
+  /** Marks the connection ended. */
+  close(): void {
+    this.closed = true;
+    this.resolveClosed();
+  }
 
   /** The form the client understands best, from its `initialize`. */
   form(): AgentTerminalForm {
@@ -311,7 +322,9 @@ class Report {
     this.queue = this.queue.then(async () => {
       if (conn.closed || !conn.client) return;
       try {
-        await conn.client.notify('session/update', notification);
+        // A client that left never reads again: the write would wait forever, holding up this
+        // terminal's later updates (which a session/load or session/resume redirects elsewhere).
+        await Promise.race([conn.client.notify('session/update', notification), conn.whenClosed]);
       } catch {
         // The connection closed: a later session/load or session/resume replays the state.
       }
@@ -575,7 +588,7 @@ export class AgentTerminals implements AsyncDisposable {
   }
 
   private disconnected(conn: Connection): void {
-    conn.closed = true;
+    conn.close();
   }
 
   /** What the kit reads from the client's messages. */
