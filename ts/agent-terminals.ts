@@ -901,7 +901,8 @@ export class AgentTerminals implements AsyncDisposable {
     let resolveExit: (status: ExitStatus) => void = () => undefined;
     const exit = new Promise<ExitStatus>((resolve) => (resolveExit = resolve));
     let finished = false;
-    let report: Report | undefined;
+    // Filled right below: the adapter's currentOutput reads the report's tail.
+    const ref: { report?: Report } = {};
     const command: SessionCommand = {
       isNew: true,
       deliver: (chunk: Buffer): void => (listener ? listener(chunk) : void early.push(chunk)),
@@ -918,8 +919,8 @@ export class AgentTerminals implements AsyncDisposable {
         return shells.shellPid(terminalId) ?? 0;
       },
       currentOutput: async () => ({
-        output: report ? report.tail.all().toString('utf8') : '',
-        truncated: report ? report.tail.total > report.tail.held : false,
+        output: ref.report ? ref.report.tail.all().toString('utf8') : '',
+        truncated: ref.report ? ref.report.tail.total > ref.report.tail.held : false,
       }),
       waitForExit: () => exit,
       kill: async () => {
@@ -935,7 +936,7 @@ export class AgentTerminals implements AsyncDisposable {
         };
       },
     };
-    report = new Report(
+    const report = new Report(
       this,
       conn,
       sessionId,
@@ -953,6 +954,7 @@ export class AgentTerminals implements AsyncDisposable {
       this.contentBytes,
       (l) => adapter.onOutput(l),
     );
+    ref.report = report;
     this.reports.set(displayId, report);
     const forget = (): void => {
       if (this.reports.get(displayId) === report) this.reports.delete(displayId);
