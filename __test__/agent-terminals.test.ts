@@ -401,6 +401,74 @@ describe('in process, more', () => {
   });
 });
 
+describe("the agent's own tool call", () => {
+  test.each([
+    ['content', undefined],
+    ['terminal_output', { terminal_output: true }],
+  ] as const)('%s: updates go into the given toolCallId and leave its status to the agent', async (_form, meta) => {
+    const kit = agentTerminals({ updateIntervalMs: 10 });
+    const app = v1Agent({ name: 'a' })
+      .onRequest('initialize', () => ({ protocolVersion: 1 }))
+      .onRequest('session/new', () => ({ sessionId: 's' }))
+      .onRequest('session/prompt', async (ctx) => {
+        await ctx.client.notify('session/update', { sessionId: 's', update: { sessionUpdate: 'tool_call', toolCallId: 'mine', title: 'Build', kind: 'execute', status: 'in_progress' } });
+        const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'echo built' }, { toolCallId: 'mine', title: 'Build' });
+        await t.waitForExit();
+        await t.release();
+        return { stopReason: 'end_turn' };
+      });
+    const [agentSide, clientSide] = streamPair();
+    kit.v1(app).connect(agentSide);
+    const updates: SessionNotification[] = [];
+    await v1Client({ name: 'c' })
+      .onNotification('session/update', (ctx) => void updates.push(ctx.params))
+      .connectWith(clientSide as never, async (ctx) => {
+        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: meta ? { _meta: meta } : {} });
+        await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+        await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
+      });
+    const ours = updates.slice(1).map(upd);
+    expect(ours.length).toBeGreaterThan(0);
+    expect(ours.every((u) => u.toolCallId === 'mine')).toBe(true);
+    expect(ours.filter((u) => u.sessionUpdate === 'tool_call_update').some((u) => u.status !== undefined)).toBe(false);
+    for (const u of updates) expect(zSessionNotification.safeParse(u).success).toBe(true);
+    await kit.close();
+  });
+});
+
+test('v2 pty: the size is announced in the first terminal_update and the command runs at it', async () => {
+  const kit = agentTerminals({ updateIntervalMs: 10 });
+  const app = v2
+    .agent({ name: 'a' })
+    .onRequest('initialize', () => ({ protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'a', version: '1' } }))
+    .onRequest('session/new', () => ({ sessionId: 's' }))
+    .onRequest('session/prompt', async (ctx) => {
+      const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'stty size' }, { pty: { cols: 100, rows: 30 } });
+      await t.waitForExit();
+      await t.release();
+      return { messageId: 'm' };
+    });
+  const [agentSide, clientSide] = streamPair();
+  kit.v2(app).connect(agentSide);
+  const seen: v2.UpdateSessionNotification[] = [];
+  await v2
+    .client({ name: 'c' })
+    .onNotification('session/update', (ctx) => void seen.push(ctx.params))
+    .connectWith(clientSide as never, async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'c', version: '1' } });
+      await ctx.request('session/new', { cwd: '/tmp' });
+      await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
+    });
+  expect(upd(seen[0]!)).toMatchObject({ sessionUpdate: 'terminal_update', size: { cols: 100, rows: 30 } });
+  const zed = new ZedTerminalDecoder();
+  for (const n of seen) {
+    expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
+    zed.apply(n as never);
+  }
+  expect([...zed.terminals.values()][0]!.output.toString()).toBe('30 100\r\n');
+  await kit.close();
+});
+
 describe('output bookkeeping', () => {
   test('the tail keeps exactly the newest bytes; a gap empties it', () => {
     const tail = new OutputTail(5);
