@@ -186,6 +186,23 @@ export {
   type V2TerminalBridge,
   type V2UpdateSink,
 } from './v2';
+export {
+  agentTerminals,
+  AgentTerminals,
+  DEFAULT_CONTENT_BYTES,
+  DEFAULT_REPORT_BYTES,
+  DEFAULT_UPDATE_INTERVAL_MS,
+  type AgentConnectionLike,
+  type AgentTerminal,
+  type AgentTerminalsConnector,
+  type AgentTerminalForm,
+  type AgentTerminalOptions,
+  type AgentTerminalsOptions,
+  type BackgroundTerminal,
+  type ReportedExecuteOptions,
+  type ReportedShellSessions,
+  type ShellSessionsLike,
+} from './agent-terminals';
 export type {
   AcpTerminalHandle,
   CreateTerminalFn,
