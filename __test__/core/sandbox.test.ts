@@ -614,3 +614,58 @@ function cmdline(pid: string): string {
     return '';
   }
 }
+
+// Issue 26, attack 6: `limits.processes` did not hold inside the sandbox (946 processes alive at
+// once under `processes: 64` as root): the command joined its pids cgroup from inside the new mount
+// namespace, where /sys is read-only, and the join was best effort. The namespace's whole tree is
+// now in the terminal's cgroups before it is made.
+describe('limits hold inside the sandbox', () => {
+  /** Forks up to 300 children that stay alive, in and out of the sandbox, on pipes and ptys, in a
+   * fresh Node (optionally as nobody); returns how many forks succeeded in each case. */
+  function forkCounts(prefix: string[]): Record<string, number> {
+    const dir = fs.mkdtempSync(path.join('/var/tmp', 'acp-sbx-lim-'));
+    fs.chmodSync(dir, 0o777);
+    const script = `
+      const { createTerminal } = require('.');
+      const bomb = 'my $n = 0; for (1 .. 300) { my $p = fork(); last unless defined $p; if (!$p) { sleep 60; exit 0 } $n++ } $| = 1; print "forked $n\\\\n"; kill 9, -$$';
+      (async () => {
+        const out = {};
+        for (const sandbox of [false, true]) for (const pty of [false, true]) {
+          const t = await createTerminal({ command: 'perl', args: ['-e', bomb], cwd: ${JSON.stringify(dir)} },
+            { limits: { processes: 64, openFiles: 64 }, ...(sandbox ? { sandbox: { writableRoots: [] } } : {}), ...(pty ? { pty: {} } : {}) });
+          await t.waitForExit();
+          const m = /forked (\\d+)/.exec((await t.currentOutput()).output);
+          out[(sandbox ? 'sandbox' : 'plain') + (pty ? '-pty' : '-pipe')] = m ? Number(m[1]) : -1;
+          await t.release();
+        }
+        console.log(JSON.stringify(out));
+      })();`;
+    const argv = [...prefix, process.execPath, '-e', script];
+    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: prefix.length ? packageRootForOthers() : ROOT, encoding: 'utf8', timeout: 120000 });
+    fs.rmSync(dir, { recursive: true, force: true });
+    const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).pop();
+    if (!line) throw new Error(`no result (status ${r.status}): ${r.stdout}\n${r.stderr}`);
+    return JSON.parse(line) as Record<string, number>;
+  }
+
+  /** The command itself is one of the 64; in the sandbox the namespace's init is another. Where the
+   * count is the terminal's own (its pids cgroup; in the sandbox, also its user namespace's
+   * RLIMIT_NPROC), the command gets nearly all of them; outside the sandbox without a pids cgroup,
+   * RLIMIT_NPROC counts every process and thread of the user (Node's among them), so fewer. */
+  function expectBounded(counts: Record<string, number>, ownCount: (k: string) => boolean) {
+    expect(Object.keys(counts).sort()).toEqual(['plain-pipe', 'plain-pty', 'sandbox-pipe', 'sandbox-pty']);
+    for (const [k, n] of Object.entries(counts)) {
+      expect([k, n <= (k.startsWith('sandbox') ? 62 : 63)]).toEqual([k, true]);
+      if (ownCount(k)) expect([k, n >= 40]).toEqual([k, true]);
+    }
+  }
+
+  it('as the current user', () => {
+    expectBounded(forkCounts([]), (k) => containmentInfo().pidsLimit || k.startsWith('sandbox'));
+  });
+
+  // nobody cannot create cgroups here: RLIMIT_NPROC alone, per user outside, per namespace inside.
+  asRoot('as nobody (a user namespace)', () => {
+    expectBounded(forkCounts(NOBODY), (k) => k.startsWith('sandbox'));
+  });
+});

@@ -119,7 +119,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(a, STAGE_RLIMIT);
             }
         }
-        for i in 0..a.n_cgroups {
+        // (A namespace launch's C joined them for the whole namespace: from inside the new
+        // mount namespace, /sys is read-only.)
+        for i in 0..if a.isolate.is_none() { a.n_cgroups } else { 0 } {
             // Best effort: without the cgroup, the process group still contains the command.
             let fd = libc::open(*a.cgroup_procs.add(i), libc::O_WRONLY | libc::O_CLOEXEC);
             if fd >= 0 {
@@ -177,6 +179,22 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
         // new namespace's copy of its mount.
         if libc::fchdir(a.cwd) != 0 {
             fail(a, STAGE_CWD, errno());
+        }
+        // C joins the terminal's cgroups first, in the host's mount namespace: the namespace's
+        // init and the command are created in them, so the pids cgroup (`limits.processes`)
+        // counts the whole namespace and `cgroup.kill` reaches it. Not best effort here: a
+        // sandboxed tree that escaped its limit is refused.
+        for i in 0..a.n_cgroups {
+            let fd = libc::open(*a.cgroup_procs.add(i), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                fail(a, STAGE_RLIMIT, errno());
+            }
+            let n = libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
+            let e = errno();
+            libc::close(fd);
+            if n != 1 {
+                fail(a, STAGE_RLIMIT, e);
+            }
         }
         if let Err((code, e)) = (iso.enter)(iso.arg, a.init_stack, &mut a.init_pid) {
             fail(a, STAGE_STEP + code, e);
