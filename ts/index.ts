@@ -103,6 +103,7 @@ export { platformId, SUPPORTED_PLATFORMS } from './native';
 export { AcpTerminalError, type AcpTerminalErrorCode, type PolicyErrorCode } from './errors';
 export {
   TerminalHost,
+  DEFAULT_KILL_AFTER_CANCEL_MS,
   DEFAULT_MAX_RELEASED_SNAPSHOTS,
   DEFAULT_MAX_TERMINALS,
   DEFAULT_OUTPUT_BYTE_LIMIT,
@@ -115,10 +116,13 @@ export {
   type TerminalCreatedEvent,
   type TerminalHostOptions,
   type CallOptions,
+  type LiveTerminalInfo,
+  type RegisterTerminalHandlersOptions,
 } from './host';
 export type {
   AuditCommand,
   AuditEventBase,
+  KillReason,
   ReleaseReason,
   TerminalAuditEvent,
   TerminalAuditListener,
@@ -206,6 +210,7 @@ export {
   type PtyCreateTerminalFn,
   type PtyCreateTerminalOptions,
   type PtyTerminalLike,
+  type PreviousCommand,
   type RestartResult,
   type ShellSessionsOptions,
 } from './sessions';
