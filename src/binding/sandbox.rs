@@ -26,7 +26,10 @@ pub struct SandboxConfig {
 #[napi]
 impl SandboxConfig {
     /// `field` names the options in errors (default `'sandbox'`).
-    #[napi(constructor, ts_args_type = "options: SandboxOptions, field?: string | null")]
+    #[napi(
+        constructor,
+        ts_args_type = "options: SandboxOptions, field?: string | null"
+    )]
     pub fn new(env: Env, options: Unknown, field: Option<String>) -> Result<Self> {
         configure(&options, field.as_deref().unwrap_or("sandbox")).map_err(|e| js_error(&env, e))
     }

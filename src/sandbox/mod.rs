@@ -48,9 +48,9 @@ mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
 #[cfg(target_os = "linux")]
-pub mod roots;
-#[cfg(target_os = "linux")]
 pub mod namespaces;
+#[cfg(target_os = "linux")]
+pub mod roots;
 #[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
@@ -342,11 +342,9 @@ pub fn prepare(
         })?;
     let cwd_path = crate::sys::cwd::fd_path(&cwd)
         .map_err(|e| TermError::from_io(&e, "sandbox: the working directory's path"))?;
-    let hidden = ["/tmp", "/dev", "/proc"]
-        .into_iter()
-        .find(|h| {
-            cwd_path.starts_with(h) && !roots.roots.iter().any(|r| cwd_path.starts_with(&r.path))
-        });
+    let hidden = ["/tmp", "/dev", "/proc"].into_iter().find(|h| {
+        cwd_path.starts_with(h) && !roots.roots.iter().any(|r| cwd_path.starts_with(&r.path))
+    });
     if let Some(h) = hidden {
         return Err(TermError::invalid_cwd(format!(
             "cwd `{}` is under {h}, which the sandbox replaces with its own: start the \

@@ -87,7 +87,9 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
         {
             out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
             i += 4;
@@ -115,11 +117,6 @@ pub fn pin(resolved: &[PathBuf], field: &str) -> Result<Roots, TermError> {
     let mut opened: Vec<(usize, Root)> = Vec::with_capacity(resolved.len());
     for (i, real) in resolved.iter().enumerate() {
         let name = format!("{field}.writableRoots[{i}]");
-        // No symlink on the way: the resolved path is the directory, or it changed since.
-        let fd = super::namespaces::open_no_symlinks(real)
-            .map_err(|e| TermError::invalid_arg(format!("{name} `{}`: {e}", real.display())))?;
-        let id = super::namespaces::fd_id(fd.as_raw_fd())
-            .map_err(|e| TermError::invalid_arg(format!("{name} `{}`: {e}", real.display())))?;
         if let Some(t) = fstype_of(real, &table).filter(|t| SPECIAL.contains(t)) {
             return Err(TermError::invalid_arg(format!(
                 "{name} `{}` is on a {t} filesystem: a kernel interface may not be writable \
@@ -138,6 +135,11 @@ pub fn pin(resolved: &[PathBuf], field: &str) -> Result<Roots, TermError> {
                 p.display()
             )));
         }
+        // No symlink on the way: the resolved path is the directory, or it changed since.
+        let fd = super::namespaces::open_no_symlinks(real)
+            .map_err(|e| TermError::invalid_arg(format!("{name} `{}`: {e}", real.display())))?;
+        let id = super::namespaces::fd_id(fd.as_raw_fd())
+            .map_err(|e| TermError::invalid_arg(format!("{name} `{}`: {e}", real.display())))?;
         opened.push((
             i,
             Root {
@@ -153,10 +155,8 @@ pub fn pin(resolved: &[PathBuf], field: &str) -> Result<Roots, TermError> {
     for (i, r) in opened {
         match roots.iter().find(|(_, o)| r.path.starts_with(&o.path)) {
             None => roots.push((i, r)),
-            Some((j, o)) if o.id.0 == r.id.0 => {
-                // Merged: writable through the outer root already.
-                let _ = j;
-            }
+            // Merged: writable through the outer root already.
+            Some((_, o)) if o.id.0 == r.id.0 => {}
             Some((j, o)) => {
                 return Err(TermError::invalid_arg(format!(
                     "{field}.writableRoots[{i}] `{}` is a separate mount inside \
@@ -202,7 +202,11 @@ mod tests {
     #[test]
     fn a_root_on_or_containing_proc_is_refused() {
         let e = pin(&[PathBuf::from("/proc/self")], "o").unwrap_err();
-        assert!(e.to_string().contains("o.writableRoots[0] `/proc/self` is on a proc"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("o.writableRoots[0] `/proc/self` is on a proc"),
+            "{e}"
+        );
         // `/` contains /proc (and /sys).
         let e = pin(&[PathBuf::from("/")], "o").unwrap_err();
         assert!(e.to_string().contains("contains a"), "{e}");
