@@ -36,6 +36,8 @@ export type AcpTerminalErrorCode =
   | 'ERR_COMMAND_RUNNING'
   | 'ERR_NO_RUNNING_COMMAND'
   | 'ERR_SESSION_START'
+  /** `AgentTerminals.createTerminal()` got a context of an app the kit did not wrap. */
+  | 'ERR_NOT_ATTACHED'
   /** A `ShellSessions` session stopped answering (`status: 'broken'`): call `restart()`. */
   | 'ERR_SESSION_BROKEN'
   /** `TestClient.assertNoLiveTerminals()`: terminals the agent never released (listed in the message and `details.terminals`). */

@@ -159,6 +159,8 @@ export class Session {
   /** The `command` of the call that started what is awaited (or last completed). */
   command = '';
   terminal: PtyTerminalLike | undefined;
+  /** Receives the session's output bytes after its first prompt, markers removed, as they arrive. */
+  onData: ((bytes: Buffer) => void) | undefined;
   private readonly scanner: MarkerScanner;
   /** Unreported output: of the running command, or of the completed one not collected yet. */
   private out: Output;
@@ -229,6 +231,7 @@ export class Session {
   private data(bytes: Buffer): void {
     if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
     (this.completion ? this.after : this.out).push(bytes);
+    this.onData?.(bytes);
   }
 
   private marker({ kind, seq, status }: Marker): void {

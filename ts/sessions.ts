@@ -11,8 +11,8 @@
 ///   editor, so nothing is redrawn or echoed and the stream holds only output.
 /// - Nothing is written to a file: the rc and each command reach the shell through its pty only, so
 ///   no host-side path exists that a command (in the sandbox or not) could replace with a symlink or
-///   a FIFO, fill, or make unremovable. The command text is typed as `$'...'` words (printable ASCII,
-///   every other byte escaped, so the terminal's line discipline acts on none) into a here-string of
+///   a FIFO, fill, or make unremovable. The command text is typed as `$'...'` words (ASCII
+///   control bytes escaped, so the terminal's line discipline acts on none) into a here-string of
 ///   the shell's own, which the shell sources with `.` in POSIX mode (so no function can stand in for
 ///   `.`). Heredocs, multi-line scripts and quotes are parsed by bash as one unit, the 4095-byte line
 ///   limit does not apply, and the command runs in the shell itself (cd, export, functions, `set`
@@ -132,6 +132,7 @@ export class ShellSessions implements AsyncDisposable {
   private readonly inputWait: boolean;
   private readonly quietMs: number | undefined;
   private readonly maxContentChars: number | undefined;
+  private readonly outputListeners = new Set<(terminalId: string, chunk: Buffer) => void>();
 
   /** Creates a session manager; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: ShellSessionsOptions = {}) {
@@ -170,6 +171,17 @@ export class ShellSessions implements AsyncDisposable {
     this.inputWait = options.returnOnInputWait ?? true;
     this.quietMs = optionalCount(options.quietMs, 'options.quietMs', 1);
     this.maxContentChars = optionalCount(options.maxContentChars, 'options.maxContentChars', 1);
+  }
+
+  /**
+   * Subscribes to every session's output as it arrives (bytes, prompt markers removed, before any
+   * rendering), e.g. to show a `running` command live; returns the unsubscribe function.
+   */
+  onOutput(listener: (terminalId: string, chunk: Buffer) => void): () => void {
+    if (typeof listener !== 'function') throw invalidArg('listener', 'must be a function');
+    const own = (terminalId: string, chunk: Buffer): void => listener(terminalId, chunk);
+    this.outputListeners.add(own);
+    return () => void this.outputListeners.delete(own);
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -500,6 +512,15 @@ export class ShellSessions implements AsyncDisposable {
   private async start(id: string, cwd: string): Promise<Session> {
     await this.evictFor();
     const session = new Session(id, this.maxOutputBytes, cwd, this.maxContentChars);
+    session.onData = (bytes) => {
+      for (const listener of this.outputListeners) {
+        try {
+          listener(id, bytes);
+        } catch {
+          // A listener's failure is its own: the session reads on.
+        }
+      }
+    };
     session.size = { cols: this.cols, rows: this.rows };
     try {
       const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
