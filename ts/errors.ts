@@ -37,7 +37,9 @@ export type AcpTerminalErrorCode =
   | 'ERR_NO_RUNNING_COMMAND'
   | 'ERR_SESSION_START'
   /** A `ShellSessions` session stopped answering (`status: 'broken'`): call `restart()`. */
-  | 'ERR_SESSION_BROKEN';
+  | 'ERR_SESSION_BROKEN'
+  /** A remote backend's transport ended (docs/remote.md): what was pending on it is lost. */
+  | 'ERR_BACKEND_LOST';
 
 /** The codes of host policy refusals (the ones reported as `denied` audit events). */
 export type PolicyErrorCode = 'ERR_POLICY_DENIED' | 'ERR_CWD_OUTSIDE_ROOTS' | 'ERR_NOT_APPROVED' | 'ERR_TOO_MANY_TERMINALS';

@@ -1,0 +1,125 @@
+/**
+ * `acp-terminal-server` through the generic backend: the local server binary over a pipe. The core
+ * acceptance behaviour, the server's death (stdin EOF and SIGKILL: nothing it started survives),
+ * bounded memory under a flood nobody reads.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import * as backends from '../ts/backends';
+import { acceptance } from './fixtures/remote-acceptance';
+
+const binary = path.join(__dirname, '..', 'target', 'release', 'acp-terminal-server');
+const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-remote-')));
+
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\S+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+async function until(cond: () => boolean, ms = 10000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return cond();
+}
+
+function rssKiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0);
+}
+
+let backend: backends.Backend;
+beforeAll(() => {
+  if (!fs.existsSync(binary)) {
+    throw new Error(`${binary} is missing: build it with \`bash scripts/remote/build-server.sh\``);
+  }
+  backend = backends.command([binary]);
+});
+afterAll(async () => {
+  await backend.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('through the local server', () => {
+  acceptance(() => backend, tmp);
+});
+
+/** Starts `sleep`s that ignore SIGTERM and returns their pids (all far-end pids are local here). */
+async function sleepers(b: backends.Backend, n: number): Promise<number[]> {
+  const pids: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = await b.createTerminal({ command: "trap '' TERM; sleep 1000 & echo $!; wait" }, { killGraceMs: 200 });
+    let out = '';
+    for (let k = 0; k < 250 && !out.endsWith('\n'); k++) {
+      out = (await t.currentOutput()).output;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    pids.push(t.pid, Number(out.trim()));
+  }
+  return pids;
+}
+
+test('closing the connection kills everything the server started, and the server exits', async () => {
+  const b = backends.command([binary]);
+  const pids = await sleepers(b, 3);
+  const server = (await b.transportPid())!;
+  expect(pids.every(alive)).toBe(true);
+  await b.close();
+  expect(await until(() => !pids.some(alive))).toBe(true);
+  expect(alive(server)).toBe(false);
+});
+
+test('the server SIGKILLed: its guardian kills what it started; pending calls reject with ERR_BACKEND_LOST', async () => {
+  const b = backends.command([binary]);
+  const pids = await sleepers(b, 3);
+  const waiting = await b.createTerminal({ command: 'sleep 1000' });
+  const wait = waiting.waitForExit();
+  const server = (await b.transportPid())!;
+  process.kill(server, 'SIGKILL');
+  await expect(wait).rejects.toMatchObject({ code: 'ERR_BACKEND_LOST' });
+  await expect(waiting.currentOutput()).rejects.toMatchObject({ code: 'ERR_BACKEND_LOST' });
+  await expect(waiting.release()).resolves.toEqual({});
+  expect(await until(() => !pids.some(alive) && !alive(waiting.pid))).toBe(true);
+  // The backend reconnects on the next create.
+  const t = await b.createTerminal({ command: 'echo again' });
+  expect(await t.waitForExit()).toEqual({ exitCode: 0, signal: null });
+  await b.close();
+});
+
+test('a flood nobody reads stays bounded in the server; the listener is told what it lost', async () => {
+  const b = backends.command([binary]);
+  let got = 0;
+  let dropped = 0;
+  const t = await b.createTerminal({ command: 'head -c 200000000 /dev/zero', outputByteLimit: 1024 });
+  t.onOutput((c, info) => {
+    got += c.length;
+    dropped += info.dropped;
+  });
+  const server = (await b.transportPid())!;
+  // JS does not read for 3 s: the server's queue for this listener is bounded (8 MiB).
+  const end = Date.now() + 3000;
+  let peak = 0;
+  while (Date.now() < end) {
+    peak = Math.max(peak, rssKiB(server));
+    const spin = Date.now() + 50;
+    while (Date.now() < spin);
+  }
+  await t.waitForExit();
+  peak = Math.max(peak, rssKiB(server));
+  expect(peak).toBeLessThan(80 * 1024);
+  const out = await t.currentOutput();
+  expect(out.output.length).toBe(1024);
+  await until(() => got + dropped === 200000000, 20000);
+  expect(got + dropped).toBe(200000000);
+  expect(dropped).toBeGreaterThan(0);
+  await b.close();
+});
