@@ -37,6 +37,7 @@ mod registry;
 mod render;
 mod sandbox;
 pub mod server;
+#[cfg(feature = "napi")]
 mod shell;
 mod spawn;
 mod start;
