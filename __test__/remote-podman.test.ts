@@ -17,8 +17,8 @@ const why = !hasPodman
   ? 'needs root with podman, runc and busybox-static (bash scripts/remote/setup.sh)'
   : `${STATIC_SERVER} is missing (bash scripts/remote/build-server.sh musl)`;
 
-function inContainer(name: string, script: string): { status: number | null; out: string } {
-  const r = spawnSync('podman', ['exec', name, 'sh', '-c', script], { env: podmanEnv() });
+function inContainer(name: string, script: string, input?: string): { status: number | null; out: string } {
+  const r = spawnSync('podman', ['exec', '-i', name, 'sh', '-c', script], { env: podmanEnv(), input: input ?? '' });
   return { status: r.status, out: r.stdout.toString() };
 }
 
@@ -45,9 +45,9 @@ describeIf('podman', ready, why)('podman exec', () => {
 
   test('the first connection installs the server at its versioned path', async () => {
     expect(inContainer(name, `test -e ${backend.serverPath}`).status).not.toBe(0);
-    const t = await backend.createTerminal({ command: 'echo in-container; cat /proc/1/cmdline | tr "\\0" " "' });
+    const t = await backend.createTerminal({ command: 'echo in-container; cat /proc/1/cmdline' });
     await t.waitForExit();
-    expect((await t.currentOutput()).output).toBe('in-container\n/bin/sleep infinity \n');
+    expect((await t.currentOutput()).output).toBe('in-container\n/bin/sleep\0infinity\0');
     await t.release();
     expect(inContainer(name, `test -x ${backend.serverPath}`).status).toBe(0);
   });
@@ -55,7 +55,7 @@ describeIf('podman', ready, why)('podman exec', () => {
   test('a server of another version at the path is replaced', async () => {
     const other = backends.podman(name, { serverBinary: STATIC_SERVER, env: podmanEnv(), serverPath: '/tmp/acp-other/server' });
     const fake = `#!/bin/sh\nprintf '\\036ACP-TERMINAL-SERVER/1 0.0.0-old\\n'; sleep 5\n`;
-    expect(inContainer(name, `mkdir -p /tmp/acp-other && printf '%s' '${fake}' > /tmp/acp-other/server && chmod +x /tmp/acp-other/server`).status).toBe(0);
+    expect(inContainer(name, 'mkdir -p /tmp/acp-other && cat > /tmp/acp-other/server && chmod +x /tmp/acp-other/server', fake).status).toBe(0);
     const t = await other.createTerminal({ command: 'echo ok' });
     await t.waitForExit();
     expect((await t.currentOutput()).output).toBe('ok\n');

@@ -123,3 +123,33 @@ test('a flood nobody reads stays bounded in the server; the listener is told wha
   expect(dropped).toBeGreaterThan(0);
   await b.close();
 });
+
+test('kubectl and docker argv, with the install, through stand-in CLIs that run the far-end argv here', async () => {
+  const dir = fs.mkdtempSync(path.join(tmp, 'cli-'));
+  const log = path.join(dir, 'argv.log');
+  // kubectl: the far-end argv follows `--`; docker: it follows `exec -i CONTAINER`.
+  fs.writeFileSync(path.join(dir, 'kubectl'), `#!/bin/sh\nprintf "%s\\n" "kubectl $*" >> ${log}\nwhile [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n`, {
+    mode: 0o755,
+  });
+  fs.writeFileSync(path.join(dir, 'docker'), `#!/bin/sh\nprintf "%s\\n" "docker $*" >> ${log}\nshift 3\nexec "$@"\n`, { mode: 0o755 });
+  const k = backends.kubectl('pod-1', {
+    namespace: 'ns',
+    container: 'main',
+    kubectl: path.join(dir, 'kubectl'),
+    serverBinary: binary,
+    serverPath: path.join(dir, 'k', 'server'),
+  });
+  const d = backends.docker('ctr-1', { docker: path.join(dir, 'docker'), serverBinary: binary, serverPath: path.join(dir, 'd', 'server') });
+  for (const b of [k, d]) {
+    const t = await b.createTerminal({ command: 'echo via-cli' });
+    await t.waitForExit();
+    expect((await t.currentOutput()).output).toBe('via-cli\n');
+    await b.close();
+  }
+  const lines = fs.readFileSync(log, 'utf8').split('\n');
+  // Launch (missing), install, launch again; for each CLI.
+  expect(lines[0]).toMatch(/^kubectl exec -i -n ns -c main pod-1 -- sh -c .* acp-terminal-launch .*\/k\/server$/);
+  expect(lines[1]).toMatch(/^kubectl exec -i -n ns -c main pod-1 -- sh -c .* acp-terminal-install .*\/k\/server$/);
+  expect(lines[3]).toMatch(/^docker exec -i ctr-1 sh -c .* acp-terminal-launch .*\/d\/server$/);
+  expect(fs.readFileSync(path.join(dir, 'd', 'server')).equals(fs.readFileSync(binary))).toBe(true);
+});

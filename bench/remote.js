@@ -50,10 +50,8 @@ function startContainer(name) {
     for (const a of execFileSync('/bin/busybox', ['--list']).toString().split('\n')) {
       if (a && a !== 'busybox') fs.symlinkSync('busybox', path.join(root, 'bin', a));
     }
-    execFileSync('podman', ['import', '--change', 'CMD ["/bin/sleep","infinity"]', '--change', 'ENV PATH=/usr/local/bin:/bin', '-', IMAGE], {
-      env,
-      input: execFileSync('tar', ['-C', root, '-c', '.']),
-    });
+    const importIt = `tar -C "$1" -c . | podman import --change 'CMD ["/bin/sleep","infinity"]' --change 'ENV PATH=/usr/local/bin:/bin' - "$2"`;
+    execFileSync('sh', ['-c', importIt, 'sh', root, IMAGE], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     fs.rmSync(root, { recursive: true, force: true });
   }
   spawnSync('podman', ['rm', '-f', '-t', '0', name], { env });
