@@ -12,7 +12,7 @@ import * as backends from '../ts/backends';
 import { FrameReader, jsonFrame } from '../ts/backends/protocol';
 import { acceptance } from './fixtures/remote-acceptance';
 import { HOST_SERVER, hasSshd, startSshd, type Sshd } from './fixtures/remote-env';
-import { describeIf } from './fixtures/require-feature';
+import { describeIf, testIf } from './fixtures/require-feature';
 
 function alive(pid: number): boolean {
   try {
@@ -45,7 +45,7 @@ test('the banner is found past noise printed before it, even split across reads'
   expect(msgs).toEqual([{ kind: 'json', value: { event: 'exit', term: 1, status: {} } }]);
 });
 
-test('a transport that prints before starting the server still connects', async () => {
+testIf('acp-terminal-server', fs.existsSync(HOST_SERVER), 'the host server is not built (bash scripts/remote/build-server.sh)')('a transport that prints before starting the server still connects', async () => {
   const b = backends.command(['sh', '-c', 'echo "motd: hello"; printf "no newline"; exec "$0"', HOST_SERVER]);
   const t = await b.createTerminal({ command: 'echo past the noise' });
   await t.waitForExit();
