@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import * as backends from '../ts/backends';
+import { TerminalHost } from '../ts/host';
 import { acceptance } from './fixtures/remote-acceptance';
 import { describeIf } from './fixtures/require-feature';
 
@@ -152,5 +153,13 @@ describeIf('acp-terminal-server', built, `${binary} is not built (bash scripts/r
     expect(lines[1]).toMatch(/^kubectl exec -i -n ns -c main pod-1 -- sh -c .* acp-terminal-install .*\/k\/server$/);
     expect(lines[3]).toMatch(/^docker exec -i ctr-1 sh -c .* acp-terminal-launch .*\/d\/server$/);
     expect(fs.readFileSync(path.join(dir, 'd', 'server')).equals(fs.readFileSync(binary))).toBe(true);
+  });
+
+  test('a TerminalHost runs its terminals through a backend', async () => {
+    const host = new TerminalHost({ createTerminal: backend.createTerminal, cwd: tmp });
+    const { terminalId } = await host.createTerminal({ sessionId: 's', command: 'echo "from $(pwd)"; exit 4' });
+    expect(await host.waitForTerminalExit({ sessionId: 's', terminalId })).toEqual({ exitCode: 4, signal: null });
+    expect((await host.terminalOutput({ sessionId: 's', terminalId })).output).toBe(`from ${tmp}\n`);
+    await host.close();
   });
 });
