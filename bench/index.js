@@ -349,6 +349,8 @@ const SCENARIOS = {
   },
 };
 // pty (text mode vs raw pty vs node-pty) and sessions (ShellSessions vs tmux): bench/interactive.js.
+// agent-report (agentTerminals() on a 20 MB flood vs a bare onOutput listener): bench/agent-report.js.
+Object.assign(SCENARIOS, require('./agent-report')({ QUICK, REPS, row, fmt, fmtRatio }));
 Object.assign(SCENARIOS, require('./interactive')({ S, QUICK, REPS, opt, row, notes, log, fmt, fmtRatio, okCell, aggregate, runWorker, benchDir }));
 // remote (issue 31): terminals through acp-terminal-server (pipe, podman exec, ssh) vs the local core.
 Object.assign(SCENARIOS, require('./remote')({ QUICK, REPS, row, notes, log, fmt, fmtRatio }));

@@ -126,6 +126,7 @@ pub fn output_frame(sub: u32, dropped: u64, data: &[u8]) -> Vec<u8> {
 }
 
 /// An input frame (what a client sends; used by the tests).
+#[cfg(test)]
 pub fn input_frame(id: u32, term: u32, data: &[u8]) -> Vec<u8> {
     let mut f = Vec::with_capacity(13 + data.len());
     f.extend_from_slice(&((9 + data.len()) as u32).to_be_bytes());
