@@ -256,3 +256,7 @@ void nativeSatisfiesContract;
 /** Same for the pty contract `ShellSessions` drives (write, sendKeys, resize, outputBytes). */
 const nativeSatisfiesPtyContract: PtyCreateTerminalFn = undefined as unknown as typeof Native.createTerminal;
 void nativeSatisfiesPtyContract;
+export * as backends from './backends';
+/** Same for the remote backends' `createTerminal` (docs/remote.md). */
+const remoteSatisfiesContract: CreateTerminalFn = undefined as unknown as import('./backends').Backend['createTerminal'];
+void remoteSatisfiesContract;
