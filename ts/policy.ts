@@ -376,7 +376,7 @@ function writeRebuild(pieces: readonly RebuildPiece[], commands: readonly Policy
       const command = commands[p.program];
       if (command === undefined) throw new Error('rebuild names a program that was not found');
       const builtin = !top && command.builtin;
-      const real = command.realPath;
+      const real = command.realPath ?? command.path;
       if (!builtin && real === undefined) throw new Error('rebuild needs a resolved program');
       text = builtin ? (BARE_BUILTIN.test(command.word) ? command.word : shq(command.word)) : top ? real! : shq(real!);
       if (top) {
@@ -570,7 +570,7 @@ function rebuilt(analysis: ShellAnalysis, commands: readonly PolicyCommand[], ch
     if (p.kind !== 'program') continue;
     const command = commands[p.program];
     const top = !check.shellLine && p === pieces[0];
-    if (command !== undefined && (top || !command.builtin) && command.realPath === undefined) {
+    if (command !== undefined && (top || !command.builtin) && (command.realPath ?? command.path) === undefined) {
       refuse(`\`${command.word}\` was not found when the request was checked, so what would run cannot be pinned`, {
         reason: 'not-found',
         word: command.word,

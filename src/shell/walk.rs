@@ -404,7 +404,13 @@ impl Walk<'_, '_> {
                         words.push(self.word(name));
                     }
                 }
-                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => redirects.push(child),
+                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                    // Checked in order (refusals keep their order), written after the words.
+                    let before = std::mem::take(&mut self.pieces);
+                    self.emit(" ");
+                    self.redirect(child);
+                    redirects.push(std::mem::replace(&mut self.pieces, before));
+                }
                 "comment" => {}
                 _ => words.push(self.word(child)),
             }
@@ -423,8 +429,12 @@ impl Walk<'_, '_> {
             self.run(node, &words);
         }
         for r in redirects {
-            self.emit(" ");
-            self.redirect(r);
+            for piece in r {
+                match piece {
+                    Piece::Text(t) => self.emit(&t),
+                    other => self.pieces.push(other),
+                }
+            }
         }
     }
 
