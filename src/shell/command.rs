@@ -183,7 +183,14 @@ impl<'o> Command<'o> {
     }
 
     /// Reads a wrapper's options; returns the index of the command it runs, if it runs one.
-    fn unwrap(&mut self, name: &str, w: &Wrapper, words: &[Word], from: usize, to: usize) -> Option<usize> {
+    fn unwrap(
+        &mut self,
+        name: &str,
+        w: &Wrapper,
+        words: &[Word],
+        from: usize,
+        to: usize,
+    ) -> Option<usize> {
         let texts: Vec<&str> = words[from..to].iter().map(|w| w.text.as_str()).collect();
         let parsed = match parse(&w.spec, &texts) {
             Ok(p) => p,
@@ -202,15 +209,27 @@ impl<'o> Command<'o> {
             }
         };
         let first = parsed.operands.first().map_or(to, |&k| from + k);
-        if let Some(d) = words[from..first].iter().find(|w| w.dynamic && w.text.starts_with('-')) {
+        if let Some(d) = words[from..first]
+            .iter()
+            .find(|w| w.dynamic && w.text.starts_with('-'))
+        {
             let construct = format!("`{name}` option `{}` (known only at run time)", d.text);
             self.refuse(RefusalReason::WrapperOption, construct, Some(name));
             return None;
         }
-        if parsed.opts.iter().any(|o| w.no_run.contains(&o.name.as_str())) {
+        if parsed
+            .opts
+            .iter()
+            .any(|o| w.no_run.contains(&o.name.as_str()))
+        {
             return None;
         }
-        if w.moves || parsed.opts.iter().any(|o| w.chdir.contains(&o.name.as_str())) {
+        if w.moves
+            || parsed
+                .opts
+                .iter()
+                .any(|o| w.chdir.contains(&o.name.as_str()))
+        {
             self.out.cwd_moved = true;
         }
         let mut ran_line = false;
@@ -218,8 +237,11 @@ impl<'o> Command<'o> {
             let split = w.split.contains(&o.name.as_str());
             if split || w.line.contains(&o.name.as_str()) {
                 // A whole word when the option stood alone (`-c LINE`, `--command LINE`).
-                let alone = o.written == format!("-{}", o.name) || o.written == format!("--{}", o.name);
-                let at = (alone && !split).then_some(from + o.word + 1).filter(|&k| k < to);
+                let alone =
+                    o.written == format!("-{}", o.name) || o.written == format!("--{}", o.name);
+                let at = (alone && !split)
+                    .then_some(from + o.word + 1)
+                    .filter(|&k| k < to);
                 self.line(at, o.value.clone().unwrap_or_default());
                 ran_line = true;
                 if split {
@@ -231,7 +253,11 @@ impl<'o> Command<'o> {
             // `su [-] [USER] [-c LINE]`: the operands are the user and the shell's arguments;
             // without -c it starts a login shell.
             if !ran_line {
-                self.refuse(RefusalReason::ShellInput, format!("`{name}` starting a shell"), Some(name));
+                self.refuse(
+                    RefusalReason::ShellInput,
+                    format!("`{name}` starting a shell"),
+                    Some(name),
+                );
             }
             return None;
         }
@@ -271,8 +297,17 @@ impl<'o> Command<'o> {
         self.refuse(reason, construct, redefined.as_deref().or(Some(name)));
         let names: Vec<&Word> = match name {
             "read" => args.iter().filter(|a| !a.text.starts_with('-')).collect(),
-            "printf" => args.windows(2).filter(|w| w[0].text == "-v").map(|w| &w[1]).collect(),
-            "mapfile" | "readarray" => args.iter().rev().take(1).filter(|a| !a.text.starts_with('-')).collect(),
+            "printf" => args
+                .windows(2)
+                .filter(|w| w[0].text == "-v")
+                .map(|w| &w[1])
+                .collect(),
+            "mapfile" | "readarray" => args
+                .iter()
+                .rev()
+                .take(1)
+                .filter(|a| !a.text.starts_with('-'))
+                .collect(),
             _ => Vec::new(),
         };
         for n in names {
@@ -358,14 +393,25 @@ impl<'o> Command<'o> {
                 Some(line) if !line.dynamic => self.line(Some(i), line.text.clone()),
                 Some(line) => {
                     self.push(line, None, false);
-                    let construct = format!("`{name} -c` with a line known only at run time (`{}`)", line.text);
+                    let construct = format!(
+                        "`{name} -c` with a line known only at run time (`{}`)",
+                        line.text
+                    );
                     self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
                 }
-                None => self.refuse(RefusalReason::ShellInput, format!("`{name} -c` without a line"), Some(name)),
+                None => self.refuse(
+                    RefusalReason::ShellInput,
+                    format!("`{name} -c` without a line"),
+                    Some(name),
+                ),
             }
             return;
         }
-        let from = if stdin || i >= to { "stdin" } else { "a script file" };
+        let from = if stdin || i >= to {
+            "stdin"
+        } else {
+            "a script file"
+        };
         self.refuse(
             RefusalReason::ShellInput,
             format!("`{name}` reading its commands from {from}"),
@@ -416,7 +462,9 @@ fn refused_builtin(name: &str, args: &[Word]) -> Option<(RefusalReason, String)>
         "trap" => "`trap` (runs its argument as a shell line later)",
         "let" => "`let` (arithmetic, which runs substitutions hidden in variables)",
         "mapfile" | "readarray" => "`mapfile` (its -C callback runs code; it assigns arrays)",
-        "fc" | "bind" | "complete" | "compgen" | "history" => "a builtin that runs or defines commands",
+        "fc" | "bind" | "complete" | "compgen" | "history" => {
+            "a builtin that runs or defines commands"
+        }
         "read" => "`read` (assigns names whose subscripts bash evaluates)",
         "printf" if args.iter().any(|a| a.text.starts_with("-v") || a.dynamic) => {
             "`printf -v` (assigns a name whose subscript bash evaluates)"
@@ -425,7 +473,11 @@ fn refused_builtin(name: &str, args: &[Word]) -> Option<(RefusalReason, String)>
             "the test `-v` (bash evaluates the subscript of the name it tests)"
         }
         "alias" | "unalias" => return Some((RefusalReason::Redefinition, "an alias".into())),
-        "hash" if args.iter().any(|a| a.text.starts_with('-') && a.text.contains(['p', 'd'])) => {
+        "hash"
+            if args
+                .iter()
+                .any(|a| a.text.starts_with('-') && a.text.contains(['p', 'd'])) =>
+        {
             return Some((RefusalReason::Redefinition, "`hash -p`".into()))
         }
         "enable" => return Some((RefusalReason::Redefinition, "`enable`".into())),
@@ -488,7 +540,9 @@ mod tests {
         ] {
             let a = analyse_line(line);
             assert!(
-                a.refusals.iter().any(|r| r.construct.contains("relative program path")),
+                a.refusals
+                    .iter()
+                    .any(|r| r.construct.contains("relative program path")),
                 "{line}: {:?}",
                 a.refusals
             );

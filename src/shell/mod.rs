@@ -234,18 +234,32 @@ mod tests {
             line("[ -d node_modules ] || npm ci").as_deref(),
             Some("<[> '-d' node_modules ']' || <npm> ci")
         );
-        assert_eq!(line("export NODE_ENV=test").as_deref(), Some("<export> NODE_ENV=test"));
-        assert_eq!(line("env A=1 timeout 5 rm x").as_deref(), Some("<env> A=1 <timeout> 5 <rm> x"));
+        assert_eq!(
+            line("export NODE_ENV=test").as_deref(),
+            Some("<export> NODE_ENV=test")
+        );
+        assert_eq!(
+            line("env A=1 timeout 5 rm x").as_deref(),
+            Some("<env> A=1 <timeout> 5 <rm> x")
+        );
         assert_eq!(line("echo $(id)"), None);
-        let argv: Vec<String> = ["bash", "-lc", "ls x; rm y"].iter().map(|s| s.to_string()).collect();
-        assert_eq!(written(&analyse_argv(&argv), true).as_deref(), Some("<bash>|-lc|[<ls> x\n<rm> y]"));
+        let argv: Vec<String> = ["bash", "-lc", "ls x; rm y"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            written(&analyse_argv(&argv), true).as_deref(),
+            Some("<bash>|-lc|[<ls> x\n<rm> y]")
+        );
     }
 
     #[test]
     fn bytes_the_grammar_and_the_shells_read_differently_are_refused_at_every_depth() {
         let refused = |a: &Analysis| {
             a.rebuild.is_none()
-                && a.refusals.iter().any(|r| r.construct.contains("read differently"))
+                && a.refusals
+                    .iter()
+                    .any(|r| r.construct.contains("read differently"))
         };
         for line in [
             "ls \\\r\nrm -f victim",
@@ -262,7 +276,10 @@ mod tests {
             assert!(refused(&a), "{line:?}: {:?}", a.refusals);
         }
         for script in ["ls \\\r\nrm -f victim", "x\\\n#; rm -f victim"] {
-            let argv: Vec<String> = ["bash", "-lc", script].iter().map(|s| s.to_string()).collect();
+            let argv: Vec<String> = ["bash", "-lc", script]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
             assert!(refused(&analyse_argv(&argv)), "{script:?}");
         }
         // A deny list still sees the command the shells would run.

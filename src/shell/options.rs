@@ -90,7 +90,9 @@ fn long_match(spec: &Spec, given: &str) -> Result<(&'static str, Arg), String> {
         }
         if spec.abbreviate && !given.is_empty() && name.starts_with(given) {
             if found.is_some_and(|(n, _)| n != name) {
-                return Err(format!("`--{given}` (an abbreviation of more than one option)"));
+                return Err(format!(
+                    "`--{given}` (an abbreviation of more than one option)"
+                ));
             }
             found = Some((name, arg));
         }
@@ -194,7 +196,12 @@ mod tests {
 
     const TAR: Spec = Spec {
         short: "xcvf:I:C:",
-        long: &["to-command=", "totals==", "verbose", "use-compress-program="],
+        long: &[
+            "to-command=",
+            "totals==",
+            "verbose",
+            "use-compress-program=",
+        ],
         abbreviate: true,
         permute: true,
         numeric: false,
@@ -232,7 +239,9 @@ mod tests {
     fn unknown_and_ambiguous_options_are_errors_naming_them() {
         assert_eq!(parse(&TAR, &["-xq"]).unwrap_err(), "`-q` in `-xq`");
         assert_eq!(parse(&TAR, &["--nope"]).unwrap_err(), "`--nope`");
-        assert!(parse(&TAR, &["--t=x"]).unwrap_err().contains("more than one"));
+        assert!(parse(&TAR, &["--t=x"])
+            .unwrap_err()
+            .contains("more than one"));
         assert!(parse(&TAR, &["--verbose=1"]).is_err());
     }
 }

@@ -74,7 +74,11 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
         _ if is_ld_so(name) => a
             .iter()
             .find(|a| a.starts_with("--preload") || a.starts_with("--audit"))
-            .and_then(|a| code(format!("the dynamic loader's `{a}` loads code into the program"))),
+            .and_then(|a| {
+                code(format!(
+                    "the dynamic loader's `{a}` loads code into the program"
+                ))
+            }),
         "python" | "python3" | "python2" | "pypy" | "pypy3" => python(name, &a),
         _ if name.starts_with("python") || name.starts_with("pypy") => python(name, &a),
         "perl" => interpreter(name, &a, "eE").map(Verdict::Code),
@@ -88,12 +92,61 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
 fn in_table(name: &str) -> bool {
     matches!(
         name,
-        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" | "sed" | "gsed" | "git" | "tar" | "gtar"
-            | "sort" | "make" | "gmake" | "node" | "nodejs" | "rg" | "ssh" | "scp" | "sftp" | "zip"
-            | "man" | "npx" | "bunx" | "pnpx" | "npm" | "pnpm" | "yarn" | "find" | "xargs" | "env"
-            | "rsync" | "less" | "more" | "most" | "vi" | "vim" | "nvim" | "view" | "vimdiff"
-            | "ex" | "ed" | "emacs" | "nano" | "perl" | "bun" | "deno" | "php" | "ruby" | "irb"
-            | "lua" | "luajit" | "Rscript" | "tclsh" | "wish" | "osascript"
+        "awk"
+            | "gawk"
+            | "mawk"
+            | "nawk"
+            | "busybox-awk"
+            | "sed"
+            | "gsed"
+            | "git"
+            | "tar"
+            | "gtar"
+            | "sort"
+            | "make"
+            | "gmake"
+            | "node"
+            | "nodejs"
+            | "rg"
+            | "ssh"
+            | "scp"
+            | "sftp"
+            | "zip"
+            | "man"
+            | "npx"
+            | "bunx"
+            | "pnpx"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "find"
+            | "xargs"
+            | "env"
+            | "rsync"
+            | "less"
+            | "more"
+            | "most"
+            | "vi"
+            | "vim"
+            | "nvim"
+            | "view"
+            | "vimdiff"
+            | "ex"
+            | "ed"
+            | "emacs"
+            | "nano"
+            | "perl"
+            | "bun"
+            | "deno"
+            | "php"
+            | "ruby"
+            | "irb"
+            | "lua"
+            | "luajit"
+            | "Rscript"
+            | "tclsh"
+            | "wish"
+            | "osascript"
     ) || is_ld_so(name)
         || name.starts_with("python")
         || name.starts_with("pypy")
@@ -134,38 +187,175 @@ fn runs_a_command(name: &str, o: &Opt) -> String {
 const TAR: Spec = Spec {
     short: "ABGJMOPRSUWZacdhijklmnoprstuvwxzb:C:f:F:g:H:I:K:L:N:T:V:X:",
     long: &[
-        "absolute-names", "acls", "add-file=", "after-date=", "anchored", "append",
-        "atime-preserve==", "auto-compress", "backup==", "block-number", "blocking-factor=",
-        "bzip2", "catenate", "check-device", "check-links", "checkpoint-action=", "checkpoint==",
-        "clamp-mtime", "compare", "compress", "concatenate", "confirmation", "create",
-        "delay-directory-restore", "delete", "dereference", "diff", "directory=",
-        "exclude-backups", "exclude-caches", "exclude-caches-all", "exclude-caches-under",
-        "exclude-from=", "exclude-ignore-recursive=", "exclude-ignore=", "exclude-tag-all=",
-        "exclude-tag-under=", "exclude-tag=", "exclude-vcs", "exclude-vcs-ignores", "exclude=",
-        "extract", "file=", "files-from=", "force-local", "format=", "full-time", "get",
-        "group-map=", "group=", "gunzip", "gzip", "hard-dereference", "help", "hole-detection=",
-        "ignore-case", "ignore-command-error", "ignore-failed-read", "ignore-zeros",
-        "incremental", "index-file=", "info-script=", "interactive", "keep-directory-symlink",
-        "keep-newer-files", "keep-old-files", "label=", "level=", "list", "listed-incremental=",
-        "lzip", "lzma", "lzop", "mode=", "mtime=", "multi-volume", "new-volume-script=",
-        "newer-mtime=", "newer=", "no-acls", "no-anchored", "no-auto-compress",
-        "no-check-device", "no-delay-directory-restore", "no-ignore-case",
-        "no-ignore-command-error", "no-null", "no-overwrite-dir", "no-quote-chars=",
-        "no-recursion", "no-same-owner", "no-same-permissions", "no-seek", "no-selinux",
-        "no-unquote", "no-verbatim-files-from", "no-wildcards", "no-wildcards-match-slash",
-        "no-xattrs", "null", "numeric-owner", "occurrence==", "old-archive", "one-file-system",
-        "one-top-level==", "overwrite", "overwrite-dir", "owner-map=", "owner=", "pax-option=",
-        "portability", "posix", "preserve-order", "preserve-permissions", "quote-chars=",
-        "quoting-style=", "read-full-records", "record-size=", "recursion", "recursive-unlink",
-        "remove-files", "restrict", "rmt-command=", "rsh-command=", "same-order", "same-owner",
-        "same-permissions", "seek", "selinux", "show-defaults", "show-omitted-dirs",
-        "show-snapshot-field-ranges", "show-stored-names", "show-transformed-names",
-        "skip-old-files", "sort=", "sparse", "sparse-version=", "starting-file=",
-        "strip-components=", "suffix=", "tape-length=", "test-label", "to-command=",
-        "to-stdout", "totals==", "touch", "transform=", "uncompress", "ungzip", "unlink-first",
-        "unquote", "update", "usage", "use-compress-program=", "utc", "verbatim-files-from",
-        "verbose", "verify", "version", "volno-file=", "warning=", "wildcards",
-        "wildcards-match-slash", "xattrs", "xattrs-exclude=", "xattrs-include=", "xform=", "xz",
+        "absolute-names",
+        "acls",
+        "add-file=",
+        "after-date=",
+        "anchored",
+        "append",
+        "atime-preserve==",
+        "auto-compress",
+        "backup==",
+        "block-number",
+        "blocking-factor=",
+        "bzip2",
+        "catenate",
+        "check-device",
+        "check-links",
+        "checkpoint-action=",
+        "checkpoint==",
+        "clamp-mtime",
+        "compare",
+        "compress",
+        "concatenate",
+        "confirmation",
+        "create",
+        "delay-directory-restore",
+        "delete",
+        "dereference",
+        "diff",
+        "directory=",
+        "exclude-backups",
+        "exclude-caches",
+        "exclude-caches-all",
+        "exclude-caches-under",
+        "exclude-from=",
+        "exclude-ignore-recursive=",
+        "exclude-ignore=",
+        "exclude-tag-all=",
+        "exclude-tag-under=",
+        "exclude-tag=",
+        "exclude-vcs",
+        "exclude-vcs-ignores",
+        "exclude=",
+        "extract",
+        "file=",
+        "files-from=",
+        "force-local",
+        "format=",
+        "full-time",
+        "get",
+        "group-map=",
+        "group=",
+        "gunzip",
+        "gzip",
+        "hard-dereference",
+        "help",
+        "hole-detection=",
+        "ignore-case",
+        "ignore-command-error",
+        "ignore-failed-read",
+        "ignore-zeros",
+        "incremental",
+        "index-file=",
+        "info-script=",
+        "interactive",
+        "keep-directory-symlink",
+        "keep-newer-files",
+        "keep-old-files",
+        "label=",
+        "level=",
+        "list",
+        "listed-incremental=",
+        "lzip",
+        "lzma",
+        "lzop",
+        "mode=",
+        "mtime=",
+        "multi-volume",
+        "new-volume-script=",
+        "newer-mtime=",
+        "newer=",
+        "no-acls",
+        "no-anchored",
+        "no-auto-compress",
+        "no-check-device",
+        "no-delay-directory-restore",
+        "no-ignore-case",
+        "no-ignore-command-error",
+        "no-null",
+        "no-overwrite-dir",
+        "no-quote-chars=",
+        "no-recursion",
+        "no-same-owner",
+        "no-same-permissions",
+        "no-seek",
+        "no-selinux",
+        "no-unquote",
+        "no-verbatim-files-from",
+        "no-wildcards",
+        "no-wildcards-match-slash",
+        "no-xattrs",
+        "null",
+        "numeric-owner",
+        "occurrence==",
+        "old-archive",
+        "one-file-system",
+        "one-top-level==",
+        "overwrite",
+        "overwrite-dir",
+        "owner-map=",
+        "owner=",
+        "pax-option=",
+        "portability",
+        "posix",
+        "preserve-order",
+        "preserve-permissions",
+        "quote-chars=",
+        "quoting-style=",
+        "read-full-records",
+        "record-size=",
+        "recursion",
+        "recursive-unlink",
+        "remove-files",
+        "restrict",
+        "rmt-command=",
+        "rsh-command=",
+        "same-order",
+        "same-owner",
+        "same-permissions",
+        "seek",
+        "selinux",
+        "show-defaults",
+        "show-omitted-dirs",
+        "show-snapshot-field-ranges",
+        "show-stored-names",
+        "show-transformed-names",
+        "skip-old-files",
+        "sort=",
+        "sparse",
+        "sparse-version=",
+        "starting-file=",
+        "strip-components=",
+        "suffix=",
+        "tape-length=",
+        "test-label",
+        "to-command=",
+        "to-stdout",
+        "totals==",
+        "touch",
+        "transform=",
+        "uncompress",
+        "ungzip",
+        "unlink-first",
+        "unquote",
+        "update",
+        "usage",
+        "use-compress-program=",
+        "utc",
+        "verbatim-files-from",
+        "verbose",
+        "verify",
+        "version",
+        "volno-file=",
+        "warning=",
+        "wildcards",
+        "wildcards-match-slash",
+        "xattrs",
+        "xattrs-exclude=",
+        "xattrs-include=",
+        "xform=",
+        "xz",
         "zstd",
     ],
     abbreviate: true,
@@ -177,7 +367,10 @@ const TAR: Spec = Spec {
 fn tar(name: &str, args: &[&str]) -> Option<Verdict> {
     let mut words: Vec<String> = Vec::new();
     let mut rest = args;
-    if let Some(first) = args.first().filter(|f| !f.starts_with('-') && !f.is_empty()) {
+    if let Some(first) = args
+        .first()
+        .filter(|f| !f.starts_with('-') && !f.is_empty())
+    {
         // Traditional syntax: the letters of the first word, their values in the next words.
         rest = &args[1..];
         for c in first.chars() {
@@ -191,8 +384,15 @@ fn tar(name: &str, args: &[&str]) -> Option<Verdict> {
     words.extend(rest.iter().map(|s| s.to_string()));
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     const RUNS: &[&str] = &[
-        "I", "F", "to-command", "checkpoint-action", "use-compress-program", "info-script",
-        "new-volume-script", "rsh-command", "rmt-command",
+        "I",
+        "F",
+        "to-command",
+        "checkpoint-action",
+        "use-compress-program",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+        "rmt-command",
     ];
     match parse(&TAR, &words) {
         Err(option) => Some(unknown(name, &option)),
@@ -221,12 +421,36 @@ fn tar(name: &str, args: &[&str]) -> Option<Verdict> {
 const SORT: Spec = Spec {
     short: "bcCdfghiMmnRrsuVzk:o:S:t:T:",
     long: &[
-        "batch-size=", "buffer-size=", "check==", "compress-program=", "debug",
-        "dictionary-order", "field-separator=", "files0-from=", "general-numeric-sort", "help",
-        "human-numeric-sort", "ignore-case", "ignore-leading-blanks", "ignore-nonprinting",
-        "key=", "merge", "month-sort", "numeric-sort", "output=", "parallel=", "random-sort",
-        "random-source=", "reverse", "sort=", "stable", "temporary-directory=", "unique",
-        "version", "version-sort", "zero-terminated",
+        "batch-size=",
+        "buffer-size=",
+        "check==",
+        "compress-program=",
+        "debug",
+        "dictionary-order",
+        "field-separator=",
+        "files0-from=",
+        "general-numeric-sort",
+        "help",
+        "human-numeric-sort",
+        "ignore-case",
+        "ignore-leading-blanks",
+        "ignore-nonprinting",
+        "key=",
+        "merge",
+        "month-sort",
+        "numeric-sort",
+        "output=",
+        "parallel=",
+        "random-sort",
+        "random-source=",
+        "reverse",
+        "sort=",
+        "stable",
+        "temporary-directory=",
+        "unique",
+        "version",
+        "version-sort",
+        "zero-terminated",
     ],
     abbreviate: true,
     permute: true,
@@ -236,13 +460,45 @@ const SORT: Spec = Spec {
 const MAKE: Spec = Spec {
     short: "bBdehikLmnpqrRsStvwC:E:f:I:o:W:j::l::O::",
     long: &[
-        "always-make", "assume-new=", "assume-old=", "check-symlink-times", "debug==",
-        "directory=", "dry-run", "environment-overrides", "eval=", "file=", "help",
-        "ignore-errors", "include-dir=", "jobs==", "just-print", "keep-going", "load-average==",
-        "makefile=", "max-load==", "new-file=", "no-builtin-rules", "no-builtin-variables",
-        "no-keep-going", "no-print-directory", "no-silent", "old-file=", "output-sync==",
-        "print-data-base", "print-directory", "question", "quiet", "recon", "silent", "stop",
-        "touch", "trace", "version", "warn-undefined-variables", "what-if=",
+        "always-make",
+        "assume-new=",
+        "assume-old=",
+        "check-symlink-times",
+        "debug==",
+        "directory=",
+        "dry-run",
+        "environment-overrides",
+        "eval=",
+        "file=",
+        "help",
+        "ignore-errors",
+        "include-dir=",
+        "jobs==",
+        "just-print",
+        "keep-going",
+        "load-average==",
+        "makefile=",
+        "max-load==",
+        "new-file=",
+        "no-builtin-rules",
+        "no-builtin-variables",
+        "no-keep-going",
+        "no-print-directory",
+        "no-silent",
+        "old-file=",
+        "output-sync==",
+        "print-data-base",
+        "print-directory",
+        "question",
+        "quiet",
+        "recon",
+        "silent",
+        "stop",
+        "touch",
+        "trace",
+        "version",
+        "warn-undefined-variables",
+        "what-if=",
     ],
     abbreviate: true,
     permute: true,
@@ -273,7 +529,13 @@ fn make(name: &str, args: &[&str]) -> Option<Verdict> {
 
 /// The code-running options of a program whose other options are not read (rg, man): long
 /// `names` (abbreviated when `abbreviate`), short `letters` anywhere in a cluster.
-fn named(name: &str, args: &[&str], names: &[&str], letters: &str, abbreviate: bool) -> Option<Verdict> {
+fn named(
+    name: &str,
+    args: &[&str],
+    names: &[&str],
+    letters: &str,
+    abbreviate: bool,
+) -> Option<Verdict> {
     args.iter()
         .take_while(|a| **a != "--")
         .find(|a| match a.strip_prefix("--") {
@@ -287,33 +549,115 @@ fn named(name: &str, args: &[&str], names: &[&str], letters: &str, abbreviate: b
 const NODE: Spec = Spec {
     short: "chivC:e:p:r:",
     long: &[
-        "abort-on-uncaught-exception", "allow-addons", "allow-child-process", "allow-fs-read=",
-        "allow-fs-write=", "allow-wasi", "allow-worker", "check", "conditions=", "cpu-prof",
-        "cpu-prof-dir=", "cpu-prof-interval=", "cpu-prof-name=", "debug-port=",
-        "diagnostic-dir=", "disable-proto=", "disable-warning=", "disable-wasm-trap-handler",
-        "disallow-code-generation-from-strings", "dns-result-order=", "enable-source-maps",
-        "env-file=", "env-file-if-exists=", "eval=", "experimental-default-type=",
-        "experimental-detect-module", "experimental-loader=", "experimental-require-module",
-        "experimental-strip-types", "experimental-test-coverage", "experimental-vm-modules",
-        "experimental-wasm-modules", "expose-gc", "frozen-intrinsics", "heap-prof",
-        "heap-prof-dir=", "heap-prof-interval=", "heap-prof-name=",
-        "heapsnapshot-near-heap-limit=", "heapsnapshot-signal=", "help", "icu-data-dir=",
-        "import=", "input-type=", "insecure-http-parser", "inspect==", "inspect-brk==",
-        "inspect-port=", "inspect-wait==", "interactive", "jitless", "loader=",
-        "max-http-header-size=", "max-old-space-size=", "max-semi-space-size=",
-        "no-addons", "no-deprecation", "no-experimental-detect-module",
-        "no-experimental-fetch", "no-experimental-require-module", "no-global-search-paths",
-        "no-warnings", "openssl-config=", "pending-deprecation", "preserve-symlinks",
-        "preserve-symlinks-main", "print=", "prof", "redirect-warnings=", "report-compact",
-        "report-dir=", "report-directory=", "report-filename=", "report-on-fatalerror",
-        "report-on-signal", "report-signal=", "report-uncaught-exception", "require=", "run=",
-        "stack-size=", "stack-trace-limit=", "test", "test-concurrency=", "test-force-exit",
-        "test-name-pattern=", "test-only", "test-reporter=", "test-reporter-destination=",
-        "test-shard=", "test-skip-pattern=", "test-timeout=", "throw-deprecation", "title=",
-        "trace-deprecation", "trace-exit", "trace-sync-io", "trace-uncaught", "trace-warnings",
-        "unhandled-rejections=", "use-bundled-ca", "use-openssl-ca", "v8-pool-size=",
-        "version", "watch", "watch-path=", "watch-preserve-output", "zero-fill-buffers",
-        "experimental-config-file=", "experimental-default-config-file",
+        "abort-on-uncaught-exception",
+        "allow-addons",
+        "allow-child-process",
+        "allow-fs-read=",
+        "allow-fs-write=",
+        "allow-wasi",
+        "allow-worker",
+        "check",
+        "conditions=",
+        "cpu-prof",
+        "cpu-prof-dir=",
+        "cpu-prof-interval=",
+        "cpu-prof-name=",
+        "debug-port=",
+        "diagnostic-dir=",
+        "disable-proto=",
+        "disable-warning=",
+        "disable-wasm-trap-handler",
+        "disallow-code-generation-from-strings",
+        "dns-result-order=",
+        "enable-source-maps",
+        "env-file=",
+        "env-file-if-exists=",
+        "eval=",
+        "experimental-default-type=",
+        "experimental-detect-module",
+        "experimental-loader=",
+        "experimental-require-module",
+        "experimental-strip-types",
+        "experimental-test-coverage",
+        "experimental-vm-modules",
+        "experimental-wasm-modules",
+        "expose-gc",
+        "frozen-intrinsics",
+        "heap-prof",
+        "heap-prof-dir=",
+        "heap-prof-interval=",
+        "heap-prof-name=",
+        "heapsnapshot-near-heap-limit=",
+        "heapsnapshot-signal=",
+        "help",
+        "icu-data-dir=",
+        "import=",
+        "input-type=",
+        "insecure-http-parser",
+        "inspect==",
+        "inspect-brk==",
+        "inspect-port=",
+        "inspect-wait==",
+        "interactive",
+        "jitless",
+        "loader=",
+        "max-http-header-size=",
+        "max-old-space-size=",
+        "max-semi-space-size=",
+        "no-addons",
+        "no-deprecation",
+        "no-experimental-detect-module",
+        "no-experimental-fetch",
+        "no-experimental-require-module",
+        "no-global-search-paths",
+        "no-warnings",
+        "openssl-config=",
+        "pending-deprecation",
+        "preserve-symlinks",
+        "preserve-symlinks-main",
+        "print=",
+        "prof",
+        "redirect-warnings=",
+        "report-compact",
+        "report-dir=",
+        "report-directory=",
+        "report-filename=",
+        "report-on-fatalerror",
+        "report-on-signal",
+        "report-signal=",
+        "report-uncaught-exception",
+        "require=",
+        "run=",
+        "stack-size=",
+        "stack-trace-limit=",
+        "test",
+        "test-concurrency=",
+        "test-force-exit",
+        "test-name-pattern=",
+        "test-only",
+        "test-reporter=",
+        "test-reporter-destination=",
+        "test-shard=",
+        "test-skip-pattern=",
+        "test-timeout=",
+        "throw-deprecation",
+        "title=",
+        "trace-deprecation",
+        "trace-exit",
+        "trace-sync-io",
+        "trace-uncaught",
+        "trace-warnings",
+        "unhandled-rejections=",
+        "use-bundled-ca",
+        "use-openssl-ca",
+        "v8-pool-size=",
+        "version",
+        "watch",
+        "watch-path=",
+        "watch-preserve-output",
+        "zero-fill-buffers",
+        "experimental-config-file=",
+        "experimental-default-config-file",
     ],
     abbreviate: false,
     permute: false,
@@ -331,7 +675,10 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
         let url = o.value.as_deref().is_some_and(|v| v.contains(':'));
         let runs = match o.name.as_str() {
             "e" | "eval" | "p" | "print" | "i" | "interactive" => true,
-            "env-file" | "env-file-if-exists" | "openssl-config" | "experimental-config-file"
+            "env-file"
+            | "env-file-if-exists"
+            | "openssl-config"
+            | "experimental-config-file"
             | "experimental-default-config-file" => true,
             n if n.starts_with("inspect") || n == "debug-port" => true,
             "import" | "loader" | "experimental-loader" | "r" | "require" => url,
@@ -341,20 +688,31 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
             return code(runs_a_command(name, o));
         }
     }
-    let ends = p
-        .opts
-        .iter()
-        .any(|o| matches!(o.name.as_str(), "run" | "test" | "v" | "version" | "h" | "help" | "c" | "check"));
+    let ends = p.opts.iter().any(|o| {
+        matches!(
+            o.name.as_str(),
+            "run" | "test" | "v" | "version" | "h" | "help" | "c" | "check"
+        )
+    });
     match p.operands.first().map(|&i| args[i]) {
         Some("-") => code(format!("`{name} -` reads its program from stdin")),
-        None if !ends => code(format!("`{name}` without a script reads its program from stdin")),
+        None if !ends => code(format!(
+            "`{name}` without a script reads its program from stdin"
+        )),
         _ => None,
     }
 }
 
 const PYTHON: Spec = Spec {
     short: "bBdEhiIOPqsSuvVxc:m:W:X:",
-    long: &["check-hash-based-pycs=", "help", "help-env", "help-xoptions", "help-all", "version"],
+    long: &[
+        "check-hash-based-pycs=",
+        "help",
+        "help-env",
+        "help-xoptions",
+        "help-all",
+        "version",
+    ],
     abbreviate: false,
     permute: false,
     numeric: false,
@@ -372,12 +730,23 @@ fn python(name: &str, args: &[&str]) -> Option<Verdict> {
         Ok(p) => p,
     };
     if let Some(o) = p.opts.iter().find(|o| o.name == "c" || o.name == "i") {
-        return code(format!("`{name} {}` runs code given as an argument or on stdin", o.written));
+        return code(format!(
+            "`{name} {}` runs code given as an argument or on stdin",
+            o.written
+        ));
     }
-    let ends = p.opts.iter().any(|o| o.name == "m" || o.name.starts_with("help") || o.name == "h" || o.name == "V" || o.name == "version");
+    let ends = p.opts.iter().any(|o| {
+        o.name == "m"
+            || o.name.starts_with("help")
+            || o.name == "h"
+            || o.name == "V"
+            || o.name == "version"
+    });
     match p.operands.first().map(|&i| args[i]) {
         Some("-") => code(format!("`{name} -` reads its program from stdin")),
-        None if !ends => code(format!("`{name}` without a script reads its program from stdin")),
+        None if !ends => code(format!(
+            "`{name}` without a script reads its program from stdin"
+        )),
         _ => None,
     }
 }
@@ -394,8 +763,15 @@ const SSH: Spec = Spec {
 /// (`-I`), a program run instead of ssh (`scp -S`, `sftp -S`/`-D`).
 fn ssh(name: &str, args: &[&str]) -> Option<Verdict> {
     const KEYS: &[&str] = &[
-        "proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand",
-        "pkcs11provider", "securitykeyprovider", "match", "include", "remotecommand",
+        "proxycommand",
+        "localcommand",
+        "permitlocalcommand",
+        "knownhostscommand",
+        "pkcs11provider",
+        "securitykeyprovider",
+        "match",
+        "include",
+        "remotecommand",
     ];
     let p = match parse(&SSH, args) {
         Err(option) => return Some(unknown(name, &option)),
@@ -404,8 +780,16 @@ fn ssh(name: &str, args: &[&str]) -> Option<Verdict> {
     for o in &p.opts {
         let runs = match o.name.as_str() {
             "o" => {
-                let v = o.value.as_deref().unwrap_or("").trim_start().to_ascii_lowercase();
-                let key = v.split(|c: char| c == '=' || c.is_whitespace()).next().unwrap_or("");
+                let v = o
+                    .value
+                    .as_deref()
+                    .unwrap_or("")
+                    .trim_start()
+                    .to_ascii_lowercase();
+                let key = v
+                    .split(|c: char| c == '=' || c.is_whitespace())
+                    .next()
+                    .unwrap_or("");
                 KEYS.contains(&key)
             }
             "F" | "I" => true,
@@ -424,7 +808,8 @@ fn zip(args: &[&str]) -> Option<Verdict> {
     args.iter()
         .find(|a| {
             (a.starts_with('-') && !a.starts_with("--") && a.contains("TT"))
-                || a.strip_prefix("--").is_some_and(|l| l.len() >= 3 && prefix_of(l, &["unzip-command"]))
+                || a.strip_prefix("--")
+                    .is_some_and(|l| l.len() >= 3 && prefix_of(l, &["unzip-command"]))
         })
         .and_then(|a| code(format!("`zip {a}` runs a command")))
 }
@@ -432,29 +817,63 @@ fn zip(args: &[&str]) -> Option<Verdict> {
 /// npm/pnpm/yarn: `exec`/`x`/`dlx`, `-c`/`--call`, and config options that name a program.
 fn npm(name: &str, args: &[&str]) -> Option<Verdict> {
     const RUNS: &[&str] = &[
-        "call", "script-shell", "node-options", "shell", "editor", "browser", "userconfig",
-        "globalconfig", "init-module", "git", "onload-script", "viewer",
+        "call",
+        "script-shell",
+        "node-options",
+        "shell",
+        "editor",
+        "browser",
+        "userconfig",
+        "globalconfig",
+        "init-module",
+        "git",
+        "onload-script",
+        "viewer",
     ];
     if let Some(o) = args.iter().find(|a| {
         *a == &"-c"
             || a.strip_prefix("--")
                 .is_some_and(|l| prefix_of(l.strip_prefix("no-").unwrap_or(l), RUNS))
     }) {
-        return code(format!("`{name} {o}` runs a command or names a program to run"));
+        return code(format!(
+            "`{name} {o}` runs a command or names a program to run"
+        ));
     }
     let sub = args.iter().find(|a| !a.starts_with('-'))?;
-    matches!(*sub, "exec" | "x" | "dlx")
-        .then(|| Verdict::Code(format!("`{name} {sub}` runs a package's code (fetched if missing)")))
+    matches!(*sub, "exec" | "x" | "dlx").then(|| {
+        Verdict::Code(format!(
+            "`{name} {sub}` runs a package's code (fetched if missing)"
+        ))
+    })
 }
 
 const GIT: Spec = Spec {
     short: "C:c:pPhv",
     long: &[
-        "exec-path==", "html-path", "man-path", "info-path", "paginate", "no-pager",
-        "no-replace-objects", "no-lazy-fetch", "no-optional-locks", "no-advice", "bare",
-        "git-dir=", "work-tree=", "namespace=", "super-prefix=", "config-env=",
-        "literal-pathspecs", "glob-pathspecs", "noglob-pathspecs", "icase-pathspecs",
-        "list-cmds=", "attr-source=", "version", "help",
+        "exec-path==",
+        "html-path",
+        "man-path",
+        "info-path",
+        "paginate",
+        "no-pager",
+        "no-replace-objects",
+        "no-lazy-fetch",
+        "no-optional-locks",
+        "no-advice",
+        "bare",
+        "git-dir=",
+        "work-tree=",
+        "namespace=",
+        "super-prefix=",
+        "config-env=",
+        "literal-pathspecs",
+        "glob-pathspecs",
+        "noglob-pathspecs",
+        "icase-pathspecs",
+        "list-cmds=",
+        "attr-source=",
+        "version",
+        "help",
     ],
     abbreviate: false,
     permute: false,
@@ -464,27 +883,72 @@ const GIT: Spec = Spec {
 /// git's subcommands, and for each the options that run a command (long names are matched
 /// with git's abbreviations, short ones anywhere in a cluster).
 const GIT_SUBCOMMANDS: &[(&str, &[&str], &str)] = &[
-    ("add", &[], ""), ("am", &[], ""), ("apply", &[], ""),
-    ("archive", &["exec", "remote"], ""), ("bisect", &[], ""), ("blame", &[], ""),
-    ("branch", &[], ""), ("bundle", &[], ""), ("cat-file", &[], ""), ("check-ignore", &[], ""),
-    ("checkout", &[], ""), ("cherry", &[], ""), ("cherry-pick", &[], ""), ("clean", &[], ""),
-    ("clone", &["upload-pack", "template", "config"], "uc"), ("commit", &[], ""),
-    ("config", &[], ""), ("count-objects", &[], ""), ("describe", &[], ""),
-    ("diff", &["ext-diff"], ""), ("diff-files", &["ext-diff"], ""),
-    ("diff-index", &["ext-diff"], ""), ("diff-tree", &["ext-diff"], ""),
-    ("difftool", &["extcmd", "tool"], "xt"), ("fetch", &["upload-pack"], ""),
-    ("for-each-ref", &[], ""), ("format-patch", &[], ""), ("fsck", &[], ""), ("gc", &[], ""),
-    ("grep", &["open-files-in-pager"], "O"), ("help", &[], ""), ("init", &["template"], ""),
-    ("log", &["ext-diff"], ""), ("ls-files", &[], ""), ("ls-remote", &["upload-pack", "exec"], ""),
-    ("ls-tree", &[], ""), ("merge", &[], ""), ("merge-base", &[], ""), ("mv", &[], ""),
-    ("name-rev", &[], ""), ("notes", &[], ""), ("pull", &["upload-pack"], ""),
-    ("push", &["receive-pack", "exec"], ""), ("range-diff", &[], ""),
-    ("rebase", &["exec"], "x"), ("reflog", &[], ""), ("remote", &[], ""), ("reset", &[], ""),
-    ("restore", &[], ""), ("rev-list", &[], ""), ("rev-parse", &[], ""), ("revert", &[], ""),
-    ("rm", &[], ""), ("shortlog", &[], ""), ("show", &["ext-diff"], ""), ("show-ref", &[], ""),
-    ("sparse-checkout", &[], ""), ("stash", &[], ""), ("status", &[], ""),
-    ("submodule", &[], ""), ("switch", &[], ""), ("symbolic-ref", &[], ""), ("tag", &[], ""),
-    ("version", &[], ""), ("whatchanged", &["ext-diff"], ""), ("worktree", &[], ""),
+    ("add", &[], ""),
+    ("am", &[], ""),
+    ("apply", &[], ""),
+    ("archive", &["exec", "remote"], ""),
+    ("bisect", &[], ""),
+    ("blame", &[], ""),
+    ("branch", &[], ""),
+    ("bundle", &[], ""),
+    ("cat-file", &[], ""),
+    ("check-ignore", &[], ""),
+    ("checkout", &[], ""),
+    ("cherry", &[], ""),
+    ("cherry-pick", &[], ""),
+    ("clean", &[], ""),
+    ("clone", &["upload-pack", "template", "config"], "uc"),
+    ("commit", &[], ""),
+    ("config", &[], ""),
+    ("count-objects", &[], ""),
+    ("describe", &[], ""),
+    ("diff", &["ext-diff"], ""),
+    ("diff-files", &["ext-diff"], ""),
+    ("diff-index", &["ext-diff"], ""),
+    ("diff-tree", &["ext-diff"], ""),
+    ("difftool", &["extcmd", "tool"], "xt"),
+    ("fetch", &["upload-pack"], ""),
+    ("for-each-ref", &[], ""),
+    ("format-patch", &[], ""),
+    ("fsck", &[], ""),
+    ("gc", &[], ""),
+    ("grep", &["open-files-in-pager"], "O"),
+    ("help", &[], ""),
+    ("init", &["template"], ""),
+    ("log", &["ext-diff"], ""),
+    ("ls-files", &[], ""),
+    ("ls-remote", &["upload-pack", "exec"], ""),
+    ("ls-tree", &[], ""),
+    ("merge", &[], ""),
+    ("merge-base", &[], ""),
+    ("mv", &[], ""),
+    ("name-rev", &[], ""),
+    ("notes", &[], ""),
+    ("pull", &["upload-pack"], ""),
+    ("push", &["receive-pack", "exec"], ""),
+    ("range-diff", &[], ""),
+    ("rebase", &["exec"], "x"),
+    ("reflog", &[], ""),
+    ("remote", &[], ""),
+    ("reset", &[], ""),
+    ("restore", &[], ""),
+    ("rev-list", &[], ""),
+    ("rev-parse", &[], ""),
+    ("revert", &[], ""),
+    ("rm", &[], ""),
+    ("shortlog", &[], ""),
+    ("show", &["ext-diff"], ""),
+    ("show-ref", &[], ""),
+    ("sparse-checkout", &[], ""),
+    ("stash", &[], ""),
+    ("status", &[], ""),
+    ("submodule", &[], ""),
+    ("switch", &[], ""),
+    ("symbolic-ref", &[], ""),
+    ("tag", &[], ""),
+    ("version", &[], ""),
+    ("whatchanged", &["ext-diff"], ""),
+    ("worktree", &[], ""),
     ("var", &[], ""),
 ];
 
@@ -530,15 +994,34 @@ fn git(args: &[&str]) -> Option<Verdict> {
         }),
         _ => false,
     };
-    runs.then(|| Verdict::Code(format!("`git {sub}` with these arguments runs or configures commands")))
+    runs.then(|| {
+        Verdict::Code(format!(
+            "`git {sub}` with these arguments runs or configures commands"
+        ))
+    })
 }
 
 const SED: Spec = Spec {
     short: "nrsEuzl:i::e:f:",
     long: &[
-        "quiet", "silent", "debug", "expression=", "file=", "in-place==", "line-length=",
-        "null-data", "zero-terminated", "posix", "regexp-extended", "separate", "sandbox",
-        "unbuffered", "follow-symlinks", "binary", "help", "version",
+        "quiet",
+        "silent",
+        "debug",
+        "expression=",
+        "file=",
+        "in-place==",
+        "line-length=",
+        "null-data",
+        "zero-terminated",
+        "posix",
+        "regexp-extended",
+        "separate",
+        "sandbox",
+        "unbuffered",
+        "follow-symlinks",
+        "binary",
+        "help",
+        "version",
     ],
     abbreviate: true,
     permute: true,
@@ -556,7 +1039,10 @@ fn sed(name: &str, args: &[&str]) -> Option<Verdict> {
         return None;
     }
     if let Some(o) = p.opts.iter().find(|o| o.name == "f" || o.name == "file") {
-        return code(format!("`{name} {}` reads its script from a file", o.written));
+        return code(format!(
+            "`{name} {}` reads its script from a file",
+            o.written
+        ));
     }
     let mut scripts: Vec<&str> = p
         .opts
@@ -606,7 +1092,11 @@ fn awk(name: &str, args: &[&str]) -> Option<Verdict> {
                 return code(format!("`{name} {a}` reads its program from a file"));
             }
             if c == 'e' {
-                programs.push(if a.len() > 2 { &a[2..] } else { args.get(i + 1).copied().unwrap_or("") });
+                programs.push(if a.len() > 2 {
+                    &a[2..]
+                } else {
+                    args.get(i + 1).copied().unwrap_or("")
+                });
                 i += usize::from(a.len() == 2);
             } else if matches!(a, "-v" | "-F" | "-W") {
                 i += 1;

@@ -47,14 +47,30 @@ const SHELL_SENSITIVE: &[&str] = &[
 const MAX_TREE_DEPTH: usize = 256;
 
 /// Operators allowed between commands, and how the rebuild writes them.
-const JOINERS: &[(&str, &str)] = &[("&&", " && "), ("||", " || "), (";", "; "), ("|", " | "), ("\n", "\n")];
+const JOINERS: &[(&str, &str)] = &[
+    ("&&", " && "),
+    ("||", " || "),
+    (";", "; "),
+    ("|", " | "),
+    ("\n", "\n"),
+];
 
 /// Analyses `line` into `out` and returns its rebuild (`None` when some part of it is refused).
 /// `position` is the UTF-16 index of the line inside the outermost one (nested lines from
 /// `sh -c` report the position of their argument).
-pub fn analyse(line: &str, position: usize, depth: usize, out: &mut Analysis) -> Option<Vec<Piece>> {
+pub fn analyse(
+    line: &str,
+    position: usize,
+    depth: usize,
+    out: &mut Analysis,
+) -> Option<Vec<Piece>> {
     if depth > MAX_DEPTH {
-        refuse(out, RefusalReason::ShellConstruct, "shell lines nested too deeply", position);
+        refuse(
+            out,
+            RefusalReason::ShellConstruct,
+            "shell lines nested too deeply",
+            position,
+        );
         return None;
     }
     let differs = read_differently(line, position, depth, out);
@@ -85,10 +101,16 @@ pub fn analyse(line: &str, position: usize, depth: usize, out: &mut Analysis) ->
         walk.guess(&line.replace("\\\n", "").replace('\r', " "), "");
     }
     if depth == 0 && (line.contains("[[") || line.contains("((")) {
-        let dash = line.replace("[[", "xx").replace("]]", "xx").replace("((", "( ").replace("))", ") ");
+        let dash = line
+            .replace("[[", "xx")
+            .replace("]]", "xx")
+            .replace("((", "( ")
+            .replace("))", ") ");
         walk.guess(&dash, "xx");
     }
-    let Walk { pieces, rebuilt, .. } = walk;
+    let Walk {
+        pieces, rebuilt, ..
+    } = walk;
     rebuilt.then_some(pieces)
 }
 
@@ -108,7 +130,11 @@ fn read_differently(line: &str, position: usize, depth: usize, out: &mut Analysi
             } else {
                 "a line continuation (backslash-newline), which the shells and the policy's grammar can read differently".to_string()
             };
-            let at = if depth > 0 { position } else { position + index - usize::from(continuation) };
+            let at = if depth > 0 {
+                position
+            } else {
+                position + index - usize::from(continuation)
+            };
             refuse(out, RefusalReason::ShellConstruct, &construct, at);
             return true;
         }
@@ -234,7 +260,10 @@ impl Walk<'_, '_> {
                 let mut cursor = node.walk();
                 let children: Vec<Node> = node.named_children(&mut cursor).collect();
                 for child in children {
-                    if matches!(child.kind(), "file_redirect" | "heredoc_redirect" | "herestring_redirect") {
+                    if matches!(
+                        child.kind(),
+                        "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+                    ) {
                         self.emit(" ");
                         self.redirect(child);
                     } else {
@@ -254,7 +283,10 @@ impl Walk<'_, '_> {
             "for_statement" => {
                 if let Some(variable) = node.child_by_field_name("variable") {
                     let name = self.text(variable).to_string();
-                    self.out.assignments.push(Assignment { name, dynamic: false });
+                    self.out.assignments.push(Assignment {
+                        name,
+                        dynamic: false,
+                    });
                 }
                 self.refuse(node, "a `for`/`select` loop");
                 self.visit_named_children(node);
@@ -300,7 +332,10 @@ impl Walk<'_, '_> {
             }
             if matches!(n.kind(), "program" | "list" | "pipeline") {
                 let mut cursor = n.walk();
-                let children: Vec<Node> = n.children(&mut cursor).filter(|c| !c.is_missing() || c.is_named()).collect();
+                let children: Vec<Node> = n
+                    .children(&mut cursor)
+                    .filter(|c| !c.is_missing() || c.is_named())
+                    .collect();
                 if n.children(&mut n.walk()).any(|c| c.is_missing()) {
                     self.out.malformed = true;
                     self.rebuilt = false;
@@ -348,13 +383,19 @@ impl Walk<'_, '_> {
         match node.kind() {
             "word" | "number" | "raw_string" | "string_content" | "variable_name" => {}
             "simple_expansion" => {}
-            "ansi_c_string" => self.refuse(node, "ANSI-C quoting `$'...'` (dash reads it differently)"),
+            "ansi_c_string" => {
+                self.refuse(node, "ANSI-C quoting `$'...'` (dash reads it differently)")
+            }
             "expansion" => {
                 if let Some(name) = assigning_expansion(self.text(node)) {
-                    self.out.assignments.push(Assignment { name, dynamic: false });
+                    self.out.assignments.push(Assignment {
+                        name,
+                        dynamic: false,
+                    });
                 }
                 if !is_plain_expansion(self.text(node)) {
-                    let construct = format!("parameter expansion with an operator `{}`", self.text(node));
+                    let construct =
+                        format!("parameter expansion with an operator `{}`", self.text(node));
                     self.refuse(node, &construct);
                 }
                 self.check_children(node);
@@ -495,7 +536,10 @@ impl Walk<'_, '_> {
                     name = Some(n);
                 }
                 "subscript" => {
-                    self.refuse(child, "an assignment to an array element (bash evaluates its subscript)");
+                    self.refuse(
+                        child,
+                        "an assignment to an array element (bash evaluates its subscript)",
+                    );
                     let text = self.text(child);
                     name = Some(text.split('[').next().unwrap_or(text).to_string());
                     self.check_children(child);
@@ -518,14 +562,20 @@ impl Walk<'_, '_> {
                 let construct = format!("an assignment to `{name}`, which changes how the shell reads or runs what follows");
                 self.refuse(node, &construct);
             }
-            self.out.assignments.push(Assignment { name, dynamic: false });
+            self.out.assignments.push(Assignment {
+                name,
+                dynamic: false,
+            });
         }
         Some(written)
     }
 
     /// `declare`, `typeset`, `export`, `readonly`, `local`.
     fn declaration(&mut self, node: Node) {
-        let keyword = node.child(0).map(|k| self.text(k).to_string()).unwrap_or_default();
+        let keyword = node
+            .child(0)
+            .map(|k| self.text(k).to_string())
+            .unwrap_or_default();
         let mut args = Vec::new();
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
@@ -539,7 +589,10 @@ impl Walk<'_, '_> {
                         self.refuse(child, &construct);
                     }
                     args.push(Some(name.clone()));
-                    self.out.assignments.push(Assignment { name, dynamic: false });
+                    self.out.assignments.push(Assignment {
+                        name,
+                        dynamic: false,
+                    });
                 }
                 "word" if self.text(child).starts_with(['-', '+']) => {
                     let option = self.text(child).to_string();
@@ -553,9 +606,15 @@ impl Walk<'_, '_> {
                 }
                 _ => {
                     let word = self.word(child);
-                    let construct = format!("`{keyword}` with a name known only at run time (`{}`)", word.text);
+                    let construct = format!(
+                        "`{keyword}` with a name known only at run time (`{}`)",
+                        word.text
+                    );
                     self.refuse(child, &construct);
-                    self.out.assignments.push(Assignment { name: word.text, dynamic: true });
+                    self.out.assignments.push(Assignment {
+                        name: word.text,
+                        dynamic: true,
+                    });
                 }
             }
         }
@@ -576,12 +635,18 @@ impl Walk<'_, '_> {
         for child in children {
             let word = self.word(child);
             if word.dynamic || word.text.contains('[') {
-                let construct = format!("`unset {}` (a subscript or a name known only at run time)", word.text);
+                let construct = format!(
+                    "`unset {}` (a subscript or a name known only at run time)",
+                    word.text
+                );
                 self.refuse(child, &construct);
             }
             args.push(word);
         }
-        let keyword = node.child(0).map(|k| self.text(k).to_string()).unwrap_or_else(|| "unset".into());
+        let keyword = node
+            .child(0)
+            .map(|k| self.text(k).to_string())
+            .unwrap_or_else(|| "unset".into());
         self.run(node, &[Word::literal(keyword)]);
         for a in args {
             self.emit(" ");
@@ -594,7 +659,10 @@ impl Walk<'_, '_> {
     fn test(&mut self, node: Node) {
         let text = self.text(node);
         if text.starts_with("[[") {
-            self.refuse(node, "a `[[ ... ]]` test (bash evaluates arithmetic in it; dash runs it as commands)");
+            self.refuse(
+                node,
+                "a `[[ ... ]]` test (bash evaluates arithmetic in it; dash runs it as commands)",
+            );
             self.visit_test(node, &mut Vec::new());
             return;
         }
@@ -628,19 +696,22 @@ impl Walk<'_, '_> {
                 continue;
             }
             match child.kind() {
-                "unary_expression" | "binary_expression" | "parenthesized_expression" | "negated_expression" => {
-                    self.visit_test(child, args)
-                }
+                "unary_expression"
+                | "binary_expression"
+                | "parenthesized_expression"
+                | "negated_expression" => self.visit_test(child, args),
                 "test_operator" => {
                     let op = self.text(child).to_string();
                     if op == "-v" || op == "-R" {
-                        let construct = format!("the test `{op}` (bash evaluates the subscript of the name it tests)");
+                        let construct = format!(
+                            "the test `{op}` (bash evaluates the subscript of the name it tests)"
+                        );
                         self.refuse(child, &construct);
                     }
                     args.push(Word::literal(op));
                 }
-                "word" | "string" | "raw_string" | "number" | "concatenation" | "simple_expansion" | "expansion"
-                | "ansi_c_string" => {
+                "word" | "string" | "raw_string" | "number" | "concatenation"
+                | "simple_expansion" | "expansion" | "ansi_c_string" => {
                     self.check_word(child);
                     args.push(value(child, self.src));
                 }
@@ -660,7 +731,8 @@ impl Walk<'_, '_> {
                     if !child.is_named() {
                         let op = child.kind();
                         if op == "&>" || op == "&>>" {
-                            let construct = format!("the redirection `{op}` (dash reads it as `&` and `>`)");
+                            let construct =
+                                format!("the redirection `{op}` (dash reads it as `&` and `>`)");
                             self.refuse(child, &construct);
                         }
                         self.emit(op);
@@ -677,7 +749,10 @@ impl Walk<'_, '_> {
                     }
                     let word = self.word(child);
                     if word.dynamic {
-                        let construct = format!("a redirection to `{}`, a path known only at run time", word.text);
+                        let construct = format!(
+                            "a redirection to `{}`, a path known only at run time",
+                            word.text
+                        );
                         self.refuse(child, &construct);
                     }
                     self.emit_word(&word);
@@ -705,7 +780,10 @@ impl Walk<'_, '_> {
                 match op {
                     "<<" | "<<-" => self.emit(op),
                     "&&" | "||" | "|" => {
-                        let written = JOINERS.iter().find(|(o, _)| *o == op).map_or(op, |(_, w)| w);
+                        let written = JOINERS
+                            .iter()
+                            .find(|(o, _)| *o == op)
+                            .map_or(op, |(_, w)| w);
                         self.emit(written);
                     }
                     _ => {}
@@ -715,18 +793,26 @@ impl Walk<'_, '_> {
             match child.kind() {
                 "heredoc_start" => {
                     let start = self.text(child);
-                    let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    let plain = |s: &str| {
+                        !s.is_empty()
+                            && s.chars()
+                                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    };
                     let inner = start.get(1..start.len().saturating_sub(1)).unwrap_or("");
                     if plain(start) {
                         delimiter = Some(start.to_string());
                     } else if start.len() >= 2
-                        && (start.starts_with('\'') && start.ends_with('\'') || start.starts_with('"') && start.ends_with('"'))
+                        && (start.starts_with('\'') && start.ends_with('\'')
+                            || start.starts_with('"') && start.ends_with('"'))
                         && plain(inner)
                     {
                         delimiter = Some(inner.to_string());
                         quoted = true;
                     } else {
-                        let construct = format!("a here-document delimiter `{}` that is not a plain word", start.escape_debug());
+                        let construct = format!(
+                            "a here-document delimiter `{}` that is not a plain word",
+                            start.escape_debug()
+                        );
                         self.refuse(child, &construct);
                     }
                     if let Some(d) = &delimiter {
@@ -752,7 +838,10 @@ impl Walk<'_, '_> {
                 }
                 "heredoc_end" => {
                     if delimiter.as_deref() != Some(self.text(child)) {
-                        self.refuse(child, "a here-document whose end does not match its delimiter");
+                        self.refuse(
+                            child,
+                            "a here-document whose end does not match its delimiter",
+                        );
                     }
                 }
                 // The rest of a pipeline or list after `<<EOF` (its operators carry the spaces).
@@ -760,7 +849,10 @@ impl Walk<'_, '_> {
             }
         }
         if expands && !quoted && delimiter.is_some() {
-            self.refuse(node, "a here-document whose body the shell expands (quote its delimiter: <<'EOF')");
+            self.refuse(
+                node,
+                "a here-document whose body the shell expands (quote its delimiter: <<'EOF')",
+            );
         }
         if let Some(d) = delimiter {
             // The body as the shell got it (a quoted delimiter: nothing in it is read), then the end.

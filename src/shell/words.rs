@@ -85,9 +85,13 @@ impl Shell {
 
 /// An expansion `$NAME`, `${NAME}`, `$1`, `$@` as `${...}` (so a following letter cannot join it).
 fn braced(raw: &str) -> Option<String> {
-    let name = raw.strip_prefix("${").and_then(|r| r.strip_suffix('}')).or_else(|| raw.strip_prefix('$'))?;
+    let name = raw
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .or_else(|| raw.strip_prefix('$'))?;
     let ok = !name.is_empty()
-        && (name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || matches!(name, "@" | "*" | "#" | "?" | "-" | "$" | "!"));
+        && (name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || matches!(name, "@" | "*" | "#" | "?" | "-" | "$" | "!"));
     ok.then(|| format!("${{{name}}}"))
 }
 
@@ -128,7 +132,9 @@ fn push(node: Node, src: &str, word: &mut Word, shell: &mut Shell) {
                     let text = &src[child.byte_range()];
                     word.text.push_str(text);
                     word.dynamic = true;
-                    match braced(text).filter(|_| matches!(child.kind(), "simple_expansion" | "expansion")) {
+                    match braced(text)
+                        .filter(|_| matches!(child.kind(), "simple_expansion" | "expansion"))
+                    {
                         Some(b) => shell.raw(&format!("\"{b}\"")),
                         None => shell.broken = true,
                     }
@@ -139,7 +145,10 @@ fn push(node: Node, src: &str, word: &mut Word, shell: &mut Shell) {
             // bash's `$"..."` and `$'...'` (dash reads `$` and a string): refused, never rebuilt.
             shell.broken = true;
             if node.kind() == "ansi_c_string" {
-                decode_ansi_c(raw.get(2..raw.len().saturating_sub(1)).unwrap_or(""), &mut word.text);
+                decode_ansi_c(
+                    raw.get(2..raw.len().saturating_sub(1)).unwrap_or(""),
+                    &mut word.text,
+                );
             } else {
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
@@ -348,7 +357,10 @@ mod tests {
         assert_eq!(shell(r#"x "r"m"#).as_deref(), Some("'r'm"));
         assert_eq!(shell("x 'a b'").as_deref(), Some("'a b'"));
         assert_eq!(shell(r"x a\;b").as_deref(), Some("a';'b"));
-        assert_eq!(shell(r#"x "it's $HOME""#).as_deref(), Some(r#"'it'\''s '"${HOME}""#));
+        assert_eq!(
+            shell(r#"x "it's $HOME""#).as_deref(),
+            Some(r#"'it'\''s '"${HOME}""#)
+        );
         assert_eq!(shell("x $1*.o").as_deref(), Some("${1}*.o"));
         assert_eq!(shell("x ~/[a-z]{1,2}").as_deref(), Some("~/[a-z]{1,2}"));
         assert_eq!(shell("x '#'").as_deref(), Some("'#'"));
