@@ -15,6 +15,8 @@ import type { CreateTerminalFn, CreateTerminalParams } from './types';
 export type {
   ContainmentInfo,
   CreateTerminalOptions,
+  DisplayFilter,
+  DisplayFilterOptions,
   EnvVariable,
   OnOutputOptions,
   PtyOptions,
@@ -70,6 +72,21 @@ export async function renderTerminalOutputAsync(
   return loadNative().renderTerminalOutputAsync(data, options);
 }
 
+/**
+ * Output made safe to write to a real terminal: text, colours and cursor movement kept; clipboard
+ * (OSC 52), titles (unless `allowTitle`), DCS/APC/PM/SOS strings, queries that make the terminal answer
+ * and mode changes dropped. For a whole output; a stream goes through `createDisplayFilter()` (or
+ * `terminal.onOutput(fn, { display: 'safe' })`).
+ */
+export function sanitizeForDisplay(data: string | Uint8Array, options?: Native.DisplayFilterOptions | null): string {
+  return loadNative().sanitizeForDisplay(data, options);
+}
+
+/** A streaming `sanitizeForDisplay`: `filter.write(chunk)` returns what is safe to show of each chunk, across chunk boundaries. */
+export function createDisplayFilter(options?: Native.DisplayFilterOptions | null): Native.DisplayFilter {
+  return new (loadNative().DisplayFilter)(options);
+}
+
 /** The live processes of a shell's session tree: its session and every descendant, even after `setsid`. */
 export const sessionTreePids: typeof Native.sessionTreePids = (shellPid) => loadNative().sessionTreePids(shellPid);
 
@@ -93,6 +110,7 @@ export { platformId, SUPPORTED_PLATFORMS } from './native';
 export { AcpTerminalError, type AcpTerminalErrorCode, type PolicyErrorCode } from './errors';
 export {
   TerminalHost,
+  DEFAULT_KILL_AFTER_CANCEL_MS,
   DEFAULT_MAX_RELEASED_SNAPSHOTS,
   DEFAULT_MAX_TERMINALS,
   DEFAULT_OUTPUT_BYTE_LIMIT,
@@ -105,10 +123,13 @@ export {
   type TerminalCreatedEvent,
   type TerminalHostOptions,
   type CallOptions,
+  type LiveTerminalInfo,
+  type RegisterTerminalHandlersOptions,
 } from './host';
 export type {
   AuditCommand,
   AuditEventBase,
+  KillReason,
   ReleaseReason,
   TerminalAuditEvent,
   TerminalAuditListener,
@@ -165,6 +186,23 @@ export {
   type V2TerminalBridge,
   type V2UpdateSink,
 } from './v2';
+export {
+  agentTerminals,
+  AgentTerminals,
+  DEFAULT_CONTENT_BYTES,
+  DEFAULT_REPORT_BYTES,
+  DEFAULT_UPDATE_INTERVAL_MS,
+  type AgentConnectionLike,
+  type AgentTerminal,
+  type AgentTerminalsConnector,
+  type AgentTerminalForm,
+  type AgentTerminalOptions,
+  type AgentTerminalsOptions,
+  type BackgroundTerminal,
+  type ReportedExecuteOptions,
+  type ReportedShellSessions,
+  type ShellSessionsLike,
+} from './agent-terminals';
 export type {
   AcpTerminalHandle,
   CreateTerminalFn,
@@ -195,6 +233,7 @@ export {
   type PtyCreateTerminalFn,
   type PtyCreateTerminalOptions,
   type PtyTerminalLike,
+  type PreviousCommand,
   type RestartResult,
   type ShellSessionsOptions,
 } from './sessions';
