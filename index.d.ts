@@ -710,6 +710,23 @@ export interface ShellLineAnalysis {
   refusals: Array<ShellRefusal>
   /** True when the line is not valid bash. */
   malformed: boolean
+  /**
+   * What the shell is given instead of the line (the argv instead of the request's), when
+   * every part is understood: text pieces are shell text (words quoted); a program piece is
+   * written as the program checked for it; `open`..`close` enclose a nested `-c` line, written
+   * as one quoted word. In an argv rebuild each top-level piece (or group) is one argument.
+   */
+  rebuild?: Array<ShellPiece>
+}
+
+/** A piece of a rebuild. */
+export interface ShellPiece {
+  /** `'text'`, `'program'`, `'open'` or `'close'`. */
+  kind: 'text' | 'program' | 'open' | 'close'
+  /** The text of a text piece. */
+  text?: string
+  /** The index in `programs` of a program piece. */
+  program?: number
 }
 
 /** A program a line would run. */
@@ -722,6 +739,11 @@ export interface ShellProgram {
   position: number
   /** Set when the program would run code given in its arguments or stdin: why. */
   runsCode?: string
+  /**
+   * Set when the program (one of the code-runner table) was given an option its grammar
+   * does not list: which.
+   */
+  unknownOption?: string
   /**
    * True when the word was found only by guessing (after an unknown wrapper option, or in
    * dash's reading of a `[[`/`((` line).

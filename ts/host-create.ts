@@ -110,6 +110,8 @@ export async function spawnChecked(
     if (direct !== undefined) options.shell = false;
   }
   program = direct;
+  let runCommand = req.command;
+  let runArgs: string[] | undefined = req.args ? [...req.args] : undefined;
   // 4. Command policy (and the program list the approver sees): it judges what will run.
   let commands: PolicyCommand[] = [];
   if (settings.commandPolicy || settings.approve) {
@@ -129,6 +131,9 @@ export async function spawnChecked(
     });
     program = result.program;
     commands = result.commands;
+    // Under an allow list what runs is the rebuild of what was checked, never the agent's text.
+    if (result.line !== undefined) runCommand = result.line;
+    if (result.argv !== undefined) runArgs = result.argv.slice(1);
   }
   // 5. The user's approval.
   if (settings.approve) {
@@ -161,8 +166,8 @@ export async function spawnChecked(
   const terminal = await backend(
     {
       sessionId: req.sessionId,
-      command: program ?? req.command,
-      ...(req.args ? { args: [...req.args] } : {}),
+      command: program ?? runCommand,
+      ...(runArgs ? { args: runArgs } : {}),
       ...(env.length > 0 ? { env } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
       outputByteLimit: req.outputByteLimit,
