@@ -203,6 +203,8 @@ fn sandbox(o: &Map<String, Value>) -> Parsed<SandboxSpec> {
         writable_roots,
         network: opt_bool(o, "network", "options.sandbox.network")?.unwrap_or(d.network),
         tmp_bytes: tmp_bytes.map_or(d.tmp_bytes, |n| n as u64),
+        // Plain options are configured at each create, as the addon does for plain options.
+        pinned: None,
     })
 }
 
