@@ -19,10 +19,11 @@ import type {
   TerminalCallMethod,
   TerminalCallPhase,
 } from './events';
-import { linkedSignal, refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
+import { checkRequest, linkedSignal, refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
 import { normalizeSnapshot, TerminalEntries } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
 import type {
+  ApprovalRequest,
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,
@@ -178,6 +179,31 @@ export class TerminalHost implements AsyncDisposable {
       }
     }
     return { terminalId };
+  }
+
+  /**
+   * Runs every check of `createTerminal` but the approval (shape, allowed roots, environment, command
+   * policy) and starts nothing: resolves with what `approve` would be asked about, for a front end that
+   * puts the question to the user itself before it creates the terminal, or that runs the command in
+   * another runner (`createMcpServer`'s persistent sessions). A refusal rejects with the error
+   * `createTerminal` would give and emits `denied`; nothing else is emitted.
+   */
+  async authorize(request: HostCreateTerminalRequest): Promise<ApprovalRequest> {
+    const seen: { cwd: string | undefined } = { cwd: undefined };
+    try {
+      if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
+      const req = validateCreate(request, this.settings);
+      if (request.cwd == null) {
+        const known = this.sessionCwds.get(req.sessionId);
+        const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
+        if (sessionCwd !== undefined) req.cwd = sessionCwd;
+      }
+      seen.cwd = req.cwd ?? undefined;
+      return (await checkRequest(this.settings, request, req, seen)).approval;
+    } catch (error) {
+      if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
+      throw error;
+    }
   }
 
   /**
