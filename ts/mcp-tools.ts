@@ -244,8 +244,10 @@ function askUser(state: TerminalToolState, server: McpServer, ctx: ServerContext
     const parsed = approvalSchema.safeParse(answer.content ?? {});
     return answer.action === 'accept' && parsed.success && parsed.data.approve;
   }
-  const caps = server.server.getClientCapabilities();
-  if (caps !== undefined && caps.elicitation === undefined) {
+  // The connection's capabilities (2025 era), else the request's own (2026-07-28: in its `_meta` envelope).
+  const envelope = ctx.mcpReq.envelope as Record<string, { elicitation?: unknown } | undefined> | undefined;
+  const caps = server.server.getClientCapabilities() ?? envelope?.['io.modelcontextprotocol/clientCapabilities'];
+  if (caps?.elicitation === undefined) {
     return errorResult(
       new AcpTerminalError(
         'ERR_NOT_APPROVED',

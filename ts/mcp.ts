@@ -57,6 +57,12 @@ export interface McpTerminalServer extends AsyncDisposable {
    * SDK's `serveStdio`, `createMcpHandler` and the ACP SDK's `fromMcpServer` take. Cheap; starts nothing.
    */
   readonly factory: () => McpServer;
+  /**
+   * A fresh server object of `McpServerClass` with the tools registered: for code that loads the MCP SDK's
+   * ES module build (the ACP SDK's `fromMcpServer` does), which must get a server of its own build, not of
+   * the CommonJS one this package loads. `server.serverOf(McpServer)` with `McpServer` imported there.
+   */
+  serverOf<S extends McpServer>(McpServerClass: new (info: { name: string; version: string }, options: object) => S): S;
   /** Serves MCP over this process's stdin/stdout; when the client goes (stdin ends), calls `close()`. */
   serveStdio(): StdioServerHandle;
   /** The SDK's HTTP handler (streamable HTTP, both revisions): mount its `fetch` face anywhere. */
@@ -98,8 +104,8 @@ export function createMcpServer(
     makeSessions: sessionsMaker(options.sessions, hostOptions),
   });
   const info = options.serverInfo ?? { name: 'acp-terminal', version: packageVersion() };
-  const factory = (): McpServer => {
-    const server = new McpServer(info, {
+  const serverOf = <S extends McpServer>(McpServerClass: new (info: { name: string; version: string }, options: object) => S): S => {
+    const server = new McpServerClass(info, {
       capabilities: { tools: {} },
       instructions:
         'Runs shell commands on this machine under its owner\'s policy: `run` for one-off commands, ' +
@@ -108,12 +114,14 @@ export function createMcpServer(
     registerTerminalTools(server, state);
     return server;
   };
+  const factory = (): McpServer => serverOf(McpServer);
   return {
     host: state.host,
     get sessions() {
       return state.existingSessions;
     },
     factory,
+    serverOf,
     serveStdio() {
       const handle = serveStdio(factory, {
         onerror: (error) => process.stderr.write(`acp-terminal mcp: ${error.message}\n`),
