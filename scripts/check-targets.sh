@@ -25,40 +25,24 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl aarch64-unknown-linux-musl
     x86_64-pc-windows-msvc aarch64-pc-windows-msvc)
 fi
-PACKAGES=(rustc-web cargo-web rust-web-src rust-web-clippy)
 RUSTC=/usr/bin/rustc
 CARGO=/usr/bin/cargo
-
-installed() {
-  local p
-  for p in "${PACKAGES[@]}"; do
-    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || return 1
-  done
-}
+# shellcheck source=scripts/debian-rust.sh
+. scripts/debian-rust.sh
 
 # The msvc targets' C archives: the cc crate runs lib.exe's command line, which llvm-lib speaks.
 LLVM_LIB=/usr/bin/llvm-lib
 if [[ " ${TARGETS[*]} " == *-windows-msvc\ * ]] && [ ! -x "$LLVM_LIB" ]; then
-  PACKAGES+=(llvm)
-fi
-
-if ! installed; then
-  echo "== installing ${PACKAGES[*]} (Debian's rustc with its own std source)"
   if [ "$(id -u)" -ne 0 ]; then
-    echo "check-targets: ${PACKAGES[*]} are not installed and this is not root: run" >&2
-    echo "  apt-get update && apt-get install -y --no-install-recommends ${PACKAGES[*]}" >&2
+    echo "check-targets: llvm is not installed and this is not root: apt-get install -y llvm" >&2
     exit 2
   fi
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends llvm >/dev/null
 fi
 
-# The four Rust packages must be one Rust release: std's source has to match the compiler.
-versions=$(dpkg-query -W -f='${Version}\n' "${PACKAGES[@]:0:4}" | sort -u)
-if [ "$(printf '%s\n' "$versions" | wc -l)" -ne 1 ]; then
-  echo "check-targets: ${PACKAGES[*]:0:4} have different versions:" $versions >&2
-  exit 2
-fi
+# Debian's rustc at the pinned version (scripts/debian-rust.sh), with clippy.
+debian_rust_install rust-web-clippy || exit 2
 sysroot=$("$RUSTC" --print sysroot)
 if [ ! -f "$sysroot/lib/rustlib/src/rust/library/Cargo.lock" ]; then
   echo "check-targets: no std source under $sysroot/lib/rustlib/src/rust/library" >&2
@@ -66,10 +50,7 @@ if [ ! -f "$sysroot/lib/rustlib/src/rust/library/Cargo.lock" ]; then
 fi
 echo "== $("$RUSTC" --version), $("$CARGO" --version)"
 
-# Debian's tools first (`cargo clippy` finds cargo-clippy, and it clippy-driver, on PATH), with
-# rustup's settings dropped and napi's newer rust-version bridged (DEBIAN_RUST_FLAGS).
-# shellcheck source=scripts/debian-rust.sh
-. scripts/debian-rust.sh
+# Debian's tools come first on PATH (`cargo clippy` finds cargo-clippy, and it clippy-driver).
 export CARGO_TARGET_DIR="${CHECK_TARGETS_DIR:-$PWD/target/check-targets}"
 
 # A C compiler for the targets: tree-sitter's build script compiles C (through the cc crate) for the

@@ -19,8 +19,8 @@ here=$PWD/scripts/windows
 
 log() { echo "== windows setup: $*" >&2; }
 
-# 1. Debian packages.
-PACKAGES=(wine64 gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 rustc-web cargo-web rust-web-src)
+# 1. Debian packages: Wine and mingw-w64, and Debian's Rust at the version scripts/debian-rust.sh pins.
+PACKAGES=(wine64 gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64)
 missing=()
 for p in "${PACKAGES[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
@@ -35,6 +35,12 @@ if [ ${#missing[@]} -ne 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# In a subshell: sourcing debian-rust.sh also changes PATH, which the rest of this script keeps as it was.
+(
+  # shellcheck source=scripts/debian-rust.sh
+  . scripts/debian-rust.sh
+  debian_rust_install
+) || exit 2
 for tool in "$WINE" "$MINGW_PREFIX-gcc" "$MINGW_PREFIX-dlltool" "$MINGW_PREFIX-objdump" /usr/bin/rustc /usr/bin/cargo; do
   command -v "$tool" >/dev/null || { echo "windows setup: $tool is missing after installing ${PACKAGES[*]}" >&2; exit 2; }
 done

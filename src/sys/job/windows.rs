@@ -322,10 +322,13 @@ mod tests {
 
     #[test]
     fn the_process_limit_refuses_one_more_process() {
-        if under_wine() {
-            // Wine 8 accepts JOB_OBJECT_LIMIT_ACTIVE_PROCESS but does not enforce it (the
-            // inner cmd runs): this is checked on the workflow's Windows runner.
-            eprintln!("skipped under Wine: the job's active-process limit is not enforced there");
+        // Wine 8 accepts JOB_OBJECT_LIMIT_ACTIVE_PROCESS but does not enforce it (the inner cmd
+        // runs); the workflow's Windows runners require it (ACP_TERMINAL_REQUIRE=job-limits).
+        if !crate::test_util::require(
+            "job-limits",
+            !under_wine(),
+            "Wine does not enforce a job's active-process limit",
+        ) {
             return;
         }
         let job = Job::create(&JobLimits {

@@ -322,7 +322,7 @@ mod tests {
             while let Some(chunk) = reader.next().await {
                 got.extend_from_slice(&chunk.unwrap());
                 chunks += 1;
-                if chunks % 64 == 0 {
+                if chunks.is_multiple_of(64) {
                     // Fall behind now and then: the writer must wait, not lose bytes.
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }

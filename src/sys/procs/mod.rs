@@ -13,7 +13,9 @@ use macos as imp;
 #[cfg(windows)]
 mod windows;
 
-/// What the process table says about one process.
+/// What the process table says about one process (Unix: Windows lists no process table; the
+/// job holds the tree).
+#[cfg(unix)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcInfo {
     /// Process id.

@@ -122,12 +122,15 @@ mod tests {
     #[test]
     fn a_pseudo_console_resizes() {
         let (pty, _input, _output) = ConPty::open(80, 24).unwrap();
-        if under_wine() {
-            // Wine 8's ResizePseudoConsole answers E_NOTIMPL (0x80004001); checked on the
-            // workflow's Windows runner.
+        // Wine 8's ResizePseudoConsole answers E_NOTIMPL (0x80004001); the workflow's Windows
+        // runners require a working one (ACP_TERMINAL_REQUIRE=conpty).
+        if !crate::test_util::require(
+            "conpty",
+            !under_wine(),
+            "Wine's ResizePseudoConsole is not implemented",
+        ) {
             let e = pty.resize(100, 30).unwrap_err();
             assert_eq!(e.raw_os_error(), Some(0x8000_4001_u32 as i32));
-            eprintln!("skipped under Wine: ResizePseudoConsole is not implemented there");
             return;
         }
         pty.resize(100, 30).unwrap();
@@ -166,12 +169,14 @@ mod tests {
         assert_eq!(code, 0);
         drop(pty);
         let bytes = reader.join().unwrap();
-        if under_wine() {
-            // Wine 8 creates the console and runs the command (exit 0 above) but does not
-            // make the console the command's standard handles, so its echo goes nowhere
-            // (writes to CONOUT$ do arrive: scripts/windows/probes/conpty.c): checked on the
-            // workflow's Windows runner.
-            eprintln!("skipped under Wine: a pseudo console's output is empty there");
+        // Wine 8 creates the console and runs the command (exit 0 above) but does not make the
+        // console the command's standard handles, so its echo goes nowhere (writes to CONOUT$ do
+        // arrive: scripts/windows/probes/conpty.c); the workflow's Windows runners require it.
+        if !crate::test_util::require(
+            "conpty",
+            !under_wine(),
+            "Wine does not make a pseudo console the command's standard handles",
+        ) {
             return;
         }
         let text = String::from_utf8_lossy(&bytes);
