@@ -211,6 +211,25 @@ describe('createMcpServer embedded', () => {
     expect(host.isClosed).toBe(true);
   });
 
+  test('TerminalHost.authorize: the checks of a create, without the approval, starting nothing', async () => {
+    const events: string[] = [];
+    let asked = 0;
+    const host = new TerminalHost({
+      cwd: tmp,
+      allowedRoots: [tmp],
+      commandPolicy: { deny: ['rm'] },
+      approve: () => ++asked > 0,
+      onEvent: (e) => events.push(e.type),
+    });
+    const approval = await host.authorize({ sessionId: 's', command: 'echo hi | cat' });
+    expect(approval).toMatchObject({ sessionId: 's', command: 'echo hi | cat', cwd: fs.realpathSync(tmp) });
+    expect(approval.commands.map((c) => c.word)).toEqual(['echo', 'cat']);
+    await expect(host.authorize({ sessionId: 's', command: 'rm -f x' })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED' });
+    await expect(host.authorize({ sessionId: 's', command: 'true', cwd: '/' })).rejects.toMatchObject({ code: 'ERR_CWD_OUTSIDE_ROOTS' });
+    expect([asked, host.liveTerminals, events]).toEqual([0, 0, ['denied', 'denied']]);
+    await host.close();
+  });
+
   test('experimental: MCP-over-ACP through the ACP SDK\'s McpOverAcpProvider (plain Node ESM, progress included)', () => {
     const r = spawnSync(process.execPath, [path.join(__dirname, 'fixtures', 'mcp-over-acp.mjs'), tmp], { encoding: 'utf8', timeout: 30_000 });
     expect(r.stderr).toBe('');
