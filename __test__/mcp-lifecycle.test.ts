@@ -219,7 +219,7 @@ describe('createMcpServer embedded', () => {
       allowedRoots: [tmp],
       commandPolicy: { deny: ['rm'] },
       approve: () => ++asked > 0,
-      onEvent: (e) => events.push(e.type),
+      onEvent: (e) => void events.push(e.type),
     });
     const approval = await host.authorize({ sessionId: 's', command: 'echo hi | cat' });
     expect(approval).toMatchObject({ sessionId: 's', command: 'echo hi | cat', cwd: fs.realpathSync(tmp) });
