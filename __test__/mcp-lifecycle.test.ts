@@ -193,6 +193,34 @@ describeIf('sandbox', sandbox.available, 'no OS sandbox on this machine')('--san
   });
 });
 
+const root = process.getuid?.() === 0;
+describeIf('root', root && sandbox.available, root ? 'no OS sandbox on this machine' : 'not root: cannot drop to nobody with setpriv')(
+  'as an unprivileged user (nobody)',
+  () => {
+    test('the sandboxed server runs commands and sessions as nobody, and a write outside --writable is refused', async () => {
+      const base = fs.mkdtempSync('/var/tmp/mcp-nobody-');
+      const work = path.join(base, 'work');
+      const outside = path.join(base, 'outside');
+      for (const dir of [work, outside]) fs.mkdirSync(dir, { mode: 0o777 });
+      for (const dir of [base, work, outside]) fs.chmodSync(dir, 0o777); // nobody could write there without the sandbox
+      const server = await connect('modern', ['--cwd', work, '--sandbox', '--writable', work], {
+        prefix: ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'],
+      });
+      try {
+        const r = await server.client.callTool({ name: 'run', arguments: { command: `id -un; echo ok > mine; echo no > ${outside}/escaped` } });
+        expect(structured(r).output).toMatch(/^nobody\n.*Read-only file system/s);
+        expect(fs.readFileSync(path.join(work, 'mine'), 'utf8')).toBe('ok\n');
+        const session = await server.client.callTool({ name: 'terminal_execute', arguments: { command: `id -un; echo no > ${outside}/session` } });
+        expect(structured(session).content).toMatch(/^nobody\n.*Read-only file system/s);
+        expect(fs.readdirSync(outside)).toEqual([]);
+      } finally {
+        await server.close();
+        fs.rmSync(base, { recursive: true, force: true });
+      }
+    });
+  },
+);
+
 describe('createMcpServer embedded', () => {
   test('over the in-process transport, on a given TerminalHost, which close() closes', async () => {
     const host = new TerminalHost({ cwd: tmp, allowedRoots: [tmp] });
