@@ -1,4 +1,4 @@
-// Issue 22 (adoption in a few lines): what a client replacing its own terminal manager needs from
+// Adoption in a few lines: what a client replacing its own terminal manager needs from
 // TerminalHost: arg-less requests run as the client means them (`argless`), the client's own approval
 // errors and cancel signal, a host that outlives an agent (`releaseAll`, lenient release), lenient
 // numbers on request (`maxTerminals: Infinity`, `clampLimits`), and an ENOENT that names the program
@@ -247,6 +247,23 @@ describe("argless: 'shell' | 'auto'", () => {
       ['no-such-program-xyz', undefined],
       ['hello;', undefined],
     ]);
+  });
+
+  // docs/replacing-a-terminal-manager.md lists these three as where 'auto' and acpx 0.19 part: acpx refuses
+  // the create (ENOENT, ENOENT, EACCES), the host runs a shell line whose exit status says the same.
+  test("'auto' where acpx refuses the create: an unknown bare name, args: [] with a shell line, a non-executable file", async () => {
+    const notExecutable = path.join(x, 'notes.txt');
+    fs.writeFileSync(notExecutable, 'echo should not run\n', { mode: 0o644 });
+    const run = async (request: { command: string; args?: string[] }): Promise<{ output: string; exitCode: number | null | undefined }> => {
+      const host = new TerminalHost({ argless: 'auto', cwd: x });
+      hosts.push(host);
+      const { terminalId } = await host.createTerminal({ sessionId, ...request });
+      const { exitCode } = await host.waitForTerminalExit({ sessionId, terminalId });
+      return { output: (await host.terminalOutput({ sessionId, terminalId })).output, exitCode };
+    };
+    await expect(run({ command: 'no-such-program-xyz' })).resolves.toEqual({ output: expect.stringMatching(/no-such-program-xyz: .*not found/), exitCode: 127 });
+    await expect(run({ command: 'echo one && echo two', args: [] })).resolves.toEqual({ output: 'one\ntwo\n', exitCode: 0 });
+    await expect(run({ command: './notes.txt' })).resolves.toEqual({ output: expect.stringMatching(/notes\.txt: .*[Pp]ermission denied/), exitCode: 126 });
   });
 
   test('what the backend gets: the resolved program and shell: false for a direct run, the line as is otherwise', async () => {

@@ -1,4 +1,4 @@
-// Issue 20 item 2: `$/cancel_request` of a `terminal/wait_for_exit`, on the wire: an SDK agent cancels its
+// `$/cancel_request` of a `terminal/wait_for_exit`, on the wire: an SDK agent cancels its
 // request (cancellationSignal), the client (registerTerminalHandlers + TerminalHost on the native core)
 // answers it with the SDK's -32800 at once, the command runs on, and a later wait gets its exit.
 import * as fs from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 11, finding 3, through TerminalHost and the native core: the checked cwd is swapped (renameat2
+// The cwd check against a swap, through TerminalHost and the native core: the checked cwd is swapped (renameat2
 // RENAME_EXCHANGE, in a loop) with a symlink to a directory outside `allowedRoots` while terminals are
 // created in it. The host's own realpath check is done before the policy and the approval, so the swap
 // can land between it and the spawn; the core (given `allowedRoots`) checks the directory it opens and

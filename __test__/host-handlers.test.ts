@@ -158,6 +158,7 @@ test('policy refusals answer -32602 with the reason in the message and data, and
   const outside = await rpcError(conn.client.createTerminal({ sessionId, command: 'ls', cwd: '/' }));
   expect(outside.code).toBe(INVALID_PARAMS);
   expect(outside.message).toMatch(/^cwd: "\/" is outside the directories this client allows/);
+  expect(outside.message).toContain('(terminal/create of ls). Run it in one of the allowed directories');
   expect(outside.data).toMatchObject({ code: 'ERR_CWD_OUTSIDE_ROOTS', resolved: '/' });
 
   const denied = await rpcError(conn.client.createTerminal({ sessionId, command: 'cd x && rm -rf y', cwd: '/tmp' }));

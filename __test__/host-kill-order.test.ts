@@ -1,4 +1,4 @@
-// Issue 12 §2: the host answers `terminal/kill` before the `terminal/wait_for_exit` it caused. Checked on
+// The host answers `terminal/kill` before the `terminal/wait_for_exit` it caused. Checked on
 // the wire: an SDK agent and an SDK ClientApp (registerTerminalHandlers + TerminalHost on the native core)
 // talk newline-delimited JSON over a pair of byte streams, and the bytes the client writes are recorded.
 import { TerminalHost } from '../ts/host';

@@ -1,4 +1,4 @@
-// Issue 22 item 4 / issue 20 item 2: every TerminalHost method takes `{ signal }` and reports its calls
+// Every TerminalHost method takes `{ signal }` and reports its calls
 // (running/completed/failed). Scripted fake backend, so the moment of the abort relative to the spawn and
 // the exit is exact.
 import { agent, client } from '@agentclientprotocol/sdk';

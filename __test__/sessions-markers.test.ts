@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 
 import {
   ShellSessions,
@@ -12,6 +13,24 @@ import {
 } from '../ts/sessions';
 import { COMMAND_PREFIX } from '../ts/session-protocol';
 import type { CreateTerminalParams, ExitStatus, OutputSnapshot } from '../ts/types';
+
+/** The text of the `$'...'` words a session typed (`typedWord`): the escapes it uses undone. */
+function typedText(typed: string): string {
+  const bytes: number[] = [];
+  for (const [, body] of typed.matchAll(/\$'((?:[^'\\]|\\[\s\S])*)'/g)) {
+    for (let i = 0; i < body!.length; i++) {
+      if (body![i] !== '\\') {
+        bytes.push(body!.charCodeAt(i));
+      } else if (body![i + 1] === 'x') {
+        bytes.push(parseInt(body!.slice(i + 2, i + 4), 16));
+        i += 3;
+      } else {
+        bytes.push(body!.charCodeAt(++i));
+      }
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
 
 /** A pty terminal whose output the test emits; its pid is a real, harmless `sleep` (for /proc). */
 class ScriptedPty implements PtyTerminalLike {
@@ -35,10 +54,9 @@ class ScriptedPty implements PtyTerminalLike {
   async write(data: string | Buffer): Promise<void> {
     const text = data.toString();
     this.writes.push(text);
-    const rc = /builtin source '([^']*\/rc)'/.exec(text);
-    if (rc) {
+    if (text.startsWith(' \\builtin eval $\'')) {
       // Learn the token the way bash would: from the octal escapes of the rc's printf format.
-      const rcText = fs.readFileSync(rc[1]!, 'utf8');
+      const rcText = typedText(text);
       const octal = /\\033\]6973;((?:\\\d{3})+)E;/.exec(rcText)![1]!;
       this.token = octal
         .split('\\')
@@ -197,16 +215,41 @@ test('a shell killed by a signal reports exitCode null, never a made-up code', a
   expect(await result).toMatchObject({ status: 'completed', exitCode: null, sessionEnded: true });
 });
 
-test('the command runs from a private file and is typed as one short line after C-u and two line ends', async () => {
+test('the command is typed, after C-u and two line ends, into a here-string the shell sources by its descriptor', async () => {
   const { result, pty } = await start('cat <<EOF\nx\nEOF');
   const typed = pty.writes[pty.writes.length - 1]!;
-  // `.` in POSIX mode (a special builtin: no function can stand in for it), back to normal mode in the file.
+  // `exec` and `.` in POSIX mode (special builtins: no function can stand in for them), back to normal mode in the text.
   // eslint-disable-next-line no-control-regex -- \x15 is the pty's line-kill (^U) the session types first
-  expect(typed).toMatch(/^\x15\n\n __acp_o=\$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=\d+; \\\. '[^']+\/command\.sh'\n$/);
-  const file = /'([^']+)'/.exec(typed)![1]!;
-  expect(fs.readFileSync(file, 'utf8')).toBe(`${COMMAND_PREFIX}cat <<EOF\nx\nEOF\n`);
+  expect(typed).toMatch(/^\x15\n\n __acp_o=\$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=\d+; \\exec \{__acp_f\}<<<\$'[^\n]*' && \\\. "\/dev\/fd\/\$__acp_f"\n$/);
+  expect(typedText(typed)).toBe(`${COMMAND_PREFIX}cat <<EOF\nx\nEOF`);
+  expect(COMMAND_PREFIX).toMatch(/^\{ \\exec \{__acp_f\}<&-; \} 2>\/dev\/null; /);
   expect(COMMAND_PREFIX).toMatch(/\\unset POSIXLY_CORRECT; \\__acp_opts; $/);
-  expect(fs.statSync(file).mode & 0o777).toBe(0o600);
   pty.emit(pty.marker(pty.lastSeq, 0));
   await result;
+});
+
+test('a session writes no file and adds no writable root to the sandbox it is given', async () => {
+  // The ShellSessions modules make no file or directory (the rc and the commands are typed).
+  for (const file of ['sessions.ts', 'session.ts', 'session-protocol.ts', 'session-input.ts']) {
+    const source = fs.readFileSync(path.join(__dirname, '..', 'ts', file), 'utf8');
+    expect(source).not.toMatch(/\bfs\.(writeFile|appendFile|open|mkdir|mkdtemp|rm|unlink|symlink|copyFile|createWriteStream)(Sync)?\(/);
+  }
+  const sandbox = { writableRoots: ['/nonexistent/w'], tmpBytes: 1 << 20 };
+  const sandboxed = new ShellSessions({
+    cwd: os.tmpdir(),
+    screen: false,
+    sandbox,
+    createTerminal: async (params, options) => {
+      created.push({ params, options });
+      const pty = new ScriptedPty(spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', cwd: os.tmpdir() }));
+      ptys.push(pty);
+      return pty;
+    },
+  });
+  try {
+    await sandboxed.execute({ command: '' });
+    expect(created[created.length - 1]!.options.sandbox).toEqual(sandbox);
+  } finally {
+    await sandboxed.closeAll();
+  }
 });

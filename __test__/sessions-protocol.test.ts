@@ -1,25 +1,24 @@
 // The marker protocol of ShellSessions as pure functions: what is written to the shell and how its
 // raw output is split into output and markers. No shell, no terminal.
 import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 
 import {
   asBashC,
   COMMAND_PREFIX,
-  commandFileText,
   commandInput,
   commandLine,
+  commandText,
   MarkerScanner,
   markerPrefix,
   octalEscapes,
   openHereDocument,
-  rcLine,
+  rcInput,
   rcText,
   removeEcho,
   removeTraces,
   type StreamPart,
+  TYPED_LINE_CHARS,
+  typedWord,
 } from '../ts/session-protocol';
 
 const token = '0123456789abcdef0123456789abcdef';
@@ -70,11 +69,10 @@ describe('MarkerScanner', () => {
 });
 
 describe('what is written to the shell', () => {
-  test('the rc holds the token only as octal escapes, makes the prompt and PROMPT_COMMAND read-only, deletes itself', () => {
-    const text = rcText(token, '/tmp/x y/rc');
+  test('the rc holds the token only as octal escapes, makes the prompt and PROMPT_COMMAND read-only', () => {
+    const text = rcText(token);
     expect(text).not.toContain(token);
     expect(text).toContain(octalEscapes(`${token};`));
-    expect(text.split('\n')[1]).toBe("\\command rm -f -- '/tmp/x y/rc'");
     expect(text).toMatch(/^declare -r __acp_ps1=/m);
     expect(text).toMatch(/^declare -r __acp_ps0=/m);
     expect(text).toMatch(/^PS1=\$__acp_ps1 PS0=\$__acp_ps0$/m);
@@ -82,21 +80,12 @@ describe('what is written to the shell', () => {
     expect(text).toMatch(/^PS2=''$/m);
   });
 
-  /** Runs `script` in a bash that sourced the rc (no terminal: stdin, stdout and stderr are pipes). */
+  /** Runs `script` in a bash that ran the rc as typed (no terminal: stdin, stdout and stderr are pipes). */
   function inBash(script: string): string {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'protocol-test-'));
-    try {
-      const rc = path.join(dir, 'rc');
-      fs.writeFileSync(rc, rcText(token, rc));
-      const out = execFileSync('bash', ['--noprofile', '--norc', '-c', `source ${rc} 2>/dev/null; ${script}`], {
-        encoding: 'latin1',
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      expect(fs.existsSync(rc)).toBe(false);
-      return out;
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    return execFileSync('bash', ['--noprofile', '--norc', '-c', `{ ${rcInput(token)}} 2>/dev/null; ${script}`], {
+      encoding: 'latin1',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   }
 
   test('the prompt is exactly the marker, with $? and the sequence number; PROMPT_COMMAND restores it', () => {
@@ -105,29 +94,22 @@ describe('what is written to the shell', () => {
     expect(inBash('( __acp_ps1=x ) 2>/dev/null || echo read-only')).toBe('read-only\n');
   });
 
-  /** Runs `lines` in a bash that sourced the rc, with `command` in a command file run as a session runs it. */
+  /** Runs `lines` in a bash that ran the rc, with `command` typed as a session types it. */
   function runCommand(before: string, command: string, after: string): string {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'protocol-test-'));
-    try {
-      const rc = path.join(dir, 'rc');
-      fs.writeFileSync(rc, rcText(token, rc));
-      const file = path.join(dir, 'command.sh');
-      fs.writeFileSync(file, commandFileText(command));
-      return execFileSync('bash', ['--noprofile', '--norc', '-c', `source ${rc} 2>/dev/null\n${before}\n${commandLine(1, file)}\n${after}`], {
-        encoding: 'utf8',
-      });
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    return execFileSync('bash', ['--noprofile', '--norc', '-c', `{ ${rcInput(token)}} 2>/dev/null\n${before}\n${commandLine(1, commandText(command))}\n${after}`], {
+      encoding: 'utf8',
+    });
   }
 
-  test('a command file sourced by the command line runs in normal mode, with its own line numbers, even with . and source redefined', () => {
+  test('a command sourced by the command line runs in normal mode, with its own line numbers, even with ., exec and source redefined', () => {
     const out = runCommand(
-      '.() { echo fake; }; source() { echo fake; }; builtin() { echo fake; }; unset() { echo fake; }',
-      'echo "line $LINENO"; shopt -qo posix && echo posix\n(exit 3)',
+      '.() { echo fake; }; source() { echo fake; }; builtin() { echo fake; }; unset() { echo fake; }; exec() { echo fake; }',
+      'echo "line $LINENO"; shopt -qo posix && echo posix; ls /proc/self/fd\n(exit 3)',
       'echo "status $?"',
     );
-    expect(out).toBe('line 1\nstatus 3\n');
+    // No descriptor of the session's is left to the command: ls sees what it sees in a plain bash.
+    const fds = execFileSync('bash', ['--noprofile', '--norc', '-c', 'ls /proc/self/fd'], { encoding: 'utf8' });
+    expect(out).toBe(`line 1\n${fds}status 3\n`);
   });
 
   test("the shell options POSIX mode touches are the command's own, before, during and after it", () => {
@@ -140,23 +122,36 @@ describe('what is written to the shell', () => {
   });
 
   test('the command line and what is typed to run it', () => {
-    expect(commandLine(3, '/d/command.sh')).toBe(" __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=3; \\. '/d/command.sh'");
-    expect(commandFileText('ls')).toBe(`${COMMAND_PREFIX}ls\n`);
-    expect(commandFileText('ls\n')).toBe(`${COMMAND_PREFIX}ls\n`);
+    expect(commandLine(3, "l's")).toBe(` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=3; \\exec {__acp_f}<<<$'l\\'s' && \\. "/dev/fd/$__acp_f"`);
+    expect(commandText('ls')).toBe(`${COMMAND_PREFIX}ls`);
     expect(commandInput('L')).toBe('\x15\n\nL\n');
-    expect(rcLine("/t/it's")).toBe(" \\builtin source '/t/it'\\''s'\n");
+    expect(rcInput(token)).toMatch(/^ \\builtin eval \$'/);
     expect(markerPrefix(token)).toBe(`\x1b]6973;${token};`);
+  });
+
+  test('any text is typed as printable ASCII lines of bounded length, and the shell reads back exactly that text', () => {
+    const all = Array.from({ length: 255 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const text = `${all}\n${'é€😀'.repeat(300)}\\\n'${'x'.repeat(5000)}\\`;
+    const typed = typedWord(text);
+    for (const line of typed.split('\n')) {
+      expect(line.length).toBeLessThanOrEqual(TYPED_LINE_CHARS);
+      expect(line).toMatch(/^[\x20-\x7e]*$/);
+    }
+    const back = execFileSync('bash', ['--noprofile', '--norc', '-c', `printf %s ${typed}`]);
+    expect(back.equals(Buffer.from(text, 'utf8'))).toBe(true);
   });
 });
 
 describe('what is read back', () => {
-  const file = '/tmp/acp-shell-x/command.sh';
-  const line = commandLine(2, file);
+  const line = commandLine(2, commandText('echo hi'));
 
   test('the echo of the typed line is removed once, with the empty line before it', () => {
     expect(removeEcho(`\r\n${line}\r\nout\r\n`, line)).toBe('out\r\n');
     expect(removeEcho(`${line}\r\nout ${line}\r\n`, line)).toBe(`out ${line}\r\n`);
     expect(removeEcho('out\r\n', line)).toBe('out\r\n');
+    const long = commandLine(3, commandText('x'.repeat(3000)));
+    expect(long).toContain('\n');
+    expect(removeEcho(`${long.split('\n').join('\r\n')}\r\nout\r\n`, long)).toBe('out\r\n');
   });
 
   test('set -x traces of the session machinery are dropped, the command traces kept', () => {
@@ -164,20 +159,21 @@ describe('what is read back', () => {
       '+ __acp_o=checkwinsize:cmdhist',
       '+ POSIXLY_CORRECT=1',
       '+ __acp_n=2',
-      `+ . ${file}`,
+      '+ exec',
+      '+ . /dev/fd/11',
       '++ unset POSIXLY_CORRECT',
       '++ __acp_opts',
       '++ echo hi',
       'hi',
     ].join('\n');
-    expect(removeTraces(traced, file)).toBe('++ echo hi\nhi');
-    expect(removeTraces(`+ . '${file}'\nx`, file)).toBe('x');
-    expect(removeTraces('plain', file)).toBe('plain');
+    expect(removeTraces(traced)).toBe('++ echo hi\nhi');
+    expect(removeTraces('++ exec\n+ . /dev/fd/x\nx')).toBe('++ exec\n+ . /dev/fd/x\nx');
+    expect(removeTraces('plain')).toBe('plain');
   });
 
-  test('errors naming the command file read as bash -c reports them, without the file prefix', () => {
-    expect(asBashC(`bash: ${file}: line 1: syntax error`, file)).toBe('bash: line 1: syntax error');
-    expect(asBashC(`bash: ${file}: line 1: \`${COMMAND_PREFIX}if then fi )'`, file)).toBe("bash: line 1: `if then fi )'");
+  test('errors naming the descriptor the command was sourced from read as bash -c reports them, without the prefix', () => {
+    expect(asBashC('bash: /dev/fd/10: line 1: syntax error')).toBe('bash: line 1: syntax error');
+    expect(asBashC(`bash: /dev/fd/12: line 1: \`${COMMAND_PREFIX}if then fi )'`)).toBe("bash: line 1: `if then fi )'");
   });
 
   test('an open here-document, as bash -n reports it in the C locale', () => {

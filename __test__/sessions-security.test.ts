@@ -1,4 +1,4 @@
-// ShellSessions against a hostile command (issue 11): the environment filter the host has, and
+// ShellSessions against a hostile command: the environment filter the host has, and
 // markers that a command forges or tampers with. exitCode is the real one or null, never made up.
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -1,4 +1,4 @@
-// ShellSessions against commands that try to wedge the session (issue 19): after each one, the next
+// ShellSessions against commands that try to wedge the session: after each one, the next
 // command completes, or the session says it is broken (status 'broken' with why) and restart() gives a
 // fresh shell in the same directory. close() kills everything the session started, setsid children
 // included, with and without cgroups. No timing assertions: timeouts here only bound how long a call

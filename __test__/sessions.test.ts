@@ -232,13 +232,15 @@ describe('timeouts, input and keys', () => {
     expect(content).toBe('[left|right]');
   });
 
-  test('noEnter at the prompt types a command that Enter runs', async () => {
-    const typed = await shells.execute({ command: 'echo typed-$((6*7))', noEnter: true });
-    expect(typed).toMatchObject({ status: 'running', content: '' });
-    const { content, last } = await drain(await shells.execute({ command: 'Enter' }));
-    expect(last).toMatchObject({ status: 'completed', exitCode: 0 });
-    expect(content).toBe('typed-42');
-    expect(await shells.execute({ command: 'echo next' })).toMatchObject({ content: 'next', exitCode: 0 });
+  test('noEnter with nothing running is refused and types nothing: the session stays idle and the next command runs as sent', async () => {
+    await expect(shells.execute({ command: 'typed', noEnter: true })).rejects.toMatchObject({
+      code: 'ERR_NO_RUNNING_COMMAND',
+      message: expect.stringMatching(/^noEnter: /),
+      details: { field: 'noEnter' },
+    });
+    expect(await shells.execute({ command: 'echo next' })).toMatchObject({ status: 'completed', content: 'next', exitCode: 0 });
+    await expect(shells.execute({ command: 'hello', isInput: true })).rejects.toMatchObject({ code: 'ERR_NO_RUNNING_COMMAND' });
+    expect(await shells.execute({ command: 'echo again' })).toMatchObject({ status: 'completed', content: 'again', exitCode: 0 });
   });
 
   test('special keys reach a running program (C-d ends cat)', async () => {

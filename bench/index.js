@@ -361,6 +361,8 @@ const SCENARIOS = {
   },
 };
 // pty (text mode vs raw pty vs node-pty) and sessions (ShellSessions vs tmux): bench/interactive.js.
+// agent-report (agentTerminals() on a 20 MB flood vs a bare onOutput listener): bench/agent-report.js.
+Object.assign(SCENARIOS, require('./agent-report')({ QUICK, REPS, row, fmt, fmtRatio }));
 Object.assign(SCENARIOS, require('./interactive')({ S, QUICK, REPS, opt, row, notes, log, fmt, fmtRatio, okCell, aggregate, runWorker, benchDir }));
 
 async function flood(name, label, cfg, producer) {

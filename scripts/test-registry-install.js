@@ -18,6 +18,7 @@ const path = require('node:path');
 const http = require('node:http');
 const { spawn, spawnSync } = require('node:child_process');
 const { platformId } = require('../platforms.js');
+const { jestRecipe } = require('./readme-samples.js');
 
 const root = path.resolve(__dirname, '..');
 const fixture = path.join(__dirname, 'install-fixture');
@@ -211,14 +212,17 @@ async function main() {
   fs.writeFileSync(path.join(app, '.npmrc'), `registry=${url}\n`);
   const env = { ...process.env, PATH: pathWithoutRust(), NPM_CONFIG_USERCONFIG: path.join(app, '.npmrc'), npm_config_userconfig: path.join(app, '.npmrc') };
   const run = (cmd, args, what = `${cmd} ${args.join(' ')}`) => expectOk(sh(cmd, args, { cwd: app, env }), what);
-  const dev = ['typescript', 'jest', 'ts-jest', '@types/jest', '@types/node'].map((n) => `${n}@${rootPkg.devDependencies[n]}`);
+  // The README's jest recipe, as a user pastes it: its install line (not pinned to our devDependencies).
+  const recipe = jestRecipe();
 
   check('npm install acp-terminal @agentclientprotocol/sdk with no cargo/rustc on PATH', () => {
     for (const tool of ['cargo', 'rustc']) {
       if (sh('sh', ['-c', `command -v ${tool}`], { env }).status === 0) throw new Error(`${tool} is still on PATH`);
     }
     run('npm', ['install', '--no-audit', '--no-fund', 'acp-terminal', '@agentclientprotocol/sdk']);
-    run('npm', ['install', '--no-audit', '--no-fund', '--save-dev', ...dev]);
+    run('npm', [...recipe.npmArgs, '--no-audit', '--no-fund'], `the README's jest recipe: npm ${recipe.npmArgs.join(' ')}`);
+    const versions = ['jest', 'ts-jest', 'typescript'].map((n) => `${n} ${JSON.parse(fs.readFileSync(path.join(app, 'node_modules', n, 'package.json'), 'utf8')).version}`);
+    log(`     the recipe installed ${versions.join(', ')}`);
     const installed = path.join(app, 'node_modules', `acp-terminal-${platformId()}`);
     if (!fs.existsSync(installed)) throw new Error(`the platform package ${installed} was not installed`);
   });
@@ -253,11 +257,24 @@ async function main() {
   check('tsc --strict, module nodenext, with the SDK', () => run('node', [tsc, '-p', 'tsconfig.nodenext.json']));
   check('tsc --strict, moduleResolution bundler, with the SDK', () => run('node', [tsc, '-p', 'tsconfig.bundler.json']));
 
-  // jest's tsconfig: what a project that writes `await using` on Node 20 needs, nothing of ours.
-  tsconfig(app, 'tsconfig.json', { ...nodenext, allowJs: true, noEmit: false, types: ['node', 'jest'] }, undefined);
-  check('jest + ts-jest with the minimal config, --detectOpenHandles, no "did not exit"', () => {
+  // jest's config and tsconfig: the README recipe's, as pasted.
+  fs.writeFileSync(path.join(app, 'tsconfig.json'), recipe.tsconfig);
+  fs.writeFileSync(path.join(app, 'jest.config.js'), recipe.jestConfig);
+  check("tsc --noEmit on the recipe's tsconfig (the jest suite imports acp-terminal and the SDK)", () => run('node', [tsc, '--noEmit', '-p', 'tsconfig.json']));
+  check("tsc of the newest TypeScript (what editors run, unpinned) on the recipe's tsconfig", () => {
+    const latest = path.join(tmp, 'typescript-latest');
+    fs.mkdirSync(latest);
+    fs.writeFileSync(path.join(latest, 'package.json'), '{"private":true}\n');
+    fs.copyFileSync(path.join(app, '.npmrc'), path.join(latest, '.npmrc'));
+    expectOk(sh('npm', ['install', '--no-audit', '--no-fund', 'typescript@latest'], { cwd: latest, env }), 'npm install typescript@latest');
+    const bin = path.join(latest, 'node_modules', 'typescript', 'bin', 'tsc');
+    log(`     ${expectOk(sh(bin, ['--version'], { cwd: app, env }), 'tsc --version').trim()}`);
+    run(bin, ['--noEmit', '-p', 'tsconfig.json']);
+  });
+  check('jest + ts-jest with the recipe, --detectOpenHandles, no "did not exit", no warning', () => {
     const out = run('node', [path.join(app, 'node_modules', 'jest', 'bin', 'jest.js'), '--detectOpenHandles', '--ci']);
     if (/did not exit|open handle/i.test(out)) throw new Error(`jest reported a leak:\n${out}`);
+    if (/\bWARN\b|esModuleInterop|TS151002/.test(out)) throw new Error(`the recipe makes ts-jest warn:\n${out}`);
     if (!/Tests:\s+1 passed, 1 total/.test(out)) throw new Error(`unexpected jest summary:\n${out}`);
   });
 

@@ -36,8 +36,12 @@ export type AcpTerminalErrorCode =
   | 'ERR_COMMAND_RUNNING'
   | 'ERR_NO_RUNNING_COMMAND'
   | 'ERR_SESSION_START'
+  /** `AgentTerminals.createTerminal()` got a context of an app the kit did not wrap. */
+  | 'ERR_NOT_ATTACHED'
   /** A `ShellSessions` session stopped answering (`status: 'broken'`): call `restart()`. */
-  | 'ERR_SESSION_BROKEN';
+  | 'ERR_SESSION_BROKEN'
+  /** `TestClient.assertNoLiveTerminals()`: terminals the agent never released (listed in the message and `details.terminals`). */
+  | 'ERR_LIVE_TERMINALS';
 
 /** The codes of host policy refusals (the ones reported as `denied` audit events). */
 export type PolicyErrorCode = 'ERR_POLICY_DENIED' | 'ERR_CWD_OUTSIDE_ROOTS' | 'ERR_NOT_APPROVED' | 'ERR_TOO_MANY_TERMINALS';

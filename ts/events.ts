@@ -22,6 +22,11 @@ export interface AuditCommand {
   args: string[];
   /** Working directory: resolved (symlinks and `..`) when `allowedRoots` is set; undefined = the process's. */
   cwd: string | undefined;
+  /**
+   * The command as one line, for an operation log: `command` itself for a shell line, else `command` and
+   * `args` each shell-quoted where needed (`git commit -m 'a b'`).
+   */
+  commandLine: string;
 }
 
 /** A terminal was created and its command runs. */
@@ -48,16 +53,27 @@ export interface TerminalExitedAuditEvent extends AuditEventBase {
   exitStatus: ExitStatus;
   /** Milliseconds from creation to the exit, as measured by the host. */
   durationMs: number;
-  /** Bytes the command wrote in total (retained or not); undefined when the backend does not count. */
-  outputBytes: number | undefined;
+  /**
+   * Bytes the command wrote in total (retained or not): the backend's count, or for a backend that does
+   * not count, the bytes the host saw from the moment it created the terminal.
+   */
+  outputBytes: number;
 }
 
-/** The agent asked to kill a terminal (`terminal/kill`); emitted when the request arrives, before the kill completes. */
+/** Who asked for a kill: the agent (`terminal/kill`), or the host after the client's `session/cancel`. */
+export type KillReason = 'request' | 'cancel';
+
+/**
+ * A terminal is being killed: the agent asked (`terminal/kill`, emitted when the request arrives, before the
+ * kill completes), or the host killed a command its session's `session/cancel` left running (`killAfterCancelMs`).
+ */
 export interface TerminalKilledAuditEvent extends AuditEventBase {
   /** Discriminant. */
   type: 'killed';
   /** Host-issued terminal id. */
   terminalId: string;
+  /** `request`: `terminal/kill`; `cancel`: still running `killAfterCancelMs` after the session's `session/cancel`. */
+  reason: KillReason;
   /** False when the host had already seen the command exit (the kill was a no-op). */
   wasRunning: boolean;
 }
@@ -133,6 +149,11 @@ export interface TerminalCallEvent {
   sessionId: string;
   /** The terminal: the request's, or for `terminal/create` the new id once `completed` (undefined before). */
   terminalId: string | undefined;
+  /**
+   * For `terminal/create` (every phase): the requested command as one line, for an operation log (see
+   * `AuditCommand.commandLine`); empty when the request had no string `command`.
+   */
+  commandLine?: string;
   /** For `completed`/`failed`: milliseconds since `running`. */
   durationMs?: number;
   /** For `completed` `terminal/wait_for_exit`, and `terminal/output` of an exited command: how it ended. */

@@ -3,8 +3,9 @@
  * `ClientApp` from a TerminalHost, turning failures into JSON-RPC errors an agent can act on.
  */
 
-import { errorCode, errorMessage } from './errors';
-import type { HostCreateTerminalRequest, TerminalHost } from './host';
+import { errorCode, errorMessage, invalidArg } from './errors';
+import type { HostCreateTerminalRequest, RegisterTerminalHandlersOptions, TerminalHost } from './host';
+import { isDeclined } from './host-create';
 import { loadSdk, requireSdk, sdkForApp, type SdkModule } from './sdk';
 import { trackConnections } from './session-cwds';
 import type { ClientApp, RequestError } from './sdk-types';
@@ -51,7 +52,8 @@ export async function toRequestError(error: unknown): Promise<RequestError> {
 function requestErrorWith(sdk: SdkModule, error: unknown): RequestError {
   const { RequestError } = sdk;
   if (error instanceof RequestError) return error;
-  const code = errorCode(error);
+  // A decline in the client's own class (`declinedError`) is sent as the host's own decline.
+  const code = isDeclined(error) ? 'ERR_NOT_APPROVED' : errorCode(error);
   const details =
     typeof error === 'object' && error !== null && 'details' in error && typeof error.details === 'object'
       ? (error.details as Record<string, unknown>)
@@ -76,13 +78,21 @@ function asSent<T>(params: unknown): T {
  * `$/cancel_request` is answered at once with the SDK's `-32800` (Request cancelled); see the host's
  * methods for what a cancel stops (a wait stops waiting, the command keeps running).
  *
- * The app's `connect` and `connectWith` are wrapped so that the host learns the `cwd` of each session the
- * client creates (`session/new`), loads or resumes over them (`TerminalHost.setSessionCwd`): an agent's
- * `terminal/create` without `cwd` then runs in its session's directory.
- *
- * Remember to advertise `clientCapabilities: { terminal: true }` in your `initialize` request.
+ * The app's `connect` and `connectWith` are wrapped so that, on each connection:
+ * - the client's `initialize` advertises `clientCapabilities.terminal: true` (added when the client's
+ *   own request leaves it out; agents never call `terminal/*` otherwise); `{ advertiseTerminal: false }`
+ *   sends `initialize` as the client wrote it;
+ * - the host learns the `cwd` of each session the client creates (`session/new`), loads or resumes
+ *   (`TerminalHost.setSessionCwd`): an agent's `terminal/create` without `cwd` then runs in its session's
+ *   directory (a relative one is refused, see `TerminalHost.refuseSessionCwd`);
+ * - the client's `session/cancel` reaches `TerminalHost.cancelSession`: what the agent leaves running
+ *   after a cancel is killed after the host's `killAfterCancelMs`.
  */
-export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): ClientApp {
+export function registerTerminalHandlers(app: ClientApp, host: TerminalHost, options: RegisterTerminalHandlersOptions = {}): ClientApp {
+  if (typeof options !== 'object' || options === null) throw invalidArg('options', 'must be an object such as { advertiseTerminal: false }');
+  if (options.advertiseTerminal !== undefined && typeof options.advertiseTerminal !== 'boolean') {
+    throw invalidArg('options.advertiseTerminal', 'must be a boolean');
+  }
   const sdk: SdkModule | undefined = requireSdk();
   // Errors are made with the RequestError class of the SDK copy the app comes from (found on the first
   // error): the SDK keeps a handler's error code only for its own class (see sdkForApp).
@@ -103,7 +113,7 @@ export function registerTerminalHandlers(app: ClientApp, host: TerminalHost): Cl
       throw requestErrorWith(await appSdk, error);
     }
   };
-  trackConnections(app, host);
+  trackConnections(app, host, options);
   // Each request's `ctx.signal` (aborted by the agent's `$/cancel_request` or when the connection closes)
   // goes to the host, so a cancelled wait is answered at once with the SDK's -32800.
   return app

@@ -12,6 +12,7 @@ import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest } from './
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
 import { checkCommand, resolveCwdInRoots, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
+import { shellWord } from './shell-quote';
 import type { CreateTerminalOptions, EnvVariable, ResolveProgramFn, TerminalLike } from './types';
 import { clampedCount, mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
 
@@ -89,6 +90,7 @@ export async function checkRequest(
   req: AppliedCreateRequest,
   seen: { cwd: string | undefined },
 ): Promise<CheckedRequest> {
+  let program: string | undefined;
   // 1. Working directory inside the allowed roots (resolved here for the policy and the approval; the
   //    backend checks it again on the directory it opens and starts the command in: see allowedRoots).
   let cwd = req.cwd ?? undefined;
@@ -117,7 +119,7 @@ export async function checkRequest(
     direct = directProgram(req.command, cwd, childPath(env) ?? hostPath([], inherit), resolve);
     if (direct !== undefined) options.shell = false;
   }
-  let program = direct;
+  program = direct;
   // 4. Command policy (and the program list the approver sees): it judges what will run.
   let commands: PolicyCommand[] = [];
   if (settings.commandPolicy || settings.approve) {
@@ -152,11 +154,10 @@ export async function checkRequest(
 }
 
 /**
- * Checks `req` (validated from `request`) against the host's policy (`checkRequest`), asks for approval,
- * and starts exactly what was checked. `seen.cwd` follows the directory as it gets resolved (for the audit
- * of a refusal); `req.cwd` becomes the directory the command really got. `isClosed` tells whether the host
- * was closed while the approval was pending; `signal` is the approver's (the call's, aborted by the host's
- * close too).
+ * Checks `req` (validated from `request`) against the host's policy, asks for approval, and starts exactly
+ * what was checked. `seen.cwd` follows the directory as it gets resolved (for the audit of a refusal);
+ * `req.cwd` becomes the directory the command really got. `isClosed` tells whether the host was closed
+ * while the approval was pending; `signal` is the approver's (the call's, aborted by the host's close too).
  */
 export async function spawnChecked(
   settings: HostSettings,
@@ -165,18 +166,25 @@ export async function spawnChecked(
   seen: { cwd: string | undefined },
   isClosed: () => boolean,
   signal: AbortSignal,
+  assertActive?: () => void,
 ): Promise<Spawned> {
   const { options, env, cwd, program, approval } = await checkRequest(settings, request, req, seen);
   // 5. The user's approval.
   if (settings.approve) {
+    const args = req.args ?? [];
     // What the approver throws (its prompt had no TTY, was cancelled) reaches the caller unchanged.
     const approved: unknown = await settings.approve(approval, { signal });
     if (approved !== true) {
-      throw new AcpTerminalError('ERR_NOT_APPROVED', 'terminal/create was not approved by the user; do not retry the same command', {
-        reason: 'declined',
-      });
+      if (settings.declinedError) throw declinedBy(settings.declinedError, approval);
+      throw new AcpTerminalError(
+        'ERR_NOT_APPROVED',
+        `terminal/create of ${commandLine(req.command, args)} was not approved by the user; do not retry the same command: ` +
+          'ask the user what to do instead',
+        { reason: 'declined', command: req.command, args: [...args], ...(program !== undefined ? { program } : {}) },
+      );
     }
     if (isClosed()) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed while the command awaited approval');
+    assertActive?.(); // the client's liveness check: the connection or turn may have ended during the prompt
   }
   // 6. Spawn exactly what was checked: the resolved program for a direct request.
   const backend = settings.backend ?? loadNativeCreateTerminal();
@@ -217,6 +225,24 @@ export function linkedSignal(signals: ReadonlyArray<AbortSignal | undefined>): {
   return { signal: controller.signal, unlink };
 }
 
+/** Errors made by a host's `declinedError`: a decline in the client's own class, sent as `ERR_NOT_APPROVED`. */
+const declinedErrors = new WeakSet<object>();
+
+/** Whether `error` is a decline made by a host's `declinedError` (see `TerminalHostOptions.declinedError`). */
+export function isDeclined(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && declinedErrors.has(error);
+}
+
+/** The client's own error for a declined approval, recorded as a decline. */
+function declinedBy(make: (request: ApprovalRequest) => unknown, approval: ApprovalRequest): unknown {
+  const error = make(approval);
+  if (typeof error !== 'object' || error === null) {
+    throw invalidArg('options.declinedError', `must return an Error object, got ${JSON.stringify(error)}`);
+  }
+  declinedErrors.add(error);
+  return error;
+}
+
 /** A bare program name: no shell syntax, nothing a shell would expand or split. */
 const BARE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+,@%-]*$/;
 
@@ -246,18 +272,60 @@ function directProgram(command: string, cwd: string | undefined, pathVar: string
  */
 export function refusalEvent(request: HostCreateTerminalRequest, cwd: string | undefined, error: unknown): TerminalAuditEvent {
   const r = (typeof request === 'object' && request !== null ? request : {}) as Partial<HostCreateTerminalRequest>;
+  const command = typeof r.command === 'string' ? r.command : '';
+  const args = Array.isArray(r.args) ? r.args.filter((a): a is string => typeof a === 'string') : [];
   const base = {
     time: Date.now(),
     sessionId: typeof r.sessionId === 'string' ? r.sessionId : '',
-    command: typeof r.command === 'string' ? r.command : '',
-    args: Array.isArray(r.args) ? r.args.filter((a): a is string => typeof a === 'string') : [],
+    command,
+    args,
     cwd: resolvedCwdOf(error) ?? cwd ?? (typeof r.cwd === 'string' ? r.cwd : undefined),
+    commandLine: commandLine(command, args),
   };
-  const code = errorCode(error);
+  const code = isDeclined(error) ? 'ERR_NOT_APPROVED' : errorCode(error);
   if (code !== undefined && POLICY_CODES.has(code)) {
     return { type: 'denied', ...base, code: code as PolicyErrorCode, reason: errorMessage(error) };
   }
   return { type: 'failed', ...base, code, message: errorMessage(error) };
+}
+
+/**
+ * A request's command as one line, for logs and messages: a shell line as is, else the program and its
+ * arguments each quoted where needed.
+ */
+export function commandLine(command: string, args: readonly string[] | null | undefined): string {
+  return args && args.length > 0 ? [command, ...args].map(shellWord).join(' ') : command;
+}
+
+/** What an agent can do about each policy refusal, appended to its message (`selfContained`). */
+const REMEDIES: Readonly<Record<PolicyErrorCode, string>> = {
+  ERR_POLICY_DENIED:
+    "This is the client's policy, not a failure of the command: do not retry it or a variant of it; " +
+    'do the task another way or ask the user to run it.',
+  ERR_CWD_OUTSIDE_ROOTS: 'Run it in one of the allowed directories, or omit cwd to run in the session directory.',
+  ERR_NOT_APPROVED: '',
+  ERR_TOO_MANY_TERMINALS: '',
+};
+
+/**
+ * Makes a policy refusal's message self-contained for agents that pass only `message` to their model (not
+ * `data`): the program asked for, and what to do, are added when the message does not already say them.
+ * Other errors (the client's own, the backend's) are returned untouched.
+ */
+export function selfContained(error: unknown, request: HostCreateTerminalRequest): unknown {
+  if (!(error instanceof AcpTerminalError) || !POLICY_CODES.has(error.code)) return error;
+  const r = (typeof request === 'object' && request !== null ? request : {}) as Partial<HostCreateTerminalRequest>;
+  const command = typeof r.command === 'string' ? r.command : '';
+  const line = commandLine(command, Array.isArray(r.args) ? r.args.filter((a): a is string => typeof a === 'string') : []);
+  // The message still starts with the field it is about (`cwd: ...`, `env: ...`, `command: ...`).
+  let message = error.message.replace(/[.\s]*$/, '');
+  if (line !== '' && !message.includes(line) && error.code !== 'ERR_TOO_MANY_TERMINALS') {
+    message = `${message} (terminal/create of ${line.length > 200 ? `${line.slice(0, 197)}...` : line})`;
+  }
+  const remedy = REMEDIES[error.code as PolicyErrorCode];
+  if (remedy !== '' && !message.endsWith(remedy)) message = `${message}. ${remedy}`;
+  error.message = message;
+  return error;
 }
 
 /** The working directory a backend's handle says its command got (the native `TerminalHandle.cwd`). */

@@ -8,7 +8,7 @@ import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalR
 import { loadNativeResolveProgram } from './native';
 import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
-import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, ResolveProgramFn, ResourceLimits } from './types';
+import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, OutputSnapshot, ResolveProgramFn, ResourceLimits } from './types';
 import { clampedCount, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
 /** Default `defaultOutputByteLimit`: 1 MiB, so an agent that omits the limit cannot exhaust memory. */
@@ -17,6 +17,10 @@ export const DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024;
 export const DEFAULT_MAX_TERMINALS = 64;
 /** Default `maxReleasedSnapshots`. */
 export const DEFAULT_MAX_RELEASED_SNAPSHOTS = 32;
+/** Default `killAfterCancelMs`: how long after a `session/cancel` the host kills what the agent left running. */
+export const DEFAULT_KILL_AFTER_CANCEL_MS = 2000;
+/** The notice `truncationNotice: true` puts at the head of a truncated `terminal/output`. */
+export const DEFAULT_TRUNCATION_NOTICE = '[output truncated: only the newest bytes are shown]';
 
 /** A host's options as checked, with defaults applied and policies compiled. */
 export interface HostSettings {
@@ -34,6 +38,12 @@ export interface HostSettings {
   readonly ignoreUnknownRelease: boolean;
   /** Released terminals whose final snapshot is kept. */
   readonly maxSnapshots: number;
+  /** How long a final snapshot is kept (undefined: until pushed out by `maxSnapshots`). */
+  readonly snapshotTtlMs: number | undefined;
+  /** Grace after a `session/cancel` before the session's running terminals are killed (`false`: never). */
+  readonly killAfterCancelMs: number | false;
+  /** The line put at the head of a truncated `terminal/output` (undefined: none). */
+  readonly truncationNotice: string | undefined;
   /** The host's `env` overlay. */
   readonly envOverlay: EnvVariable[];
   /** What every create passes to the backend (grace, shell, inheritEnv, timeout, limits, sandbox). */
@@ -48,6 +58,8 @@ export interface HostSettings {
   readonly commandPolicy: CompiledCommandPolicy | undefined;
   /** The environment policy, compiled (undefined: requests' env is not judged). */
   readonly envPolicy: CompiledEnvPolicy | undefined;
+  /** The client's error class for a declined approval (`declinedError`). */
+  readonly declinedError: ((request: ApprovalRequest) => Error) | undefined;
   /** The approval callback. */
   readonly approve: ((request: ApprovalRequest, options: ApprovalOptions) => boolean | Promise<boolean>) | undefined;
   /** Which inherited variables to drop (undefined: none, or nothing inherited). */
@@ -94,6 +106,16 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
       : (optionalCount(options.maxTerminals, 'options.maxTerminals', 1) ?? DEFAULT_MAX_TERMINALS);
   const maxSnapshots =
     optionalCount(options.maxReleasedSnapshots, 'options.maxReleasedSnapshots') ?? DEFAULT_MAX_RELEASED_SNAPSHOTS;
+  const snapshotTtlMs = optionalCount(options.releasedSnapshotTtlMs, 'options.releasedSnapshotTtlMs');
+  const killAfterCancelMs =
+    options.killAfterCancelMs === false
+      ? false
+      : (optionalCount(options.killAfterCancelMs, 'options.killAfterCancelMs') ?? DEFAULT_KILL_AFTER_CANCEL_MS);
+  const notice = options.truncationNotice;
+  if (notice !== undefined && typeof notice !== 'boolean' && (typeof notice !== 'string' || notice === '' || notice.includes('\n'))) {
+    throw invalidArg('options.truncationNotice', 'must be a boolean or a non-empty one-line string');
+  }
+  const truncationNotice = notice === true ? DEFAULT_TRUNCATION_NOTICE : typeof notice === 'string' ? notice : undefined;
   const envOverlay = normalizeEnv(options.env, 'options.env');
   const killGraceMs = count(options.killGraceMs, 'options.killGraceMs');
   const timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs', 1);
@@ -107,7 +129,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   if (options.argless !== undefined && options.argless !== 'shell' && options.argless !== 'auto' && typeof options.argless !== 'function') {
     throw invalidArg('options.argless', `must be 'shell', 'auto' or a function, got ${JSON.stringify(options.argless)}`);
   }
-  for (const fn of ['createTerminal', 'approve', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
+  for (const fn of ['createTerminal', 'approve', 'declinedError', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
   const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
@@ -137,6 +159,9 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     clampLimits,
     ignoreUnknownRelease: options.ignoreUnknownRelease === true,
     maxSnapshots,
+    snapshotTtlMs,
+    killAfterCancelMs,
+    truncationNotice,
     envOverlay,
     backendOptions,
     argless: options.argless ?? 'shell',
@@ -145,9 +170,24 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     commandPolicy,
     envPolicy,
     approve,
+    declinedError: options.declinedError,
     dropEnv,
     resolveProgram,
   };
+}
+
+/**
+ * `snapshot` with `notice` as its first line when it is truncated, for agents that drop `truncated` before
+ * their model sees the output. The output loses as many of its oldest bytes as the line takes (cut on a
+ * UTF-8 character boundary), so the answer stays within the terminal's byte limit.
+ */
+export function withTruncationNotice(snapshot: OutputSnapshot, notice: string): OutputSnapshot {
+  if (!snapshot.truncated) return snapshot;
+  const head = Buffer.from(`${notice}\n`, 'utf8');
+  const body = Buffer.from(snapshot.output, 'utf8');
+  let cut = Math.min(head.length, body.length);
+  while (cut < body.length && (body[cut]! & 0xc0) === 0x80) cut++; // not inside a character
+  return { ...snapshot, output: `${notice}\n${body.subarray(cut).toString('utf8')}` };
 }
 
 /** The host's own PATH: its `env` overlay's, else this process's when inherited (undefined: the resolver's default). */

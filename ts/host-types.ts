@@ -53,7 +53,12 @@ export interface TerminalCreatedEvent {
   sessionId: string;
   /** The live terminal (subscribe to `onOutput` to stream it into a UI). */
   terminal: TerminalLike;
-  /** The request as the host applied it (default cwd, effective limit, merged env). */
+  /**
+   * The request as the host applied it, for a UI's header or log: `command` and `args` as the agent sent
+   * them, `cwd` the directory the command really got (the session's or the host's when the agent sent
+   * none; resolved when `allowedRoots` is set), `outputByteLimit` the effective limit (default applied,
+   * clamped), `env` the host's `env` overlay merged with the request's (inherited variables not listed).
+   */
   request: Readonly<HostCreateTerminalRequest & { outputByteLimit: number }>;
 }
 
@@ -152,6 +157,22 @@ export interface TerminalHostOptions {
   argless?: ArglessMode | ((request: Readonly<HostCreateTerminalRequest>) => ArglessMode);
   /** How many released terminals keep their final snapshot for `finalOutput()` (default 32). */
   maxReleasedSnapshots?: number;
+  /**
+   * How long (ms) a released terminal's final snapshot is kept for `finalOutput()`, besides the count
+   * `maxReleasedSnapshots` (default: no time limit). Its timer never keeps the process alive.
+   */
+  releasedSnapshotTtlMs?: number;
+  /**
+   * Grace (ms) between the client's `session/cancel` of a session (see `cancelSession`) and the kill of that
+   * session's terminals still running from before the cancel (default 2000); `false`: never kill on a cancel.
+   */
+  killAfterCancelMs?: number | false;
+  /**
+   * For agents that drop `truncated` before their model sees the output: `true` puts the line
+   * `[output truncated: only the newest bytes are shown]` (or this string, one line) at the head of every
+   * truncated `terminal/output`, in place of as many of the oldest bytes. Default false: output as is.
+   */
+  truncationNotice?: boolean | string;
   /** Terminal backend (default: the native `createTerminal`); substitute it to sandbox or fake commands. */
   createTerminal?: CreateTerminalFn;
   /**
@@ -183,6 +204,14 @@ export interface TerminalHostOptions {
    */
   approve?: (request: ApprovalRequest, options: ApprovalOptions) => boolean | Promise<boolean>;
   /**
+   * The error a declined approval (`approve` answered anything but `true`) rejects with, in the client's
+   * own class (`(request) => new PermissionDeniedError(...)`), instead of `ERR_NOT_APPROVED`: a caller of
+   * `createTerminal` keeps its `instanceof` checks, while the agent still gets -32602 with
+   * `data.code: 'ERR_NOT_APPROVED'` (`toRequestError`, `registerTerminalHandlers`) and the audit a
+   * `denied` event. What `approve` throws is unaffected (it reaches the caller as is).
+   */
+  declinedError?: (request: ApprovalRequest) => Error;
+  /**
    * Inherited variables to drop, by name pattern (case-insensitive globs such as `*_TOKEN`, or RegExps),
    * before the host's `env` overlay and the request's `env` are applied (those are never filtered).
    * `SECRET_ENV_PATTERNS` is a ready-made list. Ignored when `inheritEnv` is false.
@@ -200,4 +229,14 @@ export interface TerminalHostOptions {
   onCall?: TerminalCallListener;
   /** Program resolution for the command policy (default: the core's `resolveProgram`). */
   resolveProgram?: ResolveProgramFn;
+}
+
+/** Options of `registerTerminalHandlers(app, host, options)` (and of `trackSessionCwds`). */
+export interface RegisterTerminalHandlersOptions {
+  /**
+   * Whether each `initialize` the client sends through the app's connections advertises
+   * `clientCapabilities.terminal: true` (added when the client's own request leaves it out; agents call
+   * `terminal/*` only when it is set). Default true; `false` sends `initialize` as the client wrote it.
+   */
+  advertiseTerminal?: boolean;
 }

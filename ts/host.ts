@@ -19,8 +19,18 @@ import type {
   TerminalCallMethod,
   TerminalCallPhase,
 } from './events';
-import { checkRequest, linkedSignal, refusalEvent, spawnChecked, validateCreate, type Spawned } from './host-create';
-import { normalizeSnapshot, TerminalEntries } from './host-entries';
+import {
+  checkRequest,
+  commandLine,
+  linkedSignal,
+  refusalEvent,
+  selfContained,
+  spawnChecked,
+  validateCreate,
+  type AppliedCreateRequest,
+  type Spawned,
+} from './host-create';
+import { normalizeSnapshot, TerminalEntries, type LiveTerminalInfo } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
 import type {
   ApprovalRequest,
@@ -31,9 +41,18 @@ import type {
   TerminalHostOptions,
 } from './host-types';
 import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
-import { abortable, optionalAbsolutePath, optionalSignal, rejectNul, requireString, type CallOptions } from './validate';
+import { withTruncationNotice } from './host-options';
+import {
+  abortable,
+  optionalAbsolutePath,
+  optionalAssertActive,
+  optionalSignal,
+  rejectNul,
+  requireString,
+  type CallOptions,
+} from './validate';
 
-export { DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
+export { DEFAULT_KILL_AFTER_CANCEL_MS, DEFAULT_MAX_RELEASED_SNAPSHOTS, DEFAULT_MAX_TERMINALS, DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 export type {
   ApprovalOptions,
   ApprovalRequest,
@@ -41,10 +60,12 @@ export type {
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,
+  RegisterTerminalHandlersOptions,
   TerminalCreatedEvent,
   TerminalHostOptions,
 } from './host-types';
 export { normalizeSnapshot } from './host-entries';
+export type { LiveTerminalInfo } from './host-entries';
 export type { CallOptions } from './validate';
 
 /**
@@ -62,9 +83,13 @@ export class TerminalHost implements AsyncDisposable {
   private readonly eventListeners = new Set<TerminalAuditListener>();
   private readonly callListeners = new Set<TerminalCallListener>();
   private readonly sessionCwds = new Map<string, string>();
+  /** Sessions opened with a relative `cwd`: their requests without `cwd` are refused (see `refuseSessionCwd`). */
+  private readonly refusedSessionCwds = new Map<string, string>();
   private readonly cwdForSession: TerminalHostOptions['cwdForSession'];
   private nextCallId = 1;
   private pendingCreates = 0;
+  /** Kills scheduled by `cancelSession`, cleared by `close()`. */
+  private readonly cancelTimers = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
   /** Aborted by `close()`: pending approvals see it through their signal. */
   private readonly closing = new AbortController();
@@ -72,7 +97,12 @@ export class TerminalHost implements AsyncDisposable {
   /** Creates a host; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: TerminalHostOptions = {}) {
     this.settings = readHostOptions(options);
-    this.entries = new TerminalEntries(this.settings.maxSnapshots, (event) => this.emit(event), this.settings.ignoreUnknownRelease);
+    this.entries = new TerminalEntries(
+      this.settings.maxSnapshots,
+      (event) => this.emit(event),
+      this.settings.ignoreUnknownRelease,
+      this.settings.snapshotTtlMs,
+    );
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
     this.cwdForSession = options.cwdForSession;
@@ -96,24 +126,30 @@ export class TerminalHost implements AsyncDisposable {
    * create started meanwhile is released, so a cancelled create leaves nothing running.
    */
   createTerminal(request: HostCreateTerminalRequest, options?: CallOptions): Promise<HostCreateTerminalResponse> {
-    return this.track('terminal/create', request, options, async (signal) => {
+    return this.track('terminal/create', request, options, async (signal, assertActive) => {
       const seen: { cwd: string | undefined } = { cwd: undefined };
       try {
-        return await this.create(request, signal, seen);
+        return await this.create(request, signal, assertActive, seen);
       } catch (error) {
-        if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
-        throw error;
+        const told = selfContained(error, request);
+        if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, told));
+        throw told;
       }
     });
   }
 
-  private async create(
-    request: HostCreateTerminalRequest,
-    signal: AbortSignal | undefined,
-    seen: { cwd: string | undefined },
-  ): Promise<HostCreateTerminalResponse> {
-    if (signal?.aborted) throw signal.reason;
+  /** A create request checked and given its directory (the request's, the session's, the host's). */
+  private async appliedRequest(request: HostCreateTerminalRequest, seen: { cwd: string | undefined }): Promise<AppliedCreateRequest> {
     const req = validateCreate(request, this.settings);
+    const refused = this.refusedSessionCwds.get(req.sessionId);
+    if (request.cwd == null && refused !== undefined && !this.cwdForSession) {
+      throw new AcpTerminalError(
+        'ERR_INVALID_CWD',
+        `cwd: the session's directory ${JSON.stringify(refused)} (sent in its session/new, load or resume) is not an absolute path, ` +
+          'so the command would run in an unrelated directory; the client must open the session with an absolute cwd, or the request must name one',
+        { field: 'cwd', sessionCwd: refused },
+      );
+    }
     if (request.cwd == null) {
       // No await without a hook: nothing else runs between the checks below and the spawn's start.
       const known = this.sessionCwds.get(req.sessionId);
@@ -121,6 +157,36 @@ export class TerminalHost implements AsyncDisposable {
       if (sessionCwd !== undefined) req.cwd = sessionCwd;
     }
     seen.cwd = req.cwd ?? undefined;
+    return req;
+  }
+
+  /**
+   * Runs every check of `createTerminal` but the approval (shape, allowed roots, environment, command
+   * policy) and starts nothing: resolves with what `approve` would be asked about, for a front end that
+   * puts the question to the user itself before it creates the terminal, or that runs the command in
+   * another runner (`createMcpServer`'s persistent sessions). A refusal rejects with the error
+   * `createTerminal` would give and emits `denied`; nothing else is emitted.
+   */
+  async authorize(request: HostCreateTerminalRequest): Promise<ApprovalRequest> {
+    const seen: { cwd: string | undefined } = { cwd: undefined };
+    try {
+      if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
+      const req = await this.appliedRequest(request, seen);
+      return (await checkRequest(this.settings, request, req, seen)).approval;
+    } catch (error) {
+      if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
+      throw error;
+    }
+  }
+
+  private async create(
+    request: HostCreateTerminalRequest,
+    signal: AbortSignal | undefined,
+    assertActive: (() => void) | undefined,
+    seen: { cwd: string | undefined },
+  ): Promise<HostCreateTerminalResponse> {
+    if (signal?.aborted) throw signal.reason;
+    const req = await this.appliedRequest(request, seen);
     if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
     const { maxTerminals } = this.settings;
     if (this.entries.size + this.pendingCreates >= maxTerminals) {
@@ -134,7 +200,7 @@ export class TerminalHost implements AsyncDisposable {
     // Counted until the spawn settles, even when the caller stopped waiting for it.
     // The approver's signal: aborted when this call is cancelled or the host closes.
     const approval = linkedSignal([signal, this.closing.signal]);
-    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed, approval.signal).finally(() => {
+    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed, approval.signal, assertActive).finally(() => {
       this.pendingCreates--;
       approval.unlink();
     });
@@ -155,16 +221,26 @@ export class TerminalHost implements AsyncDisposable {
       await terminal.release().catch(() => undefined);
       throw signal.reason;
     }
+    try {
+      assertActive?.();
+    } catch (error) {
+      await terminal.release().catch(() => undefined);
+      throw error;
+    }
     const startedAt = performance.now();
-    const { terminalId, entry } = this.entries.add(req.sessionId, terminal);
+    const args = [...(req.args ?? [])];
+    const line = commandLine(req.command, args);
+    const cwd = req.cwd ?? undefined;
+    const { terminalId, entry } = this.entries.add(req.sessionId, terminal, { command: req.command, args, cwd, commandLine: line });
     this.emit({
       type: 'created',
       time: Date.now(),
       sessionId: req.sessionId,
       terminalId,
       command: req.command,
-      args: [...(req.args ?? [])],
-      cwd: req.cwd ?? undefined,
+      args,
+      cwd,
+      commandLine: line,
       pid: terminal.pid,
       ...(program !== undefined ? { program } : {}),
       outputByteLimit: req.outputByteLimit,
@@ -182,37 +258,15 @@ export class TerminalHost implements AsyncDisposable {
   }
 
   /**
-   * Runs every check of `createTerminal` but the approval (shape, allowed roots, environment, command
-   * policy) and starts nothing: resolves with what `approve` would be asked about, for a front end that
-   * puts the question to the user itself before it creates the terminal, or that runs the command in
-   * another runner (`createMcpServer`'s persistent sessions). A refusal rejects with the error
-   * `createTerminal` would give and emits `denied`; nothing else is emitted.
-   */
-  async authorize(request: HostCreateTerminalRequest): Promise<ApprovalRequest> {
-    const seen: { cwd: string | undefined } = { cwd: undefined };
-    try {
-      if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
-      const req = validateCreate(request, this.settings);
-      if (request.cwd == null) {
-        const known = this.sessionCwds.get(req.sessionId);
-        const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
-        if (sessionCwd !== undefined) req.cwd = sessionCwd;
-      }
-      seen.cwd = req.cwd ?? undefined;
-      return (await checkRequest(this.settings, request, req, seen)).approval;
-    } catch (error) {
-      if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
-      throw error;
-    }
-  }
-
-  /**
    * `terminal/output`: the retained output, with `exitStatus` once the command exited. A signal already
    * aborted rejects with its reason (the call never waits for the command, so there is nothing to stop).
    */
   terminalOutput(request: HostTerminalRequest, options?: CallOptions): Promise<OutputSnapshot> {
     // It never waits for the command, so it is not raced with the signal (`track` refuses an aborted one).
-    return this.track('terminal/output', request, options, async () => normalizeSnapshot(await this.entries.lookup(request).terminal.currentOutput()));
+    return this.track('terminal/output', request, options, async () => {
+      const snapshot = normalizeSnapshot(await this.entries.lookup(request).terminal.currentOutput());
+      return this.settings.truncationNotice ? withTruncationNotice(snapshot, this.settings.truncationNotice) : snapshot;
+    });
   }
 
   /**
@@ -264,8 +318,58 @@ export class TerminalHost implements AsyncDisposable {
     requireString(sessionId, 'sessionId');
     const dir = optionalAbsolutePath(cwd, 'cwd');
     if (dir !== undefined) rejectNul(dir, 'cwd');
+    this.refusedSessionCwds.delete(sessionId);
     if (dir === undefined) this.sessionCwds.delete(sessionId);
     else this.sessionCwds.set(sessionId, dir);
+  }
+
+  /**
+   * The client's `session/cancel` of `sessionId` (`registerTerminalHandlers` and `createTestClient` call it
+   * when the client sends one; call it yourself otherwise). Agents are meant to stop their commands on a
+   * cancel; some neither kill nor release them. `killAfterCancelMs` (default 2000) after this call, the
+   * session's terminals that were running at the cancel and still run are killed (an audit `killed`
+   * event with `reason: 'cancel'`); they stay readable until released. Resolves once that is done (at once
+   * when `killAfterCancelMs` is `false`). Throws `ERR_INVALID_ARG` naming `sessionId`.
+   */
+  cancelSession(sessionId: string): Promise<void> {
+    requireString(sessionId, 'sessionId');
+    const grace = this.settings.killAfterCancelMs;
+    if (grace === false || this.closed) return Promise.resolve();
+    const running = this.entries.runningOf(sessionId);
+    if (running.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.cancelTimers.delete(timer);
+        const kills = running.map((terminalId) => {
+          const entry = this.entries.get(terminalId);
+          if (!entry || entry.hasExited) return undefined;
+          return this.entries.kill({ sessionId, terminalId }, 'cancel').catch(() => undefined);
+        });
+        void Promise.all(kills).then(() => resolve());
+      }, grace);
+      timer.unref(); // the client's exit kills everything anyway
+      this.cancelTimers.add(timer);
+    });
+  }
+
+  /**
+   * The live (created, not yet released) terminals, oldest first, with their command and age: what a
+   * test suite's leak check or a UI lists. `sessionId` limits the list to one session.
+   */
+  listTerminals(sessionId?: string): LiveTerminalInfo[] {
+    if (sessionId !== undefined) requireString(sessionId, 'sessionId');
+    return this.entries.list(sessionId === undefined ? undefined : (entry) => entry.sessionId === sessionId);
+  }
+
+  /**
+   * Records that the client opened `sessionId` with a `cwd` that is not an absolute path (ACP requires one):
+   * that session's requests without `cwd` are then refused with `ERR_INVALID_CWD` saying so, instead of
+   * running in the host's directory. Called by the connection tracking of `registerTerminalHandlers`.
+   */
+  refuseSessionCwd(sessionId: string, cwd: string): void {
+    requireString(sessionId, 'sessionId');
+    this.sessionCwds.delete(sessionId);
+    this.refusedSessionCwds.set(sessionId, String(cwd));
   }
 
   /** The working directory recorded for `sessionId` by `setSessionCwd`, or undefined. */
@@ -321,6 +425,7 @@ export class TerminalHost implements AsyncDisposable {
   async releaseSession(sessionId: string): Promise<void> {
     requireString(sessionId, 'sessionId');
     this.sessionCwds.delete(sessionId);
+    this.refusedSessionCwds.delete(sessionId);
     await this.entries.releaseWhere((entry) => entry.sessionId === sessionId, 'session');
   }
 
@@ -337,6 +442,9 @@ export class TerminalHost implements AsyncDisposable {
     this.closed = true;
     this.closing.abort(new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed'));
     this.sessionCwds.clear();
+    this.refusedSessionCwds.clear();
+    for (const timer of this.cancelTimers) clearTimeout(timer);
+    this.cancelTimers.clear();
     await this.entries.releaseWhere(() => true, 'close');
   }
 
@@ -363,29 +471,41 @@ export class TerminalHost implements AsyncDisposable {
     method: TerminalCallMethod,
     request: unknown,
     options: CallOptions | undefined,
-    work: (signal: AbortSignal | undefined) => Promise<T>,
+    work: (signal: AbortSignal | undefined, assertActive: (() => void) | undefined) => Promise<T>,
   ): Promise<T> {
     if (this.callListeners.size === 0) {
       const signal = optionalSignal(options);
       if (signal?.aborted) throw signal.reason;
-      return work(signal);
+      const assertActive = optionalAssertActive(options);
+      assertActive?.();
+      return work(signal, assertActive);
     }
-    const r = (typeof request === 'object' && request !== null ? request : {}) as { sessionId?: unknown; terminalId?: unknown };
+    const r = (typeof request === 'object' && request !== null ? request : {}) as { sessionId?: unknown; terminalId?: unknown; command?: unknown; args?: unknown };
     const callId = this.nextCallId++;
     const sessionId = typeof r.sessionId === 'string' ? r.sessionId : '';
     const terminalId = method !== 'terminal/create' && typeof r.terminalId === 'string' ? r.terminalId : undefined;
+    const line =
+      method === 'terminal/create'
+        ? commandLine(typeof r.command === 'string' ? r.command : '', Array.isArray(r.args) ? r.args.filter((a): a is string => typeof a === 'string') : [])
+        : undefined;
     const started = performance.now();
     // Object literals, not spreads: a spread costs microseconds per event here.
-    const event = (phase: TerminalCallPhase): TerminalCallEvent =>
-      phase === 'running'
-        ? { callId, method, phase, time: Date.now(), sessionId, terminalId }
-        : { callId, method, phase, time: Date.now(), sessionId, terminalId, durationMs: Math.round(performance.now() - started) };
+    const event = (phase: TerminalCallPhase): TerminalCallEvent => {
+      const e: TerminalCallEvent =
+        phase === 'running'
+          ? { callId, method, phase, time: Date.now(), sessionId, terminalId }
+          : { callId, method, phase, time: Date.now(), sessionId, terminalId, durationMs: Math.round(performance.now() - started) };
+      if (line !== undefined) e.commandLine = line;
+      return e;
+    };
     notify(this.callListeners, event('running'));
     let signal: AbortSignal | undefined;
     try {
       signal = optionalSignal(options);
       if (signal?.aborted) throw signal.reason;
-      const result = await work(signal);
+      const assertActive = optionalAssertActive(options);
+      assertActive?.();
+      const result = await work(signal, assertActive);
       const completed = event('completed');
       describeOutcome(completed, result);
       notify(this.callListeners, completed);

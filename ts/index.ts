@@ -93,6 +93,7 @@ export { platformId, SUPPORTED_PLATFORMS } from './native';
 export { AcpTerminalError, type AcpTerminalErrorCode, type PolicyErrorCode } from './errors';
 export {
   TerminalHost,
+  DEFAULT_KILL_AFTER_CANCEL_MS,
   DEFAULT_MAX_RELEASED_SNAPSHOTS,
   DEFAULT_MAX_TERMINALS,
   DEFAULT_OUTPUT_BYTE_LIMIT,
@@ -105,10 +106,13 @@ export {
   type TerminalCreatedEvent,
   type TerminalHostOptions,
   type CallOptions,
+  type LiveTerminalInfo,
+  type RegisterTerminalHandlersOptions,
 } from './host';
 export type {
   AuditCommand,
   AuditEventBase,
+  KillReason,
   ReleaseReason,
   TerminalAuditEvent,
   TerminalAuditListener,
@@ -165,6 +169,23 @@ export {
   type V2TerminalBridge,
   type V2UpdateSink,
 } from './v2';
+export {
+  agentTerminals,
+  AgentTerminals,
+  DEFAULT_CONTENT_BYTES,
+  DEFAULT_REPORT_BYTES,
+  DEFAULT_UPDATE_INTERVAL_MS,
+  type AgentConnectionLike,
+  type AgentTerminal,
+  type AgentTerminalsConnector,
+  type AgentTerminalForm,
+  type AgentTerminalOptions,
+  type AgentTerminalsOptions,
+  type BackgroundTerminal,
+  type ReportedExecuteOptions,
+  type ReportedShellSessions,
+  type ShellSessionsLike,
+} from './agent-terminals';
 export type {
   AcpTerminalHandle,
   CreateTerminalFn,
@@ -195,6 +216,7 @@ export {
   type PtyCreateTerminalFn,
   type PtyCreateTerminalOptions,
   type PtyTerminalLike,
+  type PreviousCommand,
   type RestartResult,
   type ShellSessionsOptions,
 } from './sessions';

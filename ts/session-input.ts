@@ -70,29 +70,31 @@ export interface OpenHereDocument {
 }
 
 /**
- * Runs `shell -n` (parse only, C locale, no startup files, no other environment) on the command file
- * when the command may hold a here-document (`<<`), through the native core (argv, no shell in
- * between; killed after 10 s), and tells whether one is left open: bash would run it with the rest of
- * the command as its body and exit status 0. Null when there is none, or when the check could not run
- * (the command then runs as sent, as before).
+ * Runs `shell -n` (parse only, C locale, no startup files, no other environment) on `text`, the text
+ * the session sources, given on its stdin (no file), when the command may hold a here-document
+ * (`<<`), through the native core (argv, no shell in between; killed after 10 s), and tells whether
+ * one is left open: bash would run it with the rest of the command as its body and exit status 0.
+ * Null when there is none, or when the check could not run (the command then runs as sent, as before).
  */
-export async function findOpenHereDocument(shell: string, command: string, file: string): Promise<OpenHereDocument | null> {
+export async function findOpenHereDocument(shell: string, command: string, text: string): Promise<OpenHereDocument | null> {
   if (!command.includes('<<')) return null;
   let diagnostics: string;
   try {
     const check = await loadNative().createTerminal(
       {
         command: shell,
-        args: ['--noprofile', '--norc', '-n', file],
+        args: ['--noprofile', '--norc', '-n'],
         env: [
           { name: 'LC_ALL', value: 'C' },
           { name: 'PATH', value: process.env.PATH ?? '/usr/bin:/bin' },
         ],
         outputByteLimit: 64 * 1024,
       },
-      { shell: false, inheritEnv: false, timeoutMs: 10_000 },
+      { shell: false, inheritEnv: false, timeoutMs: 10_000, stdin: 'pipe' },
     );
     try {
+      await check.write(`${text}\n`);
+      await check.closeStdin();
       await check.waitForExit();
       diagnostics = (await check.currentOutput()).output;
     } finally {

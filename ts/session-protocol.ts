@@ -16,14 +16,22 @@
  * it: a prompt with an older `<seq>` after that start means the session's line failed (broken).
  * Markers are matched case-insensitively (`stty olcuc` upper-cases the token's hex digits).
  *
- * A command is run with ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=<seq>; \. <file>`: in POSIX
- * mode `.` is a special builtin, found before any function named `.`, `source` or `builtin`; the
- * file's first line starts with `COMMAND_PREFIX` (the SIGINT trap, stdout and stderr put back, then
- * `\unset POSIXLY_CORRECT; \__acp_opts; `: `unset` is a special builtin
- * too; `__acp_opts`, a read-only function of the rc, puts back the shell options that bash's POSIX
- * mode changed and did not restore: `inherit_errexit`, `shift_verbose`, `expand_aliases`,
+ * Everything reaches the shell through its pty, as typed lines: no file is written for the shell,
+ * so nothing the host opens is a path a command could have touched (a symlink, a FIFO, a directory
+ * made unremovable). Text of any size and bytes goes through `$'...'` words (ANSI-C quoting: only
+ * printable ASCII is typed, every other byte as `\xHH`) of at most `TYPED_LINE_CHARS` characters,
+ * joined by backslash-newline into one command line (the terminal's 4095-byte line limit holds for
+ * each physical line only). The rc is typed as ` \builtin eval $'...'`. A command is typed as
+ * ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=<seq>; \exec {__acp_f}<<<$'<text>' && \. "/dev/fd/$__acp_f"`:
+ * the shell itself puts the text in a here-string (a pipe, or a file under its own TMPDIR: in the
+ * sandbox its private /tmp, bounded by `tmpBytes`) and sources it by its descriptor. In POSIX mode
+ * `exec` and `.` are special builtins, found before any function named `exec`, `.`, `source` or
+ * `builtin`; the text's first line starts with `COMMAND_PREFIX` (the descriptor closed, the SIGINT
+ * trap, stdout and stderr put back, then `\unset POSIXLY_CORRECT; \__acp_opts; `: `unset` is a
+ * special builtin too; `__acp_opts`, a read-only function of the rc, puts back the shell options that
+ * bash's POSIX mode changed and did not restore: `inherit_errexit`, `shift_verbose`, `expand_aliases`,
  * `interactive_comments`, `sourcepath`), so the command itself runs in bash's normal mode, with its
- * own options and line numbers.
+ * own options and line numbers, and no descriptor of the session's.
  */
 
 import { shellQuote } from './shell-quote';
@@ -58,12 +66,12 @@ export function octalEscapes(text: string): string {
 }
 
 /**
- * The session's rc, sourced by the shell right after it started: terminal echo off, no history file,
+ * The session's rc, run by the shell right after it started: terminal echo off, no history file,
  * the marker as the prompt (set again before every prompt from a read-only copy, so a command that
  * changes PS1 changes nothing), and a read-only `PROMPT_COMMAND` that does that and prints the fallback
- * marker when stderr is not the terminal. Its first line deletes the file.
+ * marker when stderr is not the terminal.
  */
-export function rcText(token: string, rcPath: string): string {
+export function rcText(token: string): string {
   const head = `\\033]${MARKER_OSC};${octalEscapes(`${token};`)}`;
   const prompt = `${head}E;\${__acp_n-};$?\\007`;
   const start = `${head}S\\007`;
@@ -80,14 +88,12 @@ export function rcText(token: string, rcPath: string): string {
     'for __acp_x in inherit_errexit shift_verbose expand_aliases interactive_comments sourcepath; do ' +
     'if [[ :$__acp_o: == *:$__acp_x:* ]]; then \\builtin shopt -s $__acp_x; else \\builtin shopt -u $__acp_x; fi; done';
   return [
-    '# acp-terminal ShellSessions rc (deletes itself)',
-    `\\command rm -f -- ${shellQuote(rcPath)}`,
+    '# acp-terminal ShellSessions rc',
     'stty -echo 2>/dev/null',
     'HISTCONTROL=ignorespace',
     'history -c',
     'unset HISTFILE',
     "PS2=''",
-    'export PAGER=cat GIT_PAGER=cat',
     '__acp_n=0',
     `declare -r __acp_ps1=${shellQuote(prompt)}`,
     `declare -r __acp_ps0=${shellQuote(start)}`,
@@ -99,28 +105,57 @@ export function rcText(token: string, rcPath: string): string {
   ].join('\n');
 }
 
-/** The line typed to source the rc (with a leading space: not in history). */
-export function rcLine(rcPath: string): string {
-  return ` \\builtin source ${shellQuote(rcPath)}\n`;
+/** Longest physical line typed to the shell (the terminal's canonical line holds 4095 bytes). */
+export const TYPED_LINE_CHARS = 1024;
+
+/**
+ * `text` as one shell word typed on several physical lines: `$'...'` words (ANSI-C quoting) of at
+ * most `TYPED_LINE_CHARS` characters each, joined by backslash-newline (a line continuation, removed
+ * by the shell before it reads words: the parts make one word). Only printable ASCII is typed as is
+ * (but `\\` and `'`); every other byte is `\\xHH`, so no byte the terminal's line discipline acts on
+ * (C-c, C-d, C-u, C-v, DEL, a line end) is ever typed, whatever the text holds.
+ */
+export function typedWord(text: string): string {
+  const lines: string[] = [];
+  let line = "$'";
+  for (const byte of Buffer.from(text, 'utf8')) {
+    const piece =
+      byte === 0x5c ? '\\\\' : byte === 0x27 ? "\\'" : byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`;
+    if (line.length + piece.length + 3 > TYPED_LINE_CHARS) {
+      lines.push(`${line}'`);
+      line = "$'";
+    }
+    line += piece;
+  }
+  lines.push(`${line}'`);
+  return lines.join('\\\n');
+}
+
+/** What is typed to run the rc, as the shell's first line (with a leading space: not in history). */
+export function rcInput(token: string): string {
+  return ` \\builtin eval ${typedWord(rcText(token))}\n`;
 }
 
 /**
- * Prefix of the command file's first line, run in POSIX mode (special builtins before functions): the
- * session's SIGINT (C-c) trap reset, stdout and stderr back on the terminal when a command sent them
+ * Prefix of the command text's first line, run in POSIX mode (special builtins before functions): the
+ * descriptor it was read from closed (bash read all of it before running any), the session's SIGINT (C-c) trap reset, stdout and stderr back on the terminal when a command sent them
  * elsewhere (`exec >/dev/null`): a copy of the shell's stdin, the terminal it reads its lines from,
  * opened for reading and writing; then back to bash's normal mode (see the module doc).
  */
 export const COMMAND_PREFIX =
-  '\\trap - INT; [[ -t 1 || ! -t 0 ]] || \\exec >&0; [[ -t 2 || ! -t 0 ]] || \\exec 2>&0; \\unset POSIXLY_CORRECT; \\__acp_opts; ';
+  '{ \\exec {__acp_f}<&-; } 2>/dev/null; \\trap - INT; [[ -t 1 || ! -t 0 ]] || \\exec >&0; [[ -t 2 || ! -t 0 ]] || \\exec 2>&0; \\unset POSIXLY_CORRECT; \\__acp_opts; ';
 
-/** The line that runs command number `seq` from `file` (a leading space keeps it out of history). */
-export function commandLine(seq: number, file: string): string {
-  return ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=${seq}; \\. ${shellQuote(file)}`;
+/**
+ * The line (several physical lines, see `typedWord`) that runs `text` (`commandText`) as command
+ * number `seq` (a leading space keeps it out of history).
+ */
+export function commandLine(seq: number, text: string): string {
+  return ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=${seq}; \\exec {__acp_f}<<<${typedWord(text)} && \\. "/dev/fd/$__acp_f"`;
 }
 
-/** The text of the command file for `command`: the prefix, the command, a final line end. */
-export function commandFileText(command: string): string {
-  return `${COMMAND_PREFIX}${command}${command.endsWith('\n') ? '' : '\n'}`;
+/** The text the shell sources for `command`: the prefix, then the command. */
+export function commandText(command: string): string {
+  return `${COMMAND_PREFIX}${command}`;
 }
 
 /**
@@ -208,37 +243,40 @@ export class MarkerScanner {
 
 /** Removes the echo of the typed command line (with the echo of the empty line typed before it), if any. */
 export function removeEcho(text: string, typedLine: string): string {
-  for (const typed of [`\r\n${typedLine}\r\n`, `${typedLine}\r\n`]) {
+  const echoed = typedLine.split('\n').join('\r\n');
+  for (const typed of [`\r\n${echoed}\r\n`, `${echoed}\r\n`]) {
     const echo = text.indexOf(typed);
     if (echo !== -1) return text.slice(0, echo) + text.slice(echo + typed.length);
   }
   return text;
 }
 
-/** Lines `set -x` prints for the session machinery (the typed line and the command file's prefix). */
-function isMachineryTrace(line: string, file: string): boolean {
+/**
+ * Lines `set -x` prints for the session machinery: the typed line (depth one: `exec` with its
+ * here-string, `.` of its descriptor) and the text's prefix.
+ */
+function isMachineryTrace(line: string): boolean {
   return (
     /^\++ (POSIXLY_CORRECT=1|__acp_n=\d+|__acp_o=\S*|unset POSIXLY_CORRECT|__acp_opts|trap - INT|\[\[ -t [12] \]\]|\[\[ ! -t 0 \]\])$/.test(line) ||
-    line.endsWith(`+ . ${file}`) ||
-    line.endsWith(`+ . ${shellQuote(file)}`)
+    /^\+ (exec|\. \/dev\/fd\/\d+)$/.test(line)
   );
 }
 
 /** Under `set -x` the shell traces the line that runs the command: drops exactly those lines. */
-export function removeTraces(rendered: string, file: string): string {
-  if (!/POSIXLY_CORRECT|__acp_n=/.test(rendered) && !rendered.includes(file)) return rendered;
+export function removeTraces(rendered: string): string {
+  if (!/POSIXLY_CORRECT|__acp_n=|\/dev\/fd\//.test(rendered)) return rendered;
   return rendered
     .split('\n')
-    .filter((l) => !isMachineryTrace(l, file))
+    .filter((l) => !isMachineryTrace(l))
     .join('\n');
 }
 
 /**
- * Parse errors name the file the command was sourced from and quote its first line with the prefix:
- * says `bash: line 1: ...` and quotes the line as `bash -c` does.
+ * Parse errors name the descriptor the command was sourced from and quote its first line with the
+ * prefix: says `bash: line 1: ...` and quotes the line as `bash -c` does.
  */
-export function asBashC(rendered: string, file: string): string {
-  return rendered.split(`bash: ${file}: line `).join('bash: line ').split(`\`${COMMAND_PREFIX}`).join('`');
+export function asBashC(rendered: string): string {
+  return rendered.replace(/bash: \/dev\/fd\/\d+: line /g, 'bash: line ').split(`\`${COMMAND_PREFIX}`).join('`');
 }
 
 /** What `bash -n` (in the C locale) says about a here-document left open, if it does. */

@@ -107,6 +107,25 @@ export interface ShellSessionsOptions {
   createTerminal?: PtyCreateTerminalFn;
   /** Run every session's shell in the OS sandbox (passed to each create; checked there, see `SandboxOptions`). */
   sandbox?: SandboxOptions;
+  /**
+   * Return `running` (with `early: 'input'`) before `timeoutMs` when the command waits for input: the
+   * pty's foreground program (its process group's leader, or the shell itself in a `read`) is blocked
+   * reading the terminal and printed nothing for `inputSettleMs` (default true; Linux, where the core
+   * sees what a process is blocked in).
+   */
+  returnOnInputWait?: boolean;
+  /**
+   * Default `quietMs` of `execute`: return `running` (with `early: 'quiet'`) once a command printed
+   * nothing for this long (default: none, wait up to `timeoutMs`).
+   */
+  quietMs?: number;
+  /**
+   * Cut `content` longer than this many characters to its head and tail (half each), the middle
+   * replaced by a line `[... N characters elided ...]` (`bytes` when output beyond `maxOutputBytes`
+   * was dropped too: the head is then the output's real head, kept apart). Default: no cut (the newest
+   * `maxOutputBytes` only). OpenHands' terminal tool keeps about 30 000.
+   */
+  maxContentChars?: number;
 }
 
 /** Parameters of {@link ShellSessions.execute}. */
@@ -126,10 +145,16 @@ export interface ExecuteRequest {
    * line end of the text is that Enter, not a second one). A lone key name (`C-c`) is sent as the key.
    */
   isInput?: boolean;
-  /** Do not press Enter after the text. */
+  /**
+   * With `isInput`: do not press Enter after the text (the running program gets it as typed so far).
+   * With nothing running it is refused (`ERR_NO_RUNNING_COMMAND`, `details.field: 'noEnter'`) and
+   * nothing is typed: the prompt has no line editor, so typed text could be neither seen nor completed.
+   */
   noEnter?: boolean;
   /** How long to wait for the command to finish before returning `status: 'running'` (default 30 000). */
   timeoutMs?: number;
+  /** Return `running` once the command printed nothing for this long (default: the option `quietMs`). */
+  quietMs?: number;
 }
 
 /** Result of {@link ShellSessions.execute}. */
@@ -157,15 +182,38 @@ export interface ExecuteResult {
   command: string;
   /** The session id. */
   terminalId: string;
-  /** True when older output was dropped to respect `maxOutputBytes`. */
+  /** True when older output was dropped to respect `maxOutputBytes`, or the middle elided (`maxContentChars`). */
   truncated: boolean;
   /** Present on results of `interrupt()`: what it took to get the prompt back. */
   interrupt?: InterruptReport;
+  /**
+   * Present on a `running` result returned before `timeoutMs`: `'input'`, the foreground program waits
+   * for input on the terminal (answer with `isInput`); `'quiet'`, it printed nothing for `quietMs`.
+   */
+  early?: 'input' | 'quiet';
+  /**
+   * Present when the command before this call's had returned `running` and ended since, uncollected:
+   * its own end (exit code, its output not reported yet), so that output is not mixed into this
+   * call's `content`.
+   */
+  previous?: PreviousCommand;
   /**
    * True when the shell itself ended during this call (`exit`, `set -e` and a failing command, a
    * fatal signal): the session is gone and the next call with this id starts a fresh shell.
    */
   sessionEnded: boolean;
+}
+
+/** The end of a command that had returned `running`, reported with the next call's result. */
+export interface PreviousCommand {
+  /** The `command` that started it. */
+  command: string;
+  /** Its exit code, as `ExecuteResult.exitCode` says it (null when unknown). */
+  exitCode: number | null;
+  /** Its output not reported before. */
+  content: string;
+  /** True when some of that output was dropped (`maxOutputBytes`). */
+  truncated: boolean;
 }
 
 /** Options of {@link ShellSessions.interrupt}. */

@@ -13,14 +13,11 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { renderTerminalOutputAsync } from './screen-text';
 import { loadNative } from './native';
-import { asBashC, MarkerScanner, type Marker, rcText, removeEcho, removeTraces } from './session-protocol';
-import type { ExecuteResult, InterruptReport, PtyTerminalLike } from './session-types';
+import { asBashC, MarkerScanner, type Marker, rcInput, removeEcho, removeTraces } from './session-protocol';
+import type { ExecuteResult, InterruptReport, PreviousCommand, PtyTerminalLike } from './session-types';
 import { TailBuffer } from './tail-buffer';
 import type { ExitStatus } from './types';
 
@@ -30,6 +27,81 @@ export interface Completion {
   exitCode: number | null;
   /** The shell itself ended. */
   ended: boolean;
+}
+
+/** Why a wait for a command ended before its completion and its timeout (`ExecuteResult.early`). */
+export type Early = 'input' | 'quiet';
+
+/** How `settle` may end early: on a program waiting for input, after `quietMs` without output. */
+export interface EarlyReturn {
+  inputWait: boolean;
+  quietMs: number | undefined;
+}
+
+/**
+ * A result's unreported output: the newest bytes (`TailBuffer`) and, when a head+tail cut is asked
+ * for, the first `headMax` bytes kept apart, so the head survives a trim of the tail.
+ */
+class Output {
+  private tail: TailBuffer;
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private pushed = 0;
+
+  constructor(
+    private readonly max: number,
+    private readonly headMax: number,
+  ) {
+    this.tail = new TailBuffer(max);
+  }
+
+  push(bytes: Buffer): void {
+    if (this.headBytes < this.headMax) {
+      const part = Buffer.from(bytes.subarray(0, this.headMax - this.headBytes));
+      this.head.push(part);
+      this.headBytes += part.length;
+    }
+    this.pushed += bytes.length;
+    this.tail.push(bytes);
+  }
+
+  /**
+   * Takes the kept bytes; `head` (with how many bytes between it and the tail were dropped) only
+   * when the tail was trimmed and a head is kept.
+   */
+  take(): { bytes: Buffer; truncated: boolean; head: { bytes: Buffer; dropped: number } | null } {
+    const { bytes, truncated } = this.tail.take();
+    const head = truncated && this.headBytes > 0 ? Buffer.concat(this.head) : null;
+    const dropped = Math.max(0, this.pushed - bytes.length - (head?.length ?? 0));
+    this.head = [];
+    this.headBytes = 0;
+    this.pushed = 0;
+    return { bytes, truncated, head: head && { bytes: head, dropped } };
+  }
+
+  /** An empty output of the same bounds. */
+  fresh(): Output {
+    return new Output(this.max, this.headMax);
+  }
+}
+
+/** `text` cut to `max` characters: its head and tail, the middle replaced by a marker line. */
+export function headAndTail(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const half = Math.floor(max / 2);
+  return `${cutHead(text, half)}\n[... ${text.length - max} characters elided ...]\n${cutTail(text, max - half)}`;
+}
+
+/** The first `n` UTF-16 units of `text`, not ending in half a surrogate pair. */
+function cutHead(text: string, n: number): string {
+  const head = text.slice(0, n);
+  return /[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head;
+}
+
+/** The last `n` UTF-16 units of `text`, not starting with half a surrogate pair. */
+function cutTail(text: string, n: number): string {
+  const tail = n > 0 ? text.slice(text.length - n) : '';
+  return /^[\udc00-\udfff]/.test(tail) ? tail.slice(1) : tail;
 }
 
 /** What the session waits for: the marker of command `seq`, or any prompt (`'any'`); null when idle. */
@@ -84,12 +156,16 @@ export class Session {
   size = { cols: 80, rows: 24 };
   /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
   typedLine: string | undefined;
+  /** The `command` of the call that started what is awaited (or last completed). */
+  command = '';
   terminal: PtyTerminalLike | undefined;
+  /** Receives the session's output bytes after its first prompt, markers removed, as they arrive. */
+  onData: ((bytes: Buffer) => void) | undefined;
   private readonly scanner: MarkerScanner;
   /** Unreported output: of the running command, or of the completed one not collected yet. */
-  private out: TailBuffer;
+  private out: Output;
   /** Output that arrived after an uncollected completion (background jobs): reported next time. */
-  private after: TailBuffer;
+  private after: Output;
   private receivedBytes = 0;
   private lastActivity = Date.now();
   private readonly decoder = new StringDecoder('utf8');
@@ -114,24 +190,21 @@ export class Session {
 
   constructor(
     readonly id: string,
-    readonly dir: string,
-    private readonly maxBytes: number,
+    maxBytes: number,
     cwd: string,
+    /** `maxContentChars`: content longer than this is cut to its head and tail (undefined: never). */
+    private readonly maxChars?: number,
   ) {
     this.lastCwd = cwd;
-    this.out = new TailBuffer(maxBytes);
-    this.after = new TailBuffer(maxBytes);
+    // The head kept apart: enough raw bytes for half the characters, escapes and wide characters included.
+    this.out = new Output(maxBytes, maxChars === undefined ? 0 : Math.ceil(maxChars / 2) * 4);
+    this.after = this.out.fresh();
     this.scanner = new MarkerScanner(this.token);
   }
 
-  /** The private file each command is written to and sourced from. */
-  get commandFile(): string {
-    return path.join(this.dir, 'command.sh');
-  }
-
-  /** The rc file: private settings, read-only PROMPT_COMMAND printing the marker, then deletes itself. */
-  rcText(rcPath: string): string {
-    return rcText(this.token, rcPath);
+  /** What is typed to run the rc: private settings, a read-only PROMPT_COMMAND printing the marker. */
+  rcInput(): string {
+    return rcInput(this.token);
   }
 
   /** Starts reading the terminal's output (retained output first) and watching for the shell's exit. */
@@ -158,6 +231,7 @@ export class Session {
   private data(bytes: Buffer): void {
     if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
     (this.completion ? this.after : this.out).push(bytes);
+    this.onData?.(bytes);
   }
 
   private marker({ kind, seq, status }: Marker): void {
@@ -318,14 +392,16 @@ export class Session {
   }
 
   /**
-   * Before something new is sent: a completion nobody collected yet is folded into the unreported
-   * output (its output and what followed it stay, in order, for the next result).
+   * Before something new is sent: a completion nobody collected yet (a command that returned
+   * `running` and ended since) is taken as that command's own report, so its output and exit code
+   * are not mixed into what comes next. Undefined when there is none.
    */
-  absorbCompletion(): void {
-    if (!this.completion) return;
-    this.out.append(this.after);
-    this.after = new TailBuffer(this.maxBytes);
-    this.completion = null;
+  async takePrevious(): Promise<PreviousCommand | undefined> {
+    if (this.busy || !this.completion) return undefined;
+    const command = this.command;
+    const broken = this.broken !== null;
+    const { content, truncated, completion } = await this.take();
+    return { command, exitCode: broken ? null : completion!.exitCode, content, truncated };
   }
 
   /**
@@ -334,11 +410,11 @@ export class Session {
    * terminal's own screen) is asked for and appended: that is what a person sees.
    */
   async take(screen?: () => Promise<string | undefined>): Promise<{ content: string; truncated: boolean; completion: Completion | null }> {
-    const { bytes, truncated } = this.out.take();
+    const { bytes, truncated, head } = this.out.take();
     const completion = this.completion;
     if (completion) {
       this.out = this.after;
-      this.after = new TailBuffer(this.maxBytes);
+      this.after = this.out.fresh();
       this.completion = null;
     }
     let text = this.decoder.write(bytes);
@@ -351,47 +427,91 @@ export class Session {
     };
     let rendered: string;
     if (this.typedLine !== undefined) {
-      rendered = removeTraces(await render(removeEcho(text, this.typedLine)), this.commandFile);
+      rendered = removeTraces(await render(removeEcho(text, this.typedLine)));
       if (completion) this.typedLine = undefined;
     } else {
       rendered = await render(text);
     }
-    rendered = asBashC(rendered, this.commandFile).replace(/\s+$/, '');
+    rendered = asBashC(rendered).replace(/\s+$/, '');
     // A full-screen program still showing: what a person sees is its screen (from the emulator).
     const current = this.alternate && screen ? await screen() : undefined;
     if (current !== undefined) {
       const shown = current.replace(/\s+$/, '');
       rendered = rendered && shown ? `${rendered}\n${shown}` : rendered || shown;
     }
-    return { content: rendered, truncated, completion };
+    let cut = false;
+    if (this.maxChars !== undefined) {
+      const whole = rendered;
+      rendered = await this.cut(rendered, head);
+      cut = rendered !== whole;
+    }
+    return { content: rendered, truncated: truncated || cut, completion };
+  }
+
+  /**
+   * `maxContentChars`: the head and tail of `rendered`; when the tail was trimmed, the head is the
+   * output's own (kept apart, rendered on its own) and the marker counts the bytes dropped between.
+   */
+  private async cut(rendered: string, head: { bytes: Buffer; dropped: number } | null): Promise<string> {
+    const max = this.maxChars!;
+    if (!head) return headAndTail(rendered, max);
+    const first = await renderTerminalOutputAsync(head.bytes.toString('utf8'), { ...this.size, alternateScreen: false });
+    const half = Math.floor(max / 2);
+    return `${cutHead(first.text, half)}\n[... ${head.dropped} bytes elided ...]\n${cutTail(rendered, max - half)}`;
   }
 
   /**
    * Waits until the awaited command completes (`'command'`), or (`'input'`) until it completes or no
    * output came for `settleMs`; at most `timeoutMs` either way.
    */
-  async settle(mode: 'command' | 'input', timeoutMs: number, settleMs: number): Promise<void> {
+  async settle(mode: 'command' | 'input', timeoutMs: number, settleMs: number, early?: EarlyReturn): Promise<Early | undefined> {
     const deadline = Date.now() + timeoutMs;
     const start = Date.now();
     // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
     await new Promise((resolve) => setImmediate(resolve));
     for (;;) {
       if (this.busy && !this.completion) this.checkHealth();
-      if (this.completion) return;
-      if (!this.busy && mode === 'command') return;
+      if (this.completion) return undefined;
+      if (!this.busy && mode === 'command') return undefined;
       const now = Date.now();
       if (now >= deadline) {
         if (mode === 'command') this.checkNeverStarted();
-        return;
+        return undefined;
       }
       let wait = Math.min(deadline - now, HEALTH_MS);
+      const quietFor = Math.min(this.idleSinceMs, now - start);
       if (mode === 'input') {
-        const quietFor = Math.min(this.idleSinceMs, now - start);
-        if (quietFor >= settleMs) return;
+        if (quietFor >= settleMs) return early?.inputWait && this.busy && this.waitsForInput() ? 'input' : undefined;
         wait = Math.min(wait, settleMs - quietFor);
+      } else if (early) {
+        if (early.inputWait && quietFor >= settleMs && this.waitsForInput()) return 'input';
+        if (early.quietMs !== undefined) {
+          if (quietFor >= early.quietMs) return 'quiet';
+          wait = Math.min(wait, early.quietMs - quietFor);
+        }
       }
       await this.changed(wait);
     }
+  }
+
+  /**
+   * The running command waits for input on the terminal, seen from outside: the pty's foreground
+   * process group's leader is blocked reading its stdin, or (a `read` builtin) the shell itself is,
+   * after it started the command line and with no marker of its prompt to confirm. False where the
+   * core cannot tell (`processWaitState` answers something else).
+   */
+  private waitsForInput(): boolean {
+    const terminal = this.terminal;
+    if (!terminal || typeof terminal.foregroundProcessGroup !== 'function' || this.completion || this.exit) return false;
+    let group: number | null;
+    try {
+      group = terminal.foregroundProcessGroup();
+    } catch {
+      return false;
+    }
+    if (group === null) return false;
+    if (group === terminal.pid && (!this.started || this.candidate !== null)) return false;
+    return loadNative().processWaitState(group) === 'reading-stdin';
   }
 
   /**
@@ -447,7 +567,12 @@ export class Session {
    * The result of a call: the unreported output (with the terminal's screen while a full-screen
    * program shows, when `screen`), and the completion if it came.
    */
-  async result(command: string, screen: boolean, interrupt?: InterruptReport): Promise<ExecuteResult> {
+  async result(
+    command: string,
+    screen: boolean,
+    interrupt?: InterruptReport,
+    extra: { early?: Early | undefined; previous?: PreviousCommand | undefined } = {},
+  ): Promise<ExecuteResult> {
     const terminal = this.terminal!;
     const current = screen
       ? () =>
@@ -458,11 +583,14 @@ export class Session {
       : undefined;
     const { content, truncated, completion } = await this.take(current);
     const broken = this.broken !== null && !completion?.ended;
+    const status = broken ? 'broken' : completion || !this.busy ? 'completed' : 'running';
     return {
       content,
       exitCode: completion && !broken ? completion.exitCode : null,
-      status: broken ? 'broken' : completion || !this.busy ? 'completed' : 'running',
+      status,
       ...(broken ? { why: this.broken! } : {}),
+      ...(status === 'running' && extra.early ? { early: extra.early } : {}),
+      ...(extra.previous ? { previous: extra.previous } : {}),
       workingDir: this.cwd(),
       command,
       terminalId: this.id,
@@ -485,29 +613,6 @@ export class Session {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
-}
-
-/** Private directories of live sessions, removed at exit even if `closeAll()` was never called. */
-const liveDirs = new Set<string>();
-let exitHookInstalled = false;
-
-/** Creates a session's private (0700) directory, removed at exit at the latest. */
-export function makeSessionDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-shell-'));
-  liveDirs.add(dir);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const d of liveDirs) fs.rmSync(d, { recursive: true, force: true });
-    });
-  }
-  return dir;
-}
-
-/** Removes a session's private directory. */
-export function removeSessionDir(dir: string): void {
-  liveDirs.delete(dir);
-  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /**

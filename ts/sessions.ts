@@ -6,15 +6,18 @@
 ///
 /// How a command is run, and why it is robust:
 /// - Each session is `bash --noprofile --norc --noediting -i` on a pty created by the native
-///   `createTerminal(..., { pty })`, told to source a private rc (which deletes itself): echo off, the
+///   `createTerminal(..., { pty })`, its rc typed as its first line (see below): echo off, the
 ///   completion marker as the prompt, history in memory only. No system or user rc runs; no line
 ///   editor, so nothing is redrawn or echoed and the stream holds only output.
-/// - The command text is never typed: it is written to a file in a private (0700) directory and the
-///   shell is sent one short line that sources it with `.` in POSIX mode (so no function can stand in
-///   for `.`). Heredocs, multi-line scripts and quotes are parsed by bash from the file as one unit, the
-///   4095-byte line limit does not apply, and the command runs in the shell itself (cd, export,
-///   functions, `set` options and background jobs persist). A here-document left open is refused
-///   before anything runs (`bash -n`), as bash would run it with exit status 0.
+/// - Nothing is written to a file: the rc and each command reach the shell through its pty only, so
+///   no host-side path exists that a command (in the sandbox or not) could replace with a symlink or
+///   a FIFO, fill, or make unremovable. The command text is typed as `$'...'` words (printable ASCII,
+///   every other byte escaped, so the terminal's line discipline acts on none) into a here-string of
+///   the shell's own, which the shell sources with `.` in POSIX mode (so no function can stand in for
+///   `.`). Heredocs, multi-line scripts and quotes are parsed by bash as one unit, the 4095-byte line
+///   limit does not apply, and the command runs in the shell itself (cd, export, functions, `set`
+///   options and background jobs persist). A here-document left open is refused before anything runs
+///   (`bash -n` on the text, given on its stdin), as bash would run it with exit status 0.
 /// - Completion: bash's own prompt prints `ESC ] 6973 ; <token> ; E ; <seq> ; <$?> BEL` (prompt
 ///   expansion: no command runs, so redefining `builtin` or `printf` changes nothing; PS1 is reset
 ///   from a read-only copy before every prompt). The 128-bit token exists in the shell only as octal
@@ -44,18 +47,18 @@
 /// carries its tag in its environment, and closing kills those as well as the shell's session tree.
 
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { AcpTerminalError, invalidArg } from './errors';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative } from './native';
-import { commandFileText, commandInput, commandLine, rcLine } from './session-protocol';
-import { makeSessionDir, promptState, removeSessionDir, Session, SESSION_TAG_VAR } from './session';
+import { commandInput, commandLine, commandText } from './session-protocol';
+import { type Early, promptState, Session, SESSION_TAG_VAR } from './session';
 import type {
   ExecuteRequest,
   ExecuteResult,
   InterruptOptions,
   InterruptReport,
+  PreviousCommand,
   PtyCreateTerminalFn,
   RestartResult,
   ShellSessionsOptions,
@@ -73,6 +76,7 @@ export type {
   PtyCreateTerminalFn,
   PtyCreateTerminalOptions,
   PtyTerminalLike,
+  PreviousCommand,
   RestartResult,
   ShellSessionsOptions,
 } from './session-types';
@@ -125,6 +129,10 @@ export class ShellSessions implements AsyncDisposable {
   private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
   private readonly sandbox: SandboxOptions | undefined;
+  private readonly inputWait: boolean;
+  private readonly quietMs: number | undefined;
+  private readonly maxContentChars: number | undefined;
+  private readonly outputListeners = new Set<(terminalId: string, chunk: Buffer) => void>();
 
   /** Creates a session manager; invalid options throw `ERR_INVALID_ARG` naming the option. */
   constructor(options: ShellSessionsOptions = {}) {
@@ -157,6 +165,23 @@ export class ShellSessions implements AsyncDisposable {
     }
     this.backend = options.createTerminal;
     this.sandbox = options.sandbox;
+    if (options.returnOnInputWait !== undefined && typeof options.returnOnInputWait !== 'boolean') {
+      throw invalidArg('options.returnOnInputWait', 'must be a boolean');
+    }
+    this.inputWait = options.returnOnInputWait ?? true;
+    this.quietMs = optionalCount(options.quietMs, 'options.quietMs', 1);
+    this.maxContentChars = optionalCount(options.maxContentChars, 'options.maxContentChars', 1);
+  }
+
+  /**
+   * Subscribes to every session's output as it arrives (bytes, prompt markers removed, before any
+   * rendering), e.g. to show a `running` command live; returns the unsubscribe function.
+   */
+  onOutput(listener: (terminalId: string, chunk: Buffer) => void): () => void {
+    if (typeof listener !== 'function') throw invalidArg('listener', 'must be a function');
+    const own = (terminalId: string, chunk: Buffer): void => listener(terminalId, chunk);
+    this.outputListeners.add(own);
+    return () => void this.outputListeners.delete(own);
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -192,9 +217,10 @@ export class ShellSessions implements AsyncDisposable {
       }
     }
     const timeoutMs = optionalCount(request.timeoutMs, 'timeoutMs') ?? this.timeoutMs;
+    const quietMs = optionalCount(request.quietMs, 'quietMs', 1) ?? this.quietMs;
     this.assertOpen();
     return this.withLock(terminalId, () =>
-      this.run(terminalId, command, request.isInput === true, request.noEnter === true, timeoutMs),
+      this.run(terminalId, command, request.isInput === true, request.noEnter === true, timeoutMs, quietMs),
     );
   }
 
@@ -340,7 +366,14 @@ export class ShellSessions implements AsyncDisposable {
     }
   }
 
-  private async run(id: string, command: string, isInput: boolean, noEnter: boolean, timeoutMs: number): Promise<ExecuteResult> {
+  private async run(
+    id: string,
+    command: string,
+    isInput: boolean,
+    noEnter: boolean,
+    timeoutMs: number,
+    quietMs: number | undefined,
+  ): Promise<ExecuteResult> {
     let session = this.sessions.get(id);
     if (session && (session.exit || session.closed) && !(command === '' && session.completion)) {
       // The shell ended (its end was reported, or is collected only by an empty command): start afresh.
@@ -370,7 +403,9 @@ export class ShellSessions implements AsyncDisposable {
     };
     const keys = requestKeys(command, isInput);
     let mode: 'command' | 'input';
-    if (command !== '' && !s.busy) s.absorbCompletion();
+    // A command that returned `running` and ended since, uncollected: reported as `previous` by the
+    // call that sends something new (not mixed into its content), taken right before that is sent.
+    let previous: PreviousCommand | undefined;
     if (command === '') {
       // Running: wait for it as for a command. Idle: collect what background jobs print, until quiet.
       mode = s.busy ? 'command' : 'input';
@@ -387,7 +422,11 @@ export class ShellSessions implements AsyncDisposable {
             { field: 'command', terminalId: id },
           );
         }
-        if (keysPrompt(keys)) s.waitFor('any');
+        previous = await s.takePrevious();
+        if (keysPrompt(keys)) {
+          s.command = command;
+          s.waitFor('any');
+        }
       }
       await send(() => terminal.sendKeys(keys));
       mode = 'input';
@@ -410,14 +449,17 @@ export class ShellSessions implements AsyncDisposable {
         { field: 'command', terminalId: id },
       );
     } else if (noEnter) {
-      // Text typed at the prompt without Enter: it runs when Enter (or more input with Enter) follows.
-      s.waitFor('any');
-      await send(() => terminal.write(command));
-      mode = 'input';
+      // The shell has no line editor: text typed at its prompt could be neither seen nor completed,
+      // and it would run glued to whatever comes next. Refused; nothing is typed.
+      throw new AcpTerminalError(
+        'ERR_NO_RUNNING_COMMAND',
+        `noEnter: no program is running in session ${JSON.stringify(id)} to type into; the prompt has no line ` +
+          'editor, so text typed there without Enter could not be seen or completed: send the whole command without noEnter',
+        { field: 'noEnter', terminalId: id },
+      );
     } else {
-      fs.mkdirSync(s.dir, { recursive: true, mode: 0o700 });
-      fs.writeFileSync(s.commandFile, commandFileText(command), { mode: 0o600 });
-      const open = await findOpenHereDocument(this.bash(), command, s.commandFile);
+      const text = commandText(command);
+      const open = await findOpenHereDocument(this.bash(), command, text);
       if (open) {
         throw new AcpTerminalError(
           'ERR_INVALID_ARG',
@@ -426,27 +468,34 @@ export class ShellSessions implements AsyncDisposable {
           { field: 'command', terminalId: id, incomplete: 'here-document', delimiter: open.delimiter },
         );
       }
+      previous = await s.takePrevious();
       s.restoreModes();
       s.seq += 1;
+      s.command = command;
       s.waitFor(s.seq);
-      const line = commandLine(s.seq, s.commandFile);
+      const line = commandLine(s.seq, text);
       s.typedLine = line;
       await send(() => terminal.write(commandInput(line)));
       mode = 'command';
     }
-    await this.waitForResult(s, mode, timeoutMs);
-    return this.result(s, command);
+    const early = await s.settle(mode, timeoutMs, this.settleMs, { inputWait: this.inputWait, quietMs });
+    return this.result(s, command, undefined, { early, previous });
   }
 
   /** The session's result (and the session forgotten when its shell ended). */
-  private async result(session: Session, command: string, interrupt?: InterruptReport): Promise<ExecuteResult> {
-    const result = await session.result(command, this.screen, interrupt);
+  private async result(
+    session: Session,
+    command: string,
+    interrupt?: InterruptReport,
+    extra?: { early?: Early | undefined; previous?: PreviousCommand | undefined },
+  ): Promise<ExecuteResult> {
+    const result = await session.result(command, this.screen, interrupt, extra);
     if (result.sessionEnded || session.exit) await this.destroy(session);
     return result;
   }
 
-  private waitForResult(session: Session, mode: 'command' | 'input', timeoutMs: number): Promise<void> {
-    return session.settle(mode, timeoutMs, this.settleMs);
+  private async waitForResult(session: Session, mode: 'command' | 'input', timeoutMs: number): Promise<void> {
+    await session.settle(mode, timeoutMs, this.settleMs);
   }
 
   private async open(id: string, cwd: string = this.cwd): Promise<Session> {
@@ -462,12 +511,18 @@ export class ShellSessions implements AsyncDisposable {
 
   private async start(id: string, cwd: string): Promise<Session> {
     await this.evictFor();
-    const dir = makeSessionDir();
-    const session = new Session(id, dir, this.maxOutputBytes, cwd);
+    const session = new Session(id, this.maxOutputBytes, cwd, this.maxContentChars);
+    session.onData = (bytes) => {
+      for (const listener of this.outputListeners) {
+        try {
+          listener(id, bytes);
+        } catch {
+          // A listener's failure is its own: the session reads on.
+        }
+      }
+    };
     session.size = { cols: this.cols, rows: this.rows };
-    const rcPath = path.join(dir, 'rc');
     try {
-      fs.writeFileSync(rcPath, session.rcText(rcPath), { mode: 0o600 });
       const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
       // Every process the session starts inherits its tag, which close() finds them by.
@@ -487,14 +542,14 @@ export class ShellSessions implements AsyncDisposable {
           // Text mode for its emulator (query answers, full-screen programs); the scrollback is not used.
           ...(this.screen ? { output: 'text' as const, scrollback: 0 } : {}),
           ...(inheritEnv !== undefined ? { inheritEnv } : {}),
-          // A sandbox hides the host's /tmp, where the session's rc is: its directory is bound in.
-          ...(this.sandbox !== undefined ? { sandbox: { ...this.sandbox, writableRoots: [...this.sandbox.writableRoots, dir] } } : {}),
+          // The sandbox as given: the session adds no writable root (it keeps no file of its own).
+          ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
         },
       );
       session.attach(terminal);
-      // The rc is sourced by a typed line rather than `--rcfile`, which would also read the system
-      // bashrc; this echo and the default prompt come before the first marker and are dropped.
-      await terminal.write(rcLine(rcPath));
+      // The rc is typed rather than given by `--rcfile`, which would also read the system bashrc (and
+      // be a file); its echo and the default prompt come before the first marker and are dropped.
+      await terminal.write(session.rcInput());
       const deadline = Date.now() + this.startTimeoutMs;
       while (!session.ready && !session.exit && Date.now() < deadline) await session.changed(deadline - Date.now());
       if (!session.ready) {
@@ -508,12 +563,10 @@ export class ShellSessions implements AsyncDisposable {
       }
     } catch (error) {
       await this.kill(session).catch(() => undefined);
-      removeSessionDir(dir);
       throw error;
     }
     if (this.closed) {
       await this.kill(session);
-      removeSessionDir(dir);
       throw new AcpTerminalError('ERR_HOST_CLOSED', 'the shell sessions were closed while a session was starting');
     }
     session.lastUsed = performanceNow();
@@ -545,7 +598,6 @@ export class ShellSessions implements AsyncDisposable {
     if (session.closed) return;
     session.closed = true;
     await this.kill(session);
-    removeSessionDir(session.dir);
   }
 
   private async kill(session: Session): Promise<void> {

@@ -16,7 +16,7 @@ import type {
 } from './sdk-types';
 import { AcpTerminalError } from './errors';
 import { registerTerminalHandlers } from './handlers';
-import { normalizeSnapshot, TerminalHost, type TerminalHostOptions } from './host';
+import { normalizeSnapshot, TerminalHost, type LiveTerminalInfo, type TerminalHostOptions } from './host';
 import { loadSdk } from './sdk';
 import type { OutputSnapshot } from './types';
 
@@ -80,6 +80,13 @@ export interface TestClient extends AsyncDisposable {
   terminalIds(): string[];
   /** Output of a terminal: live snapshot, or the final snapshot after release; undefined if unknown. */
   output(terminalId: string): Promise<OutputSnapshot | undefined>;
+  /**
+   * The leak check for a test's end (`afterEach(() => tc.assertNoLiveTerminals())`): throws
+   * `ERR_LIVE_TERMINALS` when the host still has terminals the agent never released, naming each (id,
+   * session, command line, running or exited, age); `details.terminals` lists them
+   * (`host.listTerminals()`). Returns quietly otherwise.
+   */
+  assertNoLiveTerminals(): void;
   /** Closes every connection and releases every terminal. */
   close(): Promise<void>;
 }
@@ -101,18 +108,31 @@ interface Waiter {
  * expect(tc.terminalIds()).toHaveLength(1);
  * ```
  */
+export function createTestClient(options?: Omit<TestClientOptions, 'host'> & { host?: TerminalHostOptions }): Promise<TestClient>;
+/** Same, with a host of your own (it is not closed by the test client's `close()`). */
+export function createTestClient(options?: TestClientOptions): Promise<TestClient>;
+// Two signatures so that `host: { onEvent: (e) => ... }` is typed as TerminalHostOptions: against the union
+// `TerminalHost | TerminalHostOptions` alone, `e` would have no contextual type under `strict` (TS7006).
 export async function createTestClient(options: TestClientOptions = {}): Promise<TestClient> {
-  const sdk = await loadSdk();
-  if (typeof sdk.client !== 'function') {
-    throw new AcpTerminalError(
-      'ERR_SDK_LOAD_FAILED',
-      'createTestClient needs @agentclientprotocol/sdk 2.4 or later (the installed one has no client() app API)',
-      { specifier: '@agentclientprotocol/sdk' },
-    );
-  }
-  const name = options.name ?? 'acp-terminal-test-client';
+  // The host is made before the first await, in the test's own stack: jest's --detectOpenHandles then
+  // traces a terminal the agent never released to this call (see LiveTerminalHandle).
   const ownsHost = !(options.host instanceof TerminalHost);
   const host = options.host instanceof TerminalHost ? options.host : new TerminalHost(options.host);
+  let sdk: Awaited<ReturnType<typeof loadSdk>>;
+  try {
+    sdk = await loadSdk();
+    if (typeof sdk.client !== 'function') {
+      throw new AcpTerminalError(
+        'ERR_SDK_LOAD_FAILED',
+        'createTestClient needs @agentclientprotocol/sdk 2.4 or later (the installed one has no client() app API)',
+        { specifier: '@agentclientprotocol/sdk' },
+      );
+    }
+  } catch (error) {
+    if (ownsHost) await host.close();
+    throw error;
+  }
+  const name = options.name ?? 'acp-terminal-test-client';
   const policy = options.permission ?? 'allow';
   const updates: SessionNotification[] = [];
   const permissionRequests: RequestPermissionRequest[] = [];
@@ -197,6 +217,15 @@ export async function createTestClient(options: TestClientOptions = {}): Promise
       }
       return host.finalOutput(terminalId);
     },
+    assertNoLiveTerminals() {
+      const live = host.listTerminals();
+      if (live.length === 0) return;
+      throw new AcpTerminalError(
+        'ERR_LIVE_TERMINALS',
+        `${live.length} terminal${live.length === 1 ? ' was' : 's were'} never released:\n${live.map(describeLive).join('\n')}`,
+        { terminals: live },
+      );
+    },
     async close() {
       closed = true;
       for (const waiter of waiters) waiter.reject(new AcpTerminalError('ERR_HOST_CLOSED', 'the test client is closed'));
@@ -210,6 +239,12 @@ export async function createTestClient(options: TestClientOptions = {}): Promise
     },
   };
   return client;
+}
+
+/** One line per leaked terminal: `term-..-1 (session s1): sleep 30, running for 1.2 s`. */
+function describeLive(t: LiveTerminalInfo): string {
+  const age = t.ageMs < 10_000 ? `${(t.ageMs / 1000).toFixed(1)} s` : `${Math.round(t.ageMs / 1000)} s`;
+  return `  ${t.terminalId} (session ${t.sessionId}): ${t.commandLine}, ${t.running ? `running for ${age} (pid ${t.pid})` : `exited, created ${age} ago`}`;
 }
 
 function isStream(value: AgentApp | Stream): value is Stream {

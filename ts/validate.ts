@@ -79,6 +79,21 @@ export function mergeEnv(...lists: readonly EnvVariable[][]): EnvVariable[] {
 export interface CallOptions {
   /** Aborting it cancels the call: it rejects with `signal.reason` at once (see each method for what stops). */
   signal?: AbortSignal;
+  /**
+   * A liveness check besides the signal (a client's "is this connection / turn still mine?"): called when
+   * the call starts and, for `terminal/create`, again after the approval and after the spawn; what it
+   * throws rejects the call with that very error, and a command the create started is released.
+   */
+  assertActive?: () => void;
+}
+
+/** The `assertActive` of `options` (undefined when absent), else `ERR_INVALID_ARG` naming it. */
+export function optionalAssertActive(options: CallOptions | undefined): (() => void) | undefined {
+  if (options === undefined || options === null || typeof options !== 'object') return undefined;
+  const check = options.assertActive as unknown;
+  if (check === undefined || check === null) return undefined;
+  if (typeof check !== 'function') throw invalidArg('assertActive', 'must be a function');
+  return check as () => void;
 }
 
 /**

@@ -60,6 +60,19 @@ describe('environment defaults: the core owns them', () => {
     }
   });
 
+  test("a ShellSession's env sets PAGER and GIT_PAGER over the core's defaults: the session's rc sets none", async () => {
+    const { ShellSessions } = jest.requireActual<typeof import('../../ts/index')>('../../ts/index');
+    const { rcText } = jest.requireActual<typeof import('../../ts/session-protocol')>('../../ts/session-protocol');
+    expect(rcText('0'.repeat(32))).not.toMatch(/PAGER/);
+    const shells = new ShellSessions({ env: { PAGER: 'less -R', GIT_PAGER: 'delta' } });
+    try {
+      const r = await shells.execute({ command: 'echo "PAGER=$PAGER GIT_PAGER=$GIT_PAGER"' });
+      expect(r.content).toBe('PAGER=less -R GIT_PAGER=delta');
+    } finally {
+      await shells.closeAll();
+    }
+  });
+
   test('filteredInheritedEnv leaves out exactly the names the core defaults', () => {
     const env = { PAGER: 'less', GIT_PAGER: 'less', EDITOR: 'vi', KEEP: '1' };
     const names = withCore({ envDefaults: () => [{ name: 'EDITOR', value: 'true' }] }, () => {
