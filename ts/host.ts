@@ -138,8 +138,8 @@ export class TerminalHost implements AsyncDisposable {
     });
   }
 
-  /** A create request checked and given its directory (the request's, the session's, the host's). */
-  private async appliedRequest(request: HostCreateTerminalRequest, seen: { cwd: string | undefined }): Promise<AppliedCreateRequest> {
+  /** A create request checked (shape, the session's directory not refused); synchronous, so no await precedes the spawn. */
+  private checkedRequest(request: HostCreateTerminalRequest): AppliedCreateRequest {
     const req = validateCreate(request, this.settings);
     const refused = this.refusedSessionCwds.get(req.sessionId);
     if (request.cwd == null && refused !== undefined && !this.cwdForSession) {
@@ -150,13 +150,6 @@ export class TerminalHost implements AsyncDisposable {
         { field: 'cwd', sessionCwd: refused },
       );
     }
-    if (request.cwd == null) {
-      // No await without a hook: nothing else runs between the checks below and the spawn's start.
-      const known = this.sessionCwds.get(req.sessionId);
-      const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
-      if (sessionCwd !== undefined) req.cwd = sessionCwd;
-    }
-    seen.cwd = req.cwd ?? undefined;
     return req;
   }
 
@@ -171,7 +164,13 @@ export class TerminalHost implements AsyncDisposable {
     const seen: { cwd: string | undefined } = { cwd: undefined };
     try {
       if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
-      const req = await this.appliedRequest(request, seen);
+      const req = this.checkedRequest(request);
+      if (request.cwd == null) {
+        const known = this.sessionCwds.get(req.sessionId);
+        const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
+        if (sessionCwd !== undefined) req.cwd = sessionCwd;
+      }
+      seen.cwd = req.cwd ?? undefined;
       return (await checkRequest(this.settings, request, req, seen)).approval;
     } catch (error) {
       if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
@@ -186,7 +185,14 @@ export class TerminalHost implements AsyncDisposable {
     seen: { cwd: string | undefined },
   ): Promise<HostCreateTerminalResponse> {
     if (signal?.aborted) throw signal.reason;
-    const req = await this.appliedRequest(request, seen);
+    const req = this.checkedRequest(request);
+    if (request.cwd == null) {
+      // No await without a hook: nothing else runs between the checks below and the spawn's start.
+      const known = this.sessionCwds.get(req.sessionId);
+      const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
+      if (sessionCwd !== undefined) req.cwd = sessionCwd;
+    }
+    seen.cwd = req.cwd ?? undefined;
     if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
     const { maxTerminals } = this.settings;
     if (this.entries.size + this.pendingCreates >= maxTerminals) {
