@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { ShellSessions } from '../ts/sessions';
 import { packageRootForOthers, removePackageCopy } from './core/helpers';
 import { describeIf, testIf } from './fixtures/require-feature';
 
@@ -175,3 +176,22 @@ testIf('sandbox', info.available, 'containmentInfo().sandbox is unavailable')('t
     cleanup(r);
   }
 });
+
+testIf('sandbox', info.available, 'containmentInfo().sandbox is unavailable')(
+  "a command's text is kept in the sandbox's own /tmp: one that does not fit in tmpBytes is not run, and the session goes on",
+  async () => {
+    // Not under /tmp, which the sandbox replaces with its own.
+    const work = fs.mkdtempSync(path.join('/var/tmp', 'sessions-sandbox-'));
+    const shells = new ShellSessions({ cwd: work, sandbox: { writableRoots: [work], tmpBytes: 64 * 1024 } });
+    try {
+      const ran = path.join(work, 'ran');
+      const big = await shells.execute({ command: `touch ran; : '${'x'.repeat(200_000)}'`, timeoutMs: 60_000 });
+      expect(big).toMatchObject({ status: 'completed', exitCode: 1, content: expect.stringMatching(/cannot create temp file for here-document/) });
+      expect(fs.existsSync(ran)).toBe(false);
+      expect(await shells.execute({ command: 'echo still here' })).toMatchObject({ status: 'completed', exitCode: 0, content: 'still here' });
+    } finally {
+      await shells.closeAll();
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  },
+);

@@ -18,8 +18,8 @@
  *
  * Everything reaches the shell through its pty, as typed lines: no file is written for the shell,
  * so nothing the host opens is a path a command could have touched (a symlink, a FIFO, a directory
- * made unremovable). Text of any size and bytes goes through `$'...'` words (ANSI-C quoting: only
- * printable ASCII is typed, every other byte as `\xHH`) of at most `TYPED_LINE_CHARS` characters,
+ * made unremovable). Text of any size and bytes goes through `$'...'` words (ANSI-C quoting: ASCII
+ * control bytes typed as `\xHH`, see `typedWord`) of at most `TYPED_LINE_BYTES` bytes,
  * joined by backslash-newline into one command line (the terminal's 4095-byte line limit holds for
  * each physical line only). The rc is typed as ` \builtin eval $'...'`. A command is typed as
  * ` __acp_o=$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=<seq>; \exec {__acp_f}<<<$'<text>' && \. "/dev/fd/$__acp_f"`:
@@ -105,27 +105,37 @@ export function rcText(token: string): string {
   ].join('\n');
 }
 
-/** Longest physical line typed to the shell (the terminal's canonical line holds 4095 bytes). */
-export const TYPED_LINE_CHARS = 1024;
+/** Longest physical line typed to the shell, in bytes (the terminal's canonical line holds 4095). */
+export const TYPED_LINE_BYTES = 1024;
 
 /**
  * `text` as one shell word typed on several physical lines: `$'...'` words (ANSI-C quoting) of at
- * most `TYPED_LINE_CHARS` characters each, joined by backslash-newline (a line continuation, removed
- * by the shell before it reads words: the parts make one word). Only printable ASCII is typed as is
- * (but `\\` and `'`); every other byte is `\\xHH`, so no byte the terminal's line discipline acts on
- * (C-c, C-d, C-u, C-v, DEL, a line end) is ever typed, whatever the text holds.
+ * most `TYPED_LINE_BYTES` bytes each, joined by backslash-newline (a line continuation, removed by
+ * the shell before it reads words: the parts make one word). Printable ASCII (but `\\` and `'`) and
+ * characters beyond ASCII are typed as they are; every ASCII control byte is `\\xHH`, so no byte the
+ * terminal's line discipline acts on (C-c, C-d, C-u, C-v, DEL, a line end) is ever typed, whatever
+ * the text holds. The shell reads back exactly the text's UTF-8 bytes.
  */
 export function typedWord(text: string): string {
   const lines: string[] = [];
   let line = "$'";
-  for (const byte of Buffer.from(text, 'utf8')) {
-    const piece =
-      byte === 0x5c ? '\\\\' : byte === 0x27 ? "\\'" : byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`;
-    if (line.length + piece.length + 3 > TYPED_LINE_CHARS) {
+  let bytes = 2;
+  for (const ch of text) {
+    const code = ch.charCodeAt(0);
+    let piece: string;
+    if (code >= 0x80) piece = ch;
+    else if (code === 0x5c) piece = '\\\\';
+    else if (code === 0x27) piece = "\\'";
+    else if (code >= 0x20 && code < 0x7f) piece = ch;
+    else piece = `\\x${code.toString(16).padStart(2, '0')}`;
+    const size = code >= 0x80 ? Buffer.byteLength(ch, 'utf8') : piece.length;
+    if (bytes + size + 2 > TYPED_LINE_BYTES) {
       lines.push(`${line}'`);
       line = "$'";
+      bytes = 2;
     }
     line += piece;
+    bytes += size;
   }
   lines.push(`${line}'`);
   return lines.join('\\\n');

@@ -11,8 +11,8 @@
 ///   editor, so nothing is redrawn or echoed and the stream holds only output.
 /// - Nothing is written to a file: the rc and each command reach the shell through its pty only, so
 ///   no host-side path exists that a command (in the sandbox or not) could replace with a symlink or
-///   a FIFO, fill, or make unremovable. The command text is typed as `$'...'` words (printable ASCII,
-///   every other byte escaped, so the terminal's line discipline acts on none) into a here-string of
+///   a FIFO, fill, or make unremovable. The command text is typed as `$'...'` words (ASCII
+///   control bytes escaped, so the terminal's line discipline acts on none) into a here-string of
 ///   the shell's own, which the shell sources with `.` in POSIX mode (so no function can stand in for
 ///   `.`). Heredocs, multi-line scripts and quotes are parsed by bash as one unit, the 4095-byte line
 ///   limit does not apply, and the command runs in the shell itself (cd, export, functions, `set`
