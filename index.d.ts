@@ -14,6 +14,22 @@ export declare class DisplayFilter {
 }
 
 /**
+ * An OS sandbox configured once: `new SandboxConfig({ writableRoots, network, tmpBytes })`
+ * resolves each writable root, refuses what `options.sandbox` refuses (and a root that is or
+ * contains a kernel filesystem such as proc or sysfs), merges a root nested in another, and
+ * opens each directory. Every create given this object as `options.sandbox` binds those very
+ * directories: relinking or renaming a root's path afterwards cannot point the sandbox
+ * elsewhere (the create is refused instead). Throws `ERR_INVALID_ARG` naming the field
+ * (`sandbox.writableRoots[i]`); `ERR_SANDBOX_UNAVAILABLE` outside Linux.
+ */
+export declare class SandboxConfig {
+  /** `field` names the options in errors (default `'sandbox'`). */
+  constructor(options: SandboxOptions, field?: string | null)
+  /** The writable roots as pinned: resolved, nested ones merged into their parent. */
+  get writableRoots(): Array<string>
+}
+
+/**
  * A running command: its retained output, exit status, kill and release. Same promise shape
  * as the ACP SDK's `TerminalHandle`, usable with `await using`.
  */
@@ -261,8 +277,10 @@ export interface CreateTerminalOptions {
    * privileges.
    * Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
    * (see `containmentInfo().sandbox`); never runs the command with less.
+   * A `SandboxConfig` is configured once (its roots pinned when it was made); options are
+   * configured at this create.
    */
-  sandbox?: SandboxOptions | null
+  sandbox?: SandboxOptions | SandboxConfig | null
   /**
    * A listener attached before the command starts: it receives every byte of the output,
    * exactly once, in order, from the first (even of a command that ends at once). Called as

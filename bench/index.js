@@ -12,7 +12,7 @@
  * Every (scenario, implementation, repetition) runs in a fresh Node process (bench/worker.js);
  * repetitions alternate the order of the two implementations; figures are medians over the
  * repetitions. Progress goes to stderr, the markdown table (ready for the README) to stdout.
- * Scenarios: flood-zeros, flood-utf8, spawn, spawn-heap, concurrent, poll, idle, tail, policy, sandbox, mcp, pty, sessions
+ * Scenarios: flood-zeros, flood-utf8, spawn, spawn-heap, concurrent, poll, idle, tail, policy, sandbox, mcp, pty, sessions, remote
  *            ([--node-pty=<dir>]: node-pty for the pty baseline when `require('node-pty')` fails).
  * Exit code: 0 (1 with --strict when a target is missed, 2 when the addon cannot be loaded).
  */
@@ -364,6 +364,8 @@ const SCENARIOS = {
 // agent-report (agentTerminals() on a 20 MB flood vs a bare onOutput listener): bench/agent-report.js.
 Object.assign(SCENARIOS, require('./agent-report')({ QUICK, REPS, row, fmt, fmtRatio }));
 Object.assign(SCENARIOS, require('./interactive')({ S, QUICK, REPS, opt, row, notes, log, fmt, fmtRatio, okCell, aggregate, runWorker, benchDir }));
+// remote (issue 31): terminals through acp-terminal-server (pipe, podman exec, ssh) vs the local core.
+Object.assign(SCENARIOS, require('./remote')({ QUICK, REPS, row, notes, log, fmt, fmtRatio }));
 
 async function flood(name, label, cfg, producer) {
   // Floods are short and the machine is noisy: at least 5 repetitions in a full run.

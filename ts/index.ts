@@ -43,6 +43,16 @@ export async function createTerminal(
   return loadNative().createTerminal(params, options);
 }
 
+/**
+ * A sandbox configured once: its writable roots resolved, checked and opened now (see `SandboxConfig`).
+ * Pass it as `options.sandbox` to every create that should use it; later creates bind those very
+ * directories, whatever happens to their paths. Throws `ERR_INVALID_ARG` naming the field (`field`,
+ * default `sandbox`). Loads the native core on first use.
+ */
+export function sandboxConfig(options: Native.SandboxOptions, field?: string): Native.SandboxConfig {
+  return new (loadNative().SandboxConfig)(options, field);
+}
+
 /** What this machine's containment provides (see `ContainmentInfo`). Loads the native core on first use. */
 export function containmentInfo(): Native.ContainmentInfo {
   return loadNative().containmentInfo();
@@ -213,6 +223,7 @@ export type {
   ResolveProgramFn,
   ResolveProgramOptions,
   ResourceLimits,
+  SandboxConfig,
   SandboxOptions,
   TerminalLike,
 } from './types';
@@ -258,3 +269,7 @@ void nativeSatisfiesContract;
 /** Same for the pty contract `ShellSessions` drives (write, sendKeys, resize, outputBytes). */
 const nativeSatisfiesPtyContract: PtyCreateTerminalFn = undefined as unknown as typeof Native.createTerminal;
 void nativeSatisfiesPtyContract;
+export * as backends from './backends';
+/** Same for the remote backends' `createTerminal` (docs/remote.md). */
+const remoteSatisfiesContract: CreateTerminalFn = undefined as unknown as import('./backends').Backend['createTerminal'];
+void remoteSatisfiesContract;
