@@ -249,6 +249,19 @@ export {
   type ShellSessionsOptions,
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';
+export type { McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
+
+/**
+ * Terminals as MCP tools (see `docs/mcp.md`): builds a server over a `TerminalHost` or the options of
+ * one. The MCP SDK is loaded on first call, so importing this module does not pay for it.
+ */
+export function createMcpServer(
+  hostOrOptions?: import('./host').TerminalHost | import('./host-types').TerminalHostOptions,
+  options?: import('./mcp').McpTerminalOptions,
+): import('./mcp').McpTerminalServer {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./mcp') as typeof import('./mcp')).createMcpServer(hostOrOptions, options);
+}
 
 /** Compile-time proof that the native core satisfies the structural contract the ACP layer relies on. */
 const nativeSatisfiesContract: CreateTerminalFn = undefined as unknown as typeof Native.createTerminal;
