@@ -157,6 +157,39 @@ const agents = {
     prompt: (command, extra = {}) => `***CALL_TOOL execute ${JSON.stringify({ command, ...extra })}`,
     argv: true, // its tool takes `args`: the argv scenario sends the program and its arguments apart
   },
+  'kimi-cli': {
+    // Moonshot's kimi-cli; an OpenAI-compatible provider pointed at the scripted model, approvals on (yolo off).
+    start: ({ home, baseUrl }) => {
+      const share = join(home, '.kimi');
+      mkdirSync(share, { recursive: true });
+      writeFileSync(
+        join(share, 'config.toml'),
+        [
+          'default_model = "scripted"',
+          'telemetry = false',
+          '[providers.local]',
+          'type = "openai_legacy"',
+          `base_url = "${baseUrl}/v1"`,
+          'api_key = "sk-scripted"',
+          '[models.scripted]',
+          'provider = "local"',
+          'model = "scripted"',
+          'max_context_size = 128000',
+          '',
+        ].join('\n'),
+      );
+      // Its ACP server refuses session/new without a stored Kimi Code login, whatever the configured
+      // provider: a dummy token (never sent anywhere: the provider above is the scripted model; it expires
+      // in a year, so no refresh is attempted) stands in for `kimi login`.
+      mkdirSync(join(share, 'credentials'));
+      const year = 365 * 24 * 3600;
+      const token = { access_token: 'offline-dummy', refresh_token: '', expires_at: Date.now() / 1000 + year, scope: '', token_type: 'Bearer', expires_in: year };
+      writeFileSync(join(share, 'credentials/kimi-code.json'), JSON.stringify(token));
+      return { command: join(installDir, 'bin/kimi'), args: ['acp'], env: { KIMI_SHARE_DIR: share, KIMI_CLI_NO_AUTO_UPDATE: '1' } };
+    },
+    call: (command, extra) => ({ name: 'Shell', args: { command, ...extra } }),
+    timeoutArgs: (ms) => ({ timeout: Math.max(1, Math.round(ms / 1000)) }),
+  },
   'claude-code-acp': {
     // Zed's Claude agent; its Claude Code CLI talks to ANTHROPIC_BASE_URL (the scripted model).
     start: ({ baseUrl }) => ({
