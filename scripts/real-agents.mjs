@@ -190,6 +190,37 @@ const agents = {
     call: (command, extra) => ({ name: 'Shell', args: { command, ...extra } }),
     timeoutArgs: (ms) => ({ timeout: Math.max(1, Math.round(ms / 1000)) }),
   },
+  'mistral-vibe': {
+    // Mistral's vibe; an OpenAI-compatible provider (backend "generic") pointed at the scripted model,
+    // telemetry and update checks off.
+    start: ({ home, baseUrl }) => {
+      const vibeHome = join(home, '.vibe');
+      mkdirSync(vibeHome, { recursive: true });
+      writeFileSync(
+        join(vibeHome, 'config.toml'),
+        [
+          'active_model = "scripted"',
+          'enable_telemetry = false',
+          'enable_update_checks = false',
+          'enable_auto_update = false',
+          'enable_connectors = false',
+          '[[providers]]',
+          'name = "local"',
+          `api_base = "${baseUrl}/v1"`,
+          'api_key_env_var = ""',
+          'backend = "generic"',
+          '[[models]]',
+          'name = "scripted"',
+          'provider = "local"',
+          'alias = "scripted"',
+          '',
+        ].join('\n'),
+      );
+      return { command: join(installDir, 'bin/vibe-acp'), args: [], env: { VIBE_HOME: vibeHome } };
+    },
+    call: (command, extra) => ({ name: 'bash', args: { command, ...extra } }),
+    timeoutArgs: (ms) => ({ timeout: Math.max(1, Math.round(ms / 1000)) }),
+  },
   'claude-code-acp': {
     // Zed's Claude agent; its Claude Code CLI talks to ANTHROPIC_BASE_URL (the scripted model).
     start: ({ baseUrl }) => ({
