@@ -334,7 +334,8 @@ async function main() {
   let passed = 0;
   let failed = 0;
   const record = (scenario, what, ok) => {
-    ok ? passed++ : failed++;
+    if (ok) passed++;
+    else failed++;
     results.push(`${ok ? 'ok    ' : 'FAILED'} ${agentName}: ${scenario}: ${what}`);
     console.log(results[results.length - 1]);
   };
