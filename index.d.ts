@@ -2,6 +2,18 @@
 /* eslint-disable */
 
 /**
+ * A streaming `sanitizeForDisplay()`: `write(chunk)` returns what is safe to show of each
+ * chunk in turn; a sequence cut by a chunk boundary is completed by the next chunk (so a
+ * stream split anywhere gives the same output as the whole).
+ */
+export declare class DisplayFilter {
+  /** A filter at the start of a stream. Throws `ERR_INVALID_ARG` naming the field. */
+  constructor(options?: DisplayFilterOptions | null)
+  /** The safe part of the next chunk (a string, as UTF-8, or bytes), as bytes. */
+  write(chunk: string | Uint8Array): Buffer
+}
+
+/**
  * A running command: its retained output, exit status, kill and release. Same promise shape
  * as the ACP SDK's `TerminalHandle`, usable with `await using`.
  */
@@ -28,8 +40,9 @@ export declare class TerminalHandle {
    */
   currentOutput(): Promise<TerminalOutputResponse>
   /**
-   * Resolves with the exit status once the command exited and every byte it wrote is in
-   * `currentOutput()`. Any number of concurrent waiters.
+   * Resolves with the exit status once the command exited, every byte it wrote is in
+   * `currentOutput()`, and every `onOutput` listener received its last byte. Any number of
+   * concurrent waiters.
    */
   waitForExit(): Promise<TerminalExitStatus>
   /**
@@ -52,7 +65,9 @@ export declare class TerminalHandle {
    * the oldest waiting bytes are dropped, and the next call's `info.dropped` says how many
    * (0 normally); `currentOutput()` is never affected. With `{ replay: true }` the output
    * retained so far comes first (so a listener attached right after `createTerminal` sees
-   * everything within the limit; the same mark applies to it).
+   * everything within the limit; the same mark applies to it). With `{ display: 'safe' }`
+   * the listener gets what is safe to write to a real terminal (see `sanitizeForDisplay`;
+   * `info.dropped` then counts filtered bytes).
    * Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
    */
   onOutput(listener: (chunk: Buffer, info: OutputChunkInfo) => void, options?: OnOutputOptions | null): () => void
@@ -302,6 +317,12 @@ export interface CwdInRoots {
   inside: boolean
 }
 
+/** Options of `sanitizeForDisplay()` and `new DisplayFilter()`. */
+export interface DisplayFilterOptions {
+  /** Keep window and icon title changes (OSC 0, 1, 2) with printable text (default false). */
+  allowTitle?: boolean | null
+}
+
 /** A variable `createTerminal` gives every command unless the request's env sets it. */
 export interface EnvDefault {
   /** The variable's name (`PAGER`). */
@@ -359,6 +380,15 @@ export declare function killSessionTree(shellPid: number): void
 export interface OnOutputOptions {
   /** Deliver the output retained so far first (default `false`: only what arrives from now). */
   replay?: boolean
+  /**
+   * `'safe'`: the listener gets the output filtered for a real terminal, as
+   * `sanitizeForDisplay()` filters it (text, colours and cursor movement; no clipboard,
+   * title, query or other sequence that acts on the user's terminal), across chunk
+   * boundaries. `'raw'` (default): the bytes as the command wrote them.
+   */
+  display?: 'raw' | 'safe' | null
+  /** With `display: 'safe'`, keep window title changes (OSC 0, 1, 2; default false). */
+  allowTitle?: boolean
 }
 
 /** What a listener learns besides the bytes of a chunk. */
@@ -615,6 +645,16 @@ export interface SandboxPromises {
   /** Network refused unless `network: true` (seccomp). */
   networkOff: boolean
 }
+
+/**
+ * Output made safe to write to a real terminal (a string, as UTF-8, or bytes; the whole
+ * output at once: use `DisplayFilter` for a stream). Keeps text, colours (SGR) and cursor
+ * movement; drops what acts on the user's terminal: OSC strings (clipboard OSC 52, colour
+ * queries, hyperlinks; titles unless `allowTitle`), DCS/SOS/PM/APC strings, queries that make
+ * the terminal answer (DA, DSR/CPR, DECRQSS, XTVERSION, window reports), mode changes, charset
+ * switches, resets, C1 controls. Invalid UTF-8 becomes U+FFFD. Throws `ERR_INVALID_ARG`.
+ */
+export declare function sanitizeForDisplay(data: string | Uint8Array, options?: DisplayFilterOptions | null): string
 
 /**
  * The bash a `ShellSessions` session runs unless `options.shell` names one: `'bash'` on Unix

@@ -141,3 +141,179 @@ test('the checks catch what they are for', () => {
   expect(resolves('README.md', 'docs/api.md#guarantees-and-their-limits')).toBe(true);
   expect(slug('`createTerminal(params, options?) → Promise<TerminalHandle>`')).toBe('createterminalparams-options--promiseterminalhandle');
 });
+
+// --- The code ARCHITECTURE.md names exists ---
+//
+// Every backticked name that reads as code is looked up as a definition (grep level) in the code:
+// `a::b::c` and `Type::method` paths, names in CamelCase or camelCase (`LaunchSpec`,
+// `registerTerminalHandlers`), snake_case names (`open_ends`) and calls (`write()`).
+// All-lowercase single words (`sh`, `waitpid`) and ALL_CAPS names (env variables, errnos,
+// constants of the OS) are prose or the system's, and are not checked.
+//
+// A path's rule: when the segments before the last name a module (`sys::spawn` -> src/sys/spawn.rs
+// or src/sys/spawn/mod.rs), the last segment is defined in that module: its file, a file below
+// its directory (a submodule it re-exports), or a `pub use` in its file that names it. When they
+// name a type (`Terminal::start`), the type and the method are each defined somewhere in the code.
+// A JS name of the binding (`processCwd`) is found as its Rust function (`process_cwd`).
+
+/** Where the code a doc names lives: the crate, the TS layer, the scripts and the test helpers. */
+const CODE_DIRS = ['src', 'ts', 'scripts', '__test__/fixtures'];
+const CODE_EXT = /\.(rs|ts|mts|js|mjs|cjs|sh)$/;
+
+/** Names ARCHITECTURE.md uses that are not ours: OS and runtime calls, package.json and tsc keys, ACP's. */
+const NOT_OURS = new Set([
+  // Windows API
+  'CreateProcessW',
+  'CreateJobObjectW',
+  'TerminateJobObject',
+  'CreatePipe',
+  'CreatePseudoConsole',
+  'ResizePseudoConsole',
+  'GetProcessTimes',
+  'GetProcAddress',
+  'RegisterWaitForSingleObject',
+  'ProcessPrng',
+  'SystemFunction036',
+  // Linux
+  'pidfd_open',
+  'posix_openpt',
+  'no_new_privs',
+  // Node, npm and tsc
+  'require()',
+  'child_process',
+  'node_modules',
+  'prepublishOnly',
+  'optionalDependencies',
+  'noUncheckedIndexedAccess',
+  // the ACP protocol's
+  'terminal_update',
+  '_meta',
+]);
+
+/** The names of code in a doc's prose (see above for which spans count). */
+function namedCode(text: string): string[] {
+  const names = new Set<string>();
+  for (const span of codeSpans(text)) {
+    for (const word of span.split(/,\s*/)) {
+      const w = word.trim();
+      if (!/^[A-Za-z_]\w*(::[A-Za-z_]\w*)*(\(\))?$/.test(w) || NOT_OURS.has(w)) continue;
+      const bare = w.replace(/\(\)$/, '');
+      const isPath = bare.includes('::');
+      const isCall = w.endsWith('()');
+      const isCamel = /[a-z]/.test(bare) && /[A-Z]/.test(bare) && !bare.includes('_');
+      const isSnake = /^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(bare);
+      if (isPath || isCall || isCamel || isSnake) names.add(w);
+    }
+  }
+  return [...names];
+}
+
+const codeFiles = CODE_DIRS.flatMap(walk).filter((f) => CODE_EXT.test(f));
+const codeText = new Map(codeFiles.map((f) => [f, fs.readFileSync(path.join(root, f), 'utf8')]));
+
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Whether `text` defines `name`: an item, a TS declaration, a method, or a field / property. */
+function defines(text: string, name: string): boolean {
+  const n = escapeRe(name);
+  const item = new RegExp(
+    `\\b(fn|struct|enum|trait|type|mod|union|static|const|let|var|function|class|interface|namespace|macro_rules!)\\s+${n}\\b`,
+  );
+  // A method (`  write(`, `  async resume(`, `  get exitCode(`), a field or property (`  timeoutMs?:`,
+  // `pub cwd:`), an enum variant (`    Term,`), a re-export or an export list (`{ a, b as c }`).
+  const member = new RegExp(
+    `^\\s*(?:(?:pub(?:\\([\\w:]+\\))?|async|static|readonly|get|set|public|private|export|declare)\\s+)*${n}\\s*(?:[?!]?:|<[^>]*>\\s*\\(|\\(|,|$|\\s*\\{|\\s*=)`,
+    'm',
+  );
+  return item.test(text) || member.test(text);
+}
+
+/** napi-rs exports a Rust `fn process_cwd` to JS as `processCwd`. */
+const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+const definedAnywhere = (name: string): boolean =>
+  [...codeText.values()].some((t) => defines(t, name) || (/^[a-z]/.test(name) && defines(t, snakeCase(name))));
+
+/** The files of a Rust module path (`sys::spawn` -> its mod.rs or .rs file and the files below it). */
+function moduleFiles(segments: string[]): { own: string[]; below: string[] } | undefined {
+  const dir = `src/${segments.join('/')}`;
+  const own = [`${dir}.rs`, `${dir}/mod.rs`].filter((f) => codeText.has(f));
+  if (own.length === 0) return undefined;
+  return { own, below: codeFiles.filter((f) => f.startsWith(`${dir}/`)) };
+}
+
+/** Why a name the doc uses is not in the code, or undefined when it is. */
+function missingCode(name: string): string | undefined {
+  const bare = name.replace(/\(\)$/, '').replace(/^crate::/, '');
+  if (!bare.includes('::')) return definedAnywhere(bare) ? undefined : `${name}: defined nowhere`;
+  const segments = bare.split('::');
+  const last = segments.pop()!;
+  const module = moduleFiles(segments);
+  if (module) {
+    const reexported = module.own.some((f) => new RegExp(`^\\s*pub use [^;]*\\b${escapeRe(last)}\\b`, 'm').test(codeText.get(f)!));
+    const defined = [...module.own, ...module.below].some((f) => defines(codeText.get(f)!, last));
+    return reexported || defined ? undefined : `${name}: no ${last} in src/${segments.join('/')}`;
+  }
+  const owner = segments[segments.length - 1]!;
+  if (!/^[A-Z]/.test(owner)) return `${name}: no module src/${segments.join('/')}`;
+  return definedAnywhere(owner) && definedAnywhere(last) ? undefined : `${name}: ${owner} or ${last} defined nowhere`;
+}
+
+test('every function and type ARCHITECTURE.md names is defined in the code', () => {
+  const names = namedCode(fs.readFileSync(path.join(root, 'ARCHITECTURE.md'), 'utf8'));
+  expect(names.length).toBeGreaterThan(50);
+  expect(names.map(missingCode).filter((m) => m !== undefined)).toEqual([]);
+});
+
+test('the code check finds what is not there', () => {
+  expect(namedCode('`sys::spawn::launch`, `LaunchSpec` and `open_ends`, `write()`; not `sh` nor `O_PATH` nor `CreatePipe`')).toEqual([
+    'sys::spawn::launch',
+    'LaunchSpec',
+    'open_ends',
+    'write()',
+  ]);
+  expect(missingCode('NoSuchTypeAnywhere')).toBe('NoSuchTypeAnywhere: defined nowhere');
+  expect(missingCode('spawn::no_such_fn')).toBe('spawn::no_such_fn: no no_such_fn in src/spawn');
+  // Defined, but in another module than the path names.
+  expect(missingCode('reap::open_ends')).toBe('reap::open_ends: no open_ends in src/reap');
+  expect(missingCode('nosuchmod::start')).toBe('nosuchmod::start: no module src/nosuchmod');
+  expect(missingCode('Terminal::no_such_method')).toBe('Terminal::no_such_method: Terminal or no_such_method defined nowhere');
+  // Found: in the module's own file, in a submodule below it, re-exported, a type's method.
+  expect(missingCode('sys::spawn::open_ends')).toBeUndefined();
+  expect(missingCode('containment::Containment')).toBeUndefined();
+  expect(missingCode('spawn::Limits')).toBeUndefined();
+  expect(missingCode('Terminal::start')).toBeUndefined();
+  expect(missingCode('crate::spawn::plan')).toBeUndefined();
+  expect(missingCode('processStartTime')).toBeUndefined();
+  expect(missingCode('closeStdin()')).toBeUndefined();
+});
+
+/**
+ * The names each row of ARCHITECTURE.md's file table uses that its file never mentions: a row says
+ * what its file does with them (`hands a \`Command\` to \`sys::spawn::start\``), so the file names
+ * each one. JS API names (`onOutput`, `sendKeys()`) name the feature a file serves, and are only
+ * checked to exist.
+ */
+function rowsNamingAbsentCode(text: string): string[] {
+  const start = text.indexOf('| file | job |');
+  const stale: string[] = [];
+  for (const line of text.slice(start).split('\n').slice(2)) {
+    if (!line.startsWith('|')) break;
+    const m = /^\| `([^`]+)` \| (.*)\|$/.exec(line);
+    const file = m ? codeText.get(m[1]!) : undefined;
+    if (!m || file === undefined) continue;
+    for (const name of namedCode(m[2]!).filter((n) => !/^[a-z]\w*(\(\))?$/.test(n) || n.includes('_'))) {
+      const words = name.replace(/\(\)$/, '').split('::');
+      const mentioned = (w: string): boolean => new RegExp(`\\b(${escapeRe(w)}|${escapeRe(snakeCase(w))})\\b`).test(file);
+      if (!words.every(mentioned)) stale.push(`${m[1]}: ${name}`);
+    }
+  }
+  return stale;
+}
+
+test('every name in a file table row is one its file mentions', () => {
+  expect(rowsNamingAbsentCode(fs.readFileSync(path.join(root, 'ARCHITECTURE.md'), 'utf8'))).toEqual([]);
+  expect(rowsNamingAbsentCode('| file | job |\n|---|---|\n| `src/spawn/mod.rs` | hands a `LaunchSpec` to `sys::spawn`, for `onOutput` |\n')).toEqual([
+    'src/spawn/mod.rs: LaunchSpec',
+  ]);
+});

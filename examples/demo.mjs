@@ -9,7 +9,7 @@ import { Readable, Writable } from 'node:stream';
 import { client, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import acpTerminal from '../lib/index.js';
 
-const { TerminalHost, registerTerminalHandlers } = acpTerminal;
+const { TerminalHost, registerTerminalHandlers, createDisplayFilter } = acpTerminal;
 const color = process.stdout.isTTY ? (code, s) => `\x1b[${code}m${s}\x1b[0m` : (_code, s) => s;
 
 const host = new TerminalHost({ cwd: process.cwd(), env: { PAGER: 'cat', GIT_PAGER: 'cat' } });
@@ -23,7 +23,9 @@ host.onEvent((event) => audit.push(event));
 host.onCreate(({ terminalId, terminal, request }) => {
   runs.push({ terminalId, command: request.command });
   console.log(color('1;36', `\n$ ${request.command}`));
-  terminal.onOutput((chunk) => process.stdout.write(color('2', chunk.toString('utf8'))), { replay: true });
+  // Shown on this terminal: through a display filter (no clipboard, title or query sequences).
+  const display = createDisplayFilter();
+  terminal.onOutput((chunk) => process.stdout.write(color('2', display.write(chunk).toString('utf8'))), { replay: true });
 });
 
 const titles = new Map();

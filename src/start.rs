@@ -1,7 +1,8 @@
 //! The core entry point: a request, validated by the binding's conversion, becomes a running
 //! terminal. The path of one request: [`crate::spawn::plan`] (checks and resolves program,
 //! argv, environment, cwd) -> [`crate::containment::Prepared`] (cgroups) ->
-//! [`crate::spawn::spawn`] (descriptors, the sandbox if asked for, then the platform launch) ->
+//! [`crate::spawn::spawn`] (descriptors, the sandbox if asked for, then the platform launch,
+//! [`crate::sys::spawn::start`]) ->
 //! the containment of the child (the guardian lists it; it owns what the sandbox leaves) ->
 //! [`Terminal::start`] (the output pump and the input queue).
 
@@ -53,9 +54,9 @@ mod tests {
 
     use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
 
-    /// The allowedRoots race of the security review: the checked directory is exchanged
-    /// (atomically, over and over) with a symlink to a directory outside the root while
-    /// terminals are created in it. Every command either is refused or starts inside the root.
+    /// The allowedRoots race: the checked directory is exchanged (atomically, over and over)
+    /// with a symlink to a directory outside the root while terminals are created in it.
+    /// Every command either is refused or starts inside the root.
     #[tokio::test(flavor = "multi_thread")]
     async fn a_cwd_swapped_for_a_symlink_never_starts_a_command_outside_the_roots() {
         swap_race(None).await;

@@ -15,6 +15,8 @@ import type { CreateTerminalFn, CreateTerminalParams } from './types';
 export type {
   ContainmentInfo,
   CreateTerminalOptions,
+  DisplayFilter,
+  DisplayFilterOptions,
   EnvVariable,
   OnOutputOptions,
   PtyOptions,
@@ -68,6 +70,21 @@ export async function renderTerminalOutputAsync(
   options?: Native.RenderTerminalOutputOptions | null,
 ): Promise<Native.RenderedTerminalOutput> {
   return loadNative().renderTerminalOutputAsync(data, options);
+}
+
+/**
+ * Output made safe to write to a real terminal: text, colours and cursor movement kept; clipboard
+ * (OSC 52), titles (unless `allowTitle`), DCS/APC/PM/SOS strings, queries that make the terminal answer
+ * and mode changes dropped. For a whole output; a stream goes through `createDisplayFilter()` (or
+ * `terminal.onOutput(fn, { display: 'safe' })`).
+ */
+export function sanitizeForDisplay(data: string | Uint8Array, options?: Native.DisplayFilterOptions | null): string {
+  return loadNative().sanitizeForDisplay(data, options);
+}
+
+/** A streaming `sanitizeForDisplay`: `filter.write(chunk)` returns what is safe to show of each chunk, across chunk boundaries. */
+export function createDisplayFilter(options?: Native.DisplayFilterOptions | null): Native.DisplayFilter {
+  return new (loadNative().DisplayFilter)(options);
 }
 
 /** The live processes of a shell's session tree: its session and every descendant, even after `setsid`. */

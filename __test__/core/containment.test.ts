@@ -1,4 +1,4 @@
-// Containment (issue 5, native side): no orphans however Node ends, escaped descendants,
+// Containment (native side): no orphans however Node ends, escaped descendants,
 // timeouts, resource limits, and a create/release soak with no leaks.
 import * as fs from 'node:fs';
 import { spawn } from 'node:child_process';

@@ -200,7 +200,7 @@ describe('onOutput', () => {
     await t.waitForExit();
     const out = await t.currentOutput();
     expect(out.output.endsWith('99999\n100000\n')).toBe(true);
-    await new Promise((r) => setTimeout(r, 200));
+    // waitForExit resolved after the listener got its last byte.
     expect(bytes).toBe(Buffer.byteLength(out.output));
     expect(calls).toBeGreaterThan(0);
     await t.release();
@@ -211,7 +211,6 @@ describe('onOutput', () => {
     const chunks: Buffer[] = [];
     t.onOutput((c) => chunks.push(c));
     await t.waitForExit();
-    await new Promise((r) => setTimeout(r, 50));
     expect(Buffer.concat(chunks)).toEqual(Buffer.from([0x61, 0xff, 0x62]));
     await t.release();
   });
@@ -223,8 +222,6 @@ describe('onOutput', () => {
       const chunks: Buffer[] = [];
       t.onOutput((c) => chunks.push(c), { replay: true });
       await t.waitForExit();
-      await new Promise((r) => setImmediate(r));
-      await new Promise((r) => setTimeout(r, 20));
       expect(Buffer.concat(chunks).toString()).toBe((await t.currentOutput()).output);
       expect(Buffer.concat(chunks).toString().startsWith('early\n1\n')).toBe(true);
       await t.release();
@@ -233,11 +230,13 @@ describe('onOutput', () => {
 
   test('replay respects the limit: only the retained tail is replayed', async () => {
     const t = await createTerminal({ command: 'seq 1 1000; sleep 0.3; echo end', outputByteLimit: 10 });
-    await new Promise((r) => setTimeout(r, 150));
+    // Subscribe once `seq` wrote everything (and before `end`), after the tick of the handle (a
+    // listener attached in it gets everything from the first byte).
+    await new Promise((r) => setImmediate(r));
+    await waitFor(async () => t.outputBytes >= 3893);
     const chunks: Buffer[] = [];
     t.onOutput((c) => chunks.push(c), { replay: true });
     await t.waitForExit();
-    await new Promise((r) => setTimeout(r, 50));
     expect(Buffer.concat(chunks).toString()).toBe('\n999\n1000\nend\n');
     await t.release();
   });
@@ -250,7 +249,6 @@ describe('onOutput', () => {
       unsub();
     });
     await t.waitForExit();
-    await new Promise((r) => setTimeout(r, 100));
     expect(got.join('')).toBe('one\n');
     await t.release();
   });

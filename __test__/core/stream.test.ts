@@ -1,4 +1,4 @@
-// Streaming from the first byte (issue 12 §1): options.onOutput is attached before the command
+// Streaming from the first byte: options.onOutput is attached before the command
 // starts; listeners attached in the tick that receives the handle get the whole stream too.
 import { TerminalHost } from '../../ts/host';
 import { pacedLines } from '../fixtures/paced-lines';
@@ -150,7 +150,7 @@ describe('listeners attached in the tick that receives the handle', () => {
   test('after that tick, a listener gets what arrives from its subscription on (replay: the retained tail)', async () => {
     const t = await createTerminal({ command: 'printf early; sleep 0.3; printf late' });
     await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => t.outputBytes >= 5, "'early' read");
     const plain = collector();
     const replayed = collector();
     t.onOutput(plain.listener);

@@ -10,11 +10,12 @@ use napi_derive::napi;
 
 use super::args::*;
 use super::errors::{js_error, rejected, settle};
-use super::sink::{JsSink, OutputChunkInfo};
+use super::sink::{JsSink, Listeners, OutputChunkInfo};
 use super::strings::output_string;
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::keys;
+use crate::output::display::DisplayOptions;
 use crate::registry::Registry;
 use crate::sys::pty::PtySize;
 use crate::terminal::{OutputVersion, Terminal};
@@ -45,6 +46,14 @@ pub struct TerminalOutputResponse {
 pub struct OnOutputOptions {
     /// Deliver the output retained so far first (default `false`: only what arrives from now).
     pub replay: Option<bool>,
+    /// `'safe'`: the listener gets the output filtered for a real terminal, as
+    /// `sanitizeForDisplay()` filters it (text, colours and cursor movement; no clipboard,
+    /// title, query or other sequence that acts on the user's terminal), across chunk
+    /// boundaries. `'raw'` (default): the bytes as the command wrote them.
+    #[napi(ts_type = "'raw' | 'safe' | null")]
+    pub display: Option<String>,
+    /// With `display: 'safe'`, keep window title changes (OSC 0, 1, 2; default false).
+    pub allow_title: Option<bool>,
 }
 
 /// Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`).
@@ -70,6 +79,8 @@ pub struct TerminalHandle {
     /// (a hidden property), so it is collected with the handle; polling agents get the same
     /// string again while nothing changed instead of a fresh decode of up to the whole limit.
     pub(super) cache: std::cell::RefCell<Option<OutputCache>>,
+    /// Its `onOutput` listeners: flushed before the exit is reported (see [`super::sink`]).
+    pub(super) listeners: Listeners,
 }
 
 pub(super) struct OutputCache {
@@ -160,6 +171,12 @@ impl TerminalHandle {
                 (output, truncated, exit)
             }
         };
+        drop(cache);
+        if exit.is_some() {
+            // The status is about to show: every listener gets its last bytes first (the
+            // output pump handed them every byte before it published the exit).
+            self.listeners.flush(env);
+        }
         let mut obj = Object::new(env)?;
         obj.set_named_property("output", output)?;
         obj.set_named_property("truncated", truncated)?;
@@ -169,8 +186,9 @@ impl TerminalHandle {
         PromiseRaw::resolve(env, obj)
     }
 
-    /// Resolves with the exit status once the command exited and every byte it wrote is in
-    /// `currentOutput()`. Any number of concurrent waiters.
+    /// Resolves with the exit status once the command exited, every byte it wrote is in
+    /// `currentOutput()`, and every `onOutput` listener received its last byte. Any number of
+    /// concurrent waiters.
     #[napi(ts_return_type = "Promise<TerminalExitStatus>")]
     pub fn wait_for_exit<'env>(
         &self,
@@ -179,14 +197,17 @@ impl TerminalHandle {
         if self.term.is_released() {
             return rejected(env, TermError::released(self.term.id()));
         }
-        if let Some(st) = self.term.exit_status() {
-            return PromiseRaw::resolve(env, st.into());
-        }
         let term = self.term.clone();
+        let listeners = self.listeners.clone();
+        // Settled on the JS thread, even when the exit is known already: the listeners'
+        // pending bytes are delivered there first, then the promise resolves.
         settle(
             env,
             async move { Ok(term.wait_for_exit().await) },
-            |_env, st| Ok(st.into()),
+            move |env, st| {
+                listeners.flush(env);
+                Ok(st.into())
+            },
         )
     }
 
@@ -230,7 +251,9 @@ impl TerminalHandle {
     /// the oldest waiting bytes are dropped, and the next call's `info.dropped` says how many
     /// (0 normally); `currentOutput()` is never affected. With `{ replay: true }` the output
     /// retained so far comes first (so a listener attached right after `createTerminal` sees
-    /// everything within the limit; the same mark applies to it).
+    /// everything within the limit; the same mark applies to it). With `{ display: 'safe' }`
+    /// the listener gets what is safe to write to a real terminal (see `sanitizeForDisplay`;
+    /// `info.dropped` then counts filtered bytes).
     /// Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
     #[napi(
         ts_args_type = "listener: (chunk: Buffer, info: OutputChunkInfo) => void, options?: OnOutputOptions | null",
@@ -242,12 +265,21 @@ impl TerminalHandle {
         listener: Function<'env, FnArgs<(Buffer, OutputChunkInfo)>, UnknownReturnValue>,
         options: Option<OnOutputOptions>,
     ) -> Result<Function<'env, (), ()>> {
-        let replay = options.and_then(|o| o.replay).unwrap_or(false);
-        let sink = JsSink::new(env, &listener)?;
+        let replay = options.as_ref().and_then(|o| o.replay).unwrap_or(false);
+        let safe = options.as_ref().and_then(|o| o.display.as_deref());
+        let display = match super::display::display_mode(safe) {
+            Ok(true) => Some(DisplayOptions {
+                allow_title: options.as_ref().and_then(|o| o.allow_title) == Some(true),
+            }),
+            Ok(false) => None,
+            Err(e) => return Err(js_error(env, e)),
+        };
+        let sink = JsSink::new(env, &listener, display)?;
         let key = match self.term.subscribe(Arc::new(sink.clone()), replay) {
             Ok(k) => k,
             Err(e) => return Err(js_error(env, e)),
         };
+        self.listeners.add(sink.clone());
         let term = self.term.clone();
         env.create_function_from_closure::<(), (), _>("unsubscribe", move |_| {
             sink.cancel();

@@ -10,6 +10,7 @@
 //! | `env.rs` | `process.env`, the per-environment registry |
 //! | `handle.rs` | `TerminalHandle` |
 //! | `sink.rs` | `onOutput` streaming |
+//! | `display.rs` | `sanitizeForDisplay`, `DisplayFilter` (output safe for a real terminal) |
 //! | `strings.rs` | output strings (large ASCII output handed to V8 without a copy) |
 //! | `render.rs` | `renderTerminalOutput[Async]` |
 //! | `process.rs` | `containmentInfo`, `resolveProgram`, `envDefaults`, `cwdInRoots`, keys, session trees, process groups |
@@ -20,6 +21,7 @@ use napi::Env;
 use napi_derive::napi;
 
 mod args;
+mod display;
 mod env;
 mod errors;
 mod handle;
@@ -78,9 +80,11 @@ pub fn create_terminal<'env>(
         Err(e) => return rejected(env, e),
     };
     // options.onOutput: subscribed before the output pump starts, so it gets every byte.
+    let listeners = sink::Listeners::default();
     match options::on_output_listener(options.as_ref()) {
         Ok(Some(listener)) => {
-            let sink = sink::JsSink::new(env, &listener)?;
+            let sink = sink::JsSink::new(env, &listener, None)?;
+            listeners.add(sink.clone());
             req.terminal.first_sink = Some(SharedSink(Arc::new(sink)));
         }
         Ok(None) => {}
@@ -104,6 +108,7 @@ pub fn create_terminal<'env>(
                 term,
                 registry,
                 cache: Default::default(),
+                listeners,
             })
         },
     )

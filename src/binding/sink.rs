@@ -3,7 +3,14 @@
 //! chunks coalesce while JS is busy and a slow listener never slows the command. What is
 //! pending is bounded ([`crate::pending`]): a listener more than 8 MiB behind loses the oldest
 //! bytes, and its next call says how many.
+//!
+//! Invariant: the exit is reported after the last byte. The queued call and the settlement of
+//! `waitForExit()` travel to the JS thread separately, in no fixed order; so whatever reports
+//! the exit to JS first hands every pending byte to every listener of the terminal
+//! ([`Listeners::flush`]), on the JS thread, before the promise settles or the status shows.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::*;
@@ -14,6 +21,7 @@ use napi::Env;
 
 use napi_derive::napi;
 
+use crate::output::display::{DisplayFilter, DisplayOptions};
 use crate::pending::{Pending, HIGH_WATER_MARK};
 use crate::terminal::OutputSink;
 
@@ -21,6 +29,11 @@ struct SinkState {
     pending: Pending,
     scheduled: bool,
     cancelled: bool,
+    /// `display: 'safe'`: what reaches the listener is filtered first (on the reader's
+    /// thread, before the pending bound, so the filter sees every byte in order).
+    display: Option<DisplayFilter>,
+    /// Scratch space for the filter's output.
+    filtered: Vec<u8>,
 }
 
 /// What a listener learns besides the bytes of a chunk.
@@ -49,15 +62,20 @@ pub(super) struct JsSink {
 }
 
 impl JsSink {
+    /// A sink for `listener`; with `display`, the listener gets the output filtered for a
+    /// real terminal ([`crate::output::display`]).
     pub(super) fn new(
         env: &Env,
         listener: &Function<ListenerArgs, UnknownReturnValue>,
+        display: Option<DisplayOptions>,
     ) -> Result<Arc<Self>> {
         let sink = Arc::new(JsSink {
             state: Mutex::new(SinkState {
                 pending: Pending::new(HIGH_WATER_MARK),
                 scheduled: false,
                 cancelled: false,
+                display: display.map(DisplayFilter::new),
+                filtered: Vec::new(),
             }),
             listener: listener.create_ref()?,
             dispatch: std::sync::OnceLock::new(),
@@ -103,6 +121,11 @@ impl JsSink {
         Ok(())
     }
 
+    /// Whether `unsubscribe` was called.
+    fn is_cancelled(&self) -> bool {
+        self.lock().cancelled
+    }
+
     pub(super) fn cancel(&self) {
         let mut s = self.lock();
         s.cancelled = true;
@@ -112,14 +135,24 @@ impl JsSink {
 
 impl OutputSink for Arc<JsSink> {
     fn push(&self, chunk: &[u8]) {
-        let mut s = self.lock();
+        let mut guard = self.lock();
+        let s = &mut *guard;
         if s.cancelled {
             return;
         }
-        s.pending.push(chunk);
+        if let Some(filter) = s.display.as_mut() {
+            s.filtered.clear();
+            filter.filter(chunk, &mut s.filtered);
+            if s.filtered.is_empty() {
+                return;
+            }
+            s.pending.push(&s.filtered);
+        } else {
+            s.pending.push(chunk);
+        }
         if !s.scheduled {
             s.scheduled = true;
-            drop(s);
+            drop(guard);
             if let Some(d) = self.dispatch.get() {
                 d.call(self.clone(), ThreadsafeFunctionCallMode::NonBlocking);
             }
@@ -128,5 +161,32 @@ impl OutputSink for Arc<JsSink> {
 
     fn close(&self) {
         // Pending data is still delivered by the call already queued.
+    }
+}
+
+/// The listeners of one terminal handle, kept on the JS thread so that what reports the exit
+/// can deliver their pending bytes first.
+#[derive(Clone, Default)]
+pub(super) struct Listeners(Rc<RefCell<Vec<Arc<JsSink>>>>);
+
+impl Listeners {
+    /// Remembers a listener (unsubscribed ones are forgotten at the next add).
+    pub(super) fn add(&self, sink: Arc<JsSink>) {
+        let mut list = self.0.borrow_mut();
+        list.retain(|s| !s.is_cancelled());
+        list.push(sink);
+    }
+
+    /// On the JS thread: calls every listener with what is pending for it now, as its queued
+    /// call would have. A listener that throws is reported as an uncaught exception (as from
+    /// its queued call), and the others are still called.
+    pub(super) fn flush(&self, env: &Env) {
+        // A copy: a listener may subscribe another one while it runs.
+        let list: Vec<Arc<JsSink>> = self.0.borrow().clone();
+        for sink in list {
+            if let Err(e) = sink.deliver(env) {
+                env.fatal_exception(e);
+            }
+        }
     }
 }

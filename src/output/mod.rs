@@ -19,6 +19,8 @@ use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
 
+pub mod display;
+
 /// Smallest segment (unless the limit is smaller).
 const MIN_SEGMENT: usize = 4096;
 /// Largest segment: a 1 MiB limit is kept in 16 segments.

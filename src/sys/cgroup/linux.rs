@@ -245,14 +245,6 @@ impl Cgroup {
             .and_then(|mut f| f.write_all(b"1"))
             .is_ok()
     }
-
-    /// Sends `stop` (as its signal) to every process in the cgroup.
-    pub fn signal_all(&self, stop: crate::sys::signals::Stop) {
-        let sig = nix::sys::signal::Signal::from(stop);
-        for pid in self.pids() {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
-        }
-    }
 }
 
 impl Drop for Cgroup {

@@ -50,8 +50,8 @@ impl Cgroup {
         match *self {}
     }
 
-    /// Sends `stop` to every process in the cgroup (no value of this type exists).
-    pub fn signal_all(&self, _stop: crate::sys::signals::Stop) {
+    /// Pids of the processes in the cgroup (no value of this type exists).
+    pub fn pids(&self) -> Vec<i32> {
         match *self {}
     }
 }

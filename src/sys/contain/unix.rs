@@ -86,25 +86,41 @@ impl Held {
         self.cgroup.as_ref().map(|c| c.dir())
     }
 
-    /// The pids cgroup's members, the cgroup (`cgroup.kill` for SIGKILL), the process group,
-    /// and on a pty every process of the session.
+    /// Every process of the terminal, each once: the process group (one `killpg`), then the
+    /// members of the cgroups and, on a pty, of the session that are not in the group.
+    /// SIGKILL also writes `cgroup.kill` (it reaches what forks meanwhile; a second SIGKILL
+    /// changes nothing). A process that traps SIGTERM sees one per kill.
     pub fn signal(&self, stop: Stop) {
         let sig = Signal::from(stop);
-        if let Some(pc) = &self.pids {
-            signal_pids(&pc.pids(), sig);
-        }
-        if let Some(cg) = &self.cgroup {
-            if stop == Stop::Kill {
+        if stop == Stop::Kill {
+            if let Some(cg) = &self.cgroup {
                 cg.kill_all();
-            } else {
-                cg.signal_all(stop);
             }
         }
         self.group.send(sig);
-        if self.session {
-            let sid = self.pgid();
-            signal_pids(&procs::live_where(|p| p.sid == sid), sig);
+        let others = self.outside_group();
+        signal_pids(&others, sig);
+    }
+
+    /// The live members of the cgroups and, on a pty, of the session whose process group is
+    /// not the terminal's (the group's members are signalled by `killpg`).
+    fn outside_group(&self) -> Vec<i32> {
+        let mut members: Vec<i32> = Vec::new();
+        if let Some(pc) = &self.pids {
+            members.extend(pc.pids());
         }
+        if let Some(cg) = &self.cgroup {
+            members.extend(cg.pids());
+        }
+        if members.is_empty() && !self.session {
+            return members;
+        }
+        members.sort_unstable();
+        let pgid = self.pgid();
+        let session = self.session;
+        procs::live_where(|p| {
+            p.pgrp != pgid && ((session && p.sid == pgid) || members.binary_search(&p.pid).is_ok())
+        })
     }
 
     /// True while a process of the cgroups, the group, or on a pty the session is alive.
