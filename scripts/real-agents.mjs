@@ -323,7 +323,15 @@ async function main() {
 
   const spec = agent.start({ home, work, baseUrl: `http://127.0.0.1:${port}` });
   const env = { ...process.env, HOME: home, NO_COLOR: '1', ...(spec.env ?? {}) };
-  const child = spawn(spec.command, spec.args, { cwd: work, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group: agents start helpers (claude-code-acp runs the Claude Code CLI), all stopped at the end.
+  const child = spawn(spec.command, spec.args, { cwd: work, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const killGroup = (signal) => {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      /* already gone */
+    }
+  };
   let stderr = '';
   child.stderr.on('data', (d) => {
     stderr = (stderr + d).slice(-20_000);
@@ -407,13 +415,15 @@ async function main() {
   } finally {
     connection.close();
     const gone = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)));
-    child.kill('SIGTERM');
-    const hard = setTimeout(() => child.kill('SIGKILL'), 3000);
+    killGroup('SIGTERM');
+    const hard = setTimeout(() => killGroup('SIGKILL'), 3000);
     await gone;
     clearTimeout(hard);
+    await sleep(200); // helpers of the group that outlived the leader's exit by a moment
+    killGroup('SIGKILL');
     await host.close();
     await model.close();
-    rmSync(home, { recursive: true, force: true, maxRetries: 5 });
+    rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
   console.log(`${agentName}: ${passed} passed, ${failed} failed`);
   process.exitCode = failed ? 1 : 0;

@@ -101,7 +101,7 @@ for agent in "${agents[@]}"; do
   set -e
   echo "$out"
   [ $rc -eq 0 ] || status=1
-  summary+=("$(tail -n 1 <<<"$out") (install $((installed - start)) s, run $(($(date +%s) - installed)) s)")
+  summary+=("$(grep -E "^$agent: [0-9]+ passed, [0-9]+ failed$" <<<"$out" || echo "$agent: did not finish (rc $rc)") (install $((installed - start)) s, run $(($(date +%s) - installed)) s)")
 done
 echo
 echo "real-agents summary:"
