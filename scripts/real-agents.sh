@@ -8,6 +8,9 @@
 # Needs Python >= 3.12 (PATH, else pyenv's; 3.12.0-3.12.x with x < 3 cannot run kimi-cli, see below)
 # and the PyPI and npm registries for the first install. The Python packages go through `uv`
 # (itself from PyPI): pip's resolver takes minutes on fast-agent's dependency tree, uv seconds.
+# Network: fast-agent, kimi-cli and mistral-vibe connect only to 127.0.0.1 (checked with strace, telemetry and
+# update checks off); the Claude Code CLI under claude-code-acp also looks up api.anthropic.com for a few
+# endpoints it calls without ANTHROPIC_BASE_URL (metrics, hello), which fail offline without effect on the run.
 # Usage: bash scripts/real-agents.sh [--quick] [agent ...]
 #   agents: fast-agent kimi-cli mistral-vibe claude-code-acp (default: all four)
 #   --quick: fast-agent only, its first three scenarios (what .ci/run runs)
