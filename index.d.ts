@@ -14,6 +14,22 @@ export declare class DisplayFilter {
 }
 
 /**
+ * An OS sandbox configured once: `new SandboxConfig({ writableRoots, network, tmpBytes })`
+ * resolves each writable root, refuses what `options.sandbox` refuses (and a root that is or
+ * contains a kernel filesystem such as proc or sysfs), merges a root nested in another, and
+ * opens each directory. Every create given this object as `options.sandbox` binds those very
+ * directories: relinking or renaming a root's path afterwards cannot point the sandbox
+ * elsewhere (the create is refused instead). Throws `ERR_INVALID_ARG` naming the field
+ * (`sandbox.writableRoots[i]`); `ERR_SANDBOX_UNAVAILABLE` outside Linux.
+ */
+export declare class SandboxConfig {
+  /** `field` names the options in errors (default `'sandbox'`). */
+  constructor(options: SandboxOptions, field?: string | null)
+  /** The writable roots as pinned: resolved, nested ones merged into their parent. */
+  get writableRoots(): Array<string>
+}
+
+/**
  * A running command: its retained output, exit status, kill and release. Same promise shape
  * as the ACP SDK's `TerminalHandle`, usable with `await using`.
  */
@@ -261,8 +277,10 @@ export interface CreateTerminalOptions {
    * privileges.
    * Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
    * (see `containmentInfo().sandbox`); never runs the command with less.
+   * A `SandboxConfig` is configured once (its roots pinned when it was made); options are
+   * configured at this create.
    */
-  sandbox?: SandboxOptions | null
+  sandbox?: SandboxOptions | SandboxConfig | null
   /**
    * A listener attached before the command starts: it receives every byte of the output,
    * exactly once, in order, from the first (even of a command that ends at once). Called as
@@ -692,6 +710,23 @@ export interface ShellLineAnalysis {
   refusals: Array<ShellRefusal>
   /** True when the line is not valid bash. */
   malformed: boolean
+  /**
+   * What the shell is given instead of the line (the argv instead of the request's), when
+   * every part is understood: text pieces are shell text (words quoted); a program piece is
+   * written as the program checked for it; `open`..`close` enclose a nested `-c` line, written
+   * as one quoted word. In an argv rebuild each top-level piece (or group) is one argument.
+   */
+  rebuild?: Array<ShellPiece>
+}
+
+/** A piece of a rebuild. */
+export interface ShellPiece {
+  /** `'text'`, `'program'`, `'open'` or `'close'`. */
+  kind: 'text' | 'program' | 'open' | 'close'
+  /** The text of a text piece. */
+  text?: string
+  /** The index in `programs` of a program piece. */
+  program?: number
 }
 
 /** A program a line would run. */
@@ -704,6 +739,11 @@ export interface ShellProgram {
   position: number
   /** Set when the program would run code given in its arguments or stdin: why. */
   runsCode?: string
+  /**
+   * Set when the program (one of the code-runner table) was given an option its grammar
+   * does not list: which.
+   */
+  unknownOption?: string
   /**
    * True when the word was found only by guessing (after an unknown wrapper option, or in
    * dash's reading of a `[[`/`((` line).

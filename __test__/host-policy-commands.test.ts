@@ -176,7 +176,7 @@ describe('shell lines under an allow list: what the checked words will run', () 
     ['LD_PRELOAD=/tmp/e.so ls', { reason: 'env', name: 'LD_PRELOAD' }],
     ['declare -x BASH_ENV=/tmp/rc; bash -c ls', { reason: 'env', name: 'BASH_ENV' }],
     ['printf -v PATH /tmp/x; ls', { reason: 'env', name: 'PATH' }],
-    // Issue 19: constructs outside plain commands are refused as such (before, some were judged by
+    // Constructs outside plain commands are refused as such (before, some were judged by
     // what they assigned or defined).
     [': ${PATH:=/tmp/x}; ls', { reason: 'env', name: 'PATH' }],
     ['for PATH in /tmp/x; do ls; done', { reason: 'env', name: 'PATH' }],

@@ -1,4 +1,4 @@
-// Issue 11, findings 1 and 2, run for real (native core): each attack is first shown to execute code
+// Code run through the request env and shell lines that change what the checked words run, run for real (native core): each attack is first shown to execute code
 // (a marker file appears) through a host that lets it through (the variable allowed by `envPolicy`, or a
 // deny-only policy), then refused by the host's default policy, with nothing spawned.
 import { spawnSync } from 'node:child_process';
@@ -105,7 +105,7 @@ const strictArgv = (program: string, extra: TerminalHostOptions = {}): TerminalH
   ...extra,
 });
 
-describe('finding 1: code run through the request env', () => {
+describe('code run through the request env', () => {
   testIf('cc', CC !== undefined, 'no cc on PATH to build the preload library')('LD_PRELOAD with an allowed /usr/bin/ls', async () => {
     await attack(
       (m) => ({ command: LS, args: ['-d', tmp], env: [{ name: 'LD_PRELOAD', value: evilSo! }, { name: 'ACPT_MARKER', value: m }] }),
@@ -132,7 +132,7 @@ describe('finding 1: code run through the request env', () => {
     ];
     await attack(
       (m) => ({ command: GIT!, args: ['st'], env: env(m) }),
-      // git opted in as a code runner (issue 19: an unknown git subcommand may be an alias).
+      // git opted in as a code runner (an unknown git subcommand may be an alias).
       { ...strictArgv(GIT!, { envPolicy: { allow: ['GIT_CONFIG_*'] } }), commandPolicy: { allow: [GIT!], codeRunners: ['git'], shellLines: 'deny' } },
       strictArgv(GIT!),
       { reason: 'env', name: 'GIT_CONFIG_COUNT' },
@@ -160,7 +160,9 @@ describe('finding 1: code run through the request env', () => {
   testIf('bash', BASH !== undefined, 'no bash on PATH')("shell: 'bash' with BASH_FUNC_ls%% defining ls", async () => {
     await attack(
       (m) => ({ command: 'ls -d /', env: [{ name: 'BASH_FUNC_ls%%', value: `() { touch ${m}; }` }] }),
-      bashHost({ envPolicy: { allow: ['BASH_FUNC_*'] } }),
+      // Under an allow list the rebuilt line runs ls by its path, which no function shadows: the attack
+      // is shown with a deny-only policy.
+      bashHost({ commandPolicy: { deny: ['/nonexistent'] }, envPolicy: { allow: ['BASH_FUNC_*'] } }),
       bashHost(),
       { reason: 'env', name: 'BASH_FUNC_ls%%' },
     );
@@ -198,7 +200,7 @@ describe('finding 1: code run through the request env', () => {
   });
 });
 
-describe('finding 2: shell lines that change what the checked words run', () => {
+describe('shell lines that change what the checked words run', () => {
   const env = (m: string) => [{ name: 'ACPT_MARKER', value: m }];
   // Deny-only policies do not look for these (a deny list is a guard rail); an allow list refuses them.
   const loose: TerminalHostOptions = { commandPolicy: { deny: ['curl'] }, envPolicy: { deny: [] } };
@@ -229,9 +231,9 @@ describe('finding 2: shell lines that change what the checked words run', () => 
   });
 });
 
-// Issue 19, items 1-4, run for real: each line is first shown to run the hidden `touch` (marker file
+// Shell lines judged on tree-sitter-bash, run for real: each line is first shown to run the hidden `touch` (marker file
 // written) through a host that lets it through, then refused. The marker stands for the `rm` of the issue.
-describe('issue 19: shell lines judged on tree-sitter-bash', () => {
+describe('shell lines judged on tree-sitter-bash', () => {
   const which2 = (name: string): string => which(name) ?? `/usr/bin/${name}`;
   const abs = ['echo', 'cat', 'test', 'awk', 'python3', 'xargs', 'env', 'timeout', 'printf'].map(which2);
   const absAllow = (extra: TerminalHostOptions = {}): TerminalHostOptions => ({ commandPolicy: { allow: abs }, ...extra });
@@ -244,7 +246,7 @@ describe('issue 19: shell lines judged on tree-sitter-bash', () => {
     ['((touch M))', (m: string) => `((touch ${m}))`],
     ['[[ x ; touch M ; ]]', (m: string) => `[[ x ; touch ${m} ; ]]`],
     ['set -- a; for x do touch M; done', (m: string) => `set -- a; for x do touch ${m}; done`],
-  ])('item 1 (dash): %s', async (_what, line) => {
+  ])('a construct dash reads differently: %s', async (_what, line) => {
     await attack((m) => ({ command: line(m) }), open, absAllow(), { reason: expect.stringMatching(/^(shell-construct|unparsable)$/) });
   });
 
@@ -259,7 +261,7 @@ describe('issue 19: shell lines judged on tree-sitter-bash', () => {
     ['read', (m: string) => `x='a[$(touch ${m})]'; read "$x" < /etc/hostname`],
     ['test -v', (m: string) => `x='a[$(touch ${m})]'; test -v "$x"`],
     ['${x@P}', (m: string) => `x='$(touch ${m})'; echo \${x@P}`],
-  ])('item 2 (bash): %s', async (_what, line) => {
+  ])('a value bash evaluates: %s', async (_what, line) => {
     // A name only known at run time (printf -v "$x", read "$x") is refused as an assignment (reason env).
     await attack((m) => ({ command: line(m) }), bash, absAllow(bash), { reason: expect.stringMatching(/^(shell-construct|unparsable|env)$/) });
   });
@@ -274,15 +276,15 @@ describe('issue 19: shell lines judged on tree-sitter-bash', () => {
     ['((touch M)) in dash', (m: string) => `((touch ${m}))`],
     ['[[ x ; touch M ; ]] in dash', (m: string) => `[[ x ; touch ${m} ; ]]`],
     ['for x do touch M in dash', (m: string) => `set -- a; for x do touch ${m}; done`],
-  ])('item 3 (deny list): %s', async (_what, line) => {
+  ])('a deny list sees through: %s', async (_what, line) => {
     await attack((m) => ({ command: line(m) }), open, denyTouch, { reason: 'deny-rule', word: expect.stringMatching(/touch$/) });
   });
 
-  testIf('bash', which('rbash') !== undefined, 'no rbash on PATH')('item 3 (deny list): rbash -c', async () => {
+  testIf('bash', which('rbash') !== undefined, 'no rbash on PATH')('a deny list sees through: rbash -c', async () => {
     await attack((m) => ({ command: `rbash -c 'touch ${m}'` }), open, denyTouch, { reason: 'deny-rule', word: 'touch' });
   });
 
-  testIf('glibc', LDSO !== undefined, 'no glibc dynamic loader at a known path')('item 3 (deny list): the dynamic loader run as a program', async () => {
+  testIf('glibc', LDSO !== undefined, 'no glibc dynamic loader at a known path')('a deny list sees through: the dynamic loader run as a program', async () => {
     await attack((m) => ({ command: `${LDSO!} ${which2('touch')} ${m}` }), open, denyTouch, { reason: 'deny-rule', word: which2('touch') });
   });
 
@@ -292,11 +294,11 @@ describe('issue 19: shell lines judged on tree-sitter-bash', () => {
     ['python3 reading its program from stdin', (m: string) => `echo "open('${m}', 'w')" | python3`],
     ['python3 -c', (m: string) => `python3 -c "open('${m}', 'w')"`],
     ['xargs touch', (m: string) => `echo ${m} | xargs touch`],
-  ])('item 4 (code runners): %s', async (_what, line) => {
+  ])('a code runner is refused: %s', async (_what, line) => {
     await attack((m) => ({ command: line(m) }), open, absAllow({ commandPolicy: { allow: [...abs, 'touch'] } }), { reason: 'code-execution' });
   });
 
-  testIf('git', GIT !== undefined, 'no git on PATH')('item 4 (code runners): git -c core.fsmonitor=...', async () => {
+  testIf('git', GIT !== undefined, 'no git on PATH')('a code runner is refused: git -c core.fsmonitor=...', async () => {
     const repo = path.join(tmp, 'repo');
     if (!fs.existsSync(repo)) expect(spawnSync(GIT!, ['init', '-q', repo]).status).toBe(0);
     await attack(
@@ -308,7 +310,7 @@ describe('issue 19: shell lines judged on tree-sitter-bash', () => {
   });
 
   // npx comes with the npm that runs these tests.
-  test('item 4 (code runners): npx -c', async () => {
+  test('a code runner is refused: npx -c', async () => {
     await attack((m) => ({ command: `npx -c 'touch ${m}'` }), open, { commandPolicy: { allow: [...abs, 'npx', 'touch'] } }, { reason: 'code-execution', word: 'npx' });
   });
 
@@ -320,7 +322,7 @@ describe('issue 19: shell lines judged on tree-sitter-bash', () => {
     });
   });
 
-  test('item 4: a host that opts awk in (codeRunners) lets awk run its program, commands included', async () => {
+  test('a host that opts awk in (codeRunners) lets awk run its program, commands included', async () => {
     const m = marker();
     const h = host({ commandPolicy: { allow: abs, codeRunners: ['awk'] } }).host;
     await run(h, { command: `awk 'BEGIN{system("touch ${m}")}'` });

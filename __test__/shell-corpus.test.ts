@@ -1,4 +1,4 @@
-// The shared shell-line corpus (issue 9 item 6, kept as regression cases by issue 19): the native
+// The shared shell-line corpus (regression cases): the native
 // tree-sitter-bash analysis must find the command words of every case. The cases where the old
 // hand-written parser's answer was a bypass (a construct it approved that an allow list must refuse)
 // are listed in NOTES-policy.md; lines the grammar reads differently from bash carry `treeSitter` (why)

@@ -12,7 +12,7 @@
  * Every (scenario, implementation, repetition) runs in a fresh Node process (bench/worker.js);
  * repetitions alternate the order of the two implementations; figures are medians over the
  * repetitions. Progress goes to stderr, the markdown table (ready for the README) to stdout.
- * Scenarios: flood-zeros, flood-utf8, spawn, spawn-heap, concurrent, poll, idle, tail, policy, pty, sessions
+ * Scenarios: flood-zeros, flood-utf8, spawn, spawn-heap, concurrent, poll, idle, tail, policy, sandbox, mcp, pty, sessions, remote
  *            ([--node-pty=<dir>]: node-pty for the pty baseline when `require('node-pty')` fails).
  * Exit code: 0 (1 with --strict when a target is missed, 2 when the addon cannot be loaded).
  */
@@ -347,11 +347,25 @@ const SCENARIOS = {
     }
     return out;
   },
+  async mcp() {
+    // bench/mcp.js in a fresh process: a `run` of `true` through the MCP client and `acp-terminal mcp`
+    // over stdio against the same on a TerminalHost directly, and calls per second with 10 clients.
+    const r = spawnSync(process.execPath, [path.join(__dirname, 'mcp.js'), ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', timeout: 600000 });
+    const line = (r.stdout || '').split('\n').filter((l) => l.startsWith('{')).pop();
+    if (!line) throw new Error(`bench/mcp.js: no result (status ${r.status}): ${(r.stderr || '').trim().slice(0, 300)}`);
+    const res = JSON.parse(line);
+    const sc = `MCP \`run\` of \`true\` (${res.calls} calls, stdio)`;
+    row(sc, 'median ms: via MCP, TerminalHost directly (ratio)', fmt(res.mcpMs, 2), fmt(res.hostMs, 2), '', fmtRatio(res.ratio), 'info', null, true);
+    row(`MCP, ${res.clients} clients at once (${res.concurrentCalls} \`run\` calls)`, 'tool calls per second', fmt(res.callsPerSecond, 0), '', '', '', 'info', null, true);
+    return res;
+  },
 };
 // pty (text mode vs raw pty vs node-pty) and sessions (ShellSessions vs tmux): bench/interactive.js.
 // agent-report (agentTerminals() on a 20 MB flood vs a bare onOutput listener): bench/agent-report.js.
 Object.assign(SCENARIOS, require('./agent-report')({ QUICK, REPS, row, fmt, fmtRatio }));
 Object.assign(SCENARIOS, require('./interactive')({ S, QUICK, REPS, opt, row, notes, log, fmt, fmtRatio, okCell, aggregate, runWorker, benchDir }));
+// remote (issue 31): terminals through acp-terminal-server (pipe, podman exec, ssh) vs the local core.
+Object.assign(SCENARIOS, require('./remote')({ QUICK, REPS, row, notes, log, fmt, fmtRatio }));
 
 async function flood(name, label, cfg, producer) {
   // Floods are short and the machine is noisy: at least 5 repetitions in a full run.

@@ -15,10 +15,13 @@
 //! No napi type appears below [`binding`]: the core is tested with `cargo test` alone.
 
 #![deny(clippy::all)]
+// Without the addon (the standalone server's build) the parts only the binding calls are unused.
+#![cfg_attr(not(feature = "napi"), allow(dead_code, unused_imports))]
 
 // napi-derive compiles its export registration out of test builds, which leaves the binding
 // unreferenced there.
 #[cfg_attr(test, allow(dead_code))]
+#[cfg(feature = "napi")]
 mod binding;
 mod containment;
 mod error;
@@ -33,6 +36,8 @@ mod reap;
 mod registry;
 mod render;
 mod sandbox;
+pub mod server;
+#[cfg(feature = "napi")]
 mod shell;
 mod spawn;
 mod start;

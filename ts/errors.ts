@@ -40,6 +40,8 @@ export type AcpTerminalErrorCode =
   | 'ERR_NOT_ATTACHED'
   /** A `ShellSessions` session stopped answering (`status: 'broken'`): call `restart()`. */
   | 'ERR_SESSION_BROKEN'
+  /** A remote backend's transport ended (docs/remote.md): what was pending on it is lost. */
+  | 'ERR_BACKEND_LOST'
   /** `TestClient.assertNoLiveTerminals()`: terminals the agent never released (listed in the message and `details.terminals`). */
   | 'ERR_LIVE_TERMINALS';
 

@@ -13,7 +13,7 @@ import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
 import { checkCommand, resolveCwdInRoots, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import { shellWord } from './shell-quote';
-import type { CreateTerminalOptions, ResolveProgramFn, TerminalLike } from './types';
+import type { CreateTerminalOptions, EnvVariable, ResolveProgramFn, TerminalLike } from './types';
 import { clampedCount, mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
 
 /** A create request as the host applies it: checked, with the default cwd, the effective limit, the merged env. */
@@ -65,21 +65,31 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
   };
 }
 
+/** What `checkRequest` found: the request as it will be spawned, and what an approver is asked about. */
+export interface CheckedRequest {
+  /** The backend options of this create (shell, inheritEnv, allowedRoots settled). */
+  options: CreateTerminalOptions;
+  /** The environment passed to the backend (filtered inherited variables, overlay, the request's). */
+  env: EnvVariable[];
+  /** The directory the command starts in (resolved when `allowedRoots` is set). */
+  cwd: string | undefined;
+  /** The absolute program a direct request executes, when known. */
+  program: string | undefined;
+  /** What `approve` is asked about. */
+  approval: ApprovalRequest;
+}
+
 /**
- * Checks `req` (validated from `request`) against the host's policy, asks for approval, and starts exactly
- * what was checked. `seen.cwd` follows the directory as it gets resolved (for the audit of a refusal);
- * `req.cwd` becomes the directory the command really got. `isClosed` tells whether the host was closed
- * while the approval was pending; `signal` is the approver's (the call's, aborted by the host's close too).
+ * Checks `req` (validated from `request`) against the host's policy (allowed roots, environment,
+ * command policy), without the approval and without starting anything. `seen.cwd` follows the directory
+ * as it gets resolved (for the audit of a refusal).
  */
-export async function spawnChecked(
+export async function checkRequest(
   settings: HostSettings,
   request: HostCreateTerminalRequest,
   req: AppliedCreateRequest,
   seen: { cwd: string | undefined },
-  isClosed: () => boolean,
-  signal: AbortSignal,
-  assertActive?: () => void,
-): Promise<Spawned> {
+): Promise<CheckedRequest> {
   let program: string | undefined;
   // 1. Working directory inside the allowed roots (resolved here for the policy and the approval; the
   //    backend checks it again on the directory it opens and starts the command in: see allowedRoots).
@@ -110,6 +120,8 @@ export async function spawnChecked(
     if (direct !== undefined) options.shell = false;
   }
   program = direct;
+  let runCommand = req.command;
+  let runArgs: string[] | undefined = req.args ? [...req.args] : undefined;
   // 4. Command policy (and the program list the approver sees): it judges what will run.
   let commands: PolicyCommand[] = [];
   if (settings.commandPolicy || settings.approve) {
@@ -129,19 +141,42 @@ export async function spawnChecked(
     });
     program = result.program;
     commands = result.commands;
+    // Under an allow list what runs is the rebuild of what was checked, never the agent's text.
+    if (result.line !== undefined) runCommand = result.line;
+    if (result.argv !== undefined) runArgs = result.argv.slice(1);
   }
+  const approval: ApprovalRequest = {
+    sessionId: req.sessionId,
+    command: req.command,
+    args: [...args],
+    cwd,
+    env: (req.env ?? []).map((e) => ({ ...e })),
+    outputByteLimit: req.outputByteLimit,
+    ...(program !== undefined ? { program } : {}),
+    commands,
+  };
+  return { options, env, cwd, program, approval };
+}
+
+/**
+ * Checks `req` (validated from `request`) against the host's policy, asks for approval, and starts exactly
+ * what was checked. `seen.cwd` follows the directory as it gets resolved (for the audit of a refusal);
+ * `req.cwd` becomes the directory the command really got. `isClosed` tells whether the host was closed
+ * while the approval was pending; `signal` is the approver's (the call's, aborted by the host's close too).
+ */
+export async function spawnChecked(
+  settings: HostSettings,
+  request: HostCreateTerminalRequest,
+  req: AppliedCreateRequest,
+  seen: { cwd: string | undefined },
+  isClosed: () => boolean,
+  signal: AbortSignal,
+  assertActive?: () => void,
+): Promise<Spawned> {
+  const { options, env, cwd, program, approval } = await checkRequest(settings, request, req, seen);
   // 5. The user's approval.
   if (settings.approve) {
-    const approval: ApprovalRequest = {
-      sessionId: req.sessionId,
-      command: req.command,
-      args: [...args],
-      cwd,
-      env: (req.env ?? []).map((e) => ({ ...e })),
-      outputByteLimit: req.outputByteLimit,
-      ...(program !== undefined ? { program } : {}),
-      commands,
-    };
+    const args = req.args ?? [];
     // What the approver throws (its prompt had no TTY, was cancelled) reaches the caller unchanged.
     const approved: unknown = await settings.approve(approval, { signal });
     if (approved !== true) {
@@ -161,8 +196,8 @@ export async function spawnChecked(
   const terminal = await backend(
     {
       sessionId: req.sessionId,
-      command: program ?? req.command,
-      ...(req.args ? { args: [...req.args] } : {}),
+      command: program ?? runCommand,
+      ...(runArgs ? { args: runArgs } : {}),
       ...(env.length > 0 ? { env } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
       outputByteLimit: req.outputByteLimit,

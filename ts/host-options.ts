@@ -5,7 +5,7 @@
 
 import { invalidArg } from './errors';
 import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
-import { loadNativeResolveProgram } from './native';
+import { loadNative, loadNativeResolveProgram } from './native';
 import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, OutputSnapshot, ResolveProgramFn, ResourceLimits } from './types';
@@ -149,7 +149,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     ...(options.inheritEnv !== undefined ? { inheritEnv: options.inheritEnv } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(limits !== undefined ? { limits } : {}),
-    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    ...(options.sandbox !== undefined ? { sandbox: configureSandbox(options.sandbox) } : {}),
   };
   return {
     cwd,
@@ -204,4 +204,15 @@ export function childPath(env: readonly EnvVariable[], platform: NodeJS.Platform
   let found: string | undefined;
   for (const e of env) if (isPath(e.name)) found = e.value;
   return found;
+}
+
+/**
+ * The host's sandbox, configured once, at construction: its writable roots are resolved, checked and
+ * opened now, and every create binds those directories (a command relinking a root's path cannot
+ * point a later terminal elsewhere). A `SandboxConfig` is used as it is.
+ */
+function configureSandbox(sandbox: CreateTerminalOptions['sandbox']): CreateTerminalOptions['sandbox'] {
+  if (sandbox === null || sandbox === undefined) return sandbox;
+  const { SandboxConfig } = loadNative();
+  return sandbox instanceof SandboxConfig ? sandbox : new SandboxConfig(sandbox, 'options.sandbox');
 }

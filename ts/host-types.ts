@@ -6,7 +6,7 @@
 import type { TerminalAuditListener, TerminalCallListener } from './events';
 import type { CommandPolicy, PolicyCommand } from './policy';
 import type { EnvNamePattern, EnvPolicy } from './policy-env';
-import type { CreateTerminalFn, EnvVariable, ResolveProgramFn, ResourceLimits, SandboxOptions, TerminalLike } from './types';
+import type { CreateTerminalFn, EnvVariable, ResolveProgramFn, ResourceLimits, SandboxConfig, SandboxOptions, TerminalLike } from './types';
 
 /**
  * `terminal/create` params: the ACP v1 `CreateTerminalRequest` field for field, so the SDK's type and this
@@ -221,8 +221,12 @@ export interface TerminalHostOptions {
   timeoutMs?: number;
   /** Resource limits for every command (see `ResourceLimits` for what Linux enforces, and for whom). */
   limits?: ResourceLimits;
-  /** Run every command in the OS sandbox (passed to each create; checked there, see `SandboxOptions`). */
-  sandbox?: SandboxOptions;
+  /**
+   * Run every command in the OS sandbox (see `SandboxOptions`): configured once, when the host is
+   * constructed (a `SandboxConfig`: its writable roots pinned then; bad options throw
+   * `ERR_INVALID_ARG` naming the field), and passed to each create.
+   */
+  sandbox?: SandboxOptions | SandboxConfig;
   /** Audit listener, same as calling `onEvent(listener)` right after construction. */
   onEvent?: TerminalAuditListener;
   /** Call listener (running/completed/failed of each of the five methods), same as `onCall(listener)` right after construction. */

@@ -19,10 +19,21 @@ import type {
   TerminalCallMethod,
   TerminalCallPhase,
 } from './events';
-import { commandLine, linkedSignal, refusalEvent, selfContained, spawnChecked, validateCreate, type Spawned } from './host-create';
+import {
+  checkRequest,
+  commandLine,
+  linkedSignal,
+  refusalEvent,
+  selfContained,
+  spawnChecked,
+  validateCreate,
+  type AppliedCreateRequest,
+  type Spawned,
+} from './host-create';
 import { normalizeSnapshot, TerminalEntries, type LiveTerminalInfo } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
 import type {
+  ApprovalRequest,
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,
@@ -127,13 +138,8 @@ export class TerminalHost implements AsyncDisposable {
     });
   }
 
-  private async create(
-    request: HostCreateTerminalRequest,
-    signal: AbortSignal | undefined,
-    assertActive: (() => void) | undefined,
-    seen: { cwd: string | undefined },
-  ): Promise<HostCreateTerminalResponse> {
-    if (signal?.aborted) throw signal.reason;
+  /** A create request checked (shape, the session's directory not refused); synchronous, so no await precedes the spawn. */
+  private checkedRequest(request: HostCreateTerminalRequest): AppliedCreateRequest {
     const req = validateCreate(request, this.settings);
     const refused = this.refusedSessionCwds.get(req.sessionId);
     if (request.cwd == null && refused !== undefined && !this.cwdForSession) {
@@ -144,6 +150,42 @@ export class TerminalHost implements AsyncDisposable {
         { field: 'cwd', sessionCwd: refused },
       );
     }
+    return req;
+  }
+
+  /**
+   * Runs every check of `createTerminal` but the approval (shape, allowed roots, environment, command
+   * policy) and starts nothing: resolves with what `approve` would be asked about, for a front end that
+   * puts the question to the user itself before it creates the terminal, or that runs the command in
+   * another runner (`createMcpServer`'s persistent sessions). A refusal rejects with the error
+   * `createTerminal` would give and emits `denied`; nothing else is emitted.
+   */
+  async authorize(request: HostCreateTerminalRequest): Promise<ApprovalRequest> {
+    const seen: { cwd: string | undefined } = { cwd: undefined };
+    try {
+      if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
+      const req = this.checkedRequest(request);
+      if (request.cwd == null) {
+        const known = this.sessionCwds.get(req.sessionId);
+        const sessionCwd = this.cwdForSession ? await this.askCwdForSession(req.sessionId, known) : known;
+        if (sessionCwd !== undefined) req.cwd = sessionCwd;
+      }
+      seen.cwd = req.cwd ?? undefined;
+      return (await checkRequest(this.settings, request, req, seen)).approval;
+    } catch (error) {
+      if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
+      throw error;
+    }
+  }
+
+  private async create(
+    request: HostCreateTerminalRequest,
+    signal: AbortSignal | undefined,
+    assertActive: (() => void) | undefined,
+    seen: { cwd: string | undefined },
+  ): Promise<HostCreateTerminalResponse> {
+    if (signal?.aborted) throw signal.reason;
+    const req = this.checkedRequest(request);
     if (request.cwd == null) {
       // No await without a hook: nothing else runs between the checks below and the spawn's start.
       const known = this.sessionCwds.get(req.sessionId);

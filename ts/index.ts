@@ -43,6 +43,16 @@ export async function createTerminal(
   return loadNative().createTerminal(params, options);
 }
 
+/**
+ * A sandbox configured once: its writable roots resolved, checked and opened now (see `SandboxConfig`).
+ * Pass it as `options.sandbox` to every create that should use it; later creates bind those very
+ * directories, whatever happens to their paths. Throws `ERR_INVALID_ARG` naming the field (`field`,
+ * default `sandbox`). Loads the native core on first use.
+ */
+export function sandboxConfig(options: Native.SandboxOptions, field?: string): Native.SandboxConfig {
+  return new (loadNative().SandboxConfig)(options, field);
+}
+
 /** What this machine's containment provides (see `ContainmentInfo`). Loads the native core on first use. */
 export function containmentInfo(): Native.ContainmentInfo {
   return loadNative().containmentInfo();
@@ -213,6 +223,7 @@ export type {
   ResolveProgramFn,
   ResolveProgramOptions,
   ResourceLimits,
+  SandboxConfig,
   SandboxOptions,
   TerminalLike,
 } from './types';
@@ -238,6 +249,19 @@ export {
   type ShellSessionsOptions,
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';
+export type { McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
+
+/**
+ * Terminals as MCP tools (see `docs/mcp.md`): builds a server over a `TerminalHost` or the options of
+ * one. The MCP SDK is loaded on first call, so importing this module does not pay for it.
+ */
+export function createMcpServer(
+  hostOrOptions?: import('./host').TerminalHost | import('./host-types').TerminalHostOptions,
+  options?: import('./mcp').McpTerminalOptions,
+): import('./mcp').McpTerminalServer {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./mcp') as typeof import('./mcp')).createMcpServer(hostOrOptions, options);
+}
 
 /** Compile-time proof that the native core satisfies the structural contract the ACP layer relies on. */
 const nativeSatisfiesContract: CreateTerminalFn = undefined as unknown as typeof Native.createTerminal;
@@ -245,3 +269,7 @@ void nativeSatisfiesContract;
 /** Same for the pty contract `ShellSessions` drives (write, sendKeys, resize, outputBytes). */
 const nativeSatisfiesPtyContract: PtyCreateTerminalFn = undefined as unknown as typeof Native.createTerminal;
 void nativeSatisfiesPtyContract;
+export * as backends from './backends';
+/** Same for the remote backends' `createTerminal` (docs/remote.md). */
+const remoteSatisfiesContract: CreateTerminalFn = undefined as unknown as import('./backends').Backend['createTerminal'];
+void remoteSatisfiesContract;

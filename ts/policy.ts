@@ -16,6 +16,7 @@ import {
   SHELL_BUILTINS,
   shellCommandWords,
   type CommandWord,
+  type RebuildPiece,
   type ShellAnalysis,
   type ShellRefusal,
 } from './shell-analysis';
@@ -87,6 +88,8 @@ export interface PolicyCommand {
   dynamic: boolean;
   /** Set when the program would run code given in its arguments or stdin (`python3 -c`, `awk` `system()`): why. */
   runsCode?: string;
+  /** Set when the program (one the analysis reads options of: git, tar, node, make, ...) was given an option it does not know: which. */
+  unknownOption?: string;
 }
 
 /**
@@ -318,10 +321,72 @@ function refuseForeignDialect(check: CommandCheck, analysis: ShellAnalysis): voi
 
 /** Result of a passed command check. */
 export interface CommandCheckResult {
-  /** For a direct (argv) request: the absolute path that will be executed. */
+  /** For a direct (argv) request: the absolute path that will be executed (under an allow list, the real path checked). */
   program?: string;
   /** The programs found (for the approval callback and the audit trail). */
   commands: PolicyCommand[];
+  /**
+   * Under an allow list, for a shell line: the line to run instead of the request's, rebuilt from what was
+   * checked (every word single-quoted, every program word replaced by the real path of the program checked).
+   */
+  line?: string;
+  /** Under an allow list, for an argv request: the argv to run instead (its program and nested `-c` lines rebuilt). */
+  argv?: string[];
+}
+
+/** A builtin name written unquoted in a rebuild (quoting cannot change which builtin runs, but keeps bash's parsing of `export a=$b`). */
+const BARE_BUILTIN = /^([A-Za-z_][A-Za-z0-9_]*|\[|:)$/;
+
+/** `text` single-quoted for sh and bash. */
+function shq(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * Writes a rebuild: text pieces as they are, each program as the real path checked for it (a shell builtin as
+ * its name), nested lines as one quoted word. `argv`: the top level is an argument list, written unquoted.
+ */
+function writeRebuild(pieces: readonly RebuildPiece[], commands: readonly PolicyCommand[], argv: boolean): string[] {
+  const args: string[] = [];
+  const stack: string[] = [];
+  let current = '';
+  for (const p of pieces) {
+    const top = argv && stack.length === 0;
+    if (p.kind === 'open') {
+      stack.push(current);
+      current = '';
+      continue;
+    }
+    let text: string;
+    if (p.kind === 'close') {
+      const inner = current;
+      current = stack.pop() ?? '';
+      text = argv && stack.length === 0 ? inner : shq(inner);
+      if (argv && stack.length === 0) {
+        args.push(text);
+        continue;
+      }
+    } else if (p.kind === 'text') {
+      text = p.text;
+      if (top) {
+        args.push(text);
+        continue;
+      }
+    } else {
+      const command = commands[p.program];
+      if (command === undefined) throw new Error('rebuild names a program that was not found');
+      const builtin = !top && command.builtin;
+      const real = command.realPath ?? command.path;
+      if (!builtin && real === undefined) throw new Error('rebuild needs a resolved program');
+      text = builtin ? (BARE_BUILTIN.test(command.word) ? command.word : shq(command.word)) : top ? real! : shq(real!);
+      if (top) {
+        args.push(text);
+        continue;
+      }
+    }
+    current += text;
+  }
+  return argv ? args : [current];
 }
 
 function denied(message: string, details: Record<string, unknown>): AcpTerminalError {
@@ -434,6 +499,7 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
       builtin: !w.word.includes('/') && SHELL_BUILTINS.has(w.word) && !top,
       dynamic: w.dynamic,
       ...(w.runsCode !== undefined ? { runsCode: w.runsCode } : {}),
+      ...(w.unknownOption !== undefined ? { unknownOption: w.unknownOption } : {}),
     };
     if (top) program = resolved;
     commands.push(command);
@@ -466,6 +532,13 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
           { field: 'command', reason: 'code-execution', word: command.word, program: command.path, why: command.runsCode },
         );
       }
+      const optedIn = (): boolean => policy.codeRunners?.some((r) => r.matches(command, false)) === true;
+      if (command.unknownOption !== undefined && !optedIn()) {
+        throw denied(
+          `command: ${describe(command)} is given ${command.unknownOption}, so what it would run cannot be known; this client does not let it (see the command policy's codeRunners)`,
+          { field: 'command', reason: 'unknown-option', word: command.word, program: command.path, option: command.unknownOption },
+        );
+      }
       if (command.builtin && SAFE_SHELL_BUILTINS.has(command.word)) continue;
       if (policy.allow.some((r) => r.matches(command, false))) continue;
       const notFound = command.path === undefined && !command.builtin ? ' (not found in PATH)' : '';
@@ -477,7 +550,36 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
       });
     }
   }
+  if (policy.allow && (check.dialect === undefined || check.dialect === 'posix')) {
+    return { ...rebuilt(analysis, commands, check), commands };
+  }
   return { ...(program !== undefined ? { program } : {}), commands };
+}
+
+/**
+ * Under an allow list, what runs is rebuilt from what was checked: the shell never receives the agent's text,
+ * and each program runs by the real path that was checked (so no `cd`, relative word or symlink retargeted
+ * between the check and the exec changes what runs). A program that was not found cannot be pinned: refused.
+ */
+function rebuilt(analysis: ShellAnalysis, commands: readonly PolicyCommand[], check: CommandCheck): Pick<CommandCheckResult, 'program' | 'line' | 'argv'> {
+  const refuse = (message: string, details: Record<string, unknown>): never => {
+    throw denied(`command: ${message}`, { field: 'command', ...details });
+  };
+  const pieces = analysis.rebuild ?? refuse('the line cannot be rebuilt from what was checked', { reason: 'shell-construct' });
+  for (const p of pieces) {
+    if (p.kind !== 'program') continue;
+    const command = commands[p.program];
+    const top = !check.shellLine && p === pieces[0];
+    if (command !== undefined && (top || !command.builtin) && (command.realPath ?? command.path) === undefined) {
+      refuse(`\`${command.word}\` was not found when the request was checked, so what would run cannot be pinned`, {
+        reason: 'not-found',
+        word: command.word,
+      });
+    }
+  }
+  const written = writeRebuild(pieces, commands, !check.shellLine);
+  if (check.shellLine) return { line: written[0] };
+  return { program: written[0], argv: written };
 }
 
 /**

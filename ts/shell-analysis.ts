@@ -23,7 +23,16 @@ export interface CommandWord {
   runsCode?: string;
   /** True when the word was only guessed (after an unknown wrapper option, or in dash's reading of `[[`/`((`). */
   guessed?: boolean;
+  /** Set when this program of the code-runner table was given an option its grammar does not list: which. */
+  unknownOption?: string;
 }
+
+/**
+ * A piece of a rebuild: shell text (words already quoted), the program checked for `words[program]`, or the
+ * start/end of a nested `-c` line (written as one quoted word). In an argv rebuild each top-level piece (or
+ * open..close group) is one argument, unquoted.
+ */
+export type RebuildPiece = { kind: 'text'; text: string } | { kind: 'program'; program: number } | { kind: 'open' } | { kind: 'close' };
 
 /** Something a line redefines, so that a later command word may not run what the check resolved. */
 export interface Redefinition {
@@ -63,6 +72,8 @@ export interface ShellAnalysis {
   redefinitions: Redefinition[];
   /** Shells started without `-c`, which read their commands from stdin or a script file (also in `refusals`). */
   uncheckedShells: string[];
+  /** What the shell is given instead of the line (or the argv instead of the request's): present when every part is understood. */
+  rebuild?: RebuildPiece[];
 }
 
 /**
@@ -110,13 +121,21 @@ function fromNative(a: NativeAnalysis): ShellAnalysis {
       position: p.position,
       ...(p.runsCode != null ? { runsCode: p.runsCode } : {}),
       ...(p.guessed ? { guessed: true } : {}),
+      ...(p.unknownOption != null ? { unknownOption: p.unknownOption } : {}),
     })),
     incomplete: a.malformed,
     assignments: a.assignments.map((s) => ({ word: s.name, dynamic: s.dynamic })),
     refusals,
     redefinitions,
     uncheckedShells: refusals.filter((r) => r.reason === 'shell-input' && r.word !== undefined).map((r) => r.word!),
+    ...(a.rebuild != null ? { rebuild: a.rebuild.map(piece) } : {}),
   };
+}
+
+function piece(p: NonNullable<NativeAnalysis['rebuild']>[number]): RebuildPiece {
+  if (p.kind === 'text') return { kind: 'text', text: p.text ?? '' };
+  if (p.kind === 'program') return { kind: 'program', program: p.program ?? -1 };
+  return { kind: p.kind };
 }
 
 /** Analyses a shell line (parsed by the native core with tree-sitter-bash). */

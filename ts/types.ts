@@ -81,6 +81,9 @@ export type CreateTerminalOptions = Pick<
 /** The OS sandbox of a command: the native schema (see `index.d.ts`). */
 export type SandboxOptions = Native.SandboxOptions;
 
+/** A sandbox configured once, its writable roots pinned (see `sandboxConfig`). */
+export type SandboxConfig = Native.SandboxConfig;
+
 /** Resource limits for a command: the native schema (see `index.d.ts`). */
 export type ResourceLimits = Native.ResourceLimits;
 

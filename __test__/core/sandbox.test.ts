@@ -3,7 +3,7 @@
 // (fixtures/sandbox-outer.js) that holds a secret in its environment and listens on 127.0.0.1,
 // a unix socket and an abstract socket. Run as root and, through setpriv, as nobody. Then the
 // fail-closed paths, the option's validation, containmentInfo().sandbox and the lifecycle.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -544,12 +544,10 @@ describe('TerminalHost and ShellSessions pass options.sandbox to every create', 
       spawnSync('ipcrm', ['-m', String(shm)]);
       await host.close();
     }
-    const bad = new TerminalHost({ sandbox: { writableRoots: ['relative'] } });
-    await expect(bad.createTerminal({ sessionId: 's', command: 'true' })).rejects.toMatchObject({
-      code: 'ERR_INVALID_ARG',
-      message: expect.stringMatching(/options\.sandbox\.writableRoots\[0\]/),
-    });
-    await bad.close();
+    // The host's sandbox is configured (its roots pinned) at construction: bad options throw there.
+    expect(() => new TerminalHost({ sandbox: { writableRoots: ['relative'] } })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/options\.sandbox\.writableRoots\[0\]/) }),
+    );
   });
 
   it('ShellSessions', async () => {
@@ -614,3 +612,263 @@ function cmdline(pid: string): string {
     return '';
   }
 }
+
+// Issue 26, attack 6: `limits.processes` did not hold inside the sandbox (946 processes alive at
+// once under `processes: 64` as root): the command joined its pids cgroup from inside the new mount
+// namespace, where /sys is read-only, and the join was best effort. The command is now created in
+// the terminal's cgroups, opened before the namespace is made.
+describe('limits hold inside the sandbox', () => {
+  /** Forks up to 300 children that stay alive, in and out of the sandbox, on pipes and ptys, in a
+   * fresh Node (optionally as nobody); returns how many forks succeeded in each case. */
+  function forkCounts(prefix: string[]): Record<string, number> {
+    const dir = fs.mkdtempSync(path.join('/var/tmp', 'acp-sbx-lim-'));
+    fs.chmodSync(dir, 0o777);
+    const script = `
+      const { createTerminal } = require('.');
+      const bomb = 'my $n = 0; for (1 .. 300) { my $p = fork(); last unless defined $p; if (!$p) { sleep 60; exit 0 } $n++ } $| = 1; print "forked $n\\\\n"; kill 9, -$$';
+      (async () => {
+        const out = {};
+        for (const sandbox of [false, true]) for (const pty of [false, true]) {
+          const t = await createTerminal({ command: 'perl', args: ['-e', bomb], cwd: ${JSON.stringify(dir)} },
+            { limits: { processes: 64, openFiles: 64 }, ...(sandbox ? { sandbox: { writableRoots: [] } } : {}), ...(pty ? { pty: {} } : {}) });
+          await t.waitForExit();
+          const m = /forked (\\d+)/.exec((await t.currentOutput()).output);
+          out[(sandbox ? 'sandbox' : 'plain') + (pty ? '-pty' : '-pipe')] = m ? Number(m[1]) : -1;
+          await t.release();
+        }
+        console.log(JSON.stringify(out));
+      })();`;
+    const argv = [...prefix, process.execPath, '-e', script];
+    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: prefix.length ? packageRootForOthers() : ROOT, encoding: 'utf8', timeout: 120000 });
+    fs.rmSync(dir, { recursive: true, force: true });
+    const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).pop();
+    if (!line) throw new Error(`no result (status ${r.status}): ${r.stdout}\n${r.stderr}`);
+    return JSON.parse(line) as Record<string, number>;
+  }
+
+  /** The command itself is one of the 64 (the sandbox's namespace init is not). Where the
+   * count is the terminal's own (its pids cgroup; in the sandbox, also its user namespace's
+   * RLIMIT_NPROC), the command gets nearly all of them; outside the sandbox without a pids cgroup,
+   * RLIMIT_NPROC counts every process and thread of the user (Node's among them), so fewer. */
+  function expectBounded(counts: Record<string, number>, ownCount: (k: string) => boolean) {
+    expect(Object.keys(counts).sort()).toEqual(['plain-pipe', 'plain-pty', 'sandbox-pipe', 'sandbox-pty']);
+    for (const [k, n] of Object.entries(counts)) {
+      expect([k, n <= 63]).toEqual([k, true]);
+      if (ownCount(k)) expect([k, n >= 40]).toEqual([k, true]);
+    }
+  }
+
+  it('as the current user', () => {
+    expectBounded(forkCounts([]), (k) => containmentInfo().pidsLimit || k.startsWith('sandbox'));
+  });
+
+  // nobody cannot create cgroups here: RLIMIT_NPROC alone, per user outside, per namespace inside.
+  asRoot('as nobody (a user namespace)', () => {
+    expectBounded(forkCounts(NOBODY), (k) => k.startsWith('sandbox'));
+  });
+});
+
+/** Runs a Node script in a fresh process from the package root (optionally through a prefix such as
+ * setpriv) and returns the last JSON line it printed. */
+function nodeJson<T>(prefix: string[], script: string, timeout = 60000): T {
+  const argv = [...prefix, process.execPath, '-e', script];
+  const r = spawnSync(argv[0]!, argv.slice(1), { cwd: prefix.length ? packageRootForOthers() : ROOT, encoding: 'utf8', timeout });
+  const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).pop();
+  if (!line) throw new Error(`no result (status ${r.status}): ${r.stdout}\n${r.stderr}`);
+  return JSON.parse(line) as T;
+}
+
+// Issue 26, attack 7: without a network namespace, a sandboxed command (network: false) listened on
+// an abstract unix socket in the host's namespace and received a host client's data (Landlock scopes
+// outbound connects only). Every sandboxed command now has its own network namespace.
+describe('a network namespace', () => {
+  const script = `
+    const { createTerminal } = require('.');
+    const net = require('node:net');
+    const name = '\\0acp-sbx-abs-' + process.pid;
+    const listener = "require('net').createServer((s) => s.on('data', (d) => { console.log('got ' + d); process.exit(0); }))" +
+      ".listen(" + JSON.stringify(name) + ", () => console.log('listening')); setTimeout(() => process.exit(3), 5000);";
+    const inside = "const dev = require('fs').readFileSync('/proc/net/dev', 'utf8'); console.log('ifaces ' + JSON.stringify(dev.split(String.fromCharCode(10)).slice(2).map((l) => l.split(':')[0].trim()).filter(Boolean)));";
+    (async () => {
+      const t = await createTerminal({ command: process.execPath, args: ['-e', listener], cwd: '/' }, { sandbox: { writableRoots: [] } });
+      let text = '';
+      for (let i = 0; i < 500 && !(text = (await t.currentOutput()).output).includes('listening'); i++) await new Promise((r) => setTimeout(r, 10));
+      const sent = await new Promise((res) => {
+        const c = net.connect(name, () => c.end('hello', () => res('connected')));
+        c.on('error', (e) => res(e.code));
+      });
+      if (sent !== 'connected') await t.kill();
+      await t.waitForExit();
+      text = (await t.currentOutput()).output;
+      await t.release();
+      const i = await createTerminal({ command: process.execPath, args: ['-e', inside], cwd: '/' }, { sandbox: { writableRoots: [] } });
+      await i.waitForExit();
+      const ifaces = /ifaces (.*)/.exec((await i.currentOutput()).output);
+      await i.release();
+      console.log(JSON.stringify({ listening: text.includes('listening'), sent, received: text.includes('got hello'), ifaces: ifaces && JSON.parse(ifaces[1]) }));
+    })();`;
+
+  type Seen = { listening: boolean; sent: string; received: boolean; ifaces: string[] | null };
+  function expectIsolated(r: Seen) {
+    expect(r).toEqual({ listening: true, sent: 'ECONNREFUSED', received: false, ifaces: ['lo'] });
+  }
+
+  it('abstract unix sockets of the sandbox are unreachable from the host; only loopback inside', () => {
+    expectIsolated(nodeJson<Seen>([], script));
+  });
+
+  asRoot('as nobody', () => {
+    expectIsolated(nodeJson<Seen>(NOBODY, script));
+  });
+});
+
+// Issue 26, attack 5: writable roots were resolved again at every create, and bound with their
+// submounts. Under [W, W/a/b] the agent renamed W/a and planted W/a/b -> OUTSIDE: the next terminal
+// wrote outside. A procfs mounted inside a root let the sandbox change a host process's
+// oom_score_adj (and, as root, kernel.domainname). Roots are now pinned once (TerminalHost: at
+// construction; `sandboxConfig()`), nested ones merged, bound without their submounts, and a root
+// containing a kernel filesystem is refused.
+describe('roots pinned once', () => {
+  /** In a fresh Node (optionally as nobody): a TerminalHost with roots [W, W/a/b]; its first command
+   * relinks W/a/b to OUT, its second writes through the link. */
+  function relink(prefix: string[]) {
+    const base = fs.mkdtempSync(path.join('/var/tmp', 'acp-sbx-pin-'));
+    fs.chmodSync(base, 0o777);
+    const script = `
+      const fs = require('fs'), path = require('path');
+      const { TerminalHost, sandboxConfig } = require('./lib');
+      const W = fs.mkdtempSync(${JSON.stringify(base)} + '/w-'), OUT = fs.mkdtempSync(${JSON.stringify(base)} + '/out-');
+      fs.mkdirSync(W + '/a/b', { recursive: true });
+      (async () => {
+        const host = new TerminalHost({ sandbox: { writableRoots: [W, W + '/a/b'] } });
+        const run = async (command) => {
+          const { terminalId } = await host.createTerminal({ sessionId: 's', command, cwd: W });
+          await host.waitForTerminalExit({ sessionId: 's', terminalId });
+          const o = (await host.terminalOutput({ sessionId: 's', terminalId })).output;
+          await host.releaseTerminal({ sessionId: 's', terminalId });
+          return o;
+        };
+        const relinked = await run('mv a a2 && mkdir a && ln -s ' + OUT + ' a/b && echo relinked');
+        const write = await run('echo pwned > a/b/x; echo pwned > ' + OUT + '/y; echo done');
+        await host.close();
+        const pinned = sandboxConfig({ writableRoots: [W + '/a2/b', W] }).writableRoots;
+        console.log(JSON.stringify({ relinked, write, outside: fs.readdirSync(OUT), pinned: pinned.map((p) => path.relative(W, p)) }));
+      })();`;
+    try {
+      return nodeJson<{ relinked: string; write: string; outside: string[]; pinned: string[] }>(prefix, script);
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  }
+
+  function expectPinned(r: ReturnType<typeof relink>) {
+    expect(r.relinked).toBe('relinked\n');
+    expect(r.write).toMatch(/Read-only file system[\s\S]*done/);
+    expect(r.outside).toEqual([]);
+    // The nested root is merged into its parent.
+    expect(r.pinned).toEqual(['']);
+  }
+
+  it('a nested root relinked by a command: the next terminal still cannot write outside (TerminalHost)', () => {
+    expectPinned(relink([]));
+  });
+
+  asRoot('as nobody', () => {
+    expectPinned(relink(NOBODY));
+  });
+
+  /** With a procfs mounted at R/proc (by root, here): a plain sandbox with root R, and one configured
+   * before the mount, each try to raise Node's oom_score_adj and set kernel.domainname through it. */
+  function procInRoot(prefix: string[]) {
+    const R = fs.mkdtempSync(path.join('/var/tmp', 'acp-sbx-proc-'));
+    fs.chmodSync(R, 0o777);
+    fs.mkdirSync(path.join(R, 'proc'));
+    const domain = fs.readFileSync('/proc/sys/kernel/domainname', 'utf8');
+    const script = `
+      const fs = require('fs');
+      const { createTerminal, sandboxConfig } = require('./lib');
+      const R = ${JSON.stringify(R)};
+      const early = sandboxConfig({ writableRoots: [R] });
+      fs.writeFileSync(R + '/ready', '');
+      while (!fs.existsSync(R + '/proc/self')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      const command = 'echo 900 > ' + R + '/proc/' + process.pid + '/oom_score_adj; echo acp-pwned > ' + R + '/proc/sys/kernel/domainname; echo done';
+      (async () => {
+        const out = {};
+        for (const [name, sandbox] of [['options', { writableRoots: [R] }], ['pinned', early]]) {
+          try {
+            const t = await createTerminal({ command, cwd: '/' }, { sandbox });
+            await t.waitForExit();
+            out[name] = (await t.currentOutput()).output;
+            await t.release();
+          } catch (e) {
+            out[name] = e.code + ' ' + e.message;
+          }
+        }
+        out.oom = fs.readFileSync('/proc/' + process.pid + '/oom_score_adj', 'utf8').trim();
+        console.log(JSON.stringify(out));
+      })();`;
+    const argv = [...prefix, process.execPath, '-e', script];
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: prefix.length ? packageRootForOthers() : ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    return {
+      R,
+      domain,
+      result: (async () => {
+        await eventually(() => fs.existsSync(path.join(R, 'ready')), 'the early configuration');
+        expect(spawnSync('mount', ['-t', 'proc', 'proc', path.join(R, 'proc')]).status).toBe(0);
+        try {
+          await new Promise((res) => child.on('close', res));
+        } finally {
+          spawnSync('umount', [path.join(R, 'proc')]);
+          fs.writeFileSync('/proc/sys/kernel/domainname', domain);
+          fs.rmSync(R, { recursive: true, force: true });
+        }
+        const line = stdout.split('\n').filter((l) => l.startsWith('{')).pop();
+        if (!line) throw new Error(`no result: ${stdout}\n${stderr}`);
+        return JSON.parse(line) as { options: string; pinned: string; oom: string };
+      })(),
+    };
+  }
+
+  async function expectNoProc(prefix: string[]) {
+    const { R, domain, result } = procInRoot(prefix);
+    const r = await result;
+    expect(r.options).toBe(`ERR_INVALID_ARG options.sandbox.writableRoots[0] \`${R}\` contains a proc mount at \`${R}/proc\`: a kernel interface may not be writable in the sandbox (unmount it, or make a directory beside it the root)`);
+    // Configured before the mount: the root is bound without it (the sandbox sees the empty
+    // directory); in a user namespace the kernel keeps it locked to the root: it is read-only.
+    const why = prefix.length ? 'Read-only file system' : 'Directory nonexistent';
+    expect(r.pinned).toMatch(new RegExp(`oom_score_adj: ${why}[\\s\\S]*domainname: ${why}[\\s\\S]*done`));
+    expect(r.oom).toBe('0');
+    expect(fs.readFileSync('/proc/sys/kernel/domainname', 'utf8')).toBe(domain);
+  }
+
+  asRoot('a procfs inside a root: refused when configured, not carried in when mounted later (as root)', async () => {
+    await expectNoProc([]);
+  });
+
+  asRoot('a procfs inside a root, as nobody', async () => {
+    await expectNoProc(NOBODY);
+  });
+
+  asRoot('a separate mount inside a root listed as a root too is refused; one not listed is not carried in', async () => {
+    const W = fs.mkdtempSync(path.join('/var/tmp', 'acp-sbx-sub-'));
+    fs.mkdirSync(path.join(W, 'm'));
+    expect(spawnSync('mount', ['-t', 'tmpfs', 'tmpfs', path.join(W, 'm')]).status).toBe(0);
+    try {
+      fs.writeFileSync(path.join(W, 'm', 'on-mount'), '');
+      await expect(createTerminal({ command: 'true' }, { sandbox: { writableRoots: [W, path.join(W, 'm')] } })).rejects.toMatchObject({
+        code: 'ERR_INVALID_ARG',
+        message: expect.stringMatching(/options\.sandbox\.writableRoots\[1\] `.*\/m` is a separate mount inside options\.sandbox\.writableRoots\[0\]/),
+      });
+      const r = await run({ command: 'ls -A m; echo x > m/written; echo $?', cwd: W }, { sandbox: { writableRoots: [W] } });
+      expect(r.output).toBe('0\n');
+      expect(fs.readdirSync(path.join(W, 'm'))).toEqual(['on-mount']);
+    } finally {
+      spawnSync('umount', [path.join(W, 'm')]);
+      fs.rmSync(W, { recursive: true, force: true });
+    }
+  });
+});

@@ -199,8 +199,8 @@ describe('package layout (napi-rs)', () => {
     expect(pkg.optionalDependencies).toBeUndefined();
   });
 
-  test('the optional SDK peer accepts 1.x (the legacy API sample) and 2.4+', () => {
-    expect(pkg.peerDependencies['@agentclientprotocol/sdk']).toBe('^1.0.0 || ^2.4.0');
+  test('the optional SDK peer accepts 0.14 and 1.x (the legacy API samples) and 2.4+', () => {
+    expect(pkg.peerDependencies['@agentclientprotocol/sdk']).toBe('^0.14.0 || ^1.0.0 || ^2.4.0');
   });
 
   test('ts/native.ts is the only module that requires the native loader', () => {

@@ -14,6 +14,7 @@
 //! | `strings.rs` | output strings (large ASCII output handed to V8 without a copy) |
 //! | `render.rs` | `renderTerminalOutput[Async]` |
 //! | `process.rs` | `containmentInfo`, `resolveProgram`, `envDefaults`, `cwdInRoots`, keys, session trees, process groups |
+//! | `sandbox.rs` | `SandboxConfig` (a sandbox configured once, its roots pinned) |
 //! | `shell.rs` | `analyseShellLine`, `analyseShellArgv` (the command policy's shell analysis) |
 
 use napi::bindgen_prelude::*;
@@ -28,6 +29,7 @@ mod handle;
 mod options;
 mod process;
 mod render;
+mod sandbox;
 mod shell;
 mod sink;
 mod strings;

@@ -147,7 +147,10 @@ pub struct CreateTerminalOptions {
     /// privileges.
     /// Rejects with `ERR_SANDBOX_UNAVAILABLE` naming the part this kernel cannot provide
     /// (see `containmentInfo().sandbox`); never runs the command with less.
-    #[napi(ts_type = "SandboxOptions | null")]
+    /// A `SandboxConfig` is configured once (its roots pinned when it was made); options are
+    /// configured at this create.
+    #[napi(ts_type = "SandboxOptions | SandboxConfig | null")]
+    #[allow(dead_code)] // the schema of index.d.ts; read by `read` into a `SandboxSpec`
     pub sandbox: Option<SandboxOptions>,
     /// A listener attached before the command starts: it receives every byte of the output,
     /// exactly once, in order, from the first (even of a command that ends at once). Called as
@@ -180,9 +183,19 @@ pub struct SandboxOptions {
 }
 
 impl SandboxOptions {
-    /// Unknown keys are refused: a misspelt key of a security option must not pass.
-    fn read(o: &Object) -> Parsed<Self> {
-        const FIELD: &str = "options.sandbox";
+    /// `options.sandbox`: a [`super::sandbox::SandboxConfig`] (configured once) or options
+    /// (configured at this create).
+    fn read(o: &Object) -> Parsed<SandboxSpec> {
+        match super::sandbox::config_spec(o)? {
+            Some(spec) => Ok(spec),
+            None => Ok(Self::read_as(o, "options.sandbox")?.spec()),
+        }
+    }
+
+    /// Unknown keys are refused: a misspelt key of a security option must not pass. `FIELD`
+    /// names the option in errors.
+    #[allow(non_snake_case)]
+    pub(super) fn read_as(o: &Object, FIELD: &str) -> Parsed<Self> {
         const KEYS: [&str; 4] = ["writableRoots", "network", "isolateProcesses", "tmpBytes"];
         for k in Object::keys(o).map_err(internal)? {
             if !KEYS.contains(&k.as_str()) {
@@ -193,7 +206,7 @@ impl SandboxOptions {
             }
         }
         let roots =
-            opt_array(o, "writableRoots", "options.sandbox.writableRoots")?.ok_or_else(|| {
+            opt_array(o, "writableRoots", &format!("{FIELD}.writableRoots"))?.ok_or_else(|| {
                 TermError::invalid_arg(format!(
                     "{FIELD}.writableRoots is required (an array of absolute paths; [] for none)"
                 ))
@@ -203,14 +216,14 @@ impl SandboxOptions {
             writable_roots.push(as_string(r, &format!("{FIELD}.writableRoots[{i}]"))?);
         }
         let isolate_processes =
-            opt_bool(o, "isolateProcesses", "options.sandbox.isolateProcesses")?;
+            opt_bool(o, "isolateProcesses", &format!("{FIELD}.isolateProcesses"))?;
         if isolate_processes == Some(false) {
             return Err(TermError::invalid_arg(format!(
                 "{FIELD}.isolateProcesses: false is not supported: a sandboxed command always \
                  runs in its own PID namespace (host processes were reachable without it)"
             )));
         }
-        let tmp_bytes = opt_count(o, "tmpBytes", "options.sandbox.tmpBytes")?;
+        let tmp_bytes = opt_count(o, "tmpBytes", &format!("{FIELD}.tmpBytes"))?;
         if tmp_bytes == Some(0.0) {
             return Err(TermError::invalid_arg(format!(
                 "{FIELD}.tmpBytes must be a positive integer, got 0"
@@ -218,18 +231,19 @@ impl SandboxOptions {
         }
         Ok(Self {
             writable_roots,
-            network: opt_bool(o, "network", "options.sandbox.network")?,
+            network: opt_bool(o, "network", &format!("{FIELD}.network"))?,
             isolate_processes,
             tmp_bytes,
         })
     }
 
-    fn spec(&self) -> SandboxSpec {
+    pub(super) fn spec(&self) -> SandboxSpec {
         let d = SandboxSpec::default();
         SandboxSpec {
             writable_roots: self.writable_roots.clone(),
             network: self.network.unwrap_or(d.network),
             tmp_bytes: self.tmp_bytes.map_or(d.tmp_bytes, |n| n as u64),
+            pinned: None,
         }
     }
 }
@@ -282,7 +296,8 @@ pub(super) fn on_output_listener<'e>(
 }
 
 impl CreateTerminalOptions {
-    fn read(o: &Object) -> Parsed<Self> {
+    /// The options, and `sandbox` as read.
+    fn read(o: &Object) -> Parsed<(Self, Option<SandboxSpec>)> {
         let s = get(o, "shell")?;
         let shell = match type_of(&s)? {
             ValueType::Undefined | ValueType::Null => None,
@@ -300,7 +315,7 @@ impl CreateTerminalOptions {
                 "options.shell must be false or a string (true is the default: omit it)",
             ));
         }
-        Ok(Self {
+        let options = Self {
             shell,
             inherit_env: opt_bool(o, "inheritEnv", "options.inheritEnv")?,
             kill_grace_ms: opt_grace(&get(o, "killGraceMs")?, "options.killGraceMs")?
@@ -326,10 +341,12 @@ impl CreateTerminalOptions {
                         .collect::<Parsed<Vec<_>>>()
                 })
                 .transpose()?,
-            sandbox: opt_object(o, "sandbox", "options.sandbox")?
-                .map(|s| SandboxOptions::read(&s))
-                .transpose()?,
-        })
+            sandbox: None,
+        };
+        let sandbox = opt_object(o, "sandbox", "options.sandbox")?
+            .map(|s| SandboxOptions::read(&s))
+            .transpose()?;
+        Ok((options, sandbox))
     }
 }
 
@@ -425,6 +442,10 @@ pub(super) fn request(params: &Unknown, options: Option<&Unknown>) -> Parsed<Ter
         Some(o) if !is_nullish(o)? => Some(CreateTerminalOptions::read(&as_object(o, "options")?)?),
         _ => None,
     };
+    let (o, sandbox) = match o {
+        Some((o, sandbox)) => (Some(o), sandbox),
+        None => (None, None),
+    };
     let mut io = Io::Pipe;
     let mut text_scrollback = None;
     if let Some(o) = &o {
@@ -479,10 +500,7 @@ pub(super) fn request(params: &Unknown, options: Option<&Unknown>) -> Parsed<Ter
                 .map(ResourceLimits::limits)
                 .unwrap_or_default(),
             io,
-            sandbox: o
-                .as_ref()
-                .and_then(|o| o.sandbox.as_ref())
-                .map(SandboxOptions::spec),
+            sandbox,
         },
         terminal: TerminalConfig {
             id: String::new(),

@@ -16,6 +16,9 @@ pub struct ShellProgram {
     pub position: u32,
     /// Set when the program would run code given in its arguments or stdin: why.
     pub runs_code: Option<String>,
+    /// Set when the program (one of the code-runner table) was given an option its grammar
+    /// does not list: which.
+    pub unknown_option: Option<String>,
     /// True when the word was found only by guessing (after an unknown wrapper option, or in
     /// dash's reading of a `[[`/`((` line).
     pub guessed: bool,
@@ -55,6 +58,37 @@ pub struct ShellLineAnalysis {
     pub refusals: Vec<ShellRefusal>,
     /// True when the line is not valid bash.
     pub malformed: bool,
+    /// What the shell is given instead of the line (the argv instead of the request's), when
+    /// every part is understood: text pieces are shell text (words quoted); a program piece is
+    /// written as the program checked for it; `open`..`close` enclose a nested `-c` line, written
+    /// as one quoted word. In an argv rebuild each top-level piece (or group) is one argument.
+    pub rebuild: Option<Vec<ShellPiece>>,
+}
+
+/// A piece of a rebuild.
+#[napi(object)]
+pub struct ShellPiece {
+    /// `'text'`, `'program'`, `'open'` or `'close'`.
+    #[napi(ts_type = "'text' | 'program' | 'open' | 'close'")]
+    pub kind: String,
+    /// The text of a text piece.
+    pub text: Option<String>,
+    /// The index in `programs` of a program piece.
+    pub program: Option<u32>,
+}
+
+fn piece(p: shell::Piece) -> ShellPiece {
+    let (kind, text, program) = match p {
+        shell::Piece::Text(t) => ("text", Some(t), None),
+        shell::Piece::Program(i) => ("program", None, Some(u32::try_from(i).unwrap_or(u32::MAX))),
+        shell::Piece::Open => ("open", None, None),
+        shell::Piece::Close => ("close", None, None),
+    };
+    ShellPiece {
+        kind: kind.to_string(),
+        text,
+        program,
+    }
 }
 
 fn to_js(a: Analysis) -> ShellLineAnalysis {
@@ -68,6 +102,7 @@ fn to_js(a: Analysis) -> ShellLineAnalysis {
                 dynamic: p.dynamic,
                 position: pos(p.position),
                 runs_code: p.runs_code,
+                unknown_option: p.unknown_option,
                 guessed: p.guessed,
             })
             .collect(),
@@ -90,6 +125,7 @@ fn to_js(a: Analysis) -> ShellLineAnalysis {
             })
             .collect(),
         malformed: a.malformed,
+        rebuild: a.rebuild.map(|r| r.into_iter().map(piece).collect()),
     }
 }
 

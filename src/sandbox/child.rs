@@ -34,6 +34,8 @@ pub enum Step {
     Landlock = 7,
     /// Installing the seccomp filters.
     Seccomp = 8,
+    /// Bringing up the network namespace's loopback interface.
+    Loopback = 11,
 }
 
 impl Step {
@@ -51,6 +53,7 @@ impl Step {
             Seccomp,
             Mounts,
             Cwd,
+            Loopback,
         ]
         .into_iter()
         .find(|s| *s as i32 == n)
@@ -60,8 +63,9 @@ impl Step {
     pub fn part(self) -> &'static str {
         match self {
             Step::Namespaces | Step::Init | Step::Proc => {
-                "the namespaces (mount, PID and IPC, in a user namespace when not root)"
+                "the namespaces (mount, PID, IPC and network, in a user namespace when not root)"
             }
+            Step::Loopback => "the network namespace's loopback interface",
             Step::Mounts => "the read-only filesystem, /dev and the private /tmp (mounts)",
             Step::Cwd => {
                 "the working directory (it is not visible in the sandbox: under /tmp or moved?)"

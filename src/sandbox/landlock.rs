@@ -12,7 +12,7 @@
 //! domain also refuses ptrace of processes outside it, at every ABI).
 
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use landlock::{
     Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
@@ -26,7 +26,7 @@ const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev
 /// directory beneath which everything may be written gets (for the private /tmp).
 pub fn ruleset(
     abi: u32,
-    roots: &[PathBuf],
+    roots: &super::roots::Roots,
     tty: Option<BorrowedFd<'_>>,
     network: bool,
 ) -> Result<(OwnedFd, u64), String> {
@@ -53,8 +53,11 @@ pub fn ruleset(
     let mut created = rs.create().map_err(|e| err(&e))?;
     let open = |p: &Path| PathFd::new(p).map_err(|e| err(&e));
     let mut rules: Vec<(PathFd, BitFlags<AccessFs>)> = vec![(open(Path::new("/"))?, read)];
-    for root in roots {
-        rules.push((open(root)?, dirs));
+    for root in &roots.roots {
+        // The pinned directory itself, not its path looked up again.
+        created = created
+            .add_rule(PathBeneath::new(std::os::fd::AsFd::as_fd(&root.fd), dirs))
+            .map_err(|e| err(&e))?;
     }
     for dev in WRITABLE_DEVICES {
         if let Ok(fd) = PathFd::new(dev) {

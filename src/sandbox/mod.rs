@@ -50,6 +50,8 @@ mod mounts;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
 #[cfg(target_os = "linux")]
+pub mod roots;
+#[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
 mod support;
@@ -69,6 +71,44 @@ pub struct SandboxSpec {
     pub network: bool,
     /// Size of the private /tmp in bytes (default [`DEFAULT_TMP_BYTES`]).
     pub tmp_bytes: u64,
+    /// The writable roots pinned once, when the sandbox was configured ([`pin`]); `None`:
+    /// each create pins `writable_roots` itself.
+    pub pinned: Option<Pinned>,
+}
+
+/// Writable roots pinned by [`pin`] (Linux: [`roots::Roots`]), shared by every create of the
+/// configuration; equal only to itself.
+#[derive(Debug, Clone)]
+pub struct Pinned(#[cfg(target_os = "linux")] pub std::sync::Arc<roots::Roots>);
+
+impl PartialEq for Pinned {
+    fn eq(&self, other: &Self) -> bool {
+        #[cfg(target_os = "linux")]
+        return std::sync::Arc::ptr_eq(&self.0, &other.0);
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = other;
+            true
+        }
+    }
+}
+impl Eq for Pinned {}
+
+/// Validates `spec`'s writable roots and pins them (see [`roots`]), once for every create
+/// of a configuration (`field` names the option in errors). Elsewhere than Linux: refused as
+/// every sandbox is.
+pub fn pin(spec: &SandboxSpec, field: &str) -> Result<Pinned, TermError> {
+    let resolved = validate_roots(spec, field)?;
+    #[cfg(target_os = "linux")]
+    return Ok(Pinned(std::sync::Arc::new(roots::pin(&resolved, field)?)));
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = resolved;
+        Err(unavailable(
+            "the sandbox (Landlock, seccomp and namespaces)",
+            "it needs Linux",
+        ))
+    }
 }
 
 /// The default size of a sandbox's private /tmp (`sandbox.tmpBytes`): 256 MiB. Its pages are
@@ -81,6 +121,7 @@ impl Default for SandboxSpec {
             writable_roots: Vec::new(),
             network: false,
             tmp_bytes: DEFAULT_TMP_BYTES,
+            pinned: None,
         }
     }
 }
@@ -264,7 +305,14 @@ pub fn prepare(
     field: &str,
 ) -> Result<Prepared, TermError> {
     use std::os::fd::AsRawFd;
-    let roots = validate_roots(spec, field)?;
+    let pinned_now;
+    let roots: &roots::Roots = match &spec.pinned {
+        Some(p) => &p.0,
+        None => {
+            pinned_now = pin(spec, field)?;
+            &pinned_now.0
+        }
+    };
     let s = support::kernel();
     if !s.filesystem {
         return Err(unavailable(
@@ -294,9 +342,9 @@ pub fn prepare(
         })?;
     let cwd_path = crate::sys::cwd::fd_path(&cwd)
         .map_err(|e| TermError::from_io(&e, "sandbox: the working directory's path"))?;
-    let hidden = ["/tmp", "/dev", "/proc"]
-        .into_iter()
-        .find(|h| cwd_path.starts_with(h) && !roots.iter().any(|r| cwd_path.starts_with(r)));
+    let hidden = ["/tmp", "/dev", "/proc"].into_iter().find(|h| {
+        cwd_path.starts_with(h) && !roots.roots.iter().any(|r| cwd_path.starts_with(&r.path))
+    });
     if let Some(h) = hidden {
         return Err(TermError::invalid_cwd(format!(
             "cwd `{}` is under {h}, which the sandbox replaces with its own: start the \
@@ -308,9 +356,9 @@ pub fn prepare(
         .map(|t| crate::sys::cwd::fd_path(&t))
         .transpose()
         .map_err(|e| TermError::from_io(&e, "sandbox: the pty's path"))?;
-    let mounts = mounts::MountPlan::new(&roots, spec.tmp_bytes, tty_path.as_deref())
+    let mounts = mounts::MountPlan::new(roots, spec.tmp_bytes, tty_path.as_deref())
         .map_err(|e| unavailable("the mounts", e))?;
-    let (ruleset, tmp_access) = landlock::ruleset(s.landlock_abi, &roots, tty, spec.network)
+    let (ruleset, tmp_access) = landlock::ruleset(s.landlock_abi, roots, tty, spec.network)
         .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
     let program = seccomp::program(spec.network)
         .map_err(|e| unavailable("the network and terminal part (seccomp)", e))?;
@@ -319,6 +367,7 @@ pub fn prepare(
         filter: program.as_ptr() as *mut libc::sock_filter,
     }];
     let mut ns = Box::new(namespaces::NsPlan::new(userns, sleep, null_fd, mounts));
+    ns.net = !spec.network;
     ns.ruleset_fd = ruleset.as_raw_fd();
     ns.tmp_access = tmp_access;
     ns.cwd_path = crate::sys::spawn::cpath(&cwd_path)

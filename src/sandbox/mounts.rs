@@ -4,9 +4,10 @@
 //! `--dev /dev`, `--tmpfs /tmp`):
 //!
 //! 1. every mount made private (nothing propagates from or to the host afterwards);
-//! 2. detached copies (`open_tree(OPEN_TREE_CLONE)`) taken of each writable root (with its
-//!    submounts) and of the device nodes the command gets, while they still have the host's
-//!    flags;
+//! 2. detached copies (`open_tree(OPEN_TREE_CLONE)`) taken of each writable root (alone,
+//!    without its submounts: see [`super::roots`]), found at its path without following a
+//!    symlink and used only if it is the pinned directory, and of the device nodes the
+//!    command gets, while they still have the host's flags;
 //! 3. the whole tree made read-only, `nosuid` and `nodev` (`mount_setattr(AT_RECURSIVE)`):
 //!    from here on every write, `chmod`, `chown`, `utimes` or xattr change outside the roots
 //!    fails with `EROFS` in the kernel, whatever the file's owner;
@@ -16,8 +17,8 @@
 //!    and the `fd`, `stdin`, `stdout`, `stderr` links;
 //! 5. a private tmpfs of `tmpBytes` on `/tmp` (the command's TMPDIR): it exists in the
 //!    namespace only, so the kernel removes it with the namespace, whatever happens to Node;
-//! 6. the writable roots' copies moved back onto their paths (directories created in the
-//!    tmpfs for roots under /tmp), `nosuid` and `nodev`.
+//! 6. the writable roots' copies, `nosuid` and `nodev`, moved back onto their paths (found
+//!    without following a symlink; directories created in the tmpfs for roots under /tmp).
 //!
 //! `/proc` is mounted afterwards by the namespace's init (it must be in the PID namespace).
 
@@ -46,8 +47,10 @@ const LINKS: &[(&std::ffi::CStr, &std::ffi::CStr)] = &[
 /// Everything the mount step needs, prepared in the parent.
 #[derive(Debug)]
 pub struct MountPlan {
-    /// The writable roots (resolved), parents before their children.
+    /// The writable roots (resolved, none inside another).
     roots: Vec<CString>,
+    /// Their pinned (device, inode).
+    ids: Vec<(u64, u64)>,
     /// Every directory on the way to a root (created where missing: under /tmp).
     dirs: Vec<CString>,
     /// Device nodes to bind, by their path (the same inside).
@@ -66,12 +69,14 @@ fn cpath(p: &Path) -> Result<CString, String> {
 }
 
 impl MountPlan {
-    /// A plan for `roots` (resolved, checked), a /tmp of `tmp_bytes`, and `tty`, the path of
-    /// the terminal's pty slave (pty terminals only).
-    pub fn new(roots: &[PathBuf], tmp_bytes: u64, tty: Option<&Path>) -> Result<MountPlan, String> {
-        let mut sorted: Vec<&PathBuf> = roots.iter().collect();
-        sorted.sort_by_key(|p| (p.components().count(), p.as_path()));
-        sorted.dedup();
+    /// A plan for the pinned `roots`, a /tmp of `tmp_bytes`, and `tty`, the path of the
+    /// terminal's pty slave (pty terminals only).
+    pub fn new(
+        roots: &super::roots::Roots,
+        tmp_bytes: u64,
+        tty: Option<&Path>,
+    ) -> Result<MountPlan, String> {
+        let sorted: Vec<&PathBuf> = roots.roots.iter().map(|r| &r.path).collect();
         let mut dirs: Vec<PathBuf> = Vec::new();
         for r in &sorted {
             for a in r.ancestors().collect::<Vec<_>>().into_iter().rev().skip(1) {
@@ -100,6 +105,7 @@ impl MountPlan {
                 .into_iter()
                 .map(|p| cpath(p))
                 .collect::<Result<_, _>>()?,
+            ids: roots.roots.iter().map(|r| r.id).collect(),
             dirs: dirs.iter().map(|p| cpath(p)).collect::<Result<_, _>>()?,
             devices,
             pts: tty.is_some(),
@@ -112,6 +118,7 @@ impl MountPlan {
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NOSUID: u64 = 0x2;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
@@ -132,24 +139,26 @@ fn errno() -> i32 {
 
 /// `mount_setattr(path, flags, attr_set)`.
 unsafe fn set_attr(path: &std::ffi::CStr, flags: libc::c_uint, set: u64) -> Result<(), i32> {
-    mount_setattr(libc::AT_FDCWD, path, flags, set)
+    mount_setattr(libc::AT_FDCWD, path, flags, set, 0)
 }
 
 /// `mount_setattr` on the detached copy `fd` itself.
 unsafe fn set_attr_fd(fd: RawFd, set: u64) -> Result<(), i32> {
-    mount_setattr(fd, c"", libc::AT_EMPTY_PATH as libc::c_uint, set)
+    mount_setattr(fd, c"", libc::AT_EMPTY_PATH as libc::c_uint, set, 0)
 }
 
-/// The system call: sets the attributes `set` on the mount at `dirfd`/`path`.
+/// The system call: sets the attributes `set` and clears `clear` on the mount at
+/// `dirfd`/`path`.
 unsafe fn mount_setattr(
     dirfd: RawFd,
     path: &std::ffi::CStr,
     flags: libc::c_uint,
     set: u64,
+    clear: u64,
 ) -> Result<(), i32> {
     let attr = MountAttr {
         attr_set: set,
-        attr_clr: 0,
+        attr_clr: clear,
         propagation: 0,
         userns_fd: 0,
     };
@@ -167,16 +176,92 @@ unsafe fn mount_setattr(
     Ok(())
 }
 
-/// A detached copy of the mount at `path` (with its submounts when `recursive`).
-unsafe fn clone_tree(path: &std::ffi::CStr, recursive: bool) -> Result<RawFd, i32> {
-    let flags = OPEN_TREE_CLONE
-        | libc::O_CLOEXEC as libc::c_uint
-        | if recursive { AT_RECURSIVE } else { 0 };
+/// A detached copy of the mount at `path` alone.
+unsafe fn clone_tree(path: &std::ffi::CStr) -> Result<RawFd, i32> {
+    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
     let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) as RawFd;
     if fd < 0 {
         return Err(errno());
     }
     Ok(fd)
+}
+
+/// A detached copy of the directory `path` alone, if it is the one identified by `id`
+/// (found without following a symlink): `ESTALE` if another directory is there now.
+unsafe fn clone_pinned(path: &std::ffi::CStr, id: (u64, u64)) -> Result<RawFd, i32> {
+    let dir = super::namespaces::open_beneath_none(libc::AT_FDCWD, path);
+    if dir < 0 {
+        return Err(errno());
+    }
+    let mut st: libc::stat = std::mem::zeroed();
+    let r = if libc::fstat(dir, &mut st) != 0 {
+        Err(errno())
+    } else if super::namespaces::id_of(&st) != id {
+        Err(libc::ESTALE)
+    } else {
+        let flags =
+            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_EMPTY_PATH as libc::c_uint;
+        let fd = libc::syscall(libc::SYS_open_tree, dir, c"".as_ptr(), flags) as RawFd;
+        if fd >= 0 {
+            Ok(fd)
+        } else if errno() != libc::EINVAL {
+            Err(errno())
+        } else {
+            // In a user namespace, the host's mounts below the root are locked to it (the
+            // kernel refuses to uncover what they hide): they come along, read-only, `nosuid`
+            // and `nodev`; only the root itself is writable.
+            let fd = libc::syscall(libc::SYS_open_tree, dir, c"".as_ptr(), flags | AT_RECURSIVE)
+                as RawFd;
+            if fd < 0 {
+                Err(errno())
+            } else if let Err(e) = mount_setattr(
+                fd,
+                c"",
+                libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                0,
+            )
+            .and_then(|()| {
+                mount_setattr(
+                    fd,
+                    c"",
+                    libc::AT_EMPTY_PATH as libc::c_uint,
+                    0,
+                    MOUNT_ATTR_RDONLY,
+                )
+            }) {
+                libc::close(fd);
+                Err(e)
+            } else {
+                Ok(fd)
+            }
+        }
+    };
+    libc::close(dir);
+    r
+}
+
+/// Attaches the detached copy `fd` onto the directory at `path`, found without following a
+/// symlink.
+unsafe fn attach_dir(fd: RawFd, path: &std::ffi::CStr) -> Result<(), i32> {
+    let target = super::namespaces::open_beneath_none(libc::AT_FDCWD, path);
+    if target < 0 {
+        return Err(errno());
+    }
+    let r = libc::syscall(
+        libc::SYS_move_mount,
+        fd,
+        c"".as_ptr(),
+        target,
+        c"".as_ptr(),
+        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+    );
+    let e = errno();
+    libc::close(target);
+    if r != 0 {
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// Attaches the detached copy `fd` at `path`.
@@ -241,10 +326,12 @@ unsafe fn build(plan: &MountPlan) -> Result<(), i32> {
     }
     let n = plan.roots.len();
     for (i, root) in plan.roots.iter().enumerate() {
-        plan.fds[i].set(clone_tree(root, true)?);
+        let fd = clone_pinned(root, plan.ids[i])?;
+        plan.fds[i].set(fd);
+        set_attr_fd(fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
     }
     for (k, dev) in plan.devices.iter().enumerate() {
-        let fd = clone_tree(dev, false)?;
+        let fd = clone_tree(dev)?;
         plan.fds[n + k].set(fd);
         // The host's device inodes themselves: reading and writing the devices still works
         // (a read-only mount does not stop device I/O); chmod, chown, utimes of them do not.
@@ -291,8 +378,7 @@ unsafe fn build(plan: &MountPlan) -> Result<(), i32> {
         }
     }
     for (i, root) in plan.roots.iter().enumerate() {
-        attach(plan.fds[i].get(), root)?;
-        set_attr(root, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
+        attach_dir(plan.fds[i].get(), root)?;
     }
     Ok(())
 }
@@ -302,21 +388,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn roots_parents_first_without_duplicates_and_every_directory_on_the_way() {
-        let roots: Vec<PathBuf> = ["/tmp/a/b", "/var/x", "/tmp/a", "/tmp/a/b"]
-            .iter()
-            .map(PathBuf::from)
-            .collect();
+    fn every_directory_on_the_way_to_each_root_and_the_devices() {
+        let root = |p: &str| super::super::roots::Root {
+            path: PathBuf::from(p),
+            fd: std::fs::File::open("/").unwrap().into(),
+            id: (1, 2),
+        };
+        let roots = super::super::roots::Roots {
+            roots: vec![root("/tmp/a"), root("/var/x/y")],
+        };
         let plan = MountPlan::new(&roots, 4096, Some(Path::new("/dev/pts/7"))).unwrap();
         let strs = |v: &[CString]| {
             v.iter()
                 .map(|c| c.to_str().unwrap().to_owned())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(strs(&plan.roots), ["/tmp/a", "/var/x", "/tmp/a/b"]);
+        assert_eq!(strs(&plan.roots), ["/tmp/a", "/var/x/y"]);
+        assert_eq!(plan.ids, [(1, 2), (1, 2)]);
         assert_eq!(
             strs(&plan.dirs),
-            ["/tmp", "/tmp/a", "/var", "/var/x", "/tmp/a/b"]
+            ["/tmp", "/tmp/a", "/var", "/var/x", "/var/x/y"]
         );
         assert_eq!(
             strs(&plan.devices),
@@ -331,7 +422,8 @@ mod tests {
             ]
         );
         assert_eq!(plan.tmp_options.to_str().unwrap(), "size=4096,mode=1777");
-        assert_eq!(plan.fds.len(), 3 + 7);
-        assert!(MountPlan::new(&[], 1, Some(Path::new("/tmp/fake-pty"))).is_err());
+        assert_eq!(plan.fds.len(), 2 + 7);
+        let none = super::super::roots::Roots::default();
+        assert!(MountPlan::new(&none, 1, Some(Path::new("/tmp/fake-pty"))).is_err());
     }
 }

@@ -1,9 +1,12 @@
 //! The namespaces of a sandboxed command, made by the launch's intermediate process C (a vfork
 //! child of the launcher thread, see [`crate::sys::spawn::Isolation`]) with system calls only:
 //!
-//! 1. `unshare` of the mount, PID and IPC namespaces, inside a new user namespace where the
-//!    caller lacks CAP_SYS_ADMIN (an identity map of its uid and gid: files keep their owner;
-//!    the command keeps no capability once it execs);
+//! 1. `unshare` of the mount, PID, IPC and (without `network: true`) network namespaces,
+//!    inside a new user namespace where the caller lacks CAP_SYS_ADMIN (an identity map of its
+//!    uid and gid: files keep their owner; the command keeps no capability once it execs); a
+//!    new network namespace has only its loopback interface, brought up here: no route leaves
+//!    it, and the host's abstract unix sockets (which live in the host's network namespace)
+//!    are unreachable from it, both ways;
 //! 2. the filesystem ([`super::mounts`]), then the Landlock rule for the new /tmp (the
 //!    ruleset is the terminal's own, built in the parent);
 //! 3. the working directory looked up again by its path in the new tree and used only if it is
@@ -28,6 +31,8 @@ use super::mounts::MountPlan;
 pub struct NsPlan {
     /// `Some((uid_map, gid_map))`: create a user namespace and write these maps.
     maps: Option<(CString, CString)>,
+    /// Create a network namespace (loopback only).
+    pub net: bool,
     /// The filesystem.
     pub mounts: MountPlan,
     /// The terminal's Landlock ruleset (-1: none), which gets the rule for the new /tmp.
@@ -72,6 +77,7 @@ impl NsPlan {
         argv.push(std::ptr::null());
         NsPlan {
             maps,
+            net: true,
             mounts,
             ruleset_fd: -1,
             tmp_access: 0,
@@ -105,7 +111,7 @@ unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> Result<(), i32> {
     Ok(())
 }
 
-fn id_of(st: &libc::stat) -> (u64, u64) {
+pub(super) fn id_of(st: &libc::stat) -> (u64, u64) {
     #[allow(clippy::unnecessary_cast)] // dev_t and ino_t are not u64 everywhere
     (st.st_dev as u64, st.st_ino as u64)
 }
@@ -139,21 +145,66 @@ struct PathBeneath {
 }
 const LANDLOCK_RULE_PATH_BENEATH: u32 = 1;
 
-/// Step 3: changes into the working directory as found in the new tree, if it is the one that
-/// was checked.
-unsafe fn enter_cwd(plan: &NsPlan) -> Result<(), i32> {
+/// Opens directory `path` (`O_PATH`), following no symlink on the way (`ELOOP` if one is
+/// there); in the parent.
+pub fn open_no_symlinks(path: &std::path::Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let c = crate::sys::spawn::cpath(path)?;
+    // SAFETY: a NUL-terminated path and a valid `open_how`; the descriptor is owned at once.
+    let fd = unsafe { open_beneath_none(libc::AT_FDCWD, &c) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened, owned by nobody else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// `openat2(dirfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS)`: a directory descriptor or -1 (errno set). Raw system call only.
+pub(super) unsafe fn open_beneath_none(dirfd: RawFd, path: &std::ffi::CStr) -> RawFd {
     let how = OpenHow {
         flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
         mode: 0,
         resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
     };
-    let fd = libc::syscall(
+    libc::syscall(
         libc::SYS_openat2,
-        libc::AT_FDCWD,
-        plan.cwd_path.as_ptr(),
+        dirfd,
+        path.as_ptr(),
         &how as *const OpenHow,
         std::mem::size_of::<OpenHow>(),
-    ) as RawFd;
+    ) as RawFd
+}
+
+/// Step 1, in a new network namespace: brings its loopback interface up (`SIOCSIFFLAGS`),
+/// with the capabilities C holds there.
+unsafe fn loopback_up() -> Result<(), i32> {
+    let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    if s < 0 {
+        return Err(errno());
+    }
+    let mut ifr: libc::ifreq = std::mem::zeroed();
+    for (d, &b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+        *d = b as libc::c_char;
+    }
+    let r = if libc::ioctl(s, libc::SIOCGIFFLAGS as _, &mut ifr) != 0 {
+        Err(errno())
+    } else {
+        ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        if libc::ioctl(s, libc::SIOCSIFFLAGS as _, &ifr) != 0 {
+            Err(errno())
+        } else {
+            Ok(())
+        }
+    };
+    libc::close(s);
+    r
+}
+
+/// Step 3: changes into the working directory as found in the new tree, if it is the one that
+/// was checked.
+unsafe fn enter_cwd(plan: &NsPlan) -> Result<(), i32> {
+    let fd = open_beneath_none(libc::AT_FDCWD, &plan.cwd_path);
     if fd < 0 {
         return Err(errno());
     }
@@ -189,6 +240,9 @@ pub unsafe fn enter(
     if plan.maps.is_some() {
         flags |= libc::CLONE_NEWUSER;
     }
+    if plan.net {
+        flags |= libc::CLONE_NEWNET;
+    }
     if libc::unshare(flags) != 0 {
         return Err((Step::Namespaces as i32, errno()));
     }
@@ -196,6 +250,9 @@ pub unsafe fn enter(
         write_file(c"/proc/self/setgroups", b"deny").map_err(step(Step::Namespaces))?;
         write_file(c"/proc/self/uid_map", uid_map.as_bytes()).map_err(step(Step::Namespaces))?;
         write_file(c"/proc/self/gid_map", gid_map.as_bytes()).map_err(step(Step::Namespaces))?;
+    }
+    if plan.net {
+        loopback_up().map_err(step(Step::Loopback))?;
     }
     super::mounts::apply(&plan.mounts).map_err(step(Step::Mounts))?;
     if plan.ruleset_fd >= 0 {

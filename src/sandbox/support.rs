@@ -184,7 +184,7 @@ fn probe() -> Result<(), String> {
     let null = std::fs::File::open("/dev/null").map_err(|e| e.to_string())?;
     let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).map_err(|e| e.to_string())?;
     let (sleep, null_fd, userns) = fixed()?;
-    let mounts = super::mounts::MountPlan::new(&[], 1 << 20, None)?;
+    let mounts = super::mounts::MountPlan::new(&super::roots::Roots::default(), 1 << 20, None)?;
     let mut plan = NsPlan::new(userns, sleep, null_fd, mounts);
     plan.cwd_id = super::namespaces::fd_id(root.as_raw_fd()).map_err(|e| e.to_string())?;
     let spec = LaunchSpec {

@@ -1,27 +1,35 @@
 //! Shell-line analysis for the host's command policy: what a shell line (or an argv) would run,
 //! judged on tree-sitter-bash's syntax tree.
 //!
-//! The rule (Codex's, `codex-rs/core/src/bash.rs`): a line is understood only when it is a
-//! sequence of plain commands of literal words joined by `&&`, `||`, `;`, `|` (and newlines),
-//! with redirections to literal paths. Every other construct is reported as a [`Refusal`]
-//! naming it and its position; an allow list refuses the line, a deny list (a guard rail) still
-//! sees the commands found inside it. The same parse serves dash and bash: a construct the two
-//! shells read differently (`[[`, `((`, `$'..'`, `<<<`, `|&`, `&>`) is a refusal too.
+//! The rule (Codex's, `codex-rs/shell-command/src/bash.rs`): a line is understood only when it
+//! is a sequence of plain commands of literal words joined by `&&`, `||`, `;`, `|` (and
+//! newlines), with redirections to literal paths. Every other construct is reported as a
+//! [`Refusal`] naming it and its position; an allow list refuses the line, a deny list (a guard
+//! rail) still sees the commands found inside it. The same parse serves dash and bash: a
+//! construct the two shells read differently (`[[`, `((`, `$'..'`, `<<<`, `|&`, `&>`, a control
+//! character, a backslash-newline) is a refusal too. A line understood comes with its rebuild
+//! ([`Analysis::rebuild`]): what the shell is given instead of the agent's text.
+//!
+//! One walk and tables (imports go down this list, never back up):
 //!
 //! | file | job |
 //! |---|---|
+//! | `walk.rs` | the tree walk: statements, words, redirections, refused constructs; the rebuild |
+//! | `command.rs` | one simple command: its programs, behind wrappers; nested `-c` lines handed back to the walk |
+//! | `wrappers.rs` | table: wrappers (`env`, `xargs`, `timeout`, `sudo`, ...) and their option grammars |
+//! | `runners.rs` | table: programs that run code from arguments or options (`git`, `tar`, `node`, `make`, ...), read with their grammars |
+//! | `options.rs` | reading options with a grammar (clusters, values, GNU abbreviations) |
+//! | `words.rs` | one word: its value (quotes removed, run-time parts flagged) and its rebuild (quoted) |
 //! | `parse.rs` | the thread-local tree-sitter parser |
-//! | `words.rs` | the value of one word node (quotes removed; run-time parts flagged) |
-//! | `syntax.rs` | the tree walk: simple commands, assignments, refused constructs |
-//! | `wrappers.rs` | the programs behind wrappers (`env`, `xargs`, `timeout`, `sh -c`, ...), by their option grammar |
-//! | `runners.rs` | allowed programs that run code from their arguments or stdin (`awk`, `python -c`, `git -c`, ...) |
 //!
 //! Invariant: nothing here executes anything or touches the file system; positions are UTF-16
 //! indexes into the line as JS sees it.
 
+mod command;
+mod options;
 mod parse;
 mod runners;
-mod syntax;
+mod walk;
 mod words;
 mod wrappers;
 
@@ -77,6 +85,9 @@ pub struct Program {
     pub position: usize,
     /// Set when this program would run code given in its arguments or stdin: why.
     pub runs_code: Option<String>,
+    /// Set when this program of the code-runner table was given an option its grammar does not
+    /// list: which.
+    pub unknown_option: Option<String>,
     /// True when the word was found only by guessing (after an unknown wrapper option, or in
     /// the dash reading of a `[[`/`((` line): a deny list checks it, an allow list has refused.
     pub guessed: bool,
@@ -102,12 +113,36 @@ pub struct Analysis {
     pub refusals: Vec<Refusal>,
     /// True when the line is not valid bash (or not a complete line).
     pub malformed: bool,
+    /// What the shell is given instead of the line (or the argv instead of the request's), built
+    /// from what was checked; `None` when some part is refused.
+    pub rebuild: Option<Vec<Piece>>,
+    /// A command changed the directory (`cd`, `env -C`, `find -execdir`): a relative program
+    /// path after it is refused (it was resolved against the request's cwd).
+    pub(crate) cwd_moved: bool,
+}
+
+/// A piece of a rebuild. Text pieces are shell text (words already quoted); the caller writes a
+/// [`Piece::Program`] as the program it checked for that word (its real path, quoted, or the
+/// builtin's name), and the pieces between [`Piece::Open`] and [`Piece::Close`] as one quoted
+/// word (a nested `-c` line). In an argv rebuild, each top-level piece (or Open..Close group) is
+/// one argument, written unquoted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Shell text (an argument, unquoted, at the top of an argv).
+    Text(String),
+    /// The program at this index of [`Analysis::programs`].
+    Program(usize),
+    /// The start of a nested line.
+    Open,
+    /// The end of a nested line.
+    Close,
 }
 
 /// Analyses a shell line (the text a host hands to `sh -c`).
 pub fn analyse_line(line: &str) -> Analysis {
     let mut out = Analysis::default();
-    syntax::analyse(line, 0, 0, &mut out);
+    let pieces = walk::analyse(line, 0, 0, &mut out);
+    out.rebuild = pieces.filter(|_| out.refusals.is_empty() && !out.malformed);
     out
 }
 
@@ -118,11 +153,141 @@ pub fn analyse_argv(argv: &[String]) -> Analysis {
         .iter()
         .map(|w| words::Word::literal(w.clone()))
         .collect();
-    let mut cx = wrappers::Context {
-        out: &mut out,
-        position: 0,
-        depth: 0,
-    };
-    wrappers::programs(&words, &mut cx);
+    let mut cmd = command::Command::new(&mut out, 0, 0, words.len());
+    cmd.programs(&words, 0, words.len());
+    let command::Command { slots, lines, .. } = cmd;
+    let mut pieces = Vec::new();
+    let mut whole = true;
+    for (k, slot) in slots.into_iter().enumerate() {
+        match slot {
+            command::Slot::Word => pieces.push(Piece::Text(argv[k].clone())),
+            command::Slot::Program(p) => pieces.push(Piece::Program(p)),
+            command::Slot::Line(l) => match walk::analyse(&lines[l].text, 0, 1, &mut out) {
+                Some(inner) => {
+                    pieces.push(Piece::Open);
+                    pieces.extend(inner);
+                    pieces.push(Piece::Close);
+                }
+                None => whole = false,
+            },
+        }
+    }
+    for line in lines.iter().filter(|l| l.word.is_none()) {
+        walk::analyse(&line.text, 0, 1, &mut out);
+        whole = false;
+    }
+    let understood = whole && out.refusals.is_empty() && !out.malformed;
+    out.rebuild = understood.then_some(pieces);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rebuild written as the policy writes it, each program as `<word>`.
+    fn written(a: &Analysis, argv: bool) -> Option<String> {
+        let pieces = a.rebuild.as_ref()?;
+        let mut out = String::new();
+        let mut depth = 0;
+        for p in pieces {
+            let text = match p {
+                Piece::Text(t) => t.clone(),
+                Piece::Program(i) => format!("<{}>", a.programs[*i].word),
+                Piece::Open => {
+                    depth += 1;
+                    "[".into()
+                }
+                Piece::Close => {
+                    depth -= 1;
+                    "]".into()
+                }
+            };
+            if argv && depth == 0 && !matches!(p, Piece::Open) && !out.is_empty() {
+                out.push('|');
+            }
+            out.push_str(&text);
+        }
+        Some(out)
+    }
+
+    #[test]
+    fn a_line_is_rebuilt_from_what_was_checked() {
+        let line = |l: &str| written(&analyse_line(l), false);
+        assert_eq!(
+            line("cd x && npm test 2>&1 | tail -50").as_deref(),
+            Some("<cd> x && <npm> test 2>&1 | <tail> -50")
+        );
+        assert_eq!(
+            line("FOO=\"a b\" ls -la 'my file' > out.txt; echo $HOME").as_deref(),
+            Some("FOO='a b' <ls> -la 'my file' >out.txt; <echo> ${HOME}")
+        );
+        assert_eq!(
+            line("bash -lc 'ls && rm \"x y\"' name").as_deref(),
+            Some("<bash> -lc [<ls> && <rm> 'x y'] name")
+        );
+        assert_eq!(
+            line("cat <<'EOF' | tail -1\n$(rm x)\nEOF\nls").as_deref(),
+            Some("<cat> <<'EOF' | <tail> -1\n$(rm x)\nEOF\n<ls>")
+        );
+        assert_eq!(
+            line("[ -d node_modules ] || npm ci").as_deref(),
+            Some("<[> '-d' node_modules ']' || <npm> ci")
+        );
+        assert_eq!(
+            line("export NODE_ENV=test").as_deref(),
+            Some("<export> NODE_ENV=test")
+        );
+        assert_eq!(
+            line("env A=1 timeout 5 rm x").as_deref(),
+            Some("<env> A=1 <timeout> 5 <rm> x")
+        );
+        assert_eq!(line("echo $(id)"), None);
+        let argv: Vec<String> = ["bash", "-lc", "ls x; rm y"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            written(&analyse_argv(&argv), true).as_deref(),
+            Some("<bash>|-lc|[<ls> x\n<rm> y]")
+        );
+    }
+
+    #[test]
+    fn bytes_the_grammar_and_the_shells_read_differently_are_refused_at_every_depth() {
+        let refused = |a: &Analysis| {
+            a.rebuild.is_none()
+                && a.refusals
+                    .iter()
+                    .any(|r| r.construct.contains("read differently"))
+        };
+        for line in [
+            "ls \\\r\nrm -f victim",
+            "ls\rrm",
+            "ls \x0b x",
+            "ls \x1b[0m",
+            "ls\u{7f}",
+            "x\\\n#; rm -f victim",
+            "ls 'a\\\nb'",
+            "bash -c 'ls \\\r\nrm -f victim'",
+            "sh -c \"bash -c 'x\\\\\n#; rm'\"",
+        ] {
+            let a = analyse_line(line);
+            assert!(refused(&a), "{line:?}: {:?}", a.refusals);
+        }
+        for script in ["ls \\\r\nrm -f victim", "x\\\n#; rm -f victim"] {
+            let argv: Vec<String> = ["bash", "-lc", script]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            assert!(refused(&analyse_argv(&argv)), "{script:?}");
+        }
+        // A deny list still sees the command the shells would run.
+        let a = analyse_line("ls \\\r\nrm -f victim");
+        assert!(a.programs.iter().any(|p| p.word == "rm" && p.guessed));
+        // TAB and LF are plain separators; a backslash before a newline is refused even when
+        // escaped (tree-sitter drops it inside double quotes).
+        assert!(analyse_line("ls\t-la\nls").rebuild.is_some());
+        assert!(refused(&analyse_line("echo \\\\\nls")));
+    }
 }

@@ -1,114 +1,1070 @@
-//! Programs that run code given in their arguments or on stdin, so that allowing the program
-//! allows any command: an allow list refuses them unless the host opts each one in. The table
-//! here is what docs/host-policy.md lists.
+//! The code-runner table: programs that can run code given in their arguments, options or stdin,
+//! so that allowing the program would allow any command. Each is read with its real option
+//! grammar (`options.rs`): a code-running option (`tar --to-com=`, `git fetch --upload-pack`,
+//! `node --import data:...`) is a [`Verdict::Code`], an option the grammar does not list is a
+//! [`Verdict::Unknown`]; an allow list refuses both unless the host opts the program in
+//! (`codeRunners`). The table is what docs/host-policy.md lists. Data and pure functions only.
 
+use super::options::{parse, Opt, Spec};
 use super::words::Word;
+use super::wrappers::is_ld_so;
 
-/// Why running `name` with `args` would run code from its arguments or stdin, if it would.
-pub fn runs_code(name: &str, args: &[Word]) -> Option<String> {
-    let family = family(name)?;
+/// What an allow list must know about a program's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// It would run code given in its arguments or stdin: why.
+    Code(String),
+    /// An option its grammar does not list (so what it does is not known): which.
+    Unknown(String),
+}
+
+/// The verdict on running `name` with `args`, if there is one.
+pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
+    if !in_table(name) {
+        return None;
+    }
     if let Some(d) = args.iter().find(|a| a.dynamic) {
-        return Some(format!(
+        return code(format!(
             "`{name}` with an argument known only at run time (`{}`)",
             d.text
         ));
     }
-    let text: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-    match family {
-        Family::Awk => awk(name, &text),
-        Family::Sed => sed(name, &text),
-        Family::Interpreter(code) => interpreter(name, &text, code),
-        Family::Git => git(&text),
-        Family::Npx => Some(format!(
+    let a: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    match name {
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(name, &a),
+        "sed" | "gsed" => sed(name, &a),
+        "git" => git(&a),
+        "tar" | "gtar" => tar(name, &a),
+        "sort" => grammar(name, &SORT, &a, &["compress-program"]),
+        "make" | "gmake" => make(name, &a),
+        "node" | "nodejs" => node(name, &a),
+        "rg" => named(name, &a, &["pre", "hostname-bin"], "", false),
+        "ssh" | "scp" | "sftp" => ssh(name, &a),
+        "zip" => zip(&a),
+        "man" => named(name, &a, &["pager", "html"], "PH", true),
+        "npx" | "bunx" | "pnpx" => code(format!(
             "`{name}` runs a package's code (fetched if missing)"
         )),
-        Family::Npm => package_exec(name, &text),
-        Family::Find => text
+        "npm" | "pnpm" | "yarn" => npm(name, &a),
+        "find" => a
             .iter()
             .find(|a| matches!(**a, "-exec" | "-execdir" | "-ok" | "-okdir"))
-            .map(|a| format!("`find {a}` runs a command for each file")),
-        Family::Xargs => {
-            Some("`xargs` appends words read from stdin to the command it runs".into())
-        }
-        Family::Env => text
+            .and_then(|a| code(format!("`find {a}` runs a command for each file"))),
+        "xargs" => code("`xargs` appends words read from stdin to the command it runs".into()),
+        "env" => a
             .iter()
             .take_while(|a| a.starts_with('-'))
-            .find(|a| a.starts_with("--split-string") || !a.starts_with("--") && a.contains('S'))
-            .map(|_| "`env -S` splits a string into a command".into()),
-        Family::Tar => text
+            .find(|a| {
+                a.strip_prefix("--")
+                    .map_or(a.contains('S'), |l| prefix_of(l, &["split-string"]))
+            })
+            .and_then(|_| code("`env -S` splits a string into a command".into())),
+        "rsync" => a
             .iter()
             .find(|a| {
-                [
-                    "--to-command",
-                    "--checkpoint-action",
-                    "--use-compress-program",
-                    "--rsh-command",
-                    "--info-script",
-                    "--new-volume-script",
-                    "-I",
-                    "-F",
-                ]
-                .iter()
-                .any(|o| a.starts_with(o))
+                a.starts_with("-e")
+                    || a.strip_prefix("--")
+                        .is_some_and(|l| prefix_of(l, &["rsh", "rsync-path"]))
             })
-            .map(|a| format!("`tar {a}` runs a command")),
-        Family::Rsync => text
-            .iter()
-            .find(|a| {
-                a.starts_with("-e") || a.starts_with("--rsh") || a.starts_with("--rsync-path")
-            })
-            .map(|a| format!("`rsync {a}` runs a command")),
-        Family::LdSo => text
+            .and_then(|a| code(format!("`rsync {a}` runs a command"))),
+        "less" | "more" | "most" | "vi" | "vim" | "nvim" | "view" | "vimdiff" | "ex" | "ed"
+        | "emacs" | "nano" => code(format!(
+            "`{name}` runs commands typed at its prompt or given in its options (`!cmd`, `-c`)"
+        )),
+        _ if is_ld_so(name) => a
             .iter()
             .find(|a| a.starts_with("--preload") || a.starts_with("--audit"))
-            .map(|a| format!("the dynamic loader's `{a}` loads code into the program")),
+            .and_then(|a| {
+                code(format!(
+                    "the dynamic loader's `{a}` loads code into the program"
+                ))
+            }),
+        "python" | "python3" | "python2" | "pypy" | "pypy3" => python(name, &a),
+        _ if name.starts_with("python") || name.starts_with("pypy") => python(name, &a),
+        "perl" => interpreter(name, &a, "eE").map(Verdict::Code),
+        "bun" | "deno" => interpreter(name, &a, "ep").map(Verdict::Code),
+        "php" => interpreter(name, &a, "rRBE").map(Verdict::Code),
+        _ => interpreter(name, &a, "e").map(Verdict::Code),
     }
 }
 
-enum Family {
-    Awk,
-    Sed,
-    /// An interpreter and the short options that take a program text.
-    Interpreter(&'static str),
-    Git,
-    Npx,
-    Npm,
-    Find,
-    Xargs,
-    Env,
-    Tar,
-    Rsync,
-    LdSo,
+/// True for a program of the table.
+fn in_table(name: &str) -> bool {
+    matches!(
+        name,
+        "awk"
+            | "gawk"
+            | "mawk"
+            | "nawk"
+            | "busybox-awk"
+            | "sed"
+            | "gsed"
+            | "git"
+            | "tar"
+            | "gtar"
+            | "sort"
+            | "make"
+            | "gmake"
+            | "node"
+            | "nodejs"
+            | "rg"
+            | "ssh"
+            | "scp"
+            | "sftp"
+            | "zip"
+            | "man"
+            | "npx"
+            | "bunx"
+            | "pnpx"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "find"
+            | "xargs"
+            | "env"
+            | "rsync"
+            | "less"
+            | "more"
+            | "most"
+            | "vi"
+            | "vim"
+            | "nvim"
+            | "view"
+            | "vimdiff"
+            | "ex"
+            | "ed"
+            | "emacs"
+            | "nano"
+            | "perl"
+            | "bun"
+            | "deno"
+            | "php"
+            | "ruby"
+            | "irb"
+            | "lua"
+            | "luajit"
+            | "Rscript"
+            | "tclsh"
+            | "wish"
+            | "osascript"
+    ) || is_ld_so(name)
+        || name.starts_with("python")
+        || name.starts_with("pypy")
 }
 
-fn family(name: &str) -> Option<Family> {
-    let f = match name {
-        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => Family::Awk,
-        "sed" | "gsed" => Family::Sed,
-        "node" | "nodejs" | "bun" | "deno" => Family::Interpreter("ep"),
-        "perl" => Family::Interpreter("eE"),
-        "ruby" | "irb" => Family::Interpreter("e"),
-        "php" => Family::Interpreter("rRBE"),
-        "lua" | "luajit" | "Rscript" => Family::Interpreter("e"),
-        "tclsh" | "wish" | "osascript" => Family::Interpreter("e"),
-        "git" => Family::Git,
-        "npx" | "bunx" | "pnpx" => Family::Npx,
-        "npm" | "pnpm" | "yarn" => Family::Npm,
-        "find" => Family::Find,
-        "xargs" => Family::Xargs,
-        "env" => Family::Env,
-        "tar" | "gtar" | "bsdtar" => Family::Tar,
-        "rsync" => Family::Rsync,
-        _ if super::wrappers::is_ld_so(name) => Family::LdSo,
-        _ if name.starts_with("python") || name.starts_with("pypy") => Family::Interpreter("c"),
-        _ => return None,
+fn code(why: String) -> Option<Verdict> {
+    Some(Verdict::Code(why))
+}
+
+/// True when the long option `given` (`name` or `name=value`) is, or abbreviates, one of `names`.
+fn prefix_of(given: &str, names: &[&str]) -> bool {
+    let given = given.split('=').next().unwrap_or(given);
+    !given.is_empty() && names.iter().any(|n| n.starts_with(given))
+}
+
+/// Reads `args` with `spec`: an unknown option, else the first option named in `runs`.
+fn grammar(name: &str, spec: &Spec, args: &[&str], runs: &[&str]) -> Option<Verdict> {
+    match parse(spec, args) {
+        Err(option) => Some(unknown(name, &option)),
+        Ok(p) => p
+            .opts
+            .iter()
+            .find(|o| runs.contains(&o.name.as_str()))
+            .and_then(|o| code(runs_a_command(name, o))),
+    }
+}
+
+fn unknown(name: &str, option: &str) -> Verdict {
+    Verdict::Unknown(format!(
+        "`{name}` option {option}, which this analysis does not know"
+    ))
+}
+
+fn runs_a_command(name: &str, o: &Opt) -> String {
+    format!("`{name} {}` runs a command or loads code", o.written)
+}
+
+const TAR: Spec = Spec {
+    short: "ABGJMOPRSUWZacdhijklmnoprstuvwxzb:C:f:F:g:H:I:K:L:N:T:V:X:",
+    long: &[
+        "absolute-names",
+        "acls",
+        "add-file=",
+        "after-date=",
+        "anchored",
+        "append",
+        "atime-preserve==",
+        "auto-compress",
+        "backup==",
+        "block-number",
+        "blocking-factor=",
+        "bzip2",
+        "catenate",
+        "check-device",
+        "check-links",
+        "checkpoint-action=",
+        "checkpoint==",
+        "clamp-mtime",
+        "compare",
+        "compress",
+        "concatenate",
+        "confirmation",
+        "create",
+        "delay-directory-restore",
+        "delete",
+        "dereference",
+        "diff",
+        "directory=",
+        "exclude-backups",
+        "exclude-caches",
+        "exclude-caches-all",
+        "exclude-caches-under",
+        "exclude-from=",
+        "exclude-ignore-recursive=",
+        "exclude-ignore=",
+        "exclude-tag-all=",
+        "exclude-tag-under=",
+        "exclude-tag=",
+        "exclude-vcs",
+        "exclude-vcs-ignores",
+        "exclude=",
+        "extract",
+        "file=",
+        "files-from=",
+        "force-local",
+        "format=",
+        "full-time",
+        "get",
+        "group-map=",
+        "group=",
+        "gunzip",
+        "gzip",
+        "hard-dereference",
+        "help",
+        "hole-detection=",
+        "ignore-case",
+        "ignore-command-error",
+        "ignore-failed-read",
+        "ignore-zeros",
+        "incremental",
+        "index-file=",
+        "info-script=",
+        "interactive",
+        "keep-directory-symlink",
+        "keep-newer-files",
+        "keep-old-files",
+        "label=",
+        "level=",
+        "list",
+        "listed-incremental=",
+        "lzip",
+        "lzma",
+        "lzop",
+        "mode=",
+        "mtime=",
+        "multi-volume",
+        "new-volume-script=",
+        "newer-mtime=",
+        "newer=",
+        "no-acls",
+        "no-anchored",
+        "no-auto-compress",
+        "no-check-device",
+        "no-delay-directory-restore",
+        "no-ignore-case",
+        "no-ignore-command-error",
+        "no-null",
+        "no-overwrite-dir",
+        "no-quote-chars=",
+        "no-recursion",
+        "no-same-owner",
+        "no-same-permissions",
+        "no-seek",
+        "no-selinux",
+        "no-unquote",
+        "no-verbatim-files-from",
+        "no-wildcards",
+        "no-wildcards-match-slash",
+        "no-xattrs",
+        "null",
+        "numeric-owner",
+        "occurrence==",
+        "old-archive",
+        "one-file-system",
+        "one-top-level==",
+        "overwrite",
+        "overwrite-dir",
+        "owner-map=",
+        "owner=",
+        "pax-option=",
+        "portability",
+        "posix",
+        "preserve-order",
+        "preserve-permissions",
+        "quote-chars=",
+        "quoting-style=",
+        "read-full-records",
+        "record-size=",
+        "recursion",
+        "recursive-unlink",
+        "remove-files",
+        "restrict",
+        "rmt-command=",
+        "rsh-command=",
+        "same-order",
+        "same-owner",
+        "same-permissions",
+        "seek",
+        "selinux",
+        "show-defaults",
+        "show-omitted-dirs",
+        "show-snapshot-field-ranges",
+        "show-stored-names",
+        "show-transformed-names",
+        "skip-old-files",
+        "sort=",
+        "sparse",
+        "sparse-version=",
+        "starting-file=",
+        "strip-components=",
+        "suffix=",
+        "tape-length=",
+        "test-label",
+        "to-command=",
+        "to-stdout",
+        "totals==",
+        "touch",
+        "transform=",
+        "uncompress",
+        "ungzip",
+        "unlink-first",
+        "unquote",
+        "update",
+        "usage",
+        "use-compress-program=",
+        "utc",
+        "verbatim-files-from",
+        "verbose",
+        "verify",
+        "version",
+        "volno-file=",
+        "warning=",
+        "wildcards",
+        "wildcards-match-slash",
+        "xattrs",
+        "xattrs-exclude=",
+        "xattrs-include=",
+        "xform=",
+        "xz",
+        "zstd",
+    ],
+    abbreviate: true,
+    permute: true,
+    numeric: false,
+};
+
+/// GNU tar, old-style letters (`tar xIf prog a.tar`) included; `-f host:file` runs rsh/ssh.
+fn tar(name: &str, args: &[&str]) -> Option<Verdict> {
+    let mut words: Vec<String> = Vec::new();
+    let mut rest = args;
+    if let Some(first) = args
+        .first()
+        .filter(|f| !f.starts_with('-') && !f.is_empty())
+    {
+        // Traditional syntax: the letters of the first word, their values in the next words.
+        rest = &args[1..];
+        for c in first.chars() {
+            words.push(format!("-{c}"));
+            if TAR.short.contains(&format!("{c}:")) && !rest.is_empty() {
+                words.push(rest[0].to_string());
+                rest = &rest[1..];
+            }
+        }
+    }
+    words.extend(rest.iter().map(|s| s.to_string()));
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    const RUNS: &[&str] = &[
+        "I",
+        "F",
+        "to-command",
+        "checkpoint-action",
+        "use-compress-program",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+        "rmt-command",
+    ];
+    match parse(&TAR, &words) {
+        Err(option) => Some(unknown(name, &option)),
+        Ok(p) => {
+            if let Some(o) = p.opts.iter().find(|o| RUNS.contains(&o.name.as_str())) {
+                return code(runs_a_command(name, o));
+            }
+            let local = p.opts.iter().any(|o| o.name == "force-local");
+            p.opts
+                .iter()
+                .find(|o| {
+                    !local
+                        && matches!(o.name.as_str(), "f" | "file")
+                        && o.value.as_deref().is_some_and(|v| v.contains(':'))
+                })
+                .and_then(|o| {
+                    code(format!(
+                        "`{name} {}` names a remote archive, which tar reaches by running rsh/ssh",
+                        o.written
+                    ))
+                })
+        }
+    }
+}
+
+const SORT: Spec = Spec {
+    short: "bcCdfghiMmnRrsuVzk:o:S:t:T:",
+    long: &[
+        "batch-size=",
+        "buffer-size=",
+        "check==",
+        "compress-program=",
+        "debug",
+        "dictionary-order",
+        "field-separator=",
+        "files0-from=",
+        "general-numeric-sort",
+        "help",
+        "human-numeric-sort",
+        "ignore-case",
+        "ignore-leading-blanks",
+        "ignore-nonprinting",
+        "key=",
+        "merge",
+        "month-sort",
+        "numeric-sort",
+        "output=",
+        "parallel=",
+        "random-sort",
+        "random-source=",
+        "reverse",
+        "sort=",
+        "stable",
+        "temporary-directory=",
+        "unique",
+        "version",
+        "version-sort",
+        "zero-terminated",
+    ],
+    abbreviate: true,
+    permute: true,
+    numeric: false,
+};
+
+const MAKE: Spec = Spec {
+    short: "bBdehikLmnpqrRsStvwC:E:f:I:o:W:j::l::O::",
+    long: &[
+        "always-make",
+        "assume-new=",
+        "assume-old=",
+        "check-symlink-times",
+        "debug==",
+        "directory=",
+        "dry-run",
+        "environment-overrides",
+        "eval=",
+        "file=",
+        "help",
+        "ignore-errors",
+        "include-dir=",
+        "jobs==",
+        "just-print",
+        "keep-going",
+        "load-average==",
+        "makefile=",
+        "max-load==",
+        "new-file=",
+        "no-builtin-rules",
+        "no-builtin-variables",
+        "no-keep-going",
+        "no-print-directory",
+        "no-silent",
+        "old-file=",
+        "output-sync==",
+        "print-data-base",
+        "print-directory",
+        "question",
+        "quiet",
+        "recon",
+        "silent",
+        "stop",
+        "touch",
+        "trace",
+        "version",
+        "warn-undefined-variables",
+        "what-if=",
+    ],
+    abbreviate: true,
+    permute: true,
+    numeric: false,
+};
+
+/// GNU make: `--eval`, and `NAME=VALUE` operands (they override what the recipes run, `SHELL`
+/// included).
+fn make(name: &str, args: &[&str]) -> Option<Verdict> {
+    match parse(&MAKE, args) {
+        Err(option) => Some(unknown(name, &option)),
+        Ok(p) => {
+            if let Some(o) = p.opts.iter().find(|o| o.name == "E" || o.name == "eval") {
+                return code(runs_a_command(name, o));
+            }
+            p.operands
+                .iter()
+                .map(|&i| args[i])
+                .find(|a| a.contains('='))
+                .and_then(|a| {
+                    code(format!(
+                        "`{name} {a}` sets a variable that can change what the recipes run"
+                    ))
+                })
+        }
+    }
+}
+
+/// The code-running options of a program whose other options are not read (rg, man): long
+/// `names` (abbreviated when `abbreviate`), short `letters` anywhere in a cluster.
+fn named(
+    name: &str,
+    args: &[&str],
+    names: &[&str],
+    letters: &str,
+    abbreviate: bool,
+) -> Option<Verdict> {
+    args.iter()
+        .take_while(|a| **a != "--")
+        .find(|a| match a.strip_prefix("--") {
+            Some(l) if abbreviate => prefix_of(l, names),
+            Some(l) => names.contains(&l.split('=').next().unwrap_or(l)),
+            None => a.starts_with('-') && a[1..].chars().any(|c| letters.contains(c)),
+        })
+        .and_then(|a| code(format!("`{name} {a}` runs a command")))
+}
+
+const NODE: Spec = Spec {
+    short: "chivC:e:p:r:",
+    long: &[
+        "abort-on-uncaught-exception",
+        "allow-addons",
+        "allow-child-process",
+        "allow-fs-read=",
+        "allow-fs-write=",
+        "allow-wasi",
+        "allow-worker",
+        "check",
+        "conditions=",
+        "cpu-prof",
+        "cpu-prof-dir=",
+        "cpu-prof-interval=",
+        "cpu-prof-name=",
+        "debug-port=",
+        "diagnostic-dir=",
+        "disable-proto=",
+        "disable-warning=",
+        "disable-wasm-trap-handler",
+        "disallow-code-generation-from-strings",
+        "dns-result-order=",
+        "enable-source-maps",
+        "env-file=",
+        "env-file-if-exists=",
+        "eval=",
+        "experimental-default-type=",
+        "experimental-detect-module",
+        "experimental-loader=",
+        "experimental-require-module",
+        "experimental-strip-types",
+        "experimental-test-coverage",
+        "experimental-vm-modules",
+        "experimental-wasm-modules",
+        "expose-gc",
+        "frozen-intrinsics",
+        "heap-prof",
+        "heap-prof-dir=",
+        "heap-prof-interval=",
+        "heap-prof-name=",
+        "heapsnapshot-near-heap-limit=",
+        "heapsnapshot-signal=",
+        "help",
+        "icu-data-dir=",
+        "import=",
+        "input-type=",
+        "insecure-http-parser",
+        "inspect==",
+        "inspect-brk==",
+        "inspect-port=",
+        "inspect-wait==",
+        "interactive",
+        "jitless",
+        "loader=",
+        "max-http-header-size=",
+        "max-old-space-size=",
+        "max-semi-space-size=",
+        "no-addons",
+        "no-deprecation",
+        "no-experimental-detect-module",
+        "no-experimental-fetch",
+        "no-experimental-require-module",
+        "no-global-search-paths",
+        "no-warnings",
+        "openssl-config=",
+        "pending-deprecation",
+        "preserve-symlinks",
+        "preserve-symlinks-main",
+        "print=",
+        "prof",
+        "redirect-warnings=",
+        "report-compact",
+        "report-dir=",
+        "report-directory=",
+        "report-filename=",
+        "report-on-fatalerror",
+        "report-on-signal",
+        "report-signal=",
+        "report-uncaught-exception",
+        "require=",
+        "run=",
+        "stack-size=",
+        "stack-trace-limit=",
+        "test",
+        "test-concurrency=",
+        "test-force-exit",
+        "test-name-pattern=",
+        "test-only",
+        "test-reporter=",
+        "test-reporter-destination=",
+        "test-shard=",
+        "test-skip-pattern=",
+        "test-timeout=",
+        "throw-deprecation",
+        "title=",
+        "trace-deprecation",
+        "trace-exit",
+        "trace-sync-io",
+        "trace-uncaught",
+        "trace-warnings",
+        "unhandled-rejections=",
+        "use-bundled-ca",
+        "use-openssl-ca",
+        "v8-pool-size=",
+        "version",
+        "watch",
+        "watch-path=",
+        "watch-preserve-output",
+        "zero-fill-buffers",
+        "experimental-config-file=",
+        "experimental-default-config-file",
+    ],
+    abbreviate: false,
+    permute: false,
+    numeric: false,
+};
+
+/// Node: code given as an option (`-e`, `-p`, `--import data:...`), options that load code or
+/// open a debugger, a program read from stdin.
+fn node(name: &str, args: &[&str]) -> Option<Verdict> {
+    let p = match parse(&NODE, args) {
+        Err(option) => return Some(unknown(name, &option)),
+        Ok(p) => p,
     };
-    Some(f)
+    for o in &p.opts {
+        let url = o.value.as_deref().is_some_and(|v| v.contains(':'));
+        let runs = match o.name.as_str() {
+            "e" | "eval" | "p" | "print" | "i" | "interactive" => true,
+            "env-file"
+            | "env-file-if-exists"
+            | "openssl-config"
+            | "experimental-config-file"
+            | "experimental-default-config-file" => true,
+            n if n.starts_with("inspect") || n == "debug-port" => true,
+            "import" | "loader" | "experimental-loader" | "r" | "require" => url,
+            _ => false,
+        };
+        if runs {
+            return code(runs_a_command(name, o));
+        }
+    }
+    let ends = p.opts.iter().any(|o| {
+        matches!(
+            o.name.as_str(),
+            "run" | "test" | "v" | "version" | "h" | "help" | "c" | "check"
+        )
+    });
+    match p.operands.first().map(|&i| args[i]) {
+        Some("-") => code(format!("`{name} -` reads its program from stdin")),
+        None if !ends => code(format!(
+            "`{name}` without a script reads its program from stdin"
+        )),
+        _ => None,
+    }
+}
+
+const PYTHON: Spec = Spec {
+    short: "bBdEhiIOPqsSuvVxc:m:W:X:",
+    long: &[
+        "check-hash-based-pycs=",
+        "help",
+        "help-env",
+        "help-xoptions",
+        "help-all",
+        "version",
+    ],
+    abbreviate: false,
+    permute: false,
+    numeric: false,
+};
+
+/// Python: `-c`, `-i` (a prompt on stdin), a program read from stdin; `-m` runs a module.
+fn python(name: &str, args: &[&str]) -> Option<Verdict> {
+    // `-c` and `-m` end the options: what follows is the program's.
+    let end = args
+        .iter()
+        .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(['c', 'm']))
+        .map_or(args.len(), |i| (i + 2).min(args.len()));
+    let p = match parse(&PYTHON, &args[..end]) {
+        Err(option) => return Some(unknown(name, &option)),
+        Ok(p) => p,
+    };
+    if let Some(o) = p.opts.iter().find(|o| o.name == "c" || o.name == "i") {
+        return code(format!(
+            "`{name} {}` runs code given as an argument or on stdin",
+            o.written
+        ));
+    }
+    let ends = p.opts.iter().any(|o| {
+        o.name == "m"
+            || o.name.starts_with("help")
+            || o.name == "h"
+            || o.name == "V"
+            || o.name == "version"
+    });
+    match p.operands.first().map(|&i| args[i]) {
+        Some("-") => code(format!("`{name} -` reads its program from stdin")),
+        None if !ends => code(format!(
+            "`{name}` without a script reads its program from stdin"
+        )),
+        _ => None,
+    }
+}
+
+const SSH: Spec = Spec {
+    short: "346AaCfGgKkMNnqrsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:",
+    long: &[],
+    abbreviate: false,
+    permute: false,
+    numeric: false,
+};
+
+/// ssh, scp, sftp: `-o` options that run commands, a config file (`-F`), a PKCS#11 library
+/// (`-I`), a program run instead of ssh (`scp -S`, `sftp -S`/`-D`).
+fn ssh(name: &str, args: &[&str]) -> Option<Verdict> {
+    const KEYS: &[&str] = &[
+        "proxycommand",
+        "localcommand",
+        "permitlocalcommand",
+        "knownhostscommand",
+        "pkcs11provider",
+        "securitykeyprovider",
+        "match",
+        "include",
+        "remotecommand",
+    ];
+    let p = match parse(&SSH, args) {
+        Err(option) => return Some(unknown(name, &option)),
+        Ok(p) => p,
+    };
+    for o in &p.opts {
+        let runs = match o.name.as_str() {
+            "o" => {
+                let v = o
+                    .value
+                    .as_deref()
+                    .unwrap_or("")
+                    .trim_start()
+                    .to_ascii_lowercase();
+                let key = v
+                    .split(|c: char| c == '=' || c.is_whitespace())
+                    .next()
+                    .unwrap_or("");
+                KEYS.contains(&key)
+            }
+            "F" | "I" => true,
+            "S" | "D" => name != "ssh",
+            _ => false,
+        };
+        if runs {
+            return code(runs_a_command(name, o));
+        }
+    }
+    None
+}
+
+/// zip: `-TT cmd` / `--unzip-command` runs a command to test the archive.
+fn zip(args: &[&str]) -> Option<Verdict> {
+    args.iter()
+        .find(|a| {
+            (a.starts_with('-') && !a.starts_with("--") && a.contains("TT"))
+                || a.strip_prefix("--")
+                    .is_some_and(|l| l.len() >= 3 && prefix_of(l, &["unzip-command"]))
+        })
+        .and_then(|a| code(format!("`zip {a}` runs a command")))
+}
+
+/// npm/pnpm/yarn: `exec`/`x`/`dlx`, `-c`/`--call`, and config options that name a program.
+fn npm(name: &str, args: &[&str]) -> Option<Verdict> {
+    const RUNS: &[&str] = &[
+        "call",
+        "script-shell",
+        "node-options",
+        "shell",
+        "editor",
+        "browser",
+        "userconfig",
+        "globalconfig",
+        "init-module",
+        "git",
+        "onload-script",
+        "viewer",
+    ];
+    if let Some(o) = args.iter().find(|a| {
+        *a == &"-c"
+            || a.strip_prefix("--")
+                .is_some_and(|l| prefix_of(l.strip_prefix("no-").unwrap_or(l), RUNS))
+    }) {
+        return code(format!(
+            "`{name} {o}` runs a command or names a program to run"
+        ));
+    }
+    let sub = args.iter().find(|a| !a.starts_with('-'))?;
+    matches!(*sub, "exec" | "x" | "dlx").then(|| {
+        Verdict::Code(format!(
+            "`{name} {sub}` runs a package's code (fetched if missing)"
+        ))
+    })
+}
+
+const GIT: Spec = Spec {
+    short: "C:c:pPhv",
+    long: &[
+        "exec-path==",
+        "html-path",
+        "man-path",
+        "info-path",
+        "paginate",
+        "no-pager",
+        "no-replace-objects",
+        "no-lazy-fetch",
+        "no-optional-locks",
+        "no-advice",
+        "bare",
+        "git-dir=",
+        "work-tree=",
+        "namespace=",
+        "super-prefix=",
+        "config-env=",
+        "literal-pathspecs",
+        "glob-pathspecs",
+        "noglob-pathspecs",
+        "icase-pathspecs",
+        "list-cmds=",
+        "attr-source=",
+        "version",
+        "help",
+    ],
+    abbreviate: false,
+    permute: false,
+    numeric: false,
+};
+
+/// git's subcommands, and for each the options that run a command (long names are matched
+/// with git's abbreviations, short ones anywhere in a cluster).
+const GIT_SUBCOMMANDS: &[(&str, &[&str], &str)] = &[
+    ("add", &[], ""),
+    ("am", &[], ""),
+    ("apply", &[], ""),
+    ("archive", &["exec", "remote"], ""),
+    ("bisect", &[], ""),
+    ("blame", &[], ""),
+    ("branch", &[], ""),
+    ("bundle", &[], ""),
+    ("cat-file", &[], ""),
+    ("check-ignore", &[], ""),
+    ("checkout", &[], ""),
+    ("cherry", &[], ""),
+    ("cherry-pick", &[], ""),
+    ("clean", &[], ""),
+    ("clone", &["upload-pack", "template", "config"], "uc"),
+    ("commit", &[], ""),
+    ("config", &[], ""),
+    ("count-objects", &[], ""),
+    ("describe", &[], ""),
+    ("diff", &["ext-diff"], ""),
+    ("diff-files", &["ext-diff"], ""),
+    ("diff-index", &["ext-diff"], ""),
+    ("diff-tree", &["ext-diff"], ""),
+    ("difftool", &["extcmd", "tool"], "xt"),
+    ("fetch", &["upload-pack"], ""),
+    ("for-each-ref", &[], ""),
+    ("format-patch", &[], ""),
+    ("fsck", &[], ""),
+    ("gc", &[], ""),
+    ("grep", &["open-files-in-pager"], "O"),
+    ("help", &[], ""),
+    ("init", &["template"], ""),
+    ("log", &["ext-diff"], ""),
+    ("ls-files", &[], ""),
+    ("ls-remote", &["upload-pack", "exec"], ""),
+    ("ls-tree", &[], ""),
+    ("merge", &[], ""),
+    ("merge-base", &[], ""),
+    ("mv", &[], ""),
+    ("name-rev", &[], ""),
+    ("notes", &[], ""),
+    ("pull", &["upload-pack"], ""),
+    ("push", &["receive-pack", "exec"], ""),
+    ("range-diff", &[], ""),
+    ("rebase", &["exec"], "x"),
+    ("reflog", &[], ""),
+    ("remote", &[], ""),
+    ("reset", &[], ""),
+    ("restore", &[], ""),
+    ("rev-list", &[], ""),
+    ("rev-parse", &[], ""),
+    ("revert", &[], ""),
+    ("rm", &[], ""),
+    ("shortlog", &[], ""),
+    ("show", &["ext-diff"], ""),
+    ("show-ref", &[], ""),
+    ("sparse-checkout", &[], ""),
+    ("stash", &[], ""),
+    ("status", &[], ""),
+    ("submodule", &[], ""),
+    ("switch", &[], ""),
+    ("symbolic-ref", &[], ""),
+    ("tag", &[], ""),
+    ("version", &[], ""),
+    ("whatchanged", &["ext-diff"], ""),
+    ("worktree", &[], ""),
+    ("var", &[], ""),
+];
+
+/// git: global options (`-c`, `--config-env`, `--exec-path=`), the subcommand (an unknown one may
+/// be an alias, which can run any command), and its code-running options and forms
+/// (`submodule foreach`, `bisect run`, `config` writes).
+fn git(args: &[&str]) -> Option<Verdict> {
+    let p = match parse(&GIT, args) {
+        Err(option) => return Some(unknown("git", &option)),
+        Ok(p) => p,
+    };
+    if let Some(o) = p.opts.iter().find(|o| {
+        o.name == "c" || o.name == "config-env" || o.name == "exec-path" && o.value.is_some()
+    }) {
+        return code(format!(
+            "`git {}` sets configuration or a program directory that can name commands to run",
+            o.written
+        ));
+    }
+    let first = *p.operands.first()?;
+    let sub = args[first];
+    let rest = &args[first + 1..];
+    let Some((_, long, short)) = GIT_SUBCOMMANDS.iter().find(|(s, _, _)| *s == sub) else {
+        return code(format!("`git {sub}` is not a git command this analysis knows: it may be an alias, which can run any command"));
+    };
+    for a in rest.iter().take_while(|a| **a != "--") {
+        let runs = match a.strip_prefix("--") {
+            Some(l) => prefix_of(l, long),
+            None => a.starts_with('-') && a[1..].chars().any(|c| short.contains(c)),
+        };
+        if runs {
+            return code(format!("`git {sub} {a}` runs a command"));
+        }
+    }
+    let runs = match sub {
+        "submodule" => rest.contains(&"foreach"),
+        "bisect" => rest.contains(&"run"),
+        "config" => !rest.iter().any(|a| {
+            matches!(
+                *a,
+                "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "get" | "list"
+            )
+        }),
+        _ => false,
+    };
+    runs.then(|| {
+        Verdict::Code(format!(
+            "`git {sub}` with these arguments runs or configures commands"
+        ))
+    })
+}
+
+const SED: Spec = Spec {
+    short: "nrsEuzl:i::e:f:",
+    long: &[
+        "quiet",
+        "silent",
+        "debug",
+        "expression=",
+        "file=",
+        "in-place==",
+        "line-length=",
+        "null-data",
+        "zero-terminated",
+        "posix",
+        "regexp-extended",
+        "separate",
+        "sandbox",
+        "unbuffered",
+        "follow-symlinks",
+        "binary",
+        "help",
+        "version",
+    ],
+    abbreviate: true,
+    permute: true,
+    numeric: false,
+};
+
+/// GNU sed's `e` command and `s///e` flag run the pattern space as a command; `-f` reads the
+/// script from a file. `--sandbox` turns them off.
+fn sed(name: &str, args: &[&str]) -> Option<Verdict> {
+    let p = match parse(&SED, args) {
+        Err(option) => return Some(unknown(name, &option)),
+        Ok(p) => p,
+    };
+    if p.opts.iter().any(|o| o.name == "sandbox") {
+        return None;
+    }
+    if let Some(o) = p.opts.iter().find(|o| o.name == "f" || o.name == "file") {
+        return code(format!(
+            "`{name} {}` reads its script from a file",
+            o.written
+        ));
+    }
+    let mut scripts: Vec<&str> = p
+        .opts
+        .iter()
+        .filter(|o| o.name == "e" || o.name == "expression")
+        .filter_map(|o| o.value.as_deref())
+        .collect();
+    if scripts.is_empty() {
+        scripts.extend(p.operands.first().map(|&i| args[i]));
+    }
+    scripts.iter().any(|s| sed_script_executes(s)).then(|| {
+        Verdict::Code(format!(
+            "the `{name}` script uses the `e` command or the `s///e` flag, which run commands"
+        ))
+    })
 }
 
 /// An awk program calling `system()`, a pipe (`"cmd" | getline`, `print | "cmd"`) or loading an
-/// extension; or a program read from a file.
-fn awk(name: &str, args: &[&str]) -> Option<String> {
+/// extension; or a program read from a file (`-f`, gawk's `--file`/`--include`/`--load`/`--exec`
+/// and their abbreviations).
+fn awk(name: &str, args: &[&str]) -> Option<Verdict> {
+    let mut programs: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let a = args[i];
@@ -116,20 +1072,33 @@ fn awk(name: &str, args: &[&str]) -> Option<String> {
             i += 1;
             break;
         }
-        if a.starts_with("-f")
-            || a.starts_with("--file")
-            || a.starts_with("-E")
-            || a.starts_with("--exec")
-            || a.starts_with("-i")
-            || a.starts_with("--include")
-            || a.starts_with("-l")
-            || a.starts_with("--load")
-        {
-            return Some(format!("`{name} {a}` reads its program from a file"));
+        if let Some(long) = a.strip_prefix("--") {
+            if prefix_of(long, &["file", "exec", "include", "load"]) {
+                return code(format!("`{name} {a}` reads its program from a file"));
+            }
+            if prefix_of(long, &["source"]) {
+                let value = long.split_once('=').map(|(_, v)| v);
+                programs.push(value.unwrap_or_else(|| args.get(i + 1).copied().unwrap_or("")));
+                i += usize::from(value.is_none());
+            } else if !long.contains('=') && prefix_of(long, &["assign", "field-separator"]) {
+                i += 1;
+            }
+            i += 1;
+            continue;
         }
         if a.len() > 1 && a.starts_with('-') {
-            // -v var=val, -F fs, -W opt take a value when not attached.
-            if matches!(a, "-v" | "-F" | "-W") {
+            let c = a[1..].chars().next().unwrap_or('-');
+            if "fEil".contains(c) {
+                return code(format!("`{name} {a}` reads its program from a file"));
+            }
+            if c == 'e' {
+                programs.push(if a.len() > 2 {
+                    &a[2..]
+                } else {
+                    args.get(i + 1).copied().unwrap_or("")
+                });
+                i += usize::from(a.len() == 2);
+            } else if matches!(a, "-v" | "-F" | "-W") {
                 i += 1;
             }
             i += 1;
@@ -137,59 +1106,18 @@ fn awk(name: &str, args: &[&str]) -> Option<String> {
         }
         break;
     }
-    let program = args.get(i)?;
-    ["system", "|", "@load", "@include", "ENVIRON[\"", "PROCINFO"]
-        .iter()
-        .find(|p| program.contains(*p))
-        .filter(|p| **p == "system" || **p == "|" || p.starts_with('@'))
-        .map(|p| format!("the `{name}` program uses `{p}`, which runs commands or loads code"))
-}
-
-/// GNU sed's `e` command and `s///e` flag run the pattern space as a command; `-f` reads the
-/// script from a file. `--sandbox` turns them off.
-fn sed(name: &str, args: &[&str]) -> Option<String> {
-    if args.contains(&"--sandbox") {
-        return None;
+    if programs.is_empty() {
+        programs.extend(args.get(i).copied());
     }
-    let mut scripts = Vec::new();
-    let mut i = 0;
-    let mut explicit = false;
-    while i < args.len() {
-        let a = args[i];
-        if a == "-e" || a == "--expression" {
-            explicit = true;
-            scripts.push(args.get(i + 1).copied().unwrap_or(""));
-            i += 2;
-            continue;
-        }
-        if let Some(s) = a.strip_prefix("--expression=") {
-            explicit = true;
-            scripts.push(s);
-        } else if a == "-f" || a.starts_with("--file") || a.starts_with("-f") {
-            return Some(format!("`{name} {a}` reads its script from a file"));
-        } else if a.starts_with('-') && a.len() > 1 {
-            if let Some(rest) = a.strip_prefix('-').and_then(|r| r.split_once('e')) {
-                // a cluster such as `-ne 'script'`
-                explicit = true;
-                scripts.push(if rest.1.is_empty() {
-                    args.get(i + 1).copied().unwrap_or("")
-                } else {
-                    rest.1
-                });
-                if rest.1.is_empty() {
-                    i += 1;
-                }
-            } else if a.contains('f') && !a.starts_with("--") {
-                return Some(format!("`{name} {a}` reads its script from a file"));
-            }
-        } else if !explicit {
-            scripts.push(a);
-            explicit = true;
-        }
-        i += 1;
-    }
-    scripts.iter().any(|s| sed_script_executes(s)).then(|| {
-        format!("the `{name}` script uses the `e` command or the `s///e` flag, which run commands")
+    programs.iter().find_map(|program| {
+        ["system", "|", "@load", "@include"]
+            .iter()
+            .find(|p| program.contains(*p))
+            .map(|p| {
+                Verdict::Code(format!(
+                    "the `{name}` program uses `{p}`, which runs commands or loads code"
+                ))
+            })
     })
 }
 
@@ -332,138 +1260,19 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
     None
 }
 
-/// `git -c`/`--config-env` (config that names commands: core.fsmonitor, core.pager, ...),
-/// `--exec-path`, commands that run a command (`submodule foreach`, `bisect run`, `rebase -x`),
-/// `git config` writes, and subcommands that may be aliases (`!cmd` aliases run commands).
-fn git(args: &[&str]) -> Option<String> {
-    const BUILTIN: &[&str] = &[
-        "add",
-        "am",
-        "apply",
-        "archive",
-        "bisect",
-        "blame",
-        "branch",
-        "bundle",
-        "cat-file",
-        "check-ignore",
-        "checkout",
-        "cherry",
-        "cherry-pick",
-        "clean",
-        "clone",
-        "commit",
-        "config",
-        "count-objects",
-        "describe",
-        "diff",
-        "diff-files",
-        "diff-index",
-        "diff-tree",
-        "fetch",
-        "for-each-ref",
-        "format-patch",
-        "fsck",
-        "gc",
-        "grep",
-        "help",
-        "init",
-        "log",
-        "ls-files",
-        "ls-remote",
-        "ls-tree",
-        "merge",
-        "merge-base",
-        "mv",
-        "name-rev",
-        "notes",
-        "pull",
-        "push",
-        "range-diff",
-        "rebase",
-        "reflog",
-        "remote",
-        "reset",
-        "restore",
-        "rev-list",
-        "rev-parse",
-        "revert",
-        "rm",
-        "shortlog",
-        "show",
-        "show-ref",
-        "sparse-checkout",
-        "stash",
-        "status",
-        "submodule",
-        "switch",
-        "symbolic-ref",
-        "tag",
-        "version",
-        "whatchanged",
-        "worktree",
-        "var",
-    ];
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i];
-        if a == "-c" || a.starts_with("--config-env") || a.starts_with("--exec-path=") {
-            return Some(format!(
-                "`git {a}` sets configuration that can name commands to run"
-            ));
-        }
-        if matches!(
-            a,
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
-        ) {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    let sub = *args.get(i)?;
-    let rest = &args[i + 1..];
-    if !BUILTIN.contains(&sub) {
-        return Some(format!("`git {sub}` is not a git command this analysis knows: it may be an alias, which can run any command"));
-    }
-    let runs = match sub {
-        "submodule" => rest.contains(&"foreach"),
-        "bisect" => rest.contains(&"run"),
-        "rebase" => rest.iter().any(|a| *a == "-x" || a.starts_with("--exec")),
-        "config" => !rest.iter().any(|a| {
-            matches!(
-                *a,
-                "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "get" | "list"
-            )
-        }),
-        "diff" | "log" | "show" => rest.contains(&"--ext-diff"),
-        _ => false,
-    };
-    runs.then(|| format!("`git {sub}` with these arguments runs or configures commands"))
-}
-
-/// `npm exec`/`npm x`, `pnpm dlx`/`pnpm exec`, `yarn dlx`/`yarn exec`, and `-c` commands.
-fn package_exec(name: &str, args: &[&str]) -> Option<String> {
-    let sub = args.iter().find(|a| !a.starts_with('-'))?;
-    (matches!(*sub, "exec" | "x" | "dlx")
-        || args.contains(&"-c")
-        || args.iter().any(|a| a.starts_with("--call")))
-    .then(|| format!("`{name} {sub}` runs a package's code (fetched if missing)"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::analyse_line;
 
-    fn runs(line: &str) -> bool {
-        analyse_line(line)
-            .programs
-            .iter()
-            .any(|p| p.runs_code.is_some())
+    /// `code`, `unknown` or `-`: the verdict on the first program of `line`.
+    fn verdict(line: &str) -> &'static str {
+        let a = analyse_line(line);
+        let p = &a.programs[0];
+        match (&p.runs_code, &p.unknown_option) {
+            (Some(_), _) => "code",
+            (None, Some(_)) => "unknown",
+            _ => "-",
+        }
     }
 
     #[test]
@@ -472,6 +1281,7 @@ mod tests {
             "awk 'BEGIN{system(\"rm x\")}'",
             "gawk '{print | \"sh\"}' f",
             "awk -f prog.awk",
+            "gawk --fi=prog.awk",
             "python3 -c 'import os'",
             "python3 -Bc 'import os'",
             "python3",
@@ -494,10 +1304,11 @@ mod tests {
             "sed 's/x/rm y/e' f",
             "sed -n '1e rm x' f",
             "sed -e p -e 'e rm x' f",
+            "sed --expr='e rm x' f",
             "tar --to-command='rm x' -xf a.tar",
             "rsync -e 'rm x' a b",
         ] {
-            assert!(runs(line), "{line}");
+            assert_eq!(verdict(line), "code", "{line}");
         }
         for line in [
             "awk '{print $1}' f",
@@ -506,6 +1317,7 @@ mod tests {
             "python3 script.py -c x",
             "python3 -m pytest",
             "node build.js",
+            "node --test",
             "perl script.pl",
             "git status",
             "git -C dir log --oneline",
@@ -514,8 +1326,76 @@ mod tests {
             "npm run build",
             "find . -name '*.o'",
             "tar -xf a.tar",
+            "tar xzf a.tgz -C out",
+            "sort -k2 -n -o out f",
+            "make -j4 -C dir test",
+            "rg -n foo src",
+            "ssh -p 22 host ls",
         ] {
-            assert!(!runs(line), "{line}");
+            assert_eq!(verdict(line), "-", "{line}");
+        }
+    }
+
+    #[test]
+    fn options_that_run_code_are_read_with_the_programs_grammar() {
+        for line in [
+            "git ls-remote --upload-pack='rm x' .",
+            "git fetch --upload-p='rm x' .",
+            "git clone -u 'rm x' . y",
+            "git clone --template=t . y",
+            "git archive --exec='rm x' --remote=. HEAD",
+            "git grep -O'rm x' foo",
+            "git grep -iO foo",
+            "git push --receive-pack=x .",
+            "git rebase -x 'rm x' HEAD~1",
+            "tar --to-com='rm x' -xf a.tar",
+            "tar -xf a.tar --checkpoint=1 --checkpoint-act=exec='rm x'",
+            "tar --use-comp='rm x' -xf a.tar",
+            "tar -xI 'rm x' -f a.tar",
+            "tar -xIrm -f a.tar",
+            "tar xIf 'rm x' a.tar",
+            "tar -xf host:a.tar",
+            "node --import 'data:text/javascript,1' x.js",
+            "node --inspect x.js",
+            "node --env-file=.env x.js",
+            "make --eval='x:;rm y' x",
+            "make --ev='x:;rm y' x",
+            "make SHELL=/tmp/x",
+            "sort --compress-program=sh f",
+            "sort --compress=sh f",
+            "rg --pre 'rm x' foo",
+            "ssh -o ProxyCommand='rm x' host",
+            "ssh -oproxycommand=x host",
+            "ssh -F cfg host",
+            "scp -S ./x a host:b",
+            "zip -T -TT 'rm x' a.zip f",
+            "zip --unzip-command 'rm x' a.zip f",
+            "man -P 'rm x' ls",
+            "man --pag='rm x' ls",
+            "npm test --script-shell=./x",
+            "npm test --script-sh=./x",
+            "vim -c ':!rm x'",
+            "less f",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+    }
+
+    #[test]
+    fn options_a_grammar_does_not_list_are_unknown() {
+        for line in [
+            "tar --nope -xf a.tar",
+            "tar -xq a.tar",
+            "sort --nope f",
+            "make --nope",
+            "node --nope x.js",
+            "python3 -Z x.py",
+            "git --nope status",
+            "sed --nope p f",
+            "ssh -Z host",
+            "tar --c=x",
+        ] {
+            assert_eq!(verdict(line), "unknown", "{line}");
         }
     }
 }

@@ -146,7 +146,7 @@ pub fn plan(
         Shell::Never => None,
     };
     let roots = canonical_roots(req.allowed_roots.as_deref())?;
-    if let Some(sb) = &req.sandbox {
+    if let Some(sb) = req.sandbox.as_ref().filter(|sb| sb.pinned.is_none()) {
         crate::sandbox::validate_roots(sb, "options.sandbox")?;
     }
     let (cwd, cwd_dir) = resolve_cwd(req.cwd.as_deref(), default_cwd)?;

@@ -28,6 +28,9 @@ const STAGE_EXEC: i32 = 5;
 const STAGE_PARENT_GONE: i32 = 6;
 /// Starting the command from C failed.
 const STAGE_START: i32 = 7;
+/// At most this many cgroups are joined (a terminal has two at most: its cgroup, its pids
+/// cgroup).
+const MAX_CGROUPS: usize = 4;
 /// The caller's steps report their codes as this plus the code.
 const STAGE_STEP: i32 = 100;
 
@@ -119,7 +122,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(a, STAGE_RLIMIT);
             }
         }
-        for i in 0..a.n_cgroups {
+        // (A namespace launch's C joined them for the command: from inside the new mount
+        // namespace, /sys is read-only.)
+        for i in 0..if a.isolate.is_none() { a.n_cgroups } else { 0 } {
             // Best effort: without the cgroup, the process group still contains the command.
             let fd = libc::open(*a.cgroup_procs.add(i), libc::O_WRONLY | libc::O_CLOEXEC);
             if fd >= 0 {
@@ -178,8 +183,34 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
         if libc::fchdir(a.cwd) != 0 {
             fail(a, STAGE_CWD, errno());
         }
+        // The terminal's cgroups are opened here, in the host's mount namespace (in the new
+        // one /sys is read-only), and joined by C once the namespace's init exists: the
+        // command and everything it starts are created in them, so the pids cgroup
+        // (`limits.processes`) counts the whole tree inside the namespace and `cgroup.kill`
+        // reaches it, while the init (which outlives the command until release, and ignores
+        // signals from outside) stays out of the terminal's count. Not best effort here: a
+        // sandboxed tree that escaped its limit is refused. (A write checks the opener's
+        // credentials, so it works after C entered a user namespace too.)
+        let mut joins: [RawFd; MAX_CGROUPS] = [-1; MAX_CGROUPS];
+        if a.n_cgroups > MAX_CGROUPS {
+            fail(a, STAGE_RLIMIT, libc::E2BIG);
+        }
+        for (i, slot) in joins.iter_mut().enumerate().take(a.n_cgroups) {
+            *slot = libc::open(*a.cgroup_procs.add(i), libc::O_WRONLY | libc::O_CLOEXEC);
+            if *slot < 0 {
+                fail(a, STAGE_RLIMIT, errno());
+            }
+        }
         if let Err((code, e)) = (iso.enter)(iso.arg, a.init_stack, &mut a.init_pid) {
             fail(a, STAGE_STEP + code, e);
+        }
+        for &fd in joins.iter().take(a.n_cgroups) {
+            let n = libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
+            let e = errno();
+            libc::close(fd);
+            if n != 1 {
+                fail(a, STAGE_RLIMIT, e);
+            }
         }
         // The command without CLONE_VFORK: C exits at once instead of waiting to be woken
         // for its exit (on two CPUs that wakeup could queue behind the command's own start),

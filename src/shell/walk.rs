@@ -1,13 +1,20 @@
-//! The tree walk: turns tree-sitter-bash's tree into simple commands (handed to
-//! [`super::wrappers`]) and reports every construct outside "plain commands of literal words
-//! joined by `&&` `||` `;` `|`, redirected to literal paths". It descends into refused
-//! constructs too, so a deny list still sees the commands inside them.
+//! The walk: turns tree-sitter-bash's tree of a line into simple commands (each handed to
+//! `command.rs`), reports every construct outside "plain commands of literal words joined by `&&`
+//! `||` `;` `|`, redirected to literal paths", and rebuilds the line from what it checked: the
+//! [`Piece`]s of the line the shell will run, every word quoted (`words.rs`), every program word
+//! left for the caller to replace by the program it checked, every nested `-c` line rebuilt the
+//! same way. It descends into refused constructs too, so a deny list still sees the commands
+//! inside them.
+//!
+//! Invariant: any byte that the grammar and the shells could read differently (a control
+//! character other than TAB and LF, a backslash-newline) is refused at every depth, never
+//! interpreted; a line with no refusal has a rebuild.
 
 use tree_sitter::Node;
 
-use super::words::{value, Word};
-use super::wrappers::{programs, Context};
-use super::{parse, Analysis, Assignment, Refusal, RefusalReason, MAX_DEPTH};
+use super::command::{Command, Slot};
+use super::words::{quote, value, Word};
+use super::{parse, Analysis, Assignment, Piece, Refusal, RefusalReason, MAX_DEPTH};
 
 /// Shell variables that change how the shell reads or runs what follows (prompt strings are
 /// expanded with `set -x`, `BASH_ALIASES`/`BASH_CMDS` are the alias and hash tables).
@@ -39,12 +46,24 @@ const SHELL_SENSITIVE: &[&str] = &[
 /// Deepest nesting of syntax nodes walked (the walk is recursive; tree-sitter's tree is not bounded).
 const MAX_TREE_DEPTH: usize = 256;
 
-/// Operators allowed between commands.
-const JOINERS: &[&str] = &["&&", "||", ";", "|", "\n"];
+/// Operators allowed between commands, and how the rebuild writes them.
+const JOINERS: &[(&str, &str)] = &[
+    ("&&", " && "),
+    ("||", " || "),
+    (";", "; "),
+    ("|", " | "),
+    ("\n", "\n"),
+];
 
-/// Analyses `line` into `out`. `position` is the UTF-16 index of the line inside the outermost
-/// one (nested lines from `sh -c` report the position of their argument).
-pub fn analyse(line: &str, position: usize, depth: usize, out: &mut Analysis) {
+/// Analyses `line` into `out` and returns its rebuild (`None` when some part of it is refused).
+/// `position` is the UTF-16 index of the line inside the outermost one (nested lines from
+/// `sh -c` report the position of their argument).
+pub fn analyse(
+    line: &str,
+    position: usize,
+    depth: usize,
+    out: &mut Analysis,
+) -> Option<Vec<Piece>> {
     if depth > MAX_DEPTH {
         refuse(
             out,
@@ -52,11 +71,12 @@ pub fn analyse(line: &str, position: usize, depth: usize, out: &mut Analysis) {
             "shell lines nested too deeply",
             position,
         );
-        return;
+        return None;
     }
+    let differs = read_differently(line, position, depth, out);
     let Some(tree) = parse::parse(line) else {
         out.malformed = true;
-        return;
+        return None;
     };
     let root = tree.root_node();
     if root.has_error() {
@@ -70,14 +90,59 @@ pub fn analyse(line: &str, position: usize, depth: usize, out: &mut Analysis) {
         level: 0,
         cursor: (0, 0),
         out,
+        pieces: Vec::new(),
+        rebuilt: !differs,
+        heredocs: Vec::new(),
+        need_sep: false,
     };
     walk.visit(root);
-    if depth == 0 && line.contains("\\\n") {
-        walk.joined_continuations();
+    walk.flush_heredocs(true);
+    if line.contains("\\\n") || line.contains('\r') {
+        walk.guess(&line.replace("\\\n", "").replace('\r', " "), "");
     }
     if depth == 0 && (line.contains("[[") || line.contains("((")) {
-        walk.dash_reading();
+        let dash = line
+            .replace("[[", "xx")
+            .replace("]]", "xx")
+            .replace("((", "( ")
+            .replace("))", ") ");
+        walk.guess(&dash, "xx");
     }
+    let Walk {
+        pieces, rebuilt, ..
+    } = walk;
+    rebuilt.then_some(pieces)
+}
+
+/// Refuses the bytes the grammar and the shells can read differently: control characters other
+/// than TAB and LF (tree-sitter reads backslash-CR-LF as a line continuation; dash and bash read
+/// an escaped CR, then a new line) and a backslash-newline anywhere (the shells join the lines
+/// before reading words, the grammar does not everywhere). True when one was found.
+fn read_differently(line: &str, position: usize, depth: usize, out: &mut Analysis) -> bool {
+    let mut index = 0;
+    let mut prev = '\0';
+    for c in line.chars() {
+        let control = (c < ' ' && c != '\t' && c != '\n') || c == '\u{7f}';
+        let continuation = prev == '\\' && c == '\n';
+        if control || continuation {
+            let construct = if control {
+                format!("the control character U+{:04X}, which the shells and the policy's grammar can read differently", c as u32)
+            } else {
+                "a line continuation (backslash-newline), which the shells and the policy's grammar can read differently".to_string()
+            };
+            let at = if depth > 0 {
+                position
+            } else {
+                position + index - usize::from(continuation)
+            };
+            refuse(out, RefusalReason::ShellConstruct, &construct, at);
+            return true;
+        }
+        // Even after an escaped backslash (`\\<newline>`): the grammar reads it differently too.
+        prev = c;
+        index += c.len_utf16();
+    }
+    false
 }
 
 fn refuse(out: &mut Analysis, reason: RefusalReason, construct: &str, position: usize) {
@@ -99,6 +164,14 @@ struct Walk<'a, 'o> {
     /// The last (byte offset, UTF-16 index) computed by `position`.
     cursor: (usize, usize),
     out: &'o mut Analysis,
+    /// The rebuild so far.
+    pieces: Vec<Piece>,
+    /// False once a part was met that the rebuild does not write (a refused construct).
+    rebuilt: bool,
+    /// Here-document bodies (with their end line) waiting for the next line break.
+    heredocs: Vec<String>,
+    /// A statement was written and no operator since.
+    need_sep: bool,
 }
 
 impl Walk<'_, '_> {
@@ -120,6 +193,7 @@ impl Walk<'_, '_> {
     }
 
     fn refuse(&mut self, node: Node, construct: &str) {
+        self.rebuilt = false;
         let position = self.position(node);
         refuse(self.out, RefusalReason::ShellConstruct, construct, position);
     }
@@ -128,11 +202,45 @@ impl Walk<'_, '_> {
         &self.src[node.byte_range()]
     }
 
+    /// Appends text to the rebuild.
+    fn emit(&mut self, s: &str) {
+        if let Some(Piece::Text(t)) = self.pieces.last_mut() {
+            t.push_str(s);
+        } else {
+            self.pieces.push(Piece::Text(s.to_string()));
+        }
+    }
+
+    /// Appends a word's rebuild (or gives up the rebuild when it has none).
+    fn emit_word(&mut self, word: &Word) {
+        match &word.shell {
+            Some(s) => {
+                let s = s.clone();
+                self.emit(&s);
+            }
+            None => self.rebuilt = false,
+        }
+    }
+
+    /// Writes the pending here-document bodies after a line break (`end`: the line's end).
+    fn flush_heredocs(&mut self, end: bool) {
+        if self.heredocs.is_empty() {
+            return;
+        }
+        if end {
+            self.emit("\n");
+        }
+        for body in std::mem::take(&mut self.heredocs) {
+            self.emit(&body);
+        }
+    }
+
     fn visit(&mut self, node: Node) {
         if self.level >= MAX_TREE_DEPTH {
             if !self.out.malformed {
                 self.refuse(node, "constructs nested too deeply");
             }
+            self.rebuilt = false;
             self.out.malformed = true;
             return;
         }
@@ -144,27 +252,30 @@ impl Walk<'_, '_> {
     fn visit_node(&mut self, node: Node) {
         if node.is_missing() {
             self.out.malformed = true;
+            self.rebuilt = false;
         }
         match node.kind() {
-            "program" | "list" | "pipeline" => {
-                // `a && b && c` nests lists to the left as deep as the line is long: flattened
-                // here without recursion.
-                let mut stack = vec![node];
-                while let Some(n) = stack.pop() {
-                    if !matches!(n.kind(), "program" | "list" | "pipeline") {
-                        self.visit(n);
-                        continue;
+            "program" | "list" | "pipeline" => self.sequence(node),
+            "redirected_statement" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    if matches!(
+                        child.kind(),
+                        "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+                    ) {
+                        self.emit(" ");
+                        self.redirect(child);
+                    } else {
+                        self.visit(child);
                     }
-                    self.check_joiners(n);
-                    let mut cursor = n.walk();
-                    let children: Vec<Node> = n.named_children(&mut cursor).collect();
-                    stack.extend(children.into_iter().rev());
                 }
             }
-            "redirected_statement" | "negated_command" => self.visit_named_children(node),
-            "command" => self.command(node),
-            "variable_assignment" => self.command(node),
-            "variable_assignments" => self.command(node),
+            "negated_command" => {
+                self.emit("! ");
+                self.visit_named_children(node);
+            }
+            "command" | "variable_assignment" | "variable_assignments" => self.command(node),
             "declaration_command" => self.declaration(node),
             "unset_command" => self.unset(node),
             "test_command" => self.test(node),
@@ -183,6 +294,7 @@ impl Walk<'_, '_> {
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => self.redirect(node),
             "ERROR" => {
                 self.out.malformed = true;
+                self.rebuilt = false;
                 self.visit_named_children(node);
             }
             kind => {
@@ -193,30 +305,61 @@ impl Walk<'_, '_> {
         }
     }
 
+    /// Statements joined by operators, in order. `a && b && c` nests lists to the left as deep
+    /// as the line is long: flattened here without recursion.
+    fn sequence(&mut self, node: Node) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if !n.is_named() {
+                match JOINERS.iter().find(|(op, _)| *op == n.kind()) {
+                    Some((op, written)) => {
+                        self.emit(written);
+                        self.need_sep = false;
+                        if *op == "\n" {
+                            self.flush_heredocs(false);
+                        }
+                    }
+                    None => {
+                        let construct = match n.kind() {
+                            "&" => "a background job `&`".to_string(),
+                            "|&" => "the pipe `|&` (dash reads it differently)".to_string(),
+                            other => format!("the operator `{other}`"),
+                        };
+                        self.refuse(n, &construct);
+                    }
+                }
+                continue;
+            }
+            if matches!(n.kind(), "program" | "list" | "pipeline") {
+                let mut cursor = n.walk();
+                let children: Vec<Node> = n
+                    .children(&mut cursor)
+                    .filter(|c| !c.is_missing() || c.is_named())
+                    .collect();
+                if n.children(&mut n.walk()).any(|c| c.is_missing()) {
+                    self.out.malformed = true;
+                    self.rebuilt = false;
+                }
+                stack.extend(children.into_iter().rev());
+                continue;
+            }
+            if n.kind() == "comment" {
+                continue;
+            }
+            if self.need_sep {
+                self.emit("\n");
+                self.flush_heredocs(false);
+            }
+            self.visit(n);
+            self.need_sep = true;
+        }
+    }
+
     fn visit_named_children(&mut self, node: Node) {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
             self.visit(child);
-        }
-    }
-
-    /// Only `&&`, `||`, `;`, `|` and newlines may join commands (`&` and `|&` may not).
-    fn check_joiners(&mut self, node: Node) {
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            if child.is_named() || child.is_missing() {
-                continue;
-            }
-            let op = child.kind();
-            if !JOINERS.contains(&op) {
-                let construct = match op {
-                    "&" => "a background job `&`".to_string(),
-                    "|&" => "the pipe `|&` (dash reads it differently)".to_string(),
-                    other => format!("the operator `{other}`"),
-                };
-                self.refuse(child, &construct);
-            }
         }
     }
 
@@ -273,6 +416,8 @@ impl Walk<'_, '_> {
     /// A simple command (or a statement of assignments only).
     fn command(&mut self, node: Node) {
         let mut words = Vec::new();
+        let mut prefix = Vec::new();
+        let mut redirects = Vec::new();
         let mut cursor = node.walk();
         let children: Vec<Node> = if node.kind() == "variable_assignment" {
             vec![node]
@@ -281,12 +426,12 @@ impl Walk<'_, '_> {
         };
         for child in children {
             match child.kind() {
-                "variable_assignment" => self.assignment(child),
+                "variable_assignment" => prefix.push(self.assignment(child)),
                 "variable_assignments" => {
                     let mut c = child.walk();
                     let inner: Vec<Node> = child.named_children(&mut c).collect();
                     for a in inner {
-                        self.assignment(a);
+                        prefix.push(self.assignment(a));
                     }
                 }
                 "command_name" => {
@@ -294,41 +439,102 @@ impl Walk<'_, '_> {
                         if name.kind() == "arithmetic_expansion" {
                             // `(( ... ))` read as a command: arithmetic, not a program.
                             self.check_word(name);
+                            self.rebuilt = false;
                             continue;
                         }
                         words.push(self.word(name));
                     }
                 }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
-                    self.redirect(child)
+                    // Checked in order (refusals keep their order), written after the words.
+                    let before = std::mem::take(&mut self.pieces);
+                    self.emit(" ");
+                    self.redirect(child);
+                    redirects.push(std::mem::replace(&mut self.pieces, before));
                 }
                 "comment" => {}
                 _ => words.push(self.word(child)),
             }
         }
-        self.run(node, &words);
+        let prefix: Vec<String> = prefix.into_iter().flatten().collect();
+        for (k, p) in prefix.iter().enumerate() {
+            if k > 0 {
+                self.emit(" ");
+            }
+            self.emit(p);
+        }
+        if !words.is_empty() {
+            if !prefix.is_empty() {
+                self.emit(" ");
+            }
+            self.run(node, &words);
+        }
+        for r in redirects {
+            for piece in r {
+                match piece {
+                    Piece::Text(t) => self.emit(&t),
+                    other => self.pieces.push(other),
+                }
+            }
+        }
     }
 
+    /// Records the programs of `words` and writes the command's rebuild: each word quoted, a
+    /// program as the program checked, a nested line rebuilt.
     fn run(&mut self, node: Node, words: &[Word]) {
         if words.is_empty() {
             return;
         }
         let position = self.position(node);
-        let mut cx = Context {
-            out: self.out,
-            position,
-            depth: self.depth,
-        };
-        programs(words, &mut cx);
+        let mut cmd = Command::new(self.out, position, self.depth, words.len());
+        cmd.programs(words, 0, words.len());
+        let Command { slots, lines, .. } = cmd;
+        let mut nested: Vec<Option<Vec<Piece>>> = Vec::with_capacity(lines.len());
+        for line in &lines {
+            let pieces = analyse(&line.text, position, self.depth + 1, self.out);
+            nested.push(pieces.filter(|_| line.word.is_some()));
+        }
+        for (k, (word, slot)) in words.iter().zip(slots).enumerate() {
+            if k > 0 {
+                self.emit(" ");
+            }
+            match slot {
+                Slot::Word => self.emit_word(word),
+                Slot::Program(p) => self.pieces.push(Piece::Program(p)),
+                Slot::Line(l) => match nested[l].take() {
+                    Some(pieces) => {
+                        self.pieces.push(Piece::Open);
+                        self.pieces.extend(pieces);
+                        self.pieces.push(Piece::Close);
+                    }
+                    None => self.rebuilt = false,
+                },
+            }
+        }
+        if nested.iter().any(Option::is_some) || lines.iter().any(|l| l.word.is_none()) {
+            self.rebuilt = false; // a line the rebuild could not put back where it was
+        }
     }
 
-    fn assignment(&mut self, node: Node) {
+    /// An assignment; returns its rebuild (`NAME=value`).
+    fn assignment(&mut self, node: Node) -> Option<String> {
         let mut name = None;
+        let mut written = String::new();
         let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
         for child in children {
+            if !child.is_named() {
+                if matches!(child.kind(), "=" | "+=") {
+                    written.push_str(child.kind());
+                }
+                continue;
+            }
             match child.kind() {
-                "variable_name" if name.is_none() => name = Some(self.text(child).to_string()),
+                "variable_name" if name.is_none() => {
+                    let n = self.text(child).to_string();
+                    written.push_str(&n);
+                    name = Some(n);
+                }
                 "subscript" => {
                     self.refuse(
                         child,
@@ -342,7 +548,13 @@ impl Walk<'_, '_> {
                     self.refuse(child, "an array assignment `name=(...)`");
                     self.check_children(child);
                 }
-                _ => self.check_word(child),
+                _ => {
+                    let value = self.word(child);
+                    match value.shell {
+                        Some(s) => written.push_str(&s),
+                        None => self.rebuilt = false,
+                    }
+                }
             }
         }
         if let Some(name) = name {
@@ -355,6 +567,7 @@ impl Walk<'_, '_> {
                 dynamic: false,
             });
         }
+        Some(written)
     }
 
     /// `declare`, `typeset`, `export`, `readonly`, `local`.
@@ -363,17 +576,19 @@ impl Walk<'_, '_> {
             .child(0)
             .map(|k| self.text(k).to_string())
             .unwrap_or_default();
+        let mut args = Vec::new();
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
             match child.kind() {
-                "variable_assignment" => self.assignment(child),
+                "variable_assignment" => args.push(self.assignment(child)),
                 "variable_name" => {
                     let name = self.text(child).to_string();
                     if SHELL_SENSITIVE.contains(&name.as_str()) {
                         let construct = format!("`{keyword} {name}`, which changes how the shell reads or runs what follows");
                         self.refuse(child, &construct);
                     }
+                    args.push(Some(name.clone()));
                     self.out.assignments.push(Assignment {
                         name,
                         dynamic: false,
@@ -381,16 +596,13 @@ impl Walk<'_, '_> {
                 }
                 "word" if self.text(child).starts_with(['-', '+']) => {
                     let option = self.text(child).to_string();
-                    if option
-                        .chars()
-                        .skip(1)
-                        .any(|c| "niaAfFgx".contains(c) && !(c == 'x' || c == 'g'))
-                    {
+                    if option.chars().skip(1).any(|c| "niaAfF".contains(c)) {
                         let construct = format!(
                             "`{keyword} {option}` (attributes that make bash evaluate values, name references or functions)"
                         );
                         self.refuse(child, &construct);
                     }
+                    args.push(Some(quote(&option)));
                 }
                 _ => {
                     let word = self.word(child);
@@ -407,11 +619,19 @@ impl Walk<'_, '_> {
             }
         }
         self.run(node, &[Word::literal(keyword)]);
+        for a in args {
+            self.emit(" ");
+            match a {
+                Some(a) => self.emit(&a),
+                None => self.rebuilt = false,
+            }
+        }
     }
 
     fn unset(&mut self, node: Node) {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        let mut args = Vec::new();
         for child in children {
             let word = self.word(child);
             if word.dynamic || word.text.contains('[') {
@@ -421,12 +641,17 @@ impl Walk<'_, '_> {
                 );
                 self.refuse(child, &construct);
             }
+            args.push(word);
         }
         let keyword = node
             .child(0)
             .map(|k| self.text(k).to_string())
             .unwrap_or_else(|| "unset".into());
         self.run(node, &[Word::literal(keyword)]);
+        for a in args {
+            self.emit(" ");
+            self.emit_word(&a);
+        }
     }
 
     /// `[ ... ]` is the `[` builtin; `[[ ... ]]` and `(( ... ))` are refused (bash evaluates
@@ -438,30 +663,43 @@ impl Walk<'_, '_> {
                 node,
                 "a `[[ ... ]]` test (bash evaluates arithmetic in it; dash runs it as commands)",
             );
-            self.visit_test(node);
+            self.visit_test(node, &mut Vec::new());
             return;
         }
         if text.starts_with("((") {
             self.refuse(node, "arithmetic `(( ... ))`");
-            self.visit_test(node);
+            self.visit_test(node, &mut Vec::new());
             return;
         }
-        self.visit_test(node);
+        let mut args = Vec::new();
+        self.visit_test(node, &mut args);
         self.run(node, &[Word::literal("[".into())]);
+        for a in args.iter().chain([&Word::literal("]".into())]) {
+            self.emit(" ");
+            self.emit_word(a);
+        }
     }
 
-    fn visit_test(&mut self, node: Node) {
+    /// The words of a test, in order (operators as words: they are the `[` builtin's arguments).
+    fn visit_test(&mut self, node: Node, args: &mut Vec<Word>) {
         if self.level >= MAX_TREE_DEPTH {
             return self.visit(node);
         }
         let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
         for child in children {
+            if !child.is_named() {
+                let t = child.kind();
+                if !matches!(t, "[" | "]" | "[[" | "]]") {
+                    args.push(Word::literal(t.to_string()));
+                }
+                continue;
+            }
             match child.kind() {
                 "unary_expression"
                 | "binary_expression"
                 | "parenthesized_expression"
-                | "negated_expression" => self.visit_test(child),
+                | "negated_expression" => self.visit_test(child, args),
                 "test_operator" => {
                     let op = self.text(child).to_string();
                     if op == "-v" || op == "-R" {
@@ -470,15 +708,20 @@ impl Walk<'_, '_> {
                         );
                         self.refuse(child, &construct);
                     }
+                    args.push(Word::literal(op));
                 }
                 "word" | "string" | "raw_string" | "number" | "concatenation"
-                | "simple_expansion" | "expansion" | "ansi_c_string" => self.check_word(child),
-                "regex" | "extglob_pattern" => {}
+                | "simple_expansion" | "expansion" | "ansi_c_string" => {
+                    self.check_word(child);
+                    args.push(value(child, self.src));
+                }
+                "regex" | "extglob_pattern" => self.rebuilt = false,
                 _ => self.visit(child),
             }
         }
     }
 
+    /// A redirection, written to the rebuild.
     fn redirect(&mut self, node: Node) {
         match node.kind() {
             "file_redirect" => {
@@ -492,9 +735,16 @@ impl Walk<'_, '_> {
                                 format!("the redirection `{op}` (dash reads it as `&` and `>`)");
                             self.refuse(child, &construct);
                         }
+                        self.emit(op);
                         continue;
                     }
                     if child.kind() == "file_descriptor" {
+                        let fd = self.text(child).to_string();
+                        if fd.chars().all(|c| c.is_ascii_digit()) {
+                            self.emit(&fd);
+                        } else {
+                            self.refuse(child, "a redirection to a named file descriptor `{name}`");
+                        }
                         continue;
                     }
                     let word = self.word(child);
@@ -505,6 +755,7 @@ impl Walk<'_, '_> {
                         );
                         self.refuse(child, &construct);
                     }
+                    self.emit_word(&word);
                 }
             }
             "heredoc_redirect" => self.heredoc(node),
@@ -518,11 +769,27 @@ impl Walk<'_, '_> {
 
     fn heredoc(&mut self, node: Node) {
         let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
         let mut delimiter = None;
         let mut quoted = false;
         let mut expands = false;
+        let mut body = String::new();
         for child in children {
+            if !child.is_named() {
+                let op = child.kind();
+                match op {
+                    "<<" | "<<-" => self.emit(op),
+                    "&&" | "||" | "|" => {
+                        let written = JOINERS
+                            .iter()
+                            .find(|(o, _)| *o == op)
+                            .map_or(op, |(_, w)| w);
+                        self.emit(written);
+                    }
+                    _ => {}
+                }
+                continue;
+            }
             match child.kind() {
                 "heredoc_start" => {
                     let start = self.text(child);
@@ -548,12 +815,17 @@ impl Walk<'_, '_> {
                         );
                         self.refuse(child, &construct);
                     }
+                    if let Some(d) = &delimiter {
+                        let q = quote(d);
+                        self.emit(&q);
+                    }
                 }
                 "heredoc_body" => {
-                    let body = self.text(child);
-                    if body.contains(['$', '`', '\\']) {
+                    let text = self.text(child);
+                    if text.contains(['$', '`', '\\']) {
                         expands = true;
                     }
+                    body.push_str(text);
                     if !quoted {
                         let mut c = child.walk();
                         let inner: Vec<Node> = child.named_children(&mut c).collect();
@@ -572,6 +844,7 @@ impl Walk<'_, '_> {
                         );
                     }
                 }
+                // The rest of a pipeline or list after `<<EOF` (its operators carry the spaces).
                 _ => self.visit(child),
             }
         }
@@ -581,38 +854,20 @@ impl Walk<'_, '_> {
                 "a here-document whose body the shell expands (quote its delimiter: <<'EOF')",
             );
         }
-    }
-
-    /// A backslash-newline is removed before the shell splits words (`r\<newline>m` is `rm`),
-    /// which the grammar does not do everywhere: refused, and the joined line's programs are
-    /// reported as guesses for a deny list.
-    fn joined_continuations(&mut self) {
-        let at = self.src.find("\\\n").unwrap_or(0);
-        let position = self.src[..at].encode_utf16().count();
-        let construct = "a line continuation (backslash-newline)";
-        refuse(self.out, RefusalReason::ShellConstruct, construct, position);
-        let mut other = Analysis::default();
-        analyse(&self.src.replace("\\\n", ""), 0, self.depth + 1, &mut other);
-        for mut program in other.programs {
-            program.guessed = true;
-            self.out.programs.push(program);
+        if let Some(d) = delimiter {
+            // The body as the shell got it (a quoted delimiter: nothing in it is read), then the end.
+            self.heredocs.push(format!("{body}{d}\n"));
         }
     }
 
-    /// What dash reads in a line holding `[[` or `((`: `[[` is a command word and `((` two
-    /// subshells. Only the programs are taken (a deny list checks them; an allow list has already
-    /// refused the construct).
-    fn dash_reading(&mut self) {
-        let dash = self
-            .src
-            .replace("[[", "xx")
-            .replace("]]", "xx")
-            .replace("((", "( ")
-            .replace("))", ") ");
+    /// A reading of the line the shells may make and the grammar does not (the lines joined at a
+    /// backslash-newline, CRs as blanks; dash's reading of `[[`/`((`): its programs are reported
+    /// as guesses, for a deny list (an allow list has already refused the line).
+    fn guess(&mut self, line: &str, skip: &str) {
         let mut other = Analysis::default();
-        analyse(&dash, 0, self.depth + 1, &mut other);
+        analyse(line, 0, self.depth + 1, &mut other);
         for mut program in other.programs {
-            if program.word == "xx" {
+            if program.word == skip {
                 continue;
             }
             program.guessed = true;

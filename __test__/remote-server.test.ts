@@ -1,0 +1,165 @@
+/**
+ * `acp-terminal-server` through the generic backend: the local server binary over a pipe. The core
+ * acceptance behaviour, the server's death (stdin EOF and SIGKILL: nothing it started survives),
+ * bounded memory under a flood nobody reads.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import * as backends from '../ts/backends';
+import { TerminalHost } from '../ts/host';
+import { acceptance } from './fixtures/remote-acceptance';
+import { describeIf } from './fixtures/require-feature';
+
+const binary = path.join(__dirname, '..', 'target', 'release', 'acp-terminal-server');
+const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-remote-')));
+
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\S+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+async function until(cond: () => boolean, ms = 10000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return cond();
+}
+
+function rssKiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0);
+}
+
+const built = fs.existsSync(binary);
+describeIf('acp-terminal-server', built, `${binary} is not built (bash scripts/remote/build-server.sh)`)('the local server over a pipe', () => {
+  let backend: backends.Backend;
+  beforeAll(() => {
+    backend = backends.command([binary]);
+  });
+  afterAll(async () => {
+    await backend.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  describe('acceptance', () => {
+    acceptance(() => backend, tmp);
+  });
+
+  /** Starts `sleep`s that ignore SIGTERM and returns their pids (all far-end pids are local here). */
+  async function sleepers(b: backends.Backend, n: number): Promise<number[]> {
+    const pids: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t = await b.createTerminal({ command: "trap '' TERM; sleep 1000 & echo $!; wait" }, { killGraceMs: 200 });
+      let out = '';
+      for (let k = 0; k < 250 && !out.endsWith('\n'); k++) {
+        out = (await t.currentOutput()).output;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      pids.push(t.pid, Number(out.trim()));
+    }
+    return pids;
+  }
+
+  test('closing the connection kills everything the server started, and the server exits', async () => {
+    const b = backends.command([binary]);
+    const pids = await sleepers(b, 3);
+    const server = (await b.transportPid())!;
+    expect(pids.every(alive)).toBe(true);
+    await b.close();
+    expect(await until(() => !pids.some(alive))).toBe(true);
+    expect(alive(server)).toBe(false);
+  });
+
+  test('the server SIGKILLed: its guardian kills what it started; pending calls reject with ERR_BACKEND_LOST', async () => {
+    const b = backends.command([binary]);
+    const pids = await sleepers(b, 3);
+    const waiting = await b.createTerminal({ command: 'sleep 1000' });
+    const wait = waiting.waitForExit();
+    const server = (await b.transportPid())!;
+    process.kill(server, 'SIGKILL');
+    await expect(wait).rejects.toMatchObject({ code: 'ERR_BACKEND_LOST' });
+    await expect(waiting.currentOutput()).rejects.toMatchObject({ code: 'ERR_BACKEND_LOST' });
+    await expect(waiting.release()).resolves.toEqual({});
+    expect(await until(() => !pids.some(alive) && !alive(waiting.pid))).toBe(true);
+    // The backend reconnects on the next create.
+    const t = await b.createTerminal({ command: 'echo again' });
+    expect(await t.waitForExit()).toEqual({ exitCode: 0, signal: null });
+    await b.close();
+  });
+
+  test('a flood nobody reads stays bounded in the server; the listener is told what it lost', async () => {
+    const b = backends.command([binary]);
+    let got = 0;
+    let dropped = 0;
+    const t = await b.createTerminal({ command: 'head -c 200000000 /dev/zero', outputByteLimit: 1024 });
+    t.onOutput((c, info) => {
+      got += c.length;
+      dropped += info.dropped;
+    });
+    const server = (await b.transportPid())!;
+    // JS does not read for 3 s: the server's queue for this listener is bounded (8 MiB).
+    const end = Date.now() + 3000;
+    let peak = 0;
+    while (Date.now() < end) {
+      peak = Math.max(peak, rssKiB(server));
+      const spin = Date.now() + 50;
+      while (Date.now() < spin);
+    }
+    await t.waitForExit();
+    peak = Math.max(peak, rssKiB(server));
+    expect(peak).toBeLessThan(80 * 1024);
+    const out = await t.currentOutput();
+    expect(out.output.length).toBe(1024);
+    await until(() => got + dropped === 200000000, 20000);
+    expect(got + dropped).toBe(200000000);
+    expect(dropped).toBeGreaterThan(0);
+    await b.close();
+  });
+
+  test('kubectl and docker argv, with the install, through stand-in CLIs that run the far-end argv here', async () => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'cli-'));
+    const log = path.join(dir, 'argv.log');
+    // kubectl: the far-end argv follows `--`; docker: it follows `exec -i CONTAINER`.
+    fs.writeFileSync(path.join(dir, 'kubectl'), `#!/bin/sh\nprintf "%s\\n" "kubectl $*" >> ${log}\nwhile [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n`, {
+      mode: 0o755,
+    });
+    fs.writeFileSync(path.join(dir, 'docker'), `#!/bin/sh\nprintf "%s\\n" "docker $*" >> ${log}\nshift 3\nexec "$@"\n`, { mode: 0o755 });
+    const k = backends.kubectl('pod-1', {
+      namespace: 'ns',
+      container: 'main',
+      kubectl: path.join(dir, 'kubectl'),
+      serverBinary: binary,
+      serverPath: path.join(dir, 'k', 'server'),
+    });
+    const d = backends.docker('ctr-1', { docker: path.join(dir, 'docker'), serverBinary: binary, serverPath: path.join(dir, 'd', 'server') });
+    for (const b of [k, d]) {
+      const t = await b.createTerminal({ command: 'echo via-cli' });
+      await t.waitForExit();
+      expect((await t.currentOutput()).output).toBe('via-cli\n');
+      await b.close();
+    }
+    const lines = fs.readFileSync(log, 'utf8').split('\n');
+    // Launch (missing), install, launch again; for each CLI.
+    expect(lines[0]).toMatch(/^kubectl exec -i -n ns -c main pod-1 -- sh -c .* acp-terminal-launch .*\/k\/server$/);
+    expect(lines[1]).toMatch(/^kubectl exec -i -n ns -c main pod-1 -- sh -c .* acp-terminal-install .*\/k\/server$/);
+    expect(lines[3]).toMatch(/^docker exec -i ctr-1 sh -c .* acp-terminal-launch .*\/d\/server$/);
+    expect(fs.readFileSync(path.join(dir, 'd', 'server')).equals(fs.readFileSync(binary))).toBe(true);
+  });
+
+  test('a TerminalHost runs its terminals through a backend', async () => {
+    const host = new TerminalHost({ createTerminal: backend.createTerminal, cwd: tmp });
+    const { terminalId } = await host.createTerminal({ sessionId: 's', command: 'echo "from $(pwd)"; exit 4' });
+    expect(await host.waitForTerminalExit({ sessionId: 's', terminalId })).toEqual({ exitCode: 4, signal: null });
+    expect((await host.terminalOutput({ sessionId: 's', terminalId })).output).toBe(`from ${tmp}\n`);
+    await host.close();
+  });
+});

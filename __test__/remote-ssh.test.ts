@@ -1,0 +1,106 @@
+/**
+ * Terminals over ssh (an sshd this suite starts on 127.0.0.1): the server installed through ssh,
+ * the acceptance behaviour, the ssh client killed mid-flood (nothing left at the far end), and a
+ * banner found past a login shell's noise.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import * as backends from '../ts/backends';
+import { FrameReader, jsonFrame } from '../ts/backends/protocol';
+import { acceptance } from './fixtures/remote-acceptance';
+import { HOST_SERVER, hasSshd, startSshd, type Sshd } from './fixtures/remote-env';
+import { describeIf, testIf } from './fixtures/require-feature';
+
+function alive(pid: number): boolean {
+  try {
+    return !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function until(cond: () => boolean, ms = 15000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return cond();
+}
+
+test('the banner is found past noise printed before it, even split across reads', () => {
+  const r = new FrameReader();
+  const stream = Buffer.concat([
+    Buffer.from('Welcome!\nlast login: never\n\x1eACP-TERM'),
+    Buffer.from('INAL-SERVER/1 9.9.9\n'),
+    jsonFrame({ event: 'exit', term: 1, status: {} }),
+  ]);
+  const msgs = [];
+  for (let i = 0; i < stream.length; i += 7) msgs.push(...r.push(stream.subarray(i, i + 7)));
+  expect(r.banner).toEqual({ protocol: 1, version: '9.9.9' });
+  expect(r.noise).toBe('Welcome!\nlast login: never\n');
+  expect(msgs).toEqual([{ kind: 'json', value: { event: 'exit', term: 1, status: {} } }]);
+});
+
+testIf('acp-terminal-server', fs.existsSync(HOST_SERVER), 'the host server is not built (bash scripts/remote/build-server.sh)')('a transport that prints before starting the server still connects', async () => {
+  const b = backends.command(['sh', '-c', 'echo "motd: hello"; printf "no newline"; exec "$0"', HOST_SERVER]);
+  const t = await b.createTerminal({ command: 'echo past the noise' });
+  await t.waitForExit();
+  expect((await t.currentOutput()).output).toBe('past the noise\n');
+  await b.close();
+});
+
+describeIf('sshd', hasSshd && fs.existsSync(HOST_SERVER), 'needs root with openssh-server and the host server build')('ssh', () => {
+  let sshd: Sshd;
+  let backend: backends.Backend;
+  const serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-ssh-server-'));
+  const make = (): backends.Backend =>
+    backends.ssh('root@127.0.0.1', {
+      port: sshd.port,
+      identity: sshd.key,
+      extraArgs: ['-F', '/dev/null'],
+      sshOptions: { UserKnownHostsFile: sshd.knownHosts, BatchMode: 'yes', StrictHostKeyChecking: 'yes' },
+      serverBinary: HOST_SERVER,
+      serverPath: path.join(serverDir, 'acp-terminal-server'),
+    });
+  beforeAll(async () => {
+    sshd = await startSshd();
+    backend = make();
+  });
+  afterAll(async () => {
+    await backend?.close();
+    await sshd?.stop();
+    fs.rmSync(serverDir, { recursive: true, force: true });
+  });
+
+  test('the first connection installs the server through ssh', async () => {
+    expect(fs.existsSync(backend.serverPath)).toBe(false);
+    const t = await backend.createTerminal({ command: 'echo over ssh' });
+    await t.waitForExit();
+    expect((await t.currentOutput()).output).toBe('over ssh\n');
+    await t.release();
+    expect(fs.readFileSync(backend.serverPath).equals(fs.readFileSync(HOST_SERVER))).toBe(true);
+  });
+
+  describe('acceptance', () => {
+    acceptance(() => backend, fs.realpathSync(os.tmpdir()));
+  });
+
+  test('the ssh client killed mid-flood: calls reject with ERR_BACKEND_LOST, nothing is left at the far end', async () => {
+    const b = make();
+    const t = await b.createTerminal({ command: 'yes flood' });
+    const sleeper = await b.createTerminal({ command: "trap '' TERM; sleep 1000" });
+    let got = 0;
+    t.onOutput((c) => (got += c.length));
+    await until(() => got > 10_000_000);
+    const wait = t.waitForExit();
+    process.kill((await b.transportPid())!, 'SIGKILL');
+    await expect(wait).rejects.toMatchObject({ code: 'ERR_BACKEND_LOST' });
+    await expect(sleeper.currentOutput()).rejects.toMatchObject({ code: 'ERR_BACKEND_LOST' });
+    expect(await until(() => !alive(t.pid) && !alive(sleeper.pid))).toBe(true);
+    await b.close();
+  });
+});

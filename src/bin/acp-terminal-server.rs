@@ -1,0 +1,30 @@
+//! `acp-terminal-server`: the native core as a standalone executable. It serves one
+//! connection on its stdin and stdout (the protocol of `acp_terminal::server`), and when its
+//! stdin ends it kills every command it started and exits. Built without the `napi` feature:
+//! `cargo build --release --no-default-features --features server --bin acp-terminal-server`.
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    match args.next().as_deref() {
+        None => {}
+        Some("--version") => {
+            print!("{}", acp_terminal::server::banner());
+            return;
+        }
+        Some(other) => {
+            eprintln!("acp-terminal-server: unknown argument {other:?} (usage: acp-terminal-server [--version])");
+            std::process::exit(2);
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    rt.block_on(acp_terminal::server::serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    ));
+    // The blocking thread behind stdin may still be in read(2): do not wait for it.
+    std::process::exit(0);
+}

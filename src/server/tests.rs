@@ -1,0 +1,373 @@
+//! The server over an in-memory stream: a client speaking the protocol to [`super::serve`].
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+use super::frame::{input_frame, json_frame, KIND_JSON, KIND_OUTPUT, MAX_FRAME};
+use super::*;
+
+enum Msg {
+    Json(Value),
+    Output { sub: u32, data: Vec<u8> },
+}
+
+struct Client {
+    tx: DuplexStream,
+    rx: BufReader<DuplexStream>,
+    server: tokio::task::JoinHandle<()>,
+    /// Output received while waiting for something else, by subscription.
+    output: std::collections::HashMap<u32, Vec<u8>>,
+    events: Vec<Value>,
+}
+
+async fn read_msg<R: AsyncRead + Unpin>(r: &mut R) -> Option<Msg> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await.ok()?;
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+    r.read_exact(&mut body).await.ok()?;
+    match body[0] {
+        KIND_JSON => Some(Msg::Json(serde_json::from_slice(&body[1..]).unwrap())),
+        KIND_OUTPUT => Some(Msg::Output {
+            sub: u32::from_be_bytes(body[1..5].try_into().unwrap()),
+            data: body[13..].to_vec(),
+        }),
+        k => panic!("unknown kind {k}"),
+    }
+}
+
+impl Client {
+    async fn start() -> Self {
+        let (tx, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, rx) = tokio::io::duplex(1 << 16);
+        let server = tokio::spawn(serve(server_in, server_out));
+        let mut rx = BufReader::new(rx);
+        let mut line = String::new();
+        rx.read_line(&mut line).await.unwrap();
+        assert_eq!(line, banner());
+        Self {
+            tx,
+            rx,
+            server,
+            output: Default::default(),
+            events: Vec::new(),
+        }
+    }
+
+    async fn send_raw(&mut self, bytes: &[u8]) {
+        self.tx.write_all(bytes).await.unwrap();
+    }
+
+    /// The next message answering `id` (`Value::Null`: an answer to no request).
+    async fn answer(&mut self, id: Value) -> Value {
+        loop {
+            let msg = tokio::time::timeout(Duration::from_secs(20), read_msg(&mut self.rx))
+                .await
+                .expect("an answer in time")
+                .expect("the server is up");
+            match msg {
+                Msg::Json(v) if v.get("id") == Some(&id) => return v,
+                Msg::Json(v) => self.events.push(v),
+                Msg::Output { sub, data } => self.output.entry(sub).or_default().extend(data),
+            }
+        }
+    }
+
+    async fn call(&mut self, id: u64, req: Value) -> Value {
+        let mut req = req;
+        req["id"] = json!(id);
+        self.send_raw(&json_frame(&req)).await;
+        self.answer(json!(id)).await
+    }
+
+    async fn ok(&mut self, id: u64, req: Value) -> Value {
+        let v = self.call(id, req).await;
+        assert!(v.get("error").is_none(), "{v}");
+        v["result"].clone()
+    }
+
+    async fn wait_end(&mut self, sub: u32) -> Vec<u8> {
+        while !self
+            .events
+            .iter()
+            .any(|e| e["event"] == "end" && e["sub"] == sub)
+        {
+            let msg = tokio::time::timeout(Duration::from_secs(20), read_msg(&mut self.rx))
+                .await
+                .expect("the end in time")
+                .expect("the server is up");
+            match msg {
+                Msg::Json(v) => self.events.push(v),
+                Msg::Output { sub, data } => self.output.entry(sub).or_default().extend(data),
+            }
+        }
+        self.output.remove(&sub).unwrap_or_default()
+    }
+}
+
+fn alive(pid: i64) -> bool {
+    // A zombie is not alive: only /proc's state says so.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_runs_and_streams_its_output_and_exit() {
+    let mut c = Client::start().await;
+    let r = c
+        .ok(
+            1,
+            json!({"op": "create", "params": {"command": "printf 'a\\nb'; exit 3"}, "subscribe": 7}),
+        )
+        .await;
+    let term = r["term"].clone();
+    assert_eq!(r["sub"], 7);
+    let status = c.ok(2, json!({"op": "wait", "term": term})).await;
+    assert_eq!(status, json!({"exitCode": 3, "signal": null}));
+    assert_eq!(c.wait_end(7).await, b"a\nb");
+    let out = c.ok(3, json!({"op": "output", "term": term})).await;
+    assert_eq!(out["output"], "a\nb");
+    assert_eq!(out["exitStatus"]["exitCode"], 3);
+    assert_eq!(out["outputBytes"], 3);
+    c.ok(4, json!({"op": "release", "term": term})).await;
+    let gone = c.call(5, json!({"op": "output", "term": term})).await;
+    assert_eq!(gone["error"]["code"], ERR_UNKNOWN_TERMINAL);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn argv_env_cwd_limits_and_truncation_are_the_cores() {
+    let mut c = Client::start().await;
+    let r = c
+        .ok(
+            1,
+            json!({"op": "create", "params": {
+                "command": "sh", "args": ["-c", "printf '%s|%s|' \"$X\" \"$(pwd)\"; ulimit -n; printf 'é%.0s' 1 2 3"],
+                "env": [{"name": "X", "value": "1 2"}], "cwd": "/tmp", "outputByteLimit": 3,
+            }, "options": {"limits": {"openFiles": 77}}}),
+        )
+        .await;
+    c.ok(2, json!({"op": "wait", "term": r["term"]})).await;
+    let out = c.ok(3, json!({"op": "output", "term": r["term"]})).await;
+    // The tail cut on a character boundary: 3 bytes keep one 2-byte é.
+    assert_eq!(out["output"], "é");
+    assert_eq!(out["truncated"], true);
+    let r = c
+        .ok(
+            4,
+            json!({"op": "create", "params": {
+                "command": "printf '%s|%s|' \"$X\" \"$(pwd)\"; ulimit -n",
+                "env": [{"name": "X", "value": "1 2"}], "cwd": "/tmp",
+            }, "options": {"limits": {"openFiles": 77}}}),
+        )
+        .await;
+    c.ok(5, json!({"op": "wait", "term": r["term"]})).await;
+    let out = c.ok(6, json!({"op": "output", "term": r["term"]})).await;
+    assert_eq!(out["output"], "1 2|/tmp|77\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_requests_get_coded_errors_naming_the_field() {
+    let mut c = Client::start().await;
+    let cases = [
+        (json!({"op": "create", "params": {"command": 5}}), "command"),
+        (
+            json!({"op": "create", "params": {"command": "true"}, "options": {"limits": {"cpu": 1}}}),
+            "options.limits.cpu",
+        ),
+        (
+            json!({"op": "create", "params": {"command": "true"}, "options": {"killGraceMs": -1}}),
+            "options.killGraceMs",
+        ),
+        (
+            json!({"op": "create", "params": {"command": "true"}, "options": {"output": "text"}}),
+            "options.output",
+        ),
+        (
+            json!({"op": "create", "params": {"command": "true", "cwd": "relative"}}),
+            "cwd",
+        ),
+        (
+            json!({"op": "resize", "term": 99, "cols": 1, "rows": 1}),
+            "terminal 99",
+        ),
+    ];
+    for (i, (req, field)) in cases.into_iter().enumerate() {
+        let v = c.call(i as u64 + 1, req).await;
+        let msg = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(field), "{v}");
+        assert!(v["error"]["code"].as_str().is_some_and(|c| !c.is_empty()));
+    }
+    let v = c
+        .call(
+            50,
+            json!({"op": "create", "params": {"command": "no-such-program-x", "args": ["a"]}}),
+        )
+        .await;
+    assert_eq!(v["error"]["code"], "ENOENT");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_and_oversized_frames_are_refused_and_the_connection_goes_on() {
+    let mut c = Client::start().await;
+    let bad: Vec<(Vec<u8>, &str)> = vec![
+        (b"\x00\x00\x00\x04\x01{x}".to_vec(), ERR_BAD_FRAME),
+        (json_frame(&json!([1, 2])), ERR_BAD_FRAME),
+        (json_frame(&json!({"op": "hello"})), ERR_BAD_FRAME),
+        (b"\x00\x00\x00\x02\x09z".to_vec(), ERR_BAD_FRAME),
+        (b"\x00\x00\x00\x00".to_vec(), ERR_BAD_FRAME),
+    ];
+    for (bytes, code) in bad {
+        c.send_raw(&bytes).await;
+        let v = c.answer(Value::Null).await;
+        assert_eq!(v["error"]["code"], code, "{v}");
+    }
+    // Over the bound: refused, its bytes skipped (sent while the server reads them).
+    let len = MAX_FRAME + 1;
+    let mut big = (len as u32).to_be_bytes().to_vec();
+    big.push(KIND_JSON);
+    big.resize(4 + len, b' ');
+    let (mut tx, rx) = (c.tx, c.rx);
+    let sender = tokio::spawn(async move {
+        tx.write_all(&big).await.unwrap();
+        tx
+    });
+    let mut c2 = Client {
+        tx: tokio::io::duplex(1).0,
+        rx,
+        server: c.server,
+        output: Default::default(),
+        events: Vec::new(),
+    };
+    let v = c2.answer(Value::Null).await;
+    assert_eq!(v["error"]["code"], ERR_FRAME_TOO_LARGE);
+    c2.tx = sender.await.unwrap();
+    let v = c2.call(9, json!({"op": "nonsense"})).await;
+    assert_eq!(v["error"]["code"], ERR_UNKNOWN_OP);
+    let hello = c2.ok(10, json!({"op": "hello"})).await;
+    assert_eq!(hello["protocol"], PROTOCOL);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn input_frames_and_keys_reach_the_command_and_a_pty_resizes() {
+    let mut c = Client::start().await;
+    let r = c
+        .ok(
+            1,
+            json!({"op": "create", "params": {"command": "cat"}, "options": {"stdin": "pipe"}, "subscribe": 1}),
+        )
+        .await;
+    let term = r["term"].as_u64().unwrap() as u32;
+    c.send_raw(&input_frame(2, term, b"over the wire\n")).await;
+    let w = c.answer(json!(2)).await;
+    assert!(w.get("error").is_none(), "{w}");
+    c.ok(3, json!({"op": "closeStdin", "term": term})).await;
+    assert_eq!(c.wait_end(1).await, b"over the wire\n");
+
+    let r = c
+        .ok(
+            4,
+            json!({"op": "create", "params": {"command": "read l; stty size; echo \"got $l\""},
+                   "options": {"pty": {"cols": 100, "rows": 30}}, "subscribe": 2}),
+        )
+        .await;
+    let term = r["term"].clone();
+    assert_eq!(r["isPty"], true);
+    c.ok(
+        5,
+        json!({"op": "resize", "term": term, "cols": 120, "rows": 40}),
+    )
+    .await;
+    c.ok(6, json!({"op": "write", "term": term, "data": "xy"}))
+        .await;
+    c.ok(
+        7,
+        json!({"op": "sendKeys", "term": term, "keys": ["z", "Enter"]}),
+    )
+    .await;
+    let out = String::from_utf8(c.wait_end(2).await).unwrap();
+    assert!(out.contains("40 120") && out.contains("got xyz"), "{out:?}");
+    let v = c
+        .call(
+            8,
+            json!({"op": "sendKeys", "term": term, "keys": ["NotAKey"]}),
+        )
+        .await;
+    assert_eq!(v["error"]["code"], "ERR_INVALID_ARG");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subscription_with_replay_gets_the_retained_output_then_the_rest() {
+    let mut c = Client::start().await;
+    let r = c
+        .ok(
+            1,
+            json!({"op": "create", "params": {"command": "printf first; read x; printf second"},
+                   "options": {"pty": {}}}),
+        )
+        .await;
+    let term = r["term"].clone();
+    // Wait for the first output to be retained.
+    for _ in 0..200 {
+        let out = c.ok(2, json!({"op": "output", "term": term})).await;
+        if out["output"] == "first" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    c.ok(
+        3,
+        json!({"op": "subscribe", "term": term, "sub": 40, "replay": true}),
+    )
+    .await;
+    c.ok(4, json!({"op": "write", "term": term, "data": "\n"}))
+        .await;
+    let got = String::from_utf8(c.wait_end(40).await).unwrap();
+    assert!(
+        got.starts_with("first") && got.ends_with("second"),
+        "{got:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_end_of_the_input_kills_every_command_and_ends_the_server() {
+    let mut c = Client::start().await;
+    let mut pids = Vec::new();
+    for i in 0..3 {
+        let r = c
+            .ok(
+                i,
+                json!({"op": "create", "params": {"command": "trap '' TERM; sleep 1000 & echo $!; wait"},
+                       "options": {"killGraceMs": 100}, "subscribe": i}),
+            )
+            .await;
+        pids.push(r["pid"].as_i64().unwrap());
+    }
+    for i in 0..3 {
+        loop {
+            if let Some(o) = c.output.get(&(i as u32)) {
+                if o.ends_with(b"\n") {
+                    pids.push(String::from_utf8_lossy(o).trim().parse().unwrap());
+                    break;
+                }
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(50), c.answer(json!("none"))).await;
+        }
+    }
+    assert!(pids.iter().all(|p| alive(*p)));
+    drop(c.tx);
+    tokio::time::timeout(Duration::from_secs(20), c.server)
+        .await
+        .expect("the server ends")
+        .unwrap();
+    for p in pids {
+        assert!(!alive(p), "pid {p} outlived the connection");
+    }
+}

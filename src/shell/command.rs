@@ -1,0 +1,589 @@
+//! One simple command: the programs it runs. Wrappers (`env`, `xargs`, `timeout`, `sudo`, a
+//! directly invoked ld.so, ...) are unwrapped with their grammar from `wrappers.rs`, shells'
+//! `-c` lines are handed back to the walk (which analyses and rebuilds them), builtins that
+//! evaluate their arguments are refused, and programs of the code-runner table get the verdict of
+//! `runners.rs`. Records, per word of the command, what the rebuild puts in its place.
+//!
+//! Invariant: this module never parses a line itself (no call back into the walk): a nested line
+//! is returned in [`Command::lines`] with the word it came from.
+
+use super::options::parse;
+use super::runners::{judge, Verdict};
+use super::words::Word;
+use super::wrappers::{wrapper, Wrapper, CHDIR_BUILTINS, RESERVED, SHELLS};
+use super::{Analysis, Assignment, Program, Refusal, RefusalReason, MAX_DEPTH};
+
+/// What the rebuild puts in place of a word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The word itself, quoted.
+    Word,
+    /// The program checked (index into [`Analysis::programs`]).
+    Program(usize),
+    /// A nested line, rebuilt (index into [`Command::lines`]).
+    Line(usize),
+}
+
+/// A line found in a command's words (`sh -c LINE`, `su -c LINE`, `eval ...`).
+pub struct NestedLine {
+    /// The word it is, when it is one whole word (so the rebuild can replace it).
+    pub word: Option<usize>,
+    /// The line.
+    pub text: String,
+}
+
+/// The programs of one simple command, recorded into an analysis.
+pub struct Command<'o> {
+    /// The analysis being built.
+    pub out: &'o mut Analysis,
+    /// UTF-16 index of the command in the outermost line.
+    pub position: usize,
+    /// Nesting depth of the line being analysed.
+    pub depth: usize,
+    /// Per word, what the rebuild puts there.
+    pub slots: Vec<Slot>,
+    /// Lines found in the words, for the walk to analyse.
+    pub lines: Vec<NestedLine>,
+    /// False inside `busybox APPLET` (the applet is a name, not a path to replace).
+    pin: bool,
+}
+
+impl<'o> Command<'o> {
+    /// A command of `words` words at `position`.
+    pub fn new(out: &'o mut Analysis, position: usize, depth: usize, words: usize) -> Self {
+        Command {
+            out,
+            position,
+            depth,
+            slots: vec![Slot::Word; words],
+            lines: Vec::new(),
+            pin: true,
+        }
+    }
+
+    fn refuse(&mut self, reason: RefusalReason, construct: String, word: Option<&str>) {
+        self.out.refusals.push(Refusal {
+            reason,
+            construct,
+            position: self.position,
+            word: word.map(str::to_string),
+        });
+    }
+
+    /// Records `word` (word `at` of the command) as a program.
+    fn push(&mut self, word: &Word, at: Option<usize>, guessed: bool) {
+        let t = &word.text;
+        if !guessed && !word.dynamic && self.out.cwd_moved && t.contains('/') && !t.starts_with('/')
+        {
+            self.refuse(
+                RefusalReason::ShellConstruct,
+                format!("the relative program path `{t}` after a change of directory (it was checked against the request's cwd)"),
+                Some(t),
+            );
+        }
+        if let (Some(at), false) = (at, guessed || !self.pin) {
+            self.slots[at] = Slot::Program(self.out.programs.len());
+        }
+        self.out.programs.push(Program {
+            word: word.text.clone(),
+            dynamic: word.dynamic,
+            position: self.position,
+            runs_code: None,
+            unknown_option: None,
+            guessed,
+        });
+    }
+
+    fn line(&mut self, word: Option<usize>, text: String) {
+        if let Some(w) = word {
+            self.slots[w] = Slot::Line(self.lines.len());
+        }
+        self.lines.push(NestedLine { word, text });
+    }
+
+    /// Runs `f` one level deeper (`find -exec`, `busybox APPLET`); too deep is a refusal.
+    fn nested(&mut self, f: impl FnOnce(&mut Self)) {
+        if self.depth >= MAX_DEPTH {
+            self.refuse(
+                RefusalReason::ShellConstruct,
+                "commands nested too deeply".into(),
+                None,
+            );
+            return;
+        }
+        self.depth += 1;
+        f(self);
+        self.depth -= 1;
+    }
+
+    fn assign(&mut self, w: &Word) {
+        let name = w.text.split('=').next().unwrap_or_default();
+        self.out.assignments.push(Assignment {
+            name: name.to_string(),
+            dynamic: w.dynamic,
+        });
+    }
+
+    /// Records the programs of `words[from..to]`.
+    pub fn programs(&mut self, words: &[Word], from: usize, to: usize) {
+        let mut i = from;
+        while i < to {
+            let word = &words[i];
+            self.push(word, Some(i), false);
+            if word.dynamic {
+                return;
+            }
+            let path = word.text.as_str();
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let args = &words[i + 1..to];
+            if RESERVED.contains(&path) {
+                // `fi`, `done`, `}` where a command should be: a stray reserved word (or a
+                // construct the grammar does not know, `coproc NAME { ...; }`).
+                self.out.malformed = true;
+            }
+            if !path.contains('/') {
+                if name == "coproc" {
+                    self.refuse(RefusalReason::ShellConstruct, "`coproc`".into(), Some(name));
+                    if args.first().is_some_and(|a| a.text.starts_with(['(', '{'])) {
+                        return; // a compound command, walked by the syntax tree
+                    }
+                    i += 1;
+                    continue;
+                }
+                if CHDIR_BUILTINS.contains(&name) {
+                    self.out.cwd_moved = true;
+                }
+                self.builtin(name, args, i + 1);
+            }
+            match judge(name, args) {
+                Some(Verdict::Code(why)) => {
+                    if let Some(last) = self.out.programs.last_mut() {
+                        last.runs_code = Some(why);
+                    }
+                }
+                Some(Verdict::Unknown(option)) => {
+                    if let Some(last) = self.out.programs.last_mut() {
+                        last.unknown_option = Some(option);
+                    }
+                }
+                None => {}
+            }
+            if SHELLS.contains(&name) {
+                return self.shell(name, words, i + 1, to);
+            }
+            if name == "find" {
+                return self.find_exec(words, i + 1, to);
+            }
+            let Some(w) = wrapper(name) else { return };
+            match self.unwrap(name, &w, words, i + 1, to) {
+                Some(c) => i = c,
+                None => return,
+            }
+        }
+    }
+
+    /// Reads a wrapper's options; returns the index of the command it runs, if it runs one.
+    fn unwrap(
+        &mut self,
+        name: &str,
+        w: &Wrapper,
+        words: &[Word],
+        from: usize,
+        to: usize,
+    ) -> Option<usize> {
+        let texts: Vec<&str> = words[from..to].iter().map(|w| w.text.as_str()).collect();
+        let parsed = match parse(&w.spec, &texts) {
+            Ok(p) => p,
+            Err(option) => {
+                self.refuse(
+                    RefusalReason::WrapperOption,
+                    format!("`{name}` option {option}, which this analysis does not know"),
+                    Some(name),
+                );
+                for (k, word) in words[from..to].iter().enumerate() {
+                    if !word.text.starts_with('-') {
+                        self.push(word, Some(from + k), true);
+                    }
+                }
+                return None;
+            }
+        };
+        let first = parsed.operands.first().map_or(to, |&k| from + k);
+        if let Some(d) = words[from..first]
+            .iter()
+            .find(|w| w.dynamic && w.text.starts_with('-'))
+        {
+            let construct = format!("`{name}` option `{}` (known only at run time)", d.text);
+            self.refuse(RefusalReason::WrapperOption, construct, Some(name));
+            return None;
+        }
+        if parsed
+            .opts
+            .iter()
+            .any(|o| w.no_run.contains(&o.name.as_str()))
+        {
+            return None;
+        }
+        if w.moves
+            || parsed
+                .opts
+                .iter()
+                .any(|o| w.chdir.contains(&o.name.as_str()))
+        {
+            self.out.cwd_moved = true;
+        }
+        let mut ran_line = false;
+        for o in &parsed.opts {
+            let split = w.split.contains(&o.name.as_str());
+            if split || w.line.contains(&o.name.as_str()) {
+                // A whole word when the option stood alone (`-c LINE`, `--command LINE`).
+                let alone =
+                    o.written == format!("-{}", o.name) || o.written == format!("--{}", o.name);
+                let at = (alone && !split)
+                    .then_some(from + o.word + 1)
+                    .filter(|&k| k < to);
+                self.line(at, o.value.clone().unwrap_or_default());
+                ran_line = true;
+                if split {
+                    return None;
+                }
+            }
+        }
+        if w.shell || ran_line {
+            // `su [-] [USER] [-c LINE]`: the operands are the user and the shell's arguments;
+            // without -c it starts a login shell.
+            if !ran_line {
+                self.refuse(
+                    RefusalReason::ShellInput,
+                    format!("`{name}` starting a shell"),
+                    Some(name),
+                );
+            }
+            return None;
+        }
+        let mut c = first + w.positional;
+        while w.assignments && c < to && !words[c].dynamic && is_assignment(&words[c].text) {
+            self.assign(&words[c]);
+            c += 1;
+        }
+        if c >= to {
+            return None;
+        }
+        if w.joins {
+            let line: Vec<&str> = words[c..to].iter().map(|w| w.text.as_str()).collect();
+            self.line(None, line.join(" "));
+            return None;
+        }
+        Some(c)
+    }
+
+    /// Builtins that evaluate their arguments (refused), and the names they assign.
+    fn builtin(&mut self, name: &str, args: &[Word], at: usize) {
+        let Some((reason, construct)) = refused_builtin(name, args) else {
+            return;
+        };
+        let redefined = match name {
+            "alias" => args
+                .first()
+                .map(|a| a.text.split('=').next().unwrap_or_default().to_string()),
+            "hash" | "enable" => args.last().map(|a| a.text.clone()),
+            _ => None,
+        };
+        let construct = if reason == RefusalReason::Redefinition {
+            format!("{construct} ({name})")
+        } else {
+            construct
+        };
+        self.refuse(reason, construct, redefined.as_deref().or(Some(name)));
+        let names: Vec<&Word> = match name {
+            "read" => args.iter().filter(|a| !a.text.starts_with('-')).collect(),
+            "printf" => args
+                .windows(2)
+                .filter(|w| w[0].text == "-v")
+                .map(|w| &w[1])
+                .collect(),
+            "mapfile" | "readarray" => args
+                .iter()
+                .rev()
+                .take(1)
+                .filter(|a| !a.text.starts_with('-'))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for n in names {
+            self.out.assignments.push(Assignment {
+                name: n.text.clone(),
+                dynamic: n.dynamic,
+            });
+        }
+        match name {
+            "eval" if args.iter().any(|a| a.dynamic) => {
+                let line: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+                let whole = Word {
+                    text: line.join(" "),
+                    dynamic: true,
+                    shell: None,
+                };
+                self.push(&whole, None, false);
+            }
+            "eval" => {
+                let line: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+                self.line(None, line.join(" "));
+            }
+            "trap" => {
+                if let Some(k) = args.iter().position(|a| !a.text.starts_with('-')) {
+                    self.line(Some(at + k), args[k].text.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `sh [options] -c LINE [name [args]]`: LINE is returned for the walk; a shell without `-c`
+    /// reads a script file or stdin, which cannot be checked.
+    fn shell(&mut self, name: &str, words: &[Word], from: usize, to: usize) {
+        if name == "busybox" {
+            // `busybox APPLET ...`: the applet is the program (a name busybox looks up itself).
+            self.pin = false;
+            self.nested(|cx| cx.programs(words, from, to));
+            self.pin = true;
+            return;
+        }
+        let mut i = from;
+        let mut command = false;
+        let mut stdin = false;
+        while i < to {
+            let w = &words[i];
+            if w.dynamic && command {
+                break;
+            }
+            if w.dynamic {
+                let construct = format!("`{name}` option `{}` (known only at run time)", w.text);
+                self.refuse(RefusalReason::WrapperOption, construct, Some(name));
+                return;
+            }
+            let t = w.text.as_str();
+            if t == "--" || t == "-" {
+                i += 1;
+                break;
+            }
+            if t.starts_with("--") {
+                if t == "--rcfile" || t == "--init-file" {
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+                for c in t[1..].chars() {
+                    match c {
+                        'c' => command = true,
+                        's' => stdin = true,
+                        'o' | 'O' => i += 1,
+                        _ => {}
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if command {
+            match words.get(i).filter(|_| i < to) {
+                Some(line) if !line.dynamic => self.line(Some(i), line.text.clone()),
+                Some(line) => {
+                    self.push(line, None, false);
+                    let construct = format!(
+                        "`{name} -c` with a line known only at run time (`{}`)",
+                        line.text
+                    );
+                    self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                }
+                None => self.refuse(
+                    RefusalReason::ShellInput,
+                    format!("`{name} -c` without a line"),
+                    Some(name),
+                ),
+            }
+            return;
+        }
+        let from = if stdin || i >= to {
+            "stdin"
+        } else {
+            "a script file"
+        };
+        self.refuse(
+            RefusalReason::ShellInput,
+            format!("`{name}` reading its commands from {from}"),
+            Some(name),
+        );
+    }
+
+    /// `find ... -exec CMD ... ;` (and `-execdir`, `-ok`, `-okdir`): CMD is a program too.
+    fn find_exec(&mut self, words: &[Word], from: usize, to: usize) {
+        let mut i = from;
+        while i < to {
+            let t = words[i].text.as_str();
+            if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let end = words[i + 1..to]
+                    .iter()
+                    .position(|w| w.text == ";" || w.text == "+")
+                    .map_or(to, |e| i + 1 + e);
+                if t.ends_with("dir") {
+                    self.out.cwd_moved = true; // CMD runs in each file's directory
+                }
+                if end > i + 1 {
+                    self.nested(|cx| cx.programs(words, i + 1, end));
+                }
+                i = end;
+            }
+            i += 1;
+        }
+    }
+}
+
+fn is_assignment(w: &str) -> bool {
+    match w.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// Builtins refused under an allow list, and why.
+fn refused_builtin(name: &str, args: &[Word]) -> Option<(RefusalReason, String)> {
+    let why = match name {
+        "eval" => "`eval` (runs its arguments as a shell line)",
+        "source" | "." => "`source`/`.` (runs a file's commands)",
+        "exec" => "`exec` (replaces the shell; `exec -a` renames the program)",
+        "trap" => "`trap` (runs its argument as a shell line later)",
+        "let" => "`let` (arithmetic, which runs substitutions hidden in variables)",
+        "mapfile" | "readarray" => "`mapfile` (its -C callback runs code; it assigns arrays)",
+        "fc" | "bind" | "complete" | "compgen" | "history" => {
+            "a builtin that runs or defines commands"
+        }
+        "read" => "`read` (assigns names whose subscripts bash evaluates)",
+        "printf" if args.iter().any(|a| a.text.starts_with("-v") || a.dynamic) => {
+            "`printf -v` (assigns a name whose subscript bash evaluates)"
+        }
+        "test" | "[" if args.iter().any(|a| a.text == "-v" || a.text == "-R") => {
+            "the test `-v` (bash evaluates the subscript of the name it tests)"
+        }
+        "alias" | "unalias" => return Some((RefusalReason::Redefinition, "an alias".into())),
+        "hash"
+            if args
+                .iter()
+                .any(|a| a.text.starts_with('-') && a.text.contains(['p', 'd'])) =>
+        {
+            return Some((RefusalReason::Redefinition, "`hash -p`".into()))
+        }
+        "enable" => return Some((RefusalReason::Redefinition, "`enable`".into())),
+        _ => return None,
+    };
+    Some((RefusalReason::ShellConstruct, why.to_string()))
+}
+#[cfg(test)]
+mod tests {
+    use super::super::{analyse_argv, analyse_line, RefusalReason};
+
+    fn words(line: &str) -> Vec<String> {
+        analyse_line(line)
+            .programs
+            .into_iter()
+            .map(|p| p.word)
+            .collect()
+    }
+
+    #[test]
+    fn clustered_wrapper_options_are_unwrapped() {
+        assert_eq!(words("xargs -rn 1 rm"), ["xargs", "rm"]);
+        assert_eq!(words("xargs -0I {} rm {}"), ["xargs", "rm"]);
+        assert_eq!(words("env -iS rm"), ["env", "rm"]);
+        assert_eq!(words("env -i -- rm"), ["env", "rm"]);
+        assert_eq!(words("timeout -vs KILL 5 rm"), ["timeout", "rm"]);
+        assert_eq!(words("timeout --signal=KILL 5 rm x"), ["timeout", "rm"]);
+        assert_eq!(words("nice -10 rm"), ["nice", "rm"]);
+        assert_eq!(
+            words("nice -n 5 nohup setsid -f stdbuf -oL rm"),
+            ["nice", "nohup", "setsid", "stdbuf", "rm"]
+        );
+        assert_eq!(words("command -p rm"), ["command", "rm"]);
+        assert_eq!(words("command -v rm"), ["command"]);
+        assert_eq!(
+            words("/lib64/ld-linux-x86-64.so.2 /bin/rm x"),
+            ["/lib64/ld-linux-x86-64.so.2", "/bin/rm"]
+        );
+        assert_eq!(words("rbash -c 'rm x'"), ["rbash", "rm"]);
+        assert_eq!(words("bash -lc 'ls && rm x'"), ["bash", "ls", "rm"]);
+        assert_eq!(words("find . -name x -exec rm {} +"), ["find", "rm"]);
+        assert_eq!(words("sudo -u root -E rm"), ["sudo", "rm"]);
+        assert_eq!(
+            words("ionice -c 3 taskset -c 0 chrt -f 10 rm"),
+            ["ionice", "taskset", "chrt", "rm"]
+        );
+        // GNU abbreviations of long options, as the wrapper reads them.
+        assert_eq!(words("timeout --sig=KILL 5 rm"), ["timeout", "rm"]);
+        assert_eq!(words("env --split-s='rm x'"), ["env", "rm"]);
+    }
+
+    #[test]
+    fn a_relative_program_after_a_change_of_directory_is_refused() {
+        for line in [
+            "cd /usr/bin && ./setpriv /bin/sh -c id",
+            "pushd x; bin/tool",
+            "env -C /tmp ./t",
+            "find . -execdir ./t {} +",
+            "cd x; bash -c './t'",
+        ] {
+            let a = analyse_line(line);
+            assert!(
+                a.refusals
+                    .iter()
+                    .any(|r| r.construct.contains("relative program path")),
+                "{line}: {:?}",
+                a.refusals
+            );
+        }
+        for line in ["./t && cd x", "cd x && /bin/t", "cd x && make"] {
+            assert!(analyse_line(line).refusals.is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_wrapper_option_is_a_refusal_and_later_words_are_guesses() {
+        let a = analyse_line("xargs -J % rm");
+        assert_eq!(a.refusals[0].reason, RefusalReason::WrapperOption);
+        assert!(a.programs.iter().any(|p| p.word == "rm" && p.guessed));
+    }
+
+    #[test]
+    fn shells_without_a_line_read_input_that_cannot_be_checked() {
+        for line in [
+            "echo rm | sh",
+            "bash script.sh",
+            "bash -s",
+            "sh <<'EOF'\nrm x\nEOF",
+        ] {
+            let a = analyse_line(line);
+            assert!(
+                a.refusals
+                    .iter()
+                    .any(|r| r.reason == RefusalReason::ShellInput),
+                "{line}"
+            );
+        }
+        let argv: Vec<String> = ["bash", "-c", "npm test && rm -rf dist"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let names: Vec<String> = analyse_argv(&argv)
+            .programs
+            .into_iter()
+            .map(|p| p.word)
+            .collect();
+        assert_eq!(names, ["bash", "npm", "rm"]);
+    }
+}

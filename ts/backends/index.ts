@@ -1,0 +1,316 @@
+/**
+ * Remote backends: terminals run by an `acp-terminal-server` at the far end of a stdio transport
+ * (docs/remote.md). `backends.podman(container)`, `backends.docker(container)`,
+ * `backends.kubectl(pod, { namespace, container })`, `backends.ssh(destination, options)` build the
+ * transport's argv; `backends.command(argv)` takes any argv that starts the server itself, and
+ * `backends.local()` runs the server on this machine (over a pipe, for tests and comparison).
+ *
+ * A backend keeps one connection per far side and multiplexes every terminal over it. Exec-style
+ * backends install the server binary when it is missing at its path (or answers with another
+ * version), through the same transport: `sh -c 'cat > path && chmod +x path'`. `createTerminal` has
+ * the shape and guarantees of the native one; program lookup, the cwd and `allowedRoots` are decided at
+ * the far end (its PATH, its filesystem).
+ */
+
+import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { AcpTerminalError } from '../errors';
+import { shellQuote } from '../shell-quote';
+import type * as Native from '../../index.js';
+import type { CreateTerminalParams } from '../types';
+import { Connection, backendLost, type ConnectionListeners } from './connection';
+import { RemoteTerminal, type RemoteOutputListener, type TerminalSubs, type CreatedInfo } from './terminal';
+
+export { Connection, RemoteError, backendLost } from './connection';
+export { RemoteTerminal } from './terminal';
+export type { RemoteChunkInfo, RemoteOutputListener } from './terminal';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/** This package's version: the server version a backend expects at the far end. */
+export const SERVER_VERSION: string = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string })
+  .version;
+
+/** Where the server binary is looked for on this machine, first found wins (after `ACP_TERMINAL_SERVER_BINARY`). */
+export const SERVER_BINARY_CANDIDATES: readonly string[] = [
+  path.join(ROOT, 'acp-terminal-server.linux-x64-musl'),
+  path.join(ROOT, 'target', 'x86_64-unknown-linux-musl', 'release', 'acp-terminal-server'),
+  path.join(ROOT, 'target', 'release', 'acp-terminal-server'),
+];
+
+/** The server binary to upload or run: `ACP_TERMINAL_SERVER_BINARY`, else the first of {@link SERVER_BINARY_CANDIDATES}. */
+export function findServerBinary(): string {
+  const env = process.env.ACP_TERMINAL_SERVER_BINARY;
+  if (env) return env;
+  const found = SERVER_BINARY_CANDIDATES.find((p) => fs.existsSync(p));
+  if (!found) {
+    throw new AcpTerminalError(
+      'ERR_NATIVE_UNAVAILABLE',
+      `acp-terminal: no acp-terminal-server binary (looked in ${SERVER_BINARY_CANDIDATES.join(', ')}); ` +
+        'build it with `bash scripts/remote/build-server.sh` or pass options.serverBinary',
+    );
+  }
+  return found;
+}
+
+const hashes = new Map<string, string>();
+function binaryHash(file: string): string {
+  let h = hashes.get(file);
+  if (h === undefined) {
+    h = createHash('sha256').update(fs.readFileSync(file)).digest('hex').slice(0, 16);
+    hashes.set(file, h);
+  }
+  return h;
+}
+
+/** Options of every backend. */
+export interface BackendOptions {
+  /** The server binary uploaded when the far end lacks it (default: {@link findServerBinary}). */
+  serverBinary?: string;
+  /** Its path at the far end (default `/tmp/acp-terminal-server-<version>-<hash of the binary>`). */
+  serverPath?: string;
+  /** Upload the binary when it is missing or of another version (default true). */
+  install?: boolean;
+  /** Milliseconds to wait for the server's banner (default 30000). */
+  handshakeTimeoutMs?: number;
+  /** Environment of the transport process (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** How a backend reaches its far side. */
+export interface Transport {
+  /** For messages: `podman:name`, `ssh:host`. */
+  name: string;
+  /** The local argv that runs `command` (an argv) at the far end with stdin and stdout passed through. */
+  exec?: (command: string[]) => string[];
+  /** An argv that starts the server itself (no install). */
+  argv?: readonly string[];
+}
+
+const LAUNCH = `p="$1"; if [ -x "$p" ]; then exec "$p"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'`;
+const INSTALL = `set -e; p="$1"; mkdir -p "$(dirname "$p")"; cat > "$p.tmp.$$"; chmod 755 "$p.tmp.$$"; mv -f "$p.tmp.$$" "$p"`;
+
+/** Terminals on one far side, over one connection at a time. */
+export class Backend {
+  /** The native `createTerminal`'s shape, run at the far end. */
+  readonly createTerminal: (params: CreateTerminalParams, options?: Native.CreateTerminalOptions | null) => Promise<RemoteTerminal>;
+  private conn: Promise<Connection> | undefined;
+  private readonly terms = new Map<number, RemoteTerminal>();
+  private readonly earlyExits = new Map<number, Record<string, unknown>>();
+  private readonly routes = new Map<number, { listener: RemoteOutputListener; terminal: RemoteTerminal | undefined }>();
+  private closed = false;
+
+  constructor(
+    readonly transport: Transport,
+    private readonly options: BackendOptions = {},
+  ) {
+    if (!transport.exec && !transport.argv) throw new AcpTerminalError('ERR_INVALID_ARG', 'a transport needs exec or argv');
+    this.createTerminal = (params, opts) => this.create(params, opts);
+  }
+
+  /** The far-end path of the server (exec-style transports). */
+  get serverPath(): string {
+    if (this.options.serverPath) return this.options.serverPath;
+    const bin = this.options.serverBinary ?? findServerBinary();
+    return `/tmp/acp-terminal-server-${SERVER_VERSION}-${binaryHash(bin)}`;
+  }
+
+  /** The live connection, opened (and the server installed) on first use; reopened after a loss. */
+  connection(): Promise<Connection> {
+    if (this.closed) return Promise.reject(new AcpTerminalError('ERR_HOST_CLOSED', `backend ${this.transport.name} was closed`));
+    if (!this.conn) {
+      const c = this.connect();
+      this.conn = c;
+      c.catch(() => {
+        if (this.conn === c) this.conn = undefined;
+      });
+    }
+    return this.conn;
+  }
+
+  private async connect(): Promise<Connection> {
+    const subs = this.listeners();
+    const open = { handshakeTimeoutMs: this.options.handshakeTimeoutMs, env: this.options.env, expectVersion: SERVER_VERSION };
+    if (this.transport.argv) {
+      const r = await Connection.open(this.transport.argv, subs, open);
+      if ('connection' in r) return r.connection;
+      throw backendLost(`${this.transport.name}: the server did not start (${JSON.stringify(r)})`);
+    }
+    const exec = this.transport.exec!;
+    const serverPath = this.serverPath;
+    for (let attempt = 0; ; attempt++) {
+      const r = await Connection.open(exec(['sh', '-c', LAUNCH, 'acp-terminal-launch', serverPath]), subs, open);
+      if ('connection' in r) return r.connection;
+      if (attempt > 0 || this.options.install === false) {
+        throw backendLost(
+          `${this.transport.name}: ${'missing' in r ? `no server at ${serverPath}` : `the server at ${serverPath} is version ${r.mismatch.version} (protocol ${r.mismatch.protocol})`}`,
+        );
+      }
+      await this.install(exec, serverPath);
+    }
+  }
+
+  /** Uploads the server binary to `serverPath` through the transport. */
+  private install(exec: (c: string[]) => string[], serverPath: string): Promise<void> {
+    const bin = this.options.serverBinary ?? findServerBinary();
+    const [cmd, ...args] = exec(['sh', '-c', INSTALL, 'acp-terminal-install', serverPath]);
+    return new Promise((resolve, reject) => {
+      const child = spawn(cmd!, args, { stdio: ['pipe', 'ignore', 'pipe'], env: this.options.env ?? process.env });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
+      child.stdin.on('error', () => {});
+      child.once('error', (e) => reject(backendLost(`${this.transport.name}: the install could not start: ${e.message}`)));
+      child.once('close', (code) =>
+        code === 0
+          ? resolve()
+          : reject(backendLost(`${this.transport.name}: installing the server at ${serverPath} failed (exit ${code}): ${stderr.trim()}`)),
+      );
+      fs.createReadStream(bin).pipe(child.stdin);
+    });
+  }
+
+  private listeners(): ConnectionListeners {
+    return {
+      output: (sub, data, dropped) => this.routes.get(sub)?.listener(data, { dropped }),
+      end: (sub) => this.routes.delete(sub),
+      exit: (term, status) => {
+        const t = this.terms.get(term);
+        if (t) t.exited(status);
+        else this.earlyExits.set(term, status);
+      },
+      lost: (error) => {
+        for (const t of this.terms.values()) t.lost(error);
+        this.terms.clear();
+        this.earlyExits.clear();
+        this.routes.clear();
+        this.conn = undefined;
+      },
+    };
+  }
+
+  private subs(): TerminalSubs {
+    return {
+      route: (sub, listener, terminal) => this.routes.set(sub, { listener, terminal }),
+      unroute: (sub) => this.routes.delete(sub),
+      forget: (terminal) => {
+        this.terms.delete(terminal.term);
+        for (const [sub, r] of this.routes) if (r.terminal === terminal) this.routes.delete(sub);
+      },
+    };
+  }
+
+  private async create(params: CreateTerminalParams, options?: Native.CreateTerminalOptions | null): Promise<RemoteTerminal> {
+    const conn = await this.connection();
+    const { onOutput, ...rest } = (options ?? {}) as Record<string, unknown> & { onOutput?: unknown };
+    if (onOutput !== undefined && onOutput !== null && typeof onOutput !== 'function') {
+      throw new AcpTerminalError('ERR_INVALID_ARG', 'options.onOutput must be a function');
+    }
+    let sub: number | undefined;
+    const route = onOutput ? { listener: onOutput as RemoteOutputListener, terminal: undefined as RemoteTerminal | undefined } : undefined;
+    if (route) {
+      sub = conn.newSub();
+      this.routes.set(sub, route);
+    }
+    let info: CreatedInfo;
+    try {
+      info = (await conn.call('create', { params, options: rest, subscribe: sub, hold: true })) as unknown as CreatedInfo;
+    } catch (e) {
+      if (sub !== undefined) this.routes.delete(sub);
+      throw e;
+    }
+    const t = new RemoteTerminal(conn, info, this.subs());
+    if (route) route.terminal = t;
+    this.terms.set(t.term, t);
+    const early = this.earlyExits.get(t.term);
+    if (early) {
+      this.earlyExits.delete(t.term);
+      t.exited(early);
+    }
+    // Listeners attached in this tick subscribe before the hold ends: they get the first byte on.
+    setImmediate(() => conn.call('releaseHold', { term: t.term }).catch(() => {}));
+    return t;
+  }
+
+  /** The transport process of the live connection (for fault tests), if any. */
+  async transportPid(): Promise<number | undefined> {
+    return (await this.connection()).pid;
+  }
+
+  /** Ends the connection: the far end kills every command it started. Later creates reject. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const c = this.conn;
+    this.conn = undefined;
+    if (!c) return;
+    const conn = await c.catch(() => undefined);
+    await conn?.close();
+  }
+}
+
+/** Options of exec-style transports. */
+export interface ExecOptions extends BackendOptions {
+  /** Extra arguments before the container/pod/host (`--context x`, `-p 2222`). */
+  extraArgs?: string[];
+}
+
+/** Any argv whose stdin and stdout are the server's (it starts `acp-terminal-server` itself). */
+export function command(argv: readonly string[], options: BackendOptions = {}): Backend {
+  return new Backend({ name: `command:${argv.join(' ')}`, argv }, options);
+}
+
+/** Any argv prefix that runs a far-end command (appended as argv) with stdio passed through. */
+export function execPrefix(name: string, prefix: readonly string[], options: BackendOptions = {}): Backend {
+  return new Backend({ name, exec: (c) => [...prefix, ...c] }, options);
+}
+
+/** The server on this machine over a pipe (the local binary, no install). */
+export function local(options: BackendOptions = {}): Backend {
+  return command([options.serverBinary ?? findServerBinary()], options);
+}
+
+/** `podman exec -i CONTAINER ...` (`podman` from PATH, or `options.podman`). */
+export function podman(container: string, options: ExecOptions & { podman?: string } = {}): Backend {
+  return execPrefix(`podman:${container}`, [options.podman ?? 'podman', ...(options.extraArgs ?? []), 'exec', '-i', container], options);
+}
+
+/** `docker exec -i CONTAINER ...` (`DOCKER_HOST` etc. through `options.env`). */
+export function docker(container: string, options: ExecOptions & { docker?: string } = {}): Backend {
+  return execPrefix(`docker:${container}`, [options.docker ?? 'docker', ...(options.extraArgs ?? []), 'exec', '-i', container], options);
+}
+
+/** `kubectl exec -i POD [-n NAMESPACE] [-c CONTAINER] -- ...`. */
+export function kubectl(pod: string, options: ExecOptions & { namespace?: string; container?: string; kubectl?: string } = {}): Backend {
+  const args = [options.kubectl ?? 'kubectl', ...(options.extraArgs ?? []), 'exec', '-i'];
+  if (options.namespace) args.push('-n', options.namespace);
+  if (options.container) args.push('-c', options.container);
+  args.push(pod, '--');
+  return execPrefix(`kubectl:${pod}`, args, options);
+}
+
+/** Options of {@link ssh}. */
+export interface SshOptions extends ExecOptions {
+  /** Port (`-p`). */
+  port?: number;
+  /** Identity file (`-i`). */
+  identity?: string;
+  /** `-o` options (`{ UserKnownHostsFile: '...', BatchMode: 'yes' }`). */
+  sshOptions?: Record<string, string>;
+  /** The ssh program (default `ssh`). */
+  ssh?: string;
+}
+
+/**
+ * `ssh [options] DESTINATION -- 'command'`: the far-end argv is quoted into one shell line (ssh hands it
+ * to the user's login shell, whose rc files may print first: the banner is found past that).
+ */
+export function ssh(destination: string, options: SshOptions = {}): Backend {
+  const args = [options.ssh ?? 'ssh', '-T', ...(options.extraArgs ?? [])];
+  if (options.port !== undefined) args.push('-p', String(options.port));
+  if (options.identity) args.push('-i', options.identity);
+  for (const [k, v] of Object.entries(options.sshOptions ?? {})) args.push('-o', `${k}=${v}`);
+  args.push(destination, '--');
+  return new Backend({ name: `ssh:${destination}`, exec: (c) => [...args, c.map(shellQuote).join(' ')] }, options);
+}

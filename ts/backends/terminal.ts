@@ -1,0 +1,193 @@
+/**
+ * A terminal at the far end of a {@link Connection}: the native `TerminalHandle`'s shape (what
+ * `TerminalLike` and the pty calls of ShellSessions use), each call one request to the server.
+ *
+ * Invariants:
+ * - The exit status comes from the server's `exit` event, sent once the command exited and its
+ *   output was collected (as the native `waitForExit`).
+ * - On a lost connection every pending and later call rejects with `ERR_BACKEND_LOST` (waits too: the
+ *   exit status cannot be known); `release()` then resolves (the server killed everything).
+ */
+
+import { AcpTerminalError } from '../errors';
+import type { ExitStatus, OutputSnapshot, TerminalLike } from '../types';
+import { RemoteError, type Connection } from './connection';
+
+/** What `onOutput` listeners get with each chunk (the native `OutputChunkInfo`). */
+export interface RemoteChunkInfo {
+  /** Bytes dropped before this chunk because the listener (or the link) fell behind. */
+  dropped: number;
+}
+
+/** A listener of raw output. */
+export type RemoteOutputListener = (chunk: Buffer, info: RemoteChunkInfo) => void;
+
+/** What the server answered to `create`. */
+export interface CreatedInfo {
+  term: number;
+  id: string;
+  sessionId: string;
+  pid: number;
+  cwd: string;
+  isPty: boolean;
+}
+
+/** The book-keeping a terminal shares with its backend. */
+export interface TerminalSubs {
+  /** Routes a subscription's output and end to a listener. */
+  route(sub: number, listener: RemoteOutputListener, terminal: RemoteTerminal): void;
+  unroute(sub: number): void;
+  forget(terminal: RemoteTerminal): void;
+}
+
+function toStatus(s: Record<string, unknown>): ExitStatus {
+  return { exitCode: (s.exitCode as number | null) ?? null, signal: (s.signal as string | null) ?? null };
+}
+
+/** A command run by an `acp-terminal-server`. */
+export class RemoteTerminal implements TerminalLike {
+  readonly id: string;
+  readonly sessionId: string;
+  /** The pid at the far end (its own PID namespace, when it runs in a container). */
+  readonly pid: number;
+  readonly cwd: string;
+  readonly isPty: boolean;
+  /** The server's number for this terminal. */
+  readonly term: number;
+  private exit: ExitStatus | undefined;
+  private readonly exitWaiters: { resolve(s: ExitStatus): void; reject(e: Error): void }[] = [];
+  private released = false;
+  private lostError: Error | undefined;
+  private lastBytes = 0;
+  private lastTimedOut = false;
+
+  constructor(
+    private readonly conn: Connection,
+    info: CreatedInfo,
+    private readonly subs: TerminalSubs,
+  ) {
+    this.term = info.term;
+    this.id = info.id;
+    this.sessionId = info.sessionId;
+    this.pid = info.pid;
+    this.cwd = info.cwd;
+    this.isPty = info.isPty;
+  }
+
+  /** Total bytes written, as of the last `currentOutput()` (the far end counts; reading it is a request). */
+  get outputBytes(): number {
+    return this.lastBytes;
+  }
+
+  /** Whether `timeoutMs` expired, as of the last `currentOutput()` or the exit. */
+  get timedOut(): boolean {
+    return this.lastTimedOut;
+  }
+
+  /** Called by the backend on the `exit` event. */
+  exited(status: Record<string, unknown>): void {
+    if (this.exit) return;
+    this.exit = toStatus(status);
+    for (const w of this.exitWaiters.splice(0)) w.resolve(this.exit);
+  }
+
+  /** Called by the backend when the connection is lost. */
+  lost(error: Error): void {
+    this.lostError ??= error;
+    for (const w of this.exitWaiters.splice(0)) w.reject(error);
+  }
+
+  private check(): Promise<never> | undefined {
+    if (this.released) {
+      return Promise.reject(new RemoteError('ERR_TERMINAL_RELEASED', `terminal ${this.id} was released`));
+    }
+    if (this.lostError) return Promise.reject(this.lostError);
+    return undefined;
+  }
+
+  async currentOutput(): Promise<OutputSnapshot> {
+    const bad = this.check();
+    if (bad) return bad;
+    const r = await this.conn.call('output', { term: this.term });
+    this.lastBytes = r.outputBytes as number;
+    this.lastTimedOut = r.timedOut as boolean;
+    const snap: OutputSnapshot = { output: r.output as string, truncated: r.truncated as boolean };
+    if (r.exitStatus) snap.exitStatus = toStatus(r.exitStatus as Record<string, unknown>);
+    return snap;
+  }
+
+  waitForExit(): Promise<ExitStatus> {
+    const bad = this.check();
+    if (bad) return bad;
+    if (this.exit) return Promise.resolve(this.exit);
+    return new Promise((resolve, reject) => this.exitWaiters.push({ resolve, reject }));
+  }
+
+  async kill(): Promise<Record<string, never>> {
+    const bad = this.check();
+    if (bad) return bad;
+    await this.conn.call('kill', { term: this.term });
+    return {};
+  }
+
+  async release(): Promise<Record<string, never>> {
+    if (this.released || this.lostError) {
+      this.released = true;
+      this.subs.forget(this);
+      return {};
+    }
+    this.released = true;
+    try {
+      await this.conn.call('release', { term: this.term });
+    } finally {
+      this.subs.forget(this);
+    }
+    return {};
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /**
+   * Subscribes to raw output from now on (`replay`: the retained output first, no gap, no overlap).
+   * A listener attached in the tick that received the handle gets the output from its first byte.
+   */
+  onOutput(listener: RemoteOutputListener, options?: { replay?: boolean | null } | null): () => void {
+    if (this.released) throw new RemoteError('ERR_TERMINAL_RELEASED', `terminal ${this.id} was released`);
+    const sub = this.conn.newSub();
+    this.subs.route(sub, listener, this);
+    this.conn.call('subscribe', { term: this.term, sub, replay: options?.replay === true }).catch(() => this.subs.unroute(sub));
+    return () => {
+      this.subs.unroute(sub);
+      this.conn.call('unsubscribe', { sub }).catch(() => {});
+    };
+  }
+
+  async write(data: string | Uint8Array): Promise<void> {
+    const bad = this.check();
+    if (bad) return bad;
+    if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
+      throw new AcpTerminalError('ERR_INVALID_ARG', 'data must be a string, a Buffer or a Uint8Array');
+    }
+    await this.conn.write(this.term, typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data));
+  }
+
+  async sendKeys(keys: string[]): Promise<void> {
+    const bad = this.check();
+    if (bad) return bad;
+    await this.conn.call('sendKeys', { term: this.term, keys });
+  }
+
+  async closeStdin(): Promise<void> {
+    const bad = this.check();
+    if (bad) return bad;
+    await this.conn.call('closeStdin', { term: this.term });
+  }
+
+  async resize(cols: number, rows: number): Promise<void> {
+    const bad = this.check();
+    if (bad) return bad;
+    await this.conn.call('resize', { term: this.term, cols, rows });
+  }
+}

@@ -1,0 +1,683 @@
+/**
+ * The tools of `createMcpServer`: `run`, `output`, `wait`, `kill`, `release`, `list` on a `TerminalHost`,
+ * and `terminal_execute` (OpenHands' persistent-session tool) on `ShellSessions`. Schemas and
+ * descriptions are written for models (every parameter described, with its unit).
+ *
+ * Invariants: every command a tool starts went through the host's checks (`createTerminal`, or
+ * `authorize` for a session command) and, when the server asks, through the user's approval, bound to
+ * the exact request; a tool error is a result with `isError` whose text starts with the host's error
+ * code; a cancelled call kills the command it started or waits for; a finished terminal is released once
+ * its exit was reported (its final output stays readable through `output`); progress notifications are
+ * awaited before the result, so none is lost.
+ */
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHmac, randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { inputRequired, inputResponse, type CallToolResult, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import { AcpTerminalError, errorCode, errorMessage } from './errors';
+import type { TerminalHost } from './host';
+import type { ApprovalRequest } from './host-types';
+import { loadNative } from './native';
+import { parseKeys } from './session-input';
+import type { ShellSessions } from './sessions';
+import type { ExecuteResult } from './session-types';
+import type { ExitStatus, OutputSnapshot } from './types';
+
+/** The ACP session id the MCP tools' terminals belong to on the host. */
+export const MCP_SESSION_ID = 'mcp';
+/** The tools a server registers (`terminal_execute` only when sessions are enabled). */
+export const MCP_TOOL_NAMES = ['run', 'output', 'wait', 'kill', 'release', 'list', 'terminal_execute'] as const;
+
+/** Longest wait a call may ask for, in seconds. */
+const MAX_WAIT_SECONDS = 600;
+/** Default wait of `run`, `wait` and `terminal_execute`, in seconds. */
+const DEFAULT_WAIT_SECONDS = 30;
+/** Characters of the newest output a progress notification carries. */
+const PROGRESS_TAIL_CHARS = 1000;
+/** The key of the approval question in an input-required result. */
+const APPROVAL_KEY = 'approval';
+
+/** What one `terminal_execute` call did, for the audit stream. */
+export interface SessionCommandEvent {
+  type: 'session';
+  time: number;
+  terminalId: string;
+  command: string;
+  isInput: boolean;
+  status: ExecuteResult['status'] | 'cancelled';
+  exitCode: number | null;
+  workingDir: string;
+}
+
+/** What the tools need, shared by every SDK server object the factory builds. */
+export interface ToolStateOptions {
+  ask: boolean;
+  progressIntervalMs: number;
+  makeHost: (approve: ((request: ApprovalRequest) => boolean) | undefined) => TerminalHost;
+  makeSessions: (() => ShellSessions) | undefined;
+  cwd: string | undefined;
+  /** Bytes of a session command's output a result carries at most (its end). */
+  outputLimit: number;
+  onSessionCommand?: (event: SessionCommandEvent) => void;
+}
+
+interface TerminalRecord {
+  command: string;
+  args: string[];
+  cwd: string | undefined;
+  pid: number;
+  startedAt: number;
+  exit: ExitStatus | undefined;
+}
+
+/** The terminals and sessions behind the tools (outside the SDK's per-request server objects). */
+export class TerminalToolState {
+  readonly host: TerminalHost;
+  readonly ask: boolean;
+  readonly progressIntervalMs: number;
+  readonly outputLimit: number;
+  private readonly cwd: string | undefined;
+  private readonly makeSessions: (() => ShellSessions) | undefined;
+  private sessionsCache: ShellSessions | undefined;
+  private readonly records = new Map<string, TerminalRecord>();
+  /** True inside a call whose command the user approved (read by the host's `approve`). */
+  private readonly approved = new AsyncLocalStorage<boolean>();
+  /** Binds an approval to the request it was given for. */
+  private readonly secret = randomBytes(32);
+  private closed = false;
+  readonly onSessionCommand: ((event: SessionCommandEvent) => void) | undefined;
+
+  constructor(options: ToolStateOptions) {
+    this.ask = options.ask;
+    this.progressIntervalMs = options.progressIntervalMs;
+    this.cwd = options.cwd;
+    this.outputLimit = options.outputLimit;
+    this.makeSessions = options.makeSessions;
+    this.onSessionCommand = options.onSessionCommand;
+    this.host = options.makeHost(options.ask ? () => this.approved.getStore() === true : undefined);
+  }
+
+  /** Whether `terminal_execute` is served. */
+  get hasSessions(): boolean {
+    return this.makeSessions !== undefined;
+  }
+
+  /** The sessions, created on first use. */
+  sessions(): ShellSessions {
+    if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the MCP server is closed');
+    this.sessionsCache ??= this.makeSessions!();
+    return this.sessionsCache;
+  }
+
+  /** The sessions if they were created. */
+  get existingSessions(): ShellSessions | undefined {
+    return this.sessionsCache;
+  }
+
+  /** A directory the model gave, made absolute against the server's working directory. */
+  absolute(dir: string | undefined): string | undefined {
+    if (dir === undefined) return undefined;
+    return path.resolve(this.cwd ?? process.cwd(), dir);
+  }
+
+  /** Runs `fn` with the user's approval granted to the creates it makes. */
+  withApproval<T>(fn: () => Promise<T>): Promise<T> {
+    return this.approved.run(true, fn);
+  }
+
+  /** A tag binding an approval to `request` (sent as request state, checked on the retry). */
+  approvalTag(request: unknown): string {
+    return createHmac('sha256', this.secret).update(JSON.stringify(request)).digest('base64url');
+  }
+
+  record(terminalId: string, record: TerminalRecord): void {
+    this.records.set(terminalId, record);
+  }
+
+  recordOf(terminalId: string): TerminalRecord | undefined {
+    return this.records.get(terminalId);
+  }
+
+  forget(terminalId: string): void {
+    this.records.delete(terminalId);
+  }
+
+  /** The live terminals' ids and records. */
+  live(): Array<[string, TerminalRecord]> {
+    return [...this.records].filter(([id]) => this.host.terminal(id) !== undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([this.host.close(), this.sessionsCache?.closeAll()]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Results
+
+function textResult(text: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text }], structuredContent: structured };
+}
+
+/** A tool error: `isError`, the host's code and message (as ACP errors carry them). */
+export function errorResult(error: unknown): CallToolResult {
+  const code = errorCode(error) ?? 'ERR_INTERNAL';
+  const message = errorMessage(error);
+  return { content: [{ type: 'text', text: `${code}: ${message}` }], structuredContent: { error: { code, message } }, isError: true };
+}
+
+function statusLine(snapshot: OutputSnapshot, terminalId: string, running: boolean): string {
+  const notes: string[] = [];
+  if (snapshot.truncated) notes.push('output truncated: only its end is shown');
+  if (running) notes.push(`still running as terminal_id ${terminalId}: call wait or output to see more, kill to stop it`);
+  else if (snapshot.exitStatus?.signal) notes.push(`killed by ${snapshot.exitStatus.signal}`);
+  else notes.push(`exit code ${snapshot.exitStatus?.exitCode ?? 'unknown'}`);
+  return `[${notes.join('; ')}]`;
+}
+
+function snapshotResult(snapshot: OutputSnapshot, terminalId: string, running: boolean): CallToolResult {
+  const text = snapshot.output + (snapshot.output === '' || snapshot.output.endsWith('\n') ? '' : '\n') + statusLine(snapshot, terminalId, running);
+  return textResult(text, {
+    terminal_id: terminalId,
+    status: running ? 'running' : 'exited',
+    output: snapshot.output,
+    truncated: snapshot.truncated,
+    exit_code: running ? null : (snapshot.exitStatus?.exitCode ?? null),
+    signal: running ? null : (snapshot.exitStatus?.signal ?? null),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Progress, cancellation and approval of one call
+
+/** Sends progress notifications with the newest output while a call waits; `flush()` awaits them all. */
+class Progress {
+  private sending: Promise<void> = Promise.resolve();
+  private lastMessage: string | undefined;
+  private readonly started = Date.now();
+
+  constructor(
+    private readonly ctx: ServerContext,
+    private readonly totalSeconds: number,
+  ) {}
+
+  get enabled(): boolean {
+    return this.ctx.mcpReq._meta?.progressToken !== undefined;
+  }
+
+  /** Sends `output`'s tail unless it is what the previous notification said. */
+  send(output: string): void {
+    const token = this.ctx.mcpReq._meta?.progressToken;
+    if (token === undefined) return;
+    const message = output.length > PROGRESS_TAIL_CHARS ? output.slice(-PROGRESS_TAIL_CHARS) : output;
+    if (message === this.lastMessage) return;
+    this.lastMessage = message;
+    const progress = Math.min((Date.now() - this.started) / 1000, this.totalSeconds);
+    this.sending = this.sending.then(() =>
+      this.ctx.mcpReq
+        .notify({ method: 'notifications/progress', params: { progressToken: token, progress, total: this.totalSeconds, message } })
+        .catch(() => undefined),
+    );
+  }
+
+  flush(): Promise<void> {
+    return this.sending;
+  }
+}
+
+const approvalSchema = z.object({ approve: z.boolean() });
+
+/**
+ * The user's decision on `approval` when the server asks: `true` (approved in this retried call),
+ * `false` (declined), or an input-required result that puts the question to the user.
+ */
+function askUser(state: TerminalToolState, server: McpServer, ctx: ServerContext, approval: ApprovalRequest, bound: unknown): boolean | CallToolResult {
+  const tag = state.approvalTag(bound);
+  const answer = inputResponse(ctx.mcpReq.inputResponses, APPROVAL_KEY);
+  if (answer.kind === 'elicit') {
+    // The answer counts only for the request it was asked about.
+    if (ctx.mcpReq.requestState() !== tag) return false;
+    const parsed = approvalSchema.safeParse(answer.content ?? {});
+    return answer.action === 'accept' && parsed.success && parsed.data.approve;
+  }
+  // The connection's capabilities (2025 era), else the request's own (2026-07-28: in its `_meta` envelope).
+  const envelope = ctx.mcpReq.envelope as Record<string, { elicitation?: unknown } | undefined> | undefined;
+  const caps = server.server.getClientCapabilities() ?? envelope?.['io.modelcontextprotocol/clientCapabilities'];
+  if (caps?.elicitation === undefined) {
+    return errorResult(
+      new AcpTerminalError(
+        'ERR_NOT_APPROVED',
+        'this server asks the user before every command, and this MCP client cannot ask (it did not declare the elicitation capability): the command was not run',
+        { reason: 'cannot-ask' },
+      ),
+    );
+  }
+  const lines = [`Run this command?`, '', approval.args.length > 0 ? [approval.command, ...approval.args].join(' ') : approval.command];
+  if (approval.cwd !== undefined) lines.push('', `in ${approval.cwd}`);
+  const programs = approval.commands.map((c) => c.path ?? c.word).filter((p, i, all) => all.indexOf(p) === i);
+  if (programs.length > 0) lines.push(`programs: ${programs.join(', ')}`);
+  return inputRequired({
+    inputRequests: {
+      [APPROVAL_KEY]: inputRequired.elicit({
+        message: lines.join('\n'),
+        requestedSchema: {
+          type: 'object',
+          properties: { approve: { type: 'boolean', title: 'Run it', description: 'Yes to run the command, no to refuse it' } },
+          required: ['approve'],
+        },
+      }),
+    },
+    requestState: tag,
+  }) as unknown as CallToolResult;
+}
+
+/** The result of a cancelled call (the client no longer waits for it; written for the record). */
+function cancelled(message: string): CallToolResult {
+  return errorResult({ code: 'ERR_CANCELLED', message });
+}
+
+function notApproved(): CallToolResult {
+  return errorResult(
+    new AcpTerminalError('ERR_NOT_APPROVED', 'the user did not approve this command; do not retry the same command', { reason: 'declined' }),
+  );
+}
+
+/** Resolves with 'aborted' when `signal` aborts (at once when it already has). */
+function whenAborted(signal: AbortSignal): { promise: Promise<'aborted'>; dispose(): void } {
+  let onAbort: () => void = () => undefined;
+  const promise = new Promise<'aborted'>((resolve) => {
+    if (signal.aborted) resolve('aborted');
+    onAbort = () => resolve('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Terminal tools
+
+/** Waits up to `seconds` for the terminal's exit, sending progress; reports its output and status. */
+async function waitAndReport(state: TerminalToolState, terminalId: string, seconds: number, ctx: ServerContext): Promise<CallToolResult> {
+  const { host } = state;
+  const ids = { sessionId: MCP_SESSION_ID, terminalId };
+  const progress = new Progress(ctx, seconds);
+  const exit = host.waitForTerminalExit(ids).then(
+    (status) => ({ kind: 'exited' as const, status }),
+    (error: unknown) => ({ kind: 'error' as const, error }),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ kind: 'timeout' }>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: 'timeout' }), seconds * 1000);
+  });
+  const abort = whenAborted(ctx.mcpReq.signal);
+  const ticker = progress.enabled
+    ? setInterval(() => {
+        host.terminalOutput(ids).then(
+          (snapshot) => progress.send(snapshot.output),
+          () => undefined,
+        );
+      }, state.progressIntervalMs)
+    : undefined;
+  let outcome: Awaited<typeof exit> | { kind: 'timeout' } | 'aborted';
+  try {
+    outcome = await Promise.race([exit, timeout, abort.promise]);
+  } finally {
+    clearTimeout(timer);
+    clearInterval(ticker);
+    abort.dispose();
+  }
+  await progress.flush();
+  if (outcome === 'aborted') {
+    // A cancelled call kills its command: nothing it started keeps running.
+    await release(state, terminalId);
+    return cancelled('the call was cancelled: the command was killed');
+  }
+  if (outcome.kind === 'error') return errorResult(outcome.error);
+  return report(state, terminalId);
+}
+
+/** The terminal's output and status; a terminal that exited is released (its output stays readable). */
+async function report(state: TerminalToolState, terminalId: string): Promise<CallToolResult> {
+  const { host } = state;
+  const ids = { sessionId: MCP_SESSION_ID, terminalId };
+  if (host.terminal(terminalId) === undefined) {
+    const final = host.finalOutput(terminalId);
+    if (final) return snapshotResult(final, terminalId, false);
+  }
+  const snapshot = await host.terminalOutput(ids);
+  if (snapshot.exitStatus) {
+    await release(state, terminalId);
+    return snapshotResult(host.finalOutput(terminalId) ?? snapshot, terminalId, false);
+  }
+  return snapshotResult(snapshot, terminalId, true);
+}
+
+async function release(state: TerminalToolState, terminalId: string): Promise<void> {
+  await state.host.releaseTerminal({ sessionId: MCP_SESSION_ID, terminalId }).catch(() => undefined);
+  state.forget(terminalId);
+}
+
+/** Runs `handler`, turning a thrown error into an `isError` result with the host's code. */
+async function guarded(handler: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await handler();
+  } catch (error) {
+    return errorResult(error);
+  }
+}
+
+const terminalIdParam = z.string().min(1).describe('The terminal_id a `run` call returned');
+const waitParam = (what: string) =>
+  z
+    .number()
+    .positive()
+    .max(MAX_WAIT_SECONDS)
+    .optional()
+    .describe(
+      `Seconds to wait ${what} (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Many clients give up on a call ` +
+        'after 60 seconds without progress: for long commands prefer a short wait and call `wait` again.',
+    );
+
+/** Registers the tools on one SDK server object; they share `state`. */
+export function registerTerminalTools(server: McpServer, state: TerminalToolState): void {
+  const { host } = state;
+
+  server.registerTool(
+    'run',
+    {
+      title: 'Run a command',
+      description:
+        'Runs a command on the user\'s machine under the user\'s policy (allowed directories, allowed programs, sandbox, ' +
+        'limits) and waits for it up to `timeout` seconds. Returns the end of its output (the retained output is bounded; ' +
+        '`truncated` says when its beginning was dropped) and the exit code; a command still running after `timeout` keeps ' +
+        'running and the result gives its `terminal_id` with status "running": then call `wait`, `output`, `kill` or ' +
+        '`release`. Without `args`, `command` is a shell line (`sh -c`): pipes, `&&` and redirections work. With `args`, ' +
+        '`command` is the program, run directly without a shell. A refusal is an error whose text starts with its code ' +
+        '(ERR_POLICY_DENIED, ERR_CWD_OUTSIDE_ROOTS, ERR_NOT_APPROVED, ERR_TOO_MANY_TERMINALS): do not retry a refused ' +
+        'command unchanged. No terminal: stdin is closed, so interactive programs must be given their input in flags ' +
+        '(or use `terminal_execute`).',
+      inputSchema: z.object({
+        command: z.string().min(1).describe('A shell line such as `npm test 2>&1 | tail -50` (no `args`), or the program to run (with `args`)'),
+        args: z.array(z.string()).optional().describe('Arguments of `command`; when given, `command` is run directly, without a shell'),
+        cwd: z
+          .string()
+          .optional()
+          .describe('Working directory: absolute, or relative to the server\'s working directory (default: that directory)'),
+        env: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe('Environment variables to set for this command, name to value (some names such as LD_PRELOAD or PATH may be refused)'),
+        timeout: waitParam('for the command to finish before returning with status "running"'),
+      }),
+      annotations: { destructiveHint: true, openWorldHint: true },
+    },
+    (args, ctx) =>
+      guarded(async () => {
+        const request = {
+          sessionId: MCP_SESSION_ID,
+          command: args.command,
+          ...(args.args !== undefined ? { args: args.args } : {}),
+          ...(args.cwd !== undefined ? { cwd: state.absolute(args.cwd) } : {}),
+          ...(args.env !== undefined ? { env: Object.entries(args.env).map(([name, value]) => ({ name, value })) } : {}),
+        };
+        let create = () => host.createTerminal(request, { signal: ctx.mcpReq.signal });
+        if (state.ask) {
+          const approval = await host.authorize(request);
+          const decision = askUser(state, server, ctx, approval, ['run', request]);
+          if (decision === false) return notApproved();
+          if (decision !== true) return decision;
+          create = () => state.withApproval(() => host.createTerminal(request, { signal: ctx.mcpReq.signal }));
+        }
+        const { terminalId } = await create();
+        const terminal = host.terminal(terminalId);
+        const record: TerminalRecord = {
+          command: args.command,
+          args: args.args ?? [],
+          cwd: terminal?.cwd ?? request.cwd,
+          pid: terminal?.pid ?? 0,
+          startedAt: Date.now(),
+          exit: undefined,
+        };
+        state.record(terminalId, record);
+        terminal?.waitForExit().then(
+          (status) => (record.exit = status),
+          () => undefined,
+        );
+        return waitAndReport(state, terminalId, args.timeout ?? DEFAULT_WAIT_SECONDS, ctx);
+      }),
+  );
+
+  server.registerTool(
+    'output',
+    {
+      title: 'Read a command\'s output',
+      description:
+        'Returns the output of a command started by `run` so far (its end, when it outgrew the retained size) and whether it ' +
+        'is still running, without waiting. Once it has exited, its exit code is reported and the terminal is freed.',
+      inputSchema: z.object({ terminal_id: terminalIdParam }),
+      annotations: { readOnlyHint: true },
+    },
+    (args) => guarded(() => report(state, args.terminal_id)),
+  );
+
+  server.registerTool(
+    'wait',
+    {
+      title: 'Wait for a command',
+      description:
+        'Waits up to `timeout` seconds for a command started by `run` to finish, then returns its output and exit code, or ' +
+        'status "running" if it is still going. Progress notifications carry its newest output meanwhile.',
+      inputSchema: z.object({ terminal_id: terminalIdParam, timeout: waitParam('for it to finish') }),
+      annotations: { readOnlyHint: true },
+    },
+    (args, ctx) =>
+      guarded(async () => {
+        // A released or unknown id is answered by `report` (final output, or ERR_TERMINAL_NOT_FOUND).
+        if (host.terminal(args.terminal_id) === undefined) return report(state, args.terminal_id);
+        return waitAndReport(state, args.terminal_id, args.timeout ?? DEFAULT_WAIT_SECONDS, ctx);
+      }),
+  );
+
+  server.registerTool(
+    'kill',
+    {
+      title: 'Stop a command',
+      description:
+        'Stops a command started by `run` and everything it started (SIGTERM to its process group, SIGKILL after a grace ' +
+        'period), then returns its final output and how it ended; the terminal is freed.',
+      inputSchema: z.object({ terminal_id: terminalIdParam }),
+      annotations: { destructiveHint: true },
+    },
+    (args) =>
+      guarded(async () => {
+        if (host.terminal(args.terminal_id) !== undefined) {
+          await host.killTerminal({ sessionId: MCP_SESSION_ID, terminalId: args.terminal_id });
+          await host.waitForTerminalExit({ sessionId: MCP_SESSION_ID, terminalId: args.terminal_id });
+        }
+        return report(state, args.terminal_id);
+      }),
+  );
+
+  server.registerTool(
+    'release',
+    {
+      title: 'Free a terminal',
+      description:
+        'Frees a terminal started by `run`, stopping its command if it still runs. Finished commands are freed ' +
+        'automatically once their exit was reported; use this for a command you no longer need.',
+      inputSchema: z.object({ terminal_id: terminalIdParam }),
+      annotations: { destructiveHint: true, idempotentHint: true },
+    },
+    (args) =>
+      guarded(async () => {
+        const wasLive = host.terminal(args.terminal_id) !== undefined;
+        await host.releaseTerminal({ sessionId: MCP_SESSION_ID, terminalId: args.terminal_id });
+        state.forget(args.terminal_id);
+        return textResult(wasLive ? `released ${args.terminal_id}` : `${args.terminal_id} was already released`, {
+          terminal_id: args.terminal_id,
+          released: true,
+        });
+      }),
+  );
+
+  server.registerTool(
+    'list',
+    {
+      title: 'List running commands',
+      description: 'Lists the commands started by `run` that were not freed yet: terminal_id, command, directory, pid, status.',
+      inputSchema: z.object({}),
+      annotations: { readOnlyHint: true },
+    },
+    () =>
+      guarded(async () => {
+        const terminals = state.live().map(([terminalId, r]) => ({
+          terminal_id: terminalId,
+          command: r.args.length > 0 ? [r.command, ...r.args].join(' ') : r.command,
+          cwd: r.cwd ?? null,
+          pid: r.pid,
+          status: r.exit ? 'exited' : 'running',
+          exit_code: r.exit?.exitCode ?? null,
+          running_seconds: Math.round((Date.now() - r.startedAt) / 1000),
+        }));
+        const text =
+          terminals.length === 0
+            ? 'no terminals'
+            : terminals.map((t) => `${t.terminal_id}  ${t.status}  pid ${t.pid}  ${t.running_seconds}s  ${t.command}`).join('\n');
+        return textResult(text, { terminals });
+      }),
+  );
+
+  if (state.hasSessions) registerSessionTool(server, state);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// terminal_execute
+
+/** Keeps the last `limit` bytes of `text` (whole characters). */
+function tailBytes(text: string, limit: number): { text: string; cut: boolean } {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limit) return { text, cut: false };
+  let start = bytes.length - limit;
+  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
+  return { text: bytes.subarray(start).toString('utf8'), cut: true };
+}
+
+function registerSessionTool(server: McpServer, state: TerminalToolState): void {
+  const { host } = state;
+  server.registerTool(
+    'terminal_execute',
+    {
+      title: 'Run in a persistent shell',
+      description:
+        'Runs a bash command in a persistent shell session (one per `terminal_id`): the working directory, exported ' +
+        'variables, functions and background jobs persist between calls. Waits up to `timeout` seconds: a command still ' +
+        'running then returns status "running" and keeps running; call again with an empty `command` to see more output, ' +
+        'with `is_input: true` to type into it (a line of text, or a key such as C-c, C-d, Up, Enter), or send C-c to ' +
+        'interrupt it. Returns the new output (`content`), `exit_code` (null while running or unknown), `status` ' +
+        '("completed", "running", or "broken": then use a new terminal_id) and `working_dir`. Commands are checked ' +
+        'against the user\'s policy like `run`.',
+      inputSchema: z.object({
+        command: z
+          .string()
+          .describe('The bash command (may span lines); "" to collect more output; key names such as `C-c` send keys'),
+        is_input: z
+          .boolean()
+          .optional()
+          .describe('true: send `command` as text typed into the running program (followed by Enter unless no_enter)'),
+        timeout: waitParam('for the command to finish before returning with status "running"'),
+        terminal_id: z
+          .string()
+          .min(1)
+          .max(64)
+          .regex(/^[A-Za-z0-9_.-]+$/)
+          .optional()
+          .describe('Session name (default "default"); a new name opens a new shell in the server\'s working directory'),
+        no_enter: z.boolean().optional().describe('With is_input: do not press Enter after the text'),
+      }),
+      annotations: { destructiveHint: true, openWorldHint: true },
+    },
+    (args, ctx) =>
+      guarded(async () => {
+        const sessions = state.sessions();
+        const terminalId = args.terminal_id ?? 'default';
+        const isInput = args.is_input === true;
+        // A new command line (not input, not keys, not a poll) is judged by the host's policy in the shell's
+        // current directory, and put to the user when the server asks.
+        if (!isInput && args.command.trim() !== '' && parseKeys(args.command) === null) {
+          const shellPid = sessions.shellPid(terminalId);
+          const shellCwd = shellPid !== undefined ? (loadNative().processCwd(shellPid) ?? undefined) : undefined;
+          const request = { sessionId: MCP_SESSION_ID, command: args.command, ...(shellCwd ? { cwd: shellCwd } : {}) };
+          const approval = await host.authorize(request);
+          if (state.ask) {
+            const decision = askUser(state, server, ctx, approval, ['terminal_execute', terminalId, args.command]);
+            if (decision === false) return notApproved();
+            if (decision !== true) return decision;
+          }
+        }
+        const seconds = args.timeout ?? DEFAULT_WAIT_SECONDS;
+        const deadline = Date.now() + seconds * 1000;
+        const chunkMs = Math.max(100, state.progressIntervalMs);
+        const progress = new Progress(ctx, seconds);
+        const signal = ctx.mcpReq.signal;
+        const polling = !isInput && args.command !== '';
+        let result = await sessions.execute({
+          terminalId,
+          command: args.command,
+          isInput,
+          noEnter: args.no_enter === true,
+          timeoutMs: Math.max(1, polling ? Math.min(chunkMs, deadline - Date.now()) : deadline - Date.now()),
+        });
+        let content = result.content;
+        let truncated = result.truncated;
+        // A command is waited for in short steps, so progress carries its newest output and a cancel stops it soon.
+        while (polling && result.status === 'running' && Date.now() < deadline && !signal.aborted) {
+          progress.send(content);
+          result = await sessions.execute({ terminalId, command: '', timeoutMs: Math.max(1, Math.min(chunkMs, deadline - Date.now())) });
+          // Each result's text ends without its last line end: the chunks are lines apart.
+          content += content !== '' && result.content !== '' && !content.endsWith('\n') ? `\n${result.content}` : result.content;
+          truncated ||= result.truncated;
+          const bounded = tailBytes(content, state.outputLimit);
+          content = bounded.text;
+          truncated ||= bounded.cut;
+        }
+        await progress.flush();
+        if (signal.aborted && result.status === 'running') {
+          await sessions.interrupt(terminalId).catch(() => undefined);
+          state.onSessionCommand?.({
+            type: 'session', time: Date.now(), terminalId, command: args.command, isInput, status: 'cancelled',
+            exitCode: null, workingDir: result.workingDir,
+          });
+          return cancelled('the call was cancelled: the command was interrupted (C-c)');
+        }
+        state.onSessionCommand?.({
+          type: 'session', time: Date.now(), terminalId, command: args.command, isInput, status: result.status,
+          exitCode: result.exitCode, workingDir: result.workingDir,
+        });
+        return sessionResult(result, content, truncated);
+      }),
+  );
+}
+
+function sessionResult(result: ExecuteResult, content: string, truncated: boolean): CallToolResult {
+  const notes: string[] = [];
+  if (truncated) notes.push('output truncated: only its end is shown');
+  if (result.status === 'running') notes.push('still running: call again with an empty command to see more, or send C-c with is_input');
+  else if (result.status === 'broken') notes.push(`session broken (${result.why ?? 'no reason given'}): use a new terminal_id`);
+  else notes.push(`exit code ${result.exitCode ?? 'unknown'}`);
+  if (result.sessionEnded) notes.push('the shell ended; the next call starts a new one');
+  notes.push(`cwd ${result.workingDir}`);
+  const text = content + (content === '' || content.endsWith('\n') ? '' : '\n') + `[${notes.join('; ')}]`;
+  return textResult(text, {
+    content,
+    exit_code: result.exitCode,
+    status: result.status,
+    working_dir: result.workingDir,
+    terminal_id: result.terminalId,
+    truncated,
+    ...(result.why !== undefined ? { why: result.why } : {}),
+  });
+}

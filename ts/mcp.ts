@@ -1,0 +1,181 @@
+/**
+ * `createMcpServer`: terminals as MCP tools on the official MCP TypeScript SDK (2.x). Every tool call
+ * goes through one `TerminalHost` (roots, command and environment policy, sandbox, limits, timeouts,
+ * audit) and the persistent-session tool through one `ShellSessions`; both live outside the SDK's
+ * server objects, so the 2026-07-28 revision (a server object per request) and the 2025 one (one per
+ * connection) see the same terminals. The tools themselves are in `mcp-tools.ts`.
+ *
+ * Invariants: building a server object starts nothing (a client probing the protocol revision spawns
+ * and drops servers); `close()` releases every terminal and session, so nothing the server started
+ * outlives it.
+ */
+
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMcpHandler, McpServer, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { invalidArg } from './errors';
+import { TerminalHost } from './host';
+import type { TerminalHostOptions } from './host-types';
+import { registerTerminalTools, TerminalToolState, type SessionCommandEvent } from './mcp-tools';
+import { DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
+import { ShellSessions } from './sessions';
+import type { ShellSessionsOptions } from './session-types';
+
+export { MCP_SESSION_ID, MCP_TOOL_NAMES, type SessionCommandEvent } from './mcp-tools';
+
+/** What `createMcpServer` takes besides a host (or the host's options). */
+export interface McpTerminalOptions {
+  /**
+   * Ask the user through the MCP client (elicitation, in both protocol revisions) before each command
+   * that passed the policy runs; a client that cannot ask gets `ERR_NOT_APPROVED`. Default false. Only
+   * for a host built from options: a given host keeps its own `approve`.
+   */
+  ask?: boolean;
+  /**
+   * The persistent sessions of `terminal_execute`: options of the `ShellSessions` to create (`cwd`,
+   * `sandbox`, `env`, `inheritEnv`, `dropInheritedEnv` default to the host options'), an existing
+   * `ShellSessions`, or `false` for no `terminal_execute` tool. Default: created on first use.
+   */
+  sessions?: ShellSessionsOptions | ShellSessions | false;
+  /** The server's name and version in `initialize` / `server/discover` (default `acp-terminal`). */
+  serverInfo?: { name: string; version: string };
+  /** Milliseconds between progress notifications of a long call (default 1000). */
+  progressIntervalMs?: number;
+  /** Called after every `terminal_execute` call (the audit of session commands; `run` is in the host's). */
+  onSessionCommand?: (event: SessionCommandEvent) => void;
+}
+
+/** A terminal MCP server: the host and sessions it uses, the SDK factory, and ways to serve it. */
+export interface McpTerminalServer extends AsyncDisposable {
+  /** The host every `run` goes through. */
+  readonly host: TerminalHost;
+  /** The sessions of `terminal_execute` once one was used (undefined before, or with `sessions: false`). */
+  readonly sessions: ShellSessions | undefined;
+  /**
+   * A fresh SDK `McpServer` with the tools registered, sharing this server's terminals: the factory the
+   * SDK's `serveStdio`, `createMcpHandler` and the ACP SDK's `fromMcpServer` take. Cheap; starts nothing.
+   */
+  readonly factory: () => McpServer;
+  /**
+   * A fresh server object of `McpServerClass` with the tools registered: for code that loads the MCP SDK's
+   * ES module build (the ACP SDK's `fromMcpServer` does), which must get a server of its own build, not of
+   * the CommonJS one this package loads. `server.serverOf(McpServer)` with `McpServer` imported there.
+   */
+  serverOf<S extends McpServer>(McpServerClass: new (info: { name: string; version: string }, options: object) => S): S;
+  /** Serves MCP over this process's stdin/stdout; when the client goes (stdin ends), calls `close()`. */
+  serveStdio(): StdioServerHandle;
+  /** The SDK's HTTP handler (streamable HTTP, both revisions): mount its `fetch` face anywhere. */
+  httpHandler(): McpHttpHandler;
+  /**
+   * Listens on `hostname` (default 127.0.0.1) and `port` (0: any free one) with the SDK's streamable HTTP
+   * transport at path `/mcp`; resolves once listening, with the address.
+   */
+  listenHttp(port: number, hostname?: string): Promise<{ server: http.Server; url: string }>;
+  /** Kills and releases every terminal and session; the tools refuse afterwards. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a terminal MCP server over `hostOrOptions`: an existing `TerminalHost` (closed by `close()`) or
+ * the options of the one to create.
+ *
+ * ```ts
+ * const server = createMcpServer({ cwd: process.cwd(), allowedRoots: [process.cwd()] });
+ * server.serveStdio();
+ * ```
+ */
+export function createMcpServer(
+  hostOrOptions: TerminalHost | TerminalHostOptions = {},
+  options: McpTerminalOptions = {},
+): McpTerminalServer {
+  if (typeof options !== 'object' || options === null) throw invalidArg('options', 'must be an object');
+  if (options.ask !== undefined && typeof options.ask !== 'boolean') throw invalidArg('options.ask', 'must be a boolean');
+  const given = hostOrOptions instanceof TerminalHost;
+  if (options.ask && given) throw invalidArg('options.ask', 'applies to a host built from options; give your host an approve callback instead');
+  const hostOptions: TerminalHostOptions = given ? {} : (hostOrOptions as TerminalHostOptions);
+  const state = new TerminalToolState({
+    ask: options.ask === true,
+    progressIntervalMs: options.progressIntervalMs ?? 1000,
+    cwd: hostOptions.cwd,
+    outputLimit: hostOptions.maxOutputByteLimit ?? hostOptions.defaultOutputByteLimit ?? DEFAULT_OUTPUT_BYTE_LIMIT,
+    ...(options.onSessionCommand ? { onSessionCommand: options.onSessionCommand } : {}),
+    makeHost: (approve) => (given ? (hostOrOptions as TerminalHost) : new TerminalHost(approve ? { ...hostOptions, approve } : hostOptions)),
+    makeSessions: sessionsMaker(options.sessions, hostOptions),
+  });
+  const info = options.serverInfo ?? { name: 'acp-terminal', version: packageVersion() };
+  const serverOf = <S extends McpServer>(McpServerClass: new (info: { name: string; version: string }, options: object) => S): S => {
+    const server = new McpServerClass(info, {
+      capabilities: { tools: {} },
+      instructions:
+        'Runs shell commands on this machine under its owner\'s policy: `run` for one-off commands, ' +
+        '`terminal_execute` for a persistent bash session (cd, exports and background jobs persist).',
+    });
+    registerTerminalTools(server, state);
+    return server;
+  };
+  const factory = (): McpServer => serverOf(McpServer);
+  return {
+    host: state.host,
+    get sessions() {
+      return state.existingSessions;
+    },
+    factory,
+    serverOf,
+    serveStdio() {
+      const handle = serveStdio(factory, {
+        onerror: (error) => process.stderr.write(`acp-terminal mcp: ${error.message}\n`),
+      });
+      return handle;
+    },
+    httpHandler: () => createMcpHandler(factory),
+    async listenHttp(port, hostname = '127.0.0.1') {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { toNodeHandler } = require('@modelcontextprotocol/node') as typeof import('@modelcontextprotocol/node');
+      const handle = toNodeHandler(createMcpHandler(factory));
+      const server = http.createServer((req, res) => {
+        if ((req.url ?? '').split('?')[0] !== '/mcp') {
+          res.writeHead(404).end('not found: the MCP endpoint is /mcp\n');
+          return;
+        }
+        void handle(req, res);
+      });
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, hostname, () => resolve());
+      });
+      const address = server.address() as AddressInfo;
+      return { server, url: `http://${hostname}:${address.port}/mcp` };
+    },
+    close: () => state.close(),
+    [Symbol.asyncDispose]: () => state.close(),
+  };
+}
+
+/** How `terminal_execute`'s sessions are made: from the host's options unless given. */
+function sessionsMaker(
+  sessions: McpTerminalOptions['sessions'],
+  host: TerminalHostOptions,
+): (() => ShellSessions) | undefined {
+  if (sessions === false) return undefined;
+  if (sessions instanceof ShellSessions) return () => sessions;
+  if (sessions !== undefined && (typeof sessions !== 'object' || sessions === null)) {
+    throw invalidArg('options.sessions', 'must be ShellSessions options, a ShellSessions or false');
+  }
+  const derived: ShellSessionsOptions = {
+    ...(host.cwd !== undefined ? { cwd: host.cwd } : {}),
+    ...(host.sandbox !== undefined ? { sandbox: host.sandbox } : {}),
+    ...(host.inheritEnv !== undefined ? { inheritEnv: host.inheritEnv } : {}),
+    ...(host.dropInheritedEnv !== undefined ? { dropInheritedEnv: host.dropInheritedEnv } : {}),
+    ...(host.env !== undefined ? { env: host.env } : {}),
+    ...(host.maxOutputByteLimit !== undefined ? { maxOutputBytes: host.maxOutputByteLimit } : {}),
+    ...(sessions ?? {}),
+  };
+  return () => new ShellSessions(derived);
+}
+
+/** This package's version (for `serverInfo`). */
+export function packageVersion(): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('../package.json') as { version: string }).version;
+}
