@@ -155,6 +155,27 @@ describeIf('acp-terminal-server', built, `${binary} is not built (bash scripts/r
     expect(fs.readFileSync(path.join(dir, 'd', 'server')).equals(fs.readFileSync(binary))).toBe(true);
   });
 
+  test("a server another user planted at the far-end path is never run: the install replaces it", async () => {
+    // The default far-end path is in /tmp: another user of the far end can create it first.
+    const dir = fs.mkdtempSync(path.join(tmp, 'plant-'));
+    fs.chmodSync(dir, 0o1777);
+    const serverPath = path.join(dir, 'server');
+    const marker = path.join(dir, 'MARKER');
+    fs.writeFileSync(serverPath, `#!/bin/sh\necho planted > ${marker}\nexec ${binary}\n`, { mode: 0o755 });
+    fs.chownSync(serverPath, 65534, 65534); // nobody's file
+    const b = backends.execPrefix('planted', [], { serverBinary: binary, serverPath });
+    try {
+      const t = await b.createTerminal({ command: 'echo ours' });
+      await t.waitForExit();
+      expect((await t.currentOutput()).output).toBe('ours\n');
+      expect(fs.existsSync(marker)).toBe(false);
+      expect(fs.statSync(serverPath).uid).toBe(process.getuid?.());
+      expect(fs.readFileSync(serverPath).equals(fs.readFileSync(binary))).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+
   test('a TerminalHost runs its terminals through a backend', async () => {
     const host = new TerminalHost({ createTerminal: backend.createTerminal, cwd: tmp });
     const { terminalId } = await host.createTerminal({ sessionId: 's', command: 'echo "from $(pwd)"; exit 4' });

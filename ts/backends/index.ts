@@ -90,8 +90,11 @@ export interface Transport {
   argv?: readonly string[];
 }
 
-const LAUNCH = `p="$1"; if [ -x "$p" ]; then exec "$p"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'`;
-const INSTALL = `set -e; p="$1"; mkdir -p "$(dirname "$p")"; cat > "$p.tmp.$$"; chmod 755 "$p.tmp.$$"; mv -f "$p.tmp.$$" "$p"`;
+// A server is run only when it is a regular file of the far end's user (not a link): the default path is in
+// /tmp, where another user of the far end could plant one first. A planted file is then replaced by the
+// install (or, where it cannot be, the install fails: nothing of another user's runs).
+const LAUNCH = `p="$1"; if [ -f "$p" ] && [ ! -L "$p" ] && [ -O "$p" ] && [ -x "$p" ]; then exec "$p"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'`;
+const INSTALL = `set -e; p="$1"; mkdir -p "$(dirname "$p")"; t=$(mktemp "$p.XXXXXX"); cat > "$t"; chmod 755 "$t"; mv -f "$t" "$p"`;
 
 /** Terminals on one far side, over one connection at a time. */
 export class Backend {
