@@ -13,6 +13,10 @@ export class OutputTail {
   held = 0;
   /** Bytes the command wrote so far (held or not). */
   total = 0;
+  /** Most bytes ever held at once (diagnostics: the memory bound is `2 * limit + maxChunk`). */
+  peakHeld = 0;
+  /** Largest chunk pushed. */
+  maxChunk = 0;
 
   /** Keeps at most `limit` bytes (at least 1). */
   constructor(readonly limit: number) {}
@@ -23,6 +27,8 @@ export class OutputTail {
     this.chunks.push(Buffer.from(chunk));
     this.held += chunk.length;
     this.total += chunk.length;
+    if (chunk.length > this.maxChunk) this.maxChunk = chunk.length;
+    if (this.held > this.peakHeld) this.peakHeld = this.held;
     if (this.held > 2 * this.limit) this.trim();
   }
 
