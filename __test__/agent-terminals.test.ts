@@ -607,7 +607,7 @@ describe('cancel, close and release: nothing orphaned, nothing lost', () => {
         fs.rmSync(pidFile, { force: true });
         const racing = kit.createTerminal(promptCtx, { sessionId: 's2', command: `echo $$ > ${pidFile}; exec sleep 60` });
         await kit.close();
-        for (const pid of pids.get('s2')!) expect(alive(pid)).toBe(false);
+        await until(() => pids.get('s2')!.every((pid) => !alive(pid)), 5000);
         await expect(racing).rejects.toMatchObject({ code: 'ERR_HOST_CLOSED' });
         if (fs.existsSync(pidFile)) expect(alive(Number(fs.readFileSync(pidFile, 'utf8')))).toBe(false);
         fs.rmSync(pidFile, { force: true });
