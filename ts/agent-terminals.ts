@@ -18,7 +18,7 @@
  *
  * Invariants: updates of one terminal leave in order, never duplicate or reorder bytes, and the exit
  * update follows the last output update; output updates leave at most once per `updateIntervalMs` per
- * terminal; memory per terminal is bounded by its byte limit (twice, plus one chunk); a handle's
+ * terminal; memory per terminal is bounded by its byte limit (below three times it); a handle's
  * `waitForExit()` resolves after its exit update was handed to the connection.
  */
 
@@ -882,8 +882,8 @@ export class AgentTerminals implements AsyncDisposable {
 
   /**
    * Internal diagnostics (not part of the API's promise; for tests and benchmarks): the memory a
-   * terminal's reporter holds. `heldBytes` of output in its tail (at most `2 * limit + maxChunk`,
-   * `peakHeldBytes` the most ever), `queuedBytes` of output updates handed to the connection and not yet
+   * terminal's reporter holds. `heldBytes` of output in its tail (below `3 * limit`,
+   * `peakHeldBytes` the most ever; `maxChunk` the largest chunk the core delivered), `queuedBytes` of output updates handed to the connection and not yet
    * written (at most about two updates of `limit` bytes, base64), undefined for an unknown terminal.
    */
   outputStats(terminalId: string):
