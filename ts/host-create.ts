@@ -75,6 +75,10 @@ export interface CheckedRequest {
   cwd: string | undefined;
   /** The absolute program a direct request executes, when known. */
   program: string | undefined;
+  /** The command that runs: the request's, or under an allow list the line rebuilt from what was checked. */
+  runCommand: string;
+  /** The arguments that run: the request's, or under an allow list those of the argv that was checked. */
+  runArgs: string[] | undefined;
   /** What `approve` is asked about. */
   approval: ApprovalRequest;
 }
@@ -155,7 +159,7 @@ export async function checkRequest(
     ...(program !== undefined ? { program } : {}),
     commands,
   };
-  return { options, env, cwd, program, approval };
+  return { options, env, cwd, program, runCommand, runArgs, approval };
 }
 
 /**
@@ -173,7 +177,7 @@ export async function spawnChecked(
   signal: AbortSignal,
   assertActive?: () => void,
 ): Promise<Spawned> {
-  const { options, env, cwd, program, approval } = await checkRequest(settings, request, req, seen);
+  const { options, env, cwd, program, runCommand, runArgs, approval } = await checkRequest(settings, request, req, seen);
   // 5. The user's approval.
   if (settings.approve) {
     const args = req.args ?? [];
