@@ -2,6 +2,8 @@
 // over the example agent's stdio (v2 display terminal, v1 `_meta` terminal_output / terminal_output_delta,
 // v1 plain content), plus cancel, background work, replay on session/load and a throttled 20 MB flood.
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { agent as v1Agent, client as v1Client, type SessionNotification } from '@agentclientprotocol/sdk';
 import * as v2 from '@agentclientprotocol/sdk/experimental/v2';
@@ -238,7 +240,7 @@ describe('in process', () => {
     await Promise.all(started);
   });
 
-  test('a 20 MB flood: bounded update rate, memory bounded by outputByteLimit, v2 ends with the exact tail', async () => {
+  test('a 20 MB flood to a slow client: bounded update rate, memory bounded by outputByteLimit, v2 ends with the exact tail', async () => {
     const limit = 64 * 1024;
     const kit = agentTerminals({ updateIntervalMs: 50 });
     const command = 'head -c 20000000 /dev/urandom | base64 -w 100';
@@ -254,18 +256,32 @@ describe('in process', () => {
       });
     const [agentSide, clientSide] = streamPair();
     kit.v2(app).connect(agentSide);
+    // The client reads one message per 100 ms: slower than the kit's 20 updates/s.
+    const slowClient = {
+      readable: clientSide.readable.pipeThrough(
+        new TransformStream({
+          transform: async (message, controller) => {
+            await new Promise((r) => setTimeout(r, 100));
+            controller.enqueue(message);
+          },
+        }),
+      ),
+      writable: clientSide.writable,
+    };
+    let stats: ReturnType<typeof kit.outputStats>;
     const startedAt = Date.now();
     await v2
       .client({ name: 'c' })
       .onNotification('session/update', (ctx) => void sent.push(ctx.params))
-      .connectWith(clientSide as never, async (ctx) => {
+      .connectWith(slowClient as never, async (ctx) => {
         await ctx.request('initialize', { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'c', version: '1' } });
         await ctx.request('session/new', { cwd: '/tmp' });
         await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
         await until(() => handle);
         await handle!.waitForExit();
+        stats = kit.outputStats(handle!.id);
         await until(() => sent.some((n) => upd(n).exitStatus));
-      }, );
+      });
     const elapsed = Date.now() - startedAt;
     const zed = new ZedTerminalDecoder();
     for (const n of sent) zed.apply(n as never);
@@ -276,6 +292,12 @@ describe('in process', () => {
     expect(Buffer.from(all).subarray(-1000).equals(shown.output.subarray(-1000))).toBe(true);
     const outputs = sent.filter((n) => upd(n).sessionUpdate === 'terminal_output_chunk' || upd(n).output);
     expect(outputs.length).toBeLessThanOrEqual(elapsed / 50 + 5);
+    // Memory, from the kit's own counts: the tail never held three times the limit (though the core
+    // delivered far bigger chunks), and at most two output updates (base64 of at most `limit` bytes
+    // each) waited for the slow client.
+    expect(stats!.totalBytes).toBe(26_933_335); // base64 of 20 000 000 bytes in lines of 100
+    expect(stats!.peakHeldBytes).toBeLessThan(3 * limit);
+    expect(stats!.peakQueuedBytes).toBeLessThanOrEqual(3 * limit);
     for (const n of sent) expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
     await kit.close();
   }, 120_000);
@@ -486,4 +508,180 @@ describe('output bookkeeping', () => {
     expect(completeUtf8Length(Buffer.concat([Buffer.from('a'), euro]))).toBe(4);
     expect(completeUtf8Length(Buffer.from([0x61, 0xff]))).toBe(2);
   });
+});
+
+describe('cancel, close and release: nothing orphaned, nothing lost', () => {
+  async function untilAsync(what: () => Promise<boolean>, ms = 20_000): Promise<void> {
+    const end = Date.now() + ms;
+    while (!(await what())) {
+      if (Date.now() > end) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  async function pidOf(t: { currentOutput(): Promise<{ output: string }> }): Promise<number> {
+    let pid = 0;
+    await untilAsync(async () => {
+      const m = /pid (\d+)\n/.exec((await t.currentOutput()).output);
+      if (m) pid = Number(m[1]);
+      return pid > 0;
+    });
+    return pid;
+  }
+  test('v2 session/cancel kills the foreground commands (TERM, then KILL after the grace), signal in the last update', async () => {
+    const kit = agentTerminals({ updateIntervalMs: 10, terminalOptions: { killGraceMs: 300 } });
+    const handles: Array<Awaited<ReturnType<typeof kit.createTerminal>>> = [];
+    const app = v2
+      .agent({ name: 'a' })
+      .onRequest('initialize', () => ({ protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'a', version: '1' } }))
+      .onRequest('session/new', () => ({ sessionId: 's' }))
+      .onRequest('session/prompt', async (ctx) => {
+        // Foreground: the agent sends no idle state update, the turn is still running.
+        handles.push(await kit.createTerminal(ctx, { sessionId: 's', command: 'sleep 60 & echo "pid $!"; wait' }));
+        handles.push(await kit.createTerminal(ctx, { sessionId: 's', command: 'trap "" TERM; sleep 60 & echo "pid $!"; wait' }));
+        return { messageId: 'm' };
+      })
+      .onNotification('session/cancel', () => undefined);
+    const [agentSide, clientSide] = streamPair();
+    kit.v2(app).connect(agentSide);
+    const seen: v2.UpdateSessionNotification[] = [];
+    await v2
+      .client({ name: 'c' })
+      .onNotification('session/update', (ctx) => void seen.push(ctx.params))
+      .connectWith(clientSide as never, async (ctx) => {
+        await ctx.request('initialize', { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'c', version: '1' } });
+        await ctx.request('session/new', { cwd: '/tmp' });
+        await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
+        const pids = [await pidOf(handles[0]!), await pidOf(handles[1]!)];
+        const all = [...pids, handles[0]!.pid!, handles[1]!.pid!];
+        for (const pid of all) expect(alive(pid)).toBe(true);
+        await ctx.notify('session/cancel', { sessionId: 's' });
+        await until(() => all.every((pid) => !alive(pid)));
+        await until(() => seen.filter((n) => upd(n).exitStatus).length === 2);
+      });
+    const zed = new ZedTerminalDecoder();
+    for (const n of seen) {
+      expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
+      zed.apply(n as never);
+    }
+    expect(zed.terminals.get(handles[0]!.id)!.exitStatus).toEqual({ exitCode: null, signal: 'SIGTERM' });
+    expect(zed.terminals.get(handles[1]!.id)!.exitStatus).toEqual({ exitCode: null, signal: 'SIGKILL' });
+    // The exit is each terminal's last update, and its tool call ends cancelled.
+    for (const h of handles) {
+      const own = seen.map(upd).filter((u) => u.terminalId === h.id || u.toolCallId === h.toolCallId);
+      expect(own.filter((u) => u.terminalId === h.id).at(-1)!.exitStatus).toBeDefined();
+      expect(own.at(-1)).toMatchObject({ sessionUpdate: 'tool_call_update', status: 'cancelled' });
+    }
+    await kit.close();
+  });
+
+  test("session/close ends that session's terminals, kit.close() every other one (pids gone); a start racing close is refused", async () => {
+    const kit = agentTerminals({ updateIntervalMs: 10 });
+    const handles = new Map<string, Awaited<ReturnType<typeof kit.createTerminal>>>();
+    let promptCtx: unknown;
+    const app = v1Agent({ name: 'a' })
+      .onRequest('initialize', () => ({ protocolVersion: 1 }))
+      .onRequest('session/new', () => ({ sessionId: `s${handles.size + 1}` }))
+      .onRequest('session/close' as never, (() => ({})) as never)
+      .onRequest('session/prompt', async (ctx) => {
+        promptCtx = ctx;
+        handles.set(ctx.params.sessionId, await kit.createTerminal(ctx, { sessionId: ctx.params.sessionId, command: 'sleep 60 & echo "pid $!"; wait' }));
+        return { stopReason: 'end_turn' };
+      });
+    const [agentSide, clientSide] = streamPair();
+    kit.v1(app).connect(agentSide);
+    await v1Client({ name: 'c' })
+      .onNotification('session/update', () => undefined)
+      .connectWith(clientSide as never, async (ctx) => {
+        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+        for (const s of ['s1', 's2']) {
+          await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+          await ctx.request('session/prompt', { sessionId: s, prompt: [] });
+        }
+        const pids = new Map<string, number[]>();
+        for (const [s, h] of handles) pids.set(s, [h.pid!, await pidOf(h)]);
+        for (const pid of [...pids.values()].flat()) expect(alive(pid)).toBe(true);
+        await (ctx.request as (m: string, p: unknown) => Promise<unknown>)('session/close', { sessionId: 's1' });
+        await until(() => pids.get('s1')!.every((pid) => !alive(pid)));
+        expect(pids.get('s2')!.every(alive)).toBe(true);
+        // A command whose start races kit.close() (close finds no terminal yet): refused, and it does not survive.
+        const pidFile = path.join(os.tmpdir(), `acp-agent-race-${process.pid}`);
+        fs.rmSync(pidFile, { force: true });
+        const racing = kit.createTerminal(promptCtx, { sessionId: 's2', command: `echo $$ > ${pidFile}; exec sleep 60` }).then(
+          () => 'started',
+          (e: unknown) => e,
+        );
+        await kit.close();
+        await until(() => pids.get('s2')!.every((pid) => !alive(pid)), 5000);
+        expect(await racing).toMatchObject({ code: 'ERR_HOST_CLOSED' });
+        if (fs.existsSync(pidFile)) expect(alive(Number(fs.readFileSync(pidFile, 'utf8')))).toBe(false);
+        fs.rmSync(pidFile, { force: true });
+      });
+  });
+});
+
+test('release() while a client replays (its session/load not answered yet): the final update still reaches it, nothing throws', async () => {
+  const kit = agentTerminals({ updateIntervalMs: 10 });
+  let handle: Awaited<ReturnType<typeof kit.createTerminal>> | undefined;
+  let released: unknown = 'not yet';
+  const app = v1Agent({ name: 'a' })
+    .onRequest('initialize', () => ({ protocolVersion: 1 }))
+    .onRequest('session/new', () => ({ sessionId: 's' }))
+    .onRequest('session/load', async () => {
+      // The agent releases the terminal while answering the load: the client is mid-replay.
+      await handle!.kill();
+      released = await handle!.release().then(
+        () => 'ok',
+        (e: unknown) => e,
+      );
+      return {};
+    })
+    .onRequest('session/prompt', async (ctx) => {
+      handle = await kit.createTerminal(ctx, { sessionId: 's', command: 'echo one; exec sleep 30' });
+      return { stopReason: 'end_turn' };
+    });
+  const connector = kit.v1(app);
+  const run = async (op: (ctx: { request: (m: string, p: unknown) => Promise<unknown> }, updates: SessionNotification[]) => Promise<void>): Promise<SessionNotification[]> => {
+    const [agentSide, clientSide] = streamPair();
+    connector.connect(agentSide);
+    const updates: SessionNotification[] = [];
+    await v1Client({ name: 'c' })
+      .onNotification('session/update', (ctx) => void updates.push(ctx.params))
+      .connectWith(clientSide as never, async (ctx) => {
+        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } });
+        await op(ctx as never, updates);
+      });
+    for (const u of updates) expect(zSessionNotification.safeParse(u).success).toBe(true);
+    return updates;
+  };
+  const text = (updates: SessionNotification[]): string =>
+    updates.map((u) => ((upd(u)._meta as { terminal_output?: { data: string } })?.terminal_output?.data ?? '')).join('');
+  const exitOf = (updates: SessionNotification[]): unknown => updates.map((u) => (upd(u)._meta as { terminal_exit?: unknown })?.terminal_exit).find(Boolean);
+  await run(async (ctx, updates) => {
+    await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+    await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
+    await until(() => text(updates) === 'one\n');
+  });
+  const second = await run(async (ctx, updates) => {
+    await ctx.request('session/load', { sessionId: 's', cwd: '/tmp', mcpServers: [] });
+    await until(() => exitOf(updates));
+  });
+  expect(released).toBe('ok');
+  expect(upd(second[0]!)).toMatchObject({ sessionUpdate: 'tool_call', _meta: { terminal_info: { terminal_id: handle!.id } } });
+  expect(text(second)).toBe('one\n');
+  expect(exitOf(second)).toMatchObject({ terminal_id: handle!.id, exit_code: null, signal: 'SIGTERM' });
+  expect(alive(handle!.pid!)).toBe(false);
+  // Once the replay went out, the released terminal is forgotten.
+  expect(kit.outputStats(handle!.id)).toBeUndefined();
+  await kit.close();
+});
+
+test('the tail copies only the kept bytes of a chunk larger than its limit', () => {
+  const tail = new OutputTail(4);
+  tail.push(Buffer.from('ab'));
+  tail.push(Buffer.from('0123456789'));
+  expect(tail.all().toString()).toBe('6789');
+  expect(tail.peakHeld).toBeLessThan(3 * 4);
+  expect(tail.total).toBe(12);
+  tail.push(Buffer.from('x'));
+  expect(tail.all().toString()).toBe('789x');
 });

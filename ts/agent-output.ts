@@ -5,7 +5,7 @@
  *
  * Invariants: `held` bytes are exactly the last `held` bytes of the output when `contiguous`; a gap
  * (bytes dropped upstream) empties the held bytes so they never straddle it; memory stays below
- * twice `limit` plus one chunk.
+ * three times `limit` whatever the chunk sizes (a chunk of at least `limit` bytes is cut before the copy).
  */
 export class OutputTail {
   private chunks: Buffer[] = [];
@@ -13,6 +13,10 @@ export class OutputTail {
   held = 0;
   /** Bytes the command wrote so far (held or not). */
   total = 0;
+  /** Most bytes ever held at once (diagnostics: always below `3 * limit`). */
+  peakHeld = 0;
+  /** Largest chunk pushed. */
+  maxChunk = 0;
 
   /** Keeps at most `limit` bytes (at least 1). */
   constructor(readonly limit: number) {}
@@ -20,9 +24,18 @@ export class OutputTail {
   /** Appends a copy of `chunk`. */
   push(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
+    this.total += chunk.length;
+    if (chunk.length > this.maxChunk) this.maxChunk = chunk.length;
+    if (chunk.length >= this.limit) {
+      // The core delivers floods in large chunks (megabytes): copy only the bytes the tail keeps.
+      this.chunks = [Buffer.from(chunk.subarray(chunk.length - this.limit))];
+      this.held = this.limit;
+      if (this.held > this.peakHeld) this.peakHeld = this.held;
+      return;
+    }
     this.chunks.push(Buffer.from(chunk));
     this.held += chunk.length;
-    this.total += chunk.length;
+    if (this.held > this.peakHeld) this.peakHeld = this.held;
     if (this.held > 2 * this.limit) this.trim();
   }
 

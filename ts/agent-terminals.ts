@@ -18,7 +18,7 @@
  *
  * Invariants: updates of one terminal leave in order, never duplicate or reorder bytes, and the exit
  * update follows the last output update; output updates leave at most once per `updateIntervalMs` per
- * terminal; memory per terminal is bounded by its byte limit (twice, plus one chunk); a handle's
+ * terminal; memory per terminal is bounded by its byte limit (below three times it); a handle's
  * `waitForExit()` resolves after its exit update was handed to the connection.
  */
 
@@ -246,6 +246,10 @@ class Report {
   readonly done: Promise<ExitStatus>;
   background = false;
   released = false;
+  /** Output bytes (base64 or text) handed to `send` and not yet written to the connection. */
+  queuedBytes = 0;
+  /** Most output bytes ever queued at once (diagnostics). */
+  peakQueuedBytes = 0;
 
   constructor(
     private readonly kit: AgentTerminals,
@@ -316,17 +320,21 @@ class Report {
   }
 
   /** Sends one session update through the connection's client (in order; failures are dropped: the client left). */
-  private send(update: Record<string, unknown>): void {
+  private send(update: Record<string, unknown>, bytes = 0): void {
     const conn = this.conn;
     const notification = { sessionId: this.sessionId, update };
+    this.queuedBytes += bytes;
+    if (this.queuedBytes > this.peakQueuedBytes) this.peakQueuedBytes = this.queuedBytes;
     this.queue = this.queue.then(async () => {
-      if (conn.closed || !conn.client) return;
       try {
+        if (conn.closed || !conn.client) return;
         // A client that left never reads again: the write would wait forever, holding up this
         // terminal's later updates (which a session/load or session/resume redirects elsewhere).
         await Promise.race([conn.client.notify('session/update', notification), conn.whenClosed]);
       } catch {
         // The connection closed: a later session/load or session/resume replays the state.
+      } finally {
+        this.queuedBytes -= bytes;
       }
     });
   }
@@ -373,6 +381,13 @@ class Report {
     const wait = Math.max(0, this.lastFlush + this.intervalMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      // A slow client: the previous output update is still being written. Waiting keeps at most one
+      // output update queued (memory stays bounded by the tail); the next flush sends a snapshot or marker.
+      if (this.queuedBytes > 0) {
+        this.lastFlush = Date.now();
+        this.schedule();
+        return;
+      }
       this.flush(false);
     }, wait);
   }
@@ -385,9 +400,11 @@ class Report {
     const skipped = unsent > this.tail.held;
     if (this.form === 'v2') {
       if (skipped) {
-        this.send({ sessionUpdate: 'terminal_update', terminalId: this.terminalId, output: { data: this.tail.all().toString('base64') } });
+        const data = this.tail.all().toString('base64');
+        this.send({ sessionUpdate: 'terminal_update', terminalId: this.terminalId, output: { data } }, data.length);
       } else {
-        this.send({ sessionUpdate: 'terminal_output_chunk', terminalId: this.terminalId, data: this.tail.last(unsent).toString('base64') });
+        const data = this.tail.last(unsent).toString('base64');
+        this.send({ sessionUpdate: 'terminal_output_chunk', terminalId: this.terminalId, data }, data.length);
       }
       this.sent = this.tail.total;
       return;
@@ -404,15 +421,18 @@ class Report {
     const text = marker + bytes.subarray(0, end).toString('utf8');
     this.sent = this.tail.total - (bytes.length - end);
     if (this.form === 'content') {
-      if (!final) this.send(this.contentUpdate(undefined));
+      if (!final) this.send(this.contentUpdate(undefined), Math.min(this.tail.held, this.contentBytes));
       return;
     }
     if (text.length === 0) return;
-    this.send({
-      sessionUpdate: 'tool_call_update',
-      toolCallId: this.toolCallId,
-      _meta: { [this.form]: { terminal_id: this.terminalId, data: text } },
-    });
+    this.send(
+      {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: this.toolCallId,
+        _meta: { [this.form]: { terminal_id: this.terminalId, data: text } },
+      },
+      text.length,
+    );
   }
 
   /** The `content` form's replacement: the tail as text (a marker line first when output was skipped). */
@@ -496,6 +516,8 @@ export class AgentTerminals implements AsyncDisposable {
   private readonly contentBytes: number;
   private closed = false;
   private counter = 0;
+  /** Sessions with a `session/load` / `session/resume` not answered yet → how many (on any connection). */
+  private readonly loading = new Map<string, number>();
   /** The form forced by the kit's options, if any. */
   readonly forcedForm: AgentTerminalForm | undefined;
 
@@ -588,7 +610,27 @@ export class AgentTerminals implements AsyncDisposable {
   }
 
   private disconnected(conn: Connection): void {
+    if (conn.closed) return;
     conn.close();
+    // Loads that will never be answered on this connection no longer hold released terminals back.
+    for (const sessionId of conn.loads.values()) this.loadEnded(sessionId);
+    conn.loads.clear();
+  }
+
+  /** A `session/load` / `session/resume` of `sessionId` was answered (or its connection ended). */
+  private loadEnded(sessionId: string): void {
+    const n = (this.loading.get(sessionId) ?? 1) - 1;
+    if (n > 0) {
+      this.loading.set(sessionId, n);
+      return;
+    }
+    this.loading.delete(sessionId);
+    // Terminals released while the client was replaying were kept for that replay; it went out.
+    for (const report of this.reportsOf(sessionId)) if (report.released) this.forget(report);
+  }
+
+  private forget(report: Report): void {
+    if (this.reports.get(report.terminalId) === report) this.reports.delete(report.terminalId);
   }
 
   /** What the kit reads from the client's messages. */
@@ -604,7 +646,10 @@ export class AgentTerminals implements AsyncDisposable {
         break;
       case 'session/load':
       case 'session/resume':
-        if (message.id != null && sessionId) conn.loads.set(message.id, sessionId);
+        if (message.id != null && sessionId && !conn.loads.has(message.id)) {
+          conn.loads.set(message.id, sessionId);
+          this.loading.set(sessionId, (this.loading.get(sessionId) ?? 0) + 1);
+        }
         break;
       case 'session/cancel':
         // v1: the turn's commands stop. v2: the turn ends, background work goes on.
@@ -615,7 +660,12 @@ export class AgentTerminals implements AsyncDisposable {
         }
         break;
       case 'session/close':
-        if (sessionId) for (const report of this.reportsOf(sessionId)) void this.releaseReport(report);
+        if (sessionId) {
+          for (const report of this.reportsOf(sessionId)) {
+            if (report.released) this.forget(report);
+            else void this.releaseReport(report);
+          }
+        }
         break;
     }
   }
@@ -642,6 +692,7 @@ export class AgentTerminals implements AsyncDisposable {
     if (loaded !== undefined) {
       conn.loads.delete(message.id);
       if ('result' in message) for (const report of this.reportsOf(loaded)) report.replay(conn);
+      this.loadEnded(loaded);
     }
   }
 
@@ -769,6 +820,13 @@ export class AgentTerminals implements AsyncDisposable {
         };
       };
     }
+    if (this.closed) {
+      // The kit closed while the command started: nothing may outlive close().
+      await terminal.kill().catch(() => undefined);
+      await terminal.waitForExit().catch(() => undefined);
+      await terminal.release().catch(() => undefined);
+      throw new AcpTerminalError('ERR_HOST_CLOSED', 'the agent terminal kit is closed');
+    }
     const report = new Report(
       this,
       conn,
@@ -816,8 +874,33 @@ export class AgentTerminals implements AsyncDisposable {
     if (!report.exitStatus) await report.terminal.kill().catch(() => undefined);
     await report.done.catch(() => undefined);
     await report.settled();
-    this.reports.delete(report.terminalId);
+    // A client replaying the session (its load/resume not answered yet) still gets this terminal's
+    // final state: the report (its bounded tail) stays until that answer went out, then goes.
+    if (!this.loading.has(report.sessionId)) this.forget(report);
     await report.terminal.release().catch(() => undefined);
+  }
+
+  /**
+   * Internal diagnostics (not part of the API's promise; for tests and benchmarks): the memory a
+   * terminal's reporter holds. `heldBytes` of output in its tail (below `3 * limit`,
+   * `peakHeldBytes` the most ever; `maxChunk` the largest chunk the core delivered), `queuedBytes` of output updates handed to the connection and not yet
+   * written (at most about two updates of `limit` bytes, base64), undefined for an unknown terminal.
+   */
+  outputStats(terminalId: string):
+    | { limit: number; heldBytes: number; peakHeldBytes: number; maxChunk: number; totalBytes: number; queuedBytes: number; peakQueuedBytes: number }
+    | undefined {
+    const report = this.reports.get(terminalId);
+    if (!report) return undefined;
+    const tail = report.tail;
+    return {
+      limit: tail.limit,
+      heldBytes: tail.held,
+      peakHeldBytes: tail.peakHeld,
+      maxChunk: tail.maxChunk,
+      totalBytes: tail.total,
+      queuedBytes: report.queuedBytes,
+      peakQueuedBytes: report.peakQueuedBytes,
+    };
   }
 
   /** `prefer: 'client'`: the client's own terminal, embedded in the tool call. */
@@ -982,6 +1065,7 @@ export class AgentTerminals implements AsyncDisposable {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.reports.values()].map((r) => this.releaseReport(r)));
+    this.reports.clear();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
