@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
@@ -157,6 +158,49 @@ describe.each(ERAS)('streamable HTTP on 127.0.0.1, %s era', (era) => {
     server.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(alive(pid)).toBe(false);
+  });
+});
+
+describe('streamable HTTP refuses requests addressed to another origin (DNS rebinding)', () => {
+  test('a Host or Origin other than this loopback server is 403; its own is served', async () => {
+    const server = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--cwd', tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        readline.createInterface({ input: server.stderr! }).on('line', (text) => {
+          const m = /serving (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(text);
+          if (m) resolve(m[1]!);
+        });
+        server.once('exit', () => reject(new Error('server exited')));
+      });
+      const port = Number(new URL(url).port);
+      const init = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'rebind', version: '1' } },
+      });
+      const post = (headers: Record<string, string>) =>
+        new Promise<number>((resolve, reject) => {
+          const req = http.request(
+            { host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
+          req.on('error', reject);
+          req.end(init);
+        });
+      expect(await post({ host: 'evil.example' })).toBe(403);
+      expect(await post({ host: `evil.example:${port}` })).toBe(403);
+      expect(await post({ host: `127.0.0.1:${port}`, origin: 'http://evil.example' })).toBe(403);
+      expect(await post({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(200);
+      expect(await post({ host: `127.0.0.1:${port}` })).toBe(200);
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
   });
 });
 

@@ -138,6 +138,13 @@ export function createMcpServer(
           res.writeHead(404).end('not found: the MCP endpoint is /mcp\n');
           return;
         }
+        // DNS rebinding: a page on another origin whose name resolves to 127.0.0.1 reaches this port with its
+        // own Host (and Origin); only requests addressed to this loopback server itself are served.
+        const port = (server.address() as AddressInfo).port;
+        if (!isLoopbackAuthority(req.headers.host, port) || !isLoopbackOrigin(req.headers.origin, port)) {
+          res.writeHead(403).end('forbidden: Host and Origin must name this loopback server\n');
+          return;
+        }
         void handle(req, res);
       });
       await new Promise<void>((resolve, reject) => {
@@ -178,4 +185,20 @@ function sessionsMaker(
 export function packageVersion(): string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require('../package.json') as { version: string }).version;
+}
+
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Whether a Host header names this server: a loopback name with its port. */
+function isLoopbackAuthority(host: string | undefined, port: number): boolean {
+  if (host === undefined) return false;
+  const m = /^(\[::1\]|[^:]+):(\d+)$/.exec(host.toLowerCase());
+  return m !== null && LOOPBACK_NAMES.has(m[1]!) && Number(m[2]) === port;
+}
+
+/** Whether an Origin header (absent for non-browser clients) is this server's own. */
+function isLoopbackOrigin(origin: string | undefined, port: number): boolean {
+  if (origin === undefined) return true;
+  const m = /^http:\/\/(.+)$/.exec(origin.toLowerCase());
+  return m !== null && isLoopbackAuthority(m[1], port);
 }
