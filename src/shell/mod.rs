@@ -191,6 +191,10 @@ mod tests {
         let mut out = String::new();
         let mut depth = 0;
         for p in pieces {
+            // In an argv, each top-level piece (a nested line's `[` included) is its own argument.
+            if argv && depth == 0 && !out.is_empty() {
+                out.push('|');
+            }
             let text = match p {
                 Piece::Text(t) => t.clone(),
                 Piece::Program(i) => format!("<{}>", a.programs[*i].word),
@@ -203,9 +207,6 @@ mod tests {
                     "]".into()
                 }
             };
-            if argv && depth == 0 && !matches!(p, Piece::Open) && !out.is_empty() {
-                out.push('|');
-            }
             out.push_str(&text);
         }
         Some(out)
@@ -249,7 +250,7 @@ mod tests {
             .collect();
         assert_eq!(
             written(&analyse_argv(&argv), true).as_deref(),
-            Some("<bash>|-lc|[<ls> x\n<rm> y]")
+            Some("<bash>|-lc|[<ls> x; <rm> y]")
         );
     }
 
