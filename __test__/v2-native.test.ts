@@ -39,11 +39,14 @@ test('cancel stops a real command and the final update carries the signal', asyn
   await bridge.terminal.release();
 });
 
-test('a 20 MB command streams every byte as output chunks (the listener is attached at creation; no repair needed)', async () => {
-  const lines = 1_400_000;
+// 6 MB, below the listener's 8 MiB pending bound: a JS thread starved by a loaded machine may fall
+// behind, but never far enough for the core to drop bytes (a drop, reported to the listener, is the
+// documented overload behaviour and would make this exact comparison depend on the machine's load).
+test('a 6 MB command streams every byte as output chunks (the listener is attached at creation; no repair needed)', async () => {
+  const lines = 400_000;
   const big = pacedLines(lines);
   const expected = execFileSync('/bin/sh', ['-c', big], { maxBuffer: 64 * 1024 * 1024 });
-  expect(expected.length).toBe(21_000_000);
+  expect(expected.length).toBe(6_000_000);
   const sent: UpdateSessionNotification[] = [];
   // A small retained tail: the final snapshot could not repair a gap in the stream.
   const bridge = await startV2Terminal({ sessionId, command: big, outputByteLimit: 4096 }, { send: (n) => void sent.push(n) });
