@@ -21,7 +21,9 @@
 
 mod frame;
 mod request;
-#[cfg(test)]
+// The server's tests run sh lines: Unix-only, like the core's own process tests (the server is
+// built for Linux far ends).
+#[cfg(all(test, unix))]
 mod tests;
 
 use std::collections::{HashMap, VecDeque};
