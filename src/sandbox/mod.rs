@@ -25,6 +25,13 @@
 //!   signal and abstract-socket scoping from ABI 6); the [`seccomp`] filter (no `TIOCSTI` or
 //!   `TIOCLINUX`, no `clone3`, and without network no socket but unix ones, no `connect`, no
 //!   io_uring).
+//! - [`proxy`]: with `network: { allow, deny }`, the network namespace gets a TCP listener on
+//!   [`PROXY_ADDR`], made by C inside the namespace and passed to the host over a socketpair
+//!   (`SCM_RIGHTS`) before anything runs there; the host (the TypeScript layer) serves the
+//!   allow-list proxy on it from its own namespace. The command gets the proxy variables; its
+//!   seccomp filter allows IP sockets and `connect` (the namespace has no route out) but no
+//!   unix socket it could connect elsewhere; Landlock (ABI >= 4) allows TCP connects only to
+//!   the proxy's port.
 //! - Resource limits and cgroups are the launch's own steps, as without a sandbox.
 //!
 //! Fail closed: [`prepare`] checks each part against what this kernel provides ([`support`])
@@ -50,6 +57,8 @@ mod mounts;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
 #[cfg(target_os = "linux")]
+pub mod proxy;
+#[cfg(target_os = "linux")]
 pub mod roots;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -69,11 +78,46 @@ pub struct SandboxSpec {
     pub writable_roots: Vec<String>,
     /// Allow network connections (default false).
     pub network: bool,
+    /// `network: { allow, deny }`: a network namespace whose only way out is the host's
+    /// allow-list proxy (`network` is then false). The patterns are kept for the host's proxy
+    /// (the TypeScript layer matches them); the core only makes the listener.
+    pub proxy: Option<NetworkRules>,
     /// Size of the private /tmp in bytes (default [`DEFAULT_TMP_BYTES`]).
     pub tmp_bytes: u64,
     /// The writable roots pinned once, when the sandbox was configured ([`pin`]); `None`:
     /// each create pins `writable_roots` itself.
     pub pinned: Option<Pinned>,
+}
+
+/// The host patterns of `network: { allow, deny }`, as given (non-empty strings).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NetworkRules {
+    /// Hosts the command may reach through the proxy.
+    pub allow: Vec<String>,
+    /// Hosts it may not, even when allowed.
+    pub deny: Vec<String>,
+}
+
+/// Where the proxy listens inside a sandbox's network namespace (a fresh namespace: the port
+/// is always free): HTTP (CONNECT and absolute-form requests) and SOCKS5 on one port.
+pub const PROXY_ADDR: ([u8; 4], u16) = ([127, 0, 0, 1], 3128);
+
+/// The environment a command behind the proxy gets (replacing any value it had), and the
+/// variables removed (`NO_PROXY` would let a client skip the proxy, which only fails).
+pub fn proxy_env() -> (Vec<(String, String)>, &'static [&'static str]) {
+    let ([a, b, c, d], port) = PROXY_ADDR;
+    let http = format!("http://{a}.{b}.{c}.{d}:{port}");
+    let socks = format!("socks5h://{a}.{b}.{c}.{d}:{port}");
+    let mut env = Vec::new();
+    for (name, value) in [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("ALL_PROXY", &socks),
+    ] {
+        env.push((name.to_string(), value.clone()));
+        env.push((name.to_ascii_lowercase(), value.clone()));
+    }
+    (env, &["NO_PROXY", "no_proxy"])
 }
 
 /// Writable roots pinned by [`pin`] (Linux: [`roots::Roots`]), shared by every create of the
@@ -120,6 +164,7 @@ impl Default for SandboxSpec {
         Self {
             writable_roots: Vec::new(),
             network: false,
+            proxy: None,
             tmp_bytes: DEFAULT_TMP_BYTES,
             pinned: None,
         }
@@ -158,6 +203,8 @@ pub struct Prepared {
     _fprogs: Vec<libc::sock_fprog>,
     ns: Box<namespaces::NsPlan>,
     child: Box<child::ChildSandbox>,
+    /// With a proxy: the socketpair the launch passes the namespace's listener over.
+    proxy: Option<proxy::Channel>,
 }
 
 #[cfg(target_os = "linux")]
@@ -174,6 +221,20 @@ unsafe impl Send for Prepared {}
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct SandboxGuard {
     init_pid: Option<i32>,
+    /// The proxy's listener in the namespace, until the host takes it (closed with the guard).
+    listener: Option<NetworkListener>,
+}
+
+/// The listening TCP socket of a sandbox's network namespace ([`PROXY_ADDR`]), for the host's
+/// proxy. Its owner closes it; while it is open it keeps the namespace's network alive.
+#[derive(Debug)]
+pub struct NetworkListener(#[cfg(target_os = "linux")] pub std::os::fd::OwnedFd);
+
+impl SandboxGuard {
+    /// Takes the proxy's listener (once; `None` without `network: { allow }`).
+    pub fn take_listener(&mut self) -> Option<NetworkListener> {
+        self.listener.take()
+    }
 }
 
 impl SandboxGuard {
@@ -268,9 +329,21 @@ impl Prepared {
         }
     }
 
-    /// The guard that owns the namespace's init (`init_pid` from the launch).
-    pub fn into_guard(self, init_pid: Option<i32>) -> SandboxGuard {
-        SandboxGuard { init_pid }
+    /// The guard that owns the namespace's init (`init_pid` from the launch) and, with a
+    /// proxy, the namespace's listener, received from the launch. A listener that cannot be
+    /// received is `ERR_SANDBOX_UNAVAILABLE` (the guard, dropped, ends the namespace).
+    pub fn into_guard(self, init_pid: Option<i32>) -> Result<SandboxGuard, TermError> {
+        let mut guard = SandboxGuard {
+            init_pid,
+            listener: None,
+        };
+        if let Some(channel) = &self.proxy {
+            let fd = channel
+                .receive()
+                .map_err(|e| unavailable("the network proxy's listener", e))?;
+            guard.listener = Some(NetworkListener(fd));
+        }
+        Ok(guard)
     }
 }
 
@@ -358,9 +431,16 @@ pub fn prepare(
         .map_err(|e| TermError::from_io(&e, "sandbox: the pty's path"))?;
     let mounts = mounts::MountPlan::new(roots, spec.tmp_bytes, tty_path.as_deref())
         .map_err(|e| unavailable("the mounts", e))?;
-    let (ruleset, tmp_access) = landlock::ruleset(s.landlock_abi, roots, tty, spec.network)
-        .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
-    let program = seccomp::program(spec.network)
+    let proxy_port = spec.proxy.as_ref().map(|_| PROXY_ADDR.1);
+    let (ruleset, tmp_access) =
+        landlock::ruleset(s.landlock_abi, roots, tty, spec.network, proxy_port)
+            .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
+    let net_mode = match (spec.network, &spec.proxy) {
+        (true, _) => seccomp::Net::On,
+        (false, Some(_)) => seccomp::Net::Proxy,
+        (false, None) => seccomp::Net::Off,
+    };
+    let program = seccomp::program(net_mode)
         .map_err(|e| unavailable("the network and terminal part (seccomp)", e))?;
     let fprogs = vec![libc::sock_fprog {
         len: program.len() as u16,
@@ -368,6 +448,13 @@ pub fn prepare(
     }];
     let mut ns = Box::new(namespaces::NsPlan::new(userns, sleep, null_fd, mounts));
     ns.net = !spec.network;
+    let proxy = spec
+        .proxy
+        .as_ref()
+        .map(|_| proxy::Channel::new())
+        .transpose()
+        .map_err(|e| unavailable("the network proxy's channel (socketpair)", e))?;
+    ns.proxy_sock = proxy.as_ref().map_or(-1, proxy::Channel::child_fd);
     ns.ruleset_fd = ruleset.as_raw_fd();
     ns.tmp_access = tmp_access;
     ns.cwd_path = crate::sys::spawn::cpath(&cwd_path)
@@ -388,6 +475,7 @@ pub fn prepare(
         _fprogs: fprogs,
         ns,
         child,
+        proxy,
     })
 }
 

@@ -206,6 +206,7 @@ fn probe() -> Result<(), String> {
     let launched = launch::launch_with(spec).map_err(|e| e.to_string())?;
     let _guard = super::SandboxGuard {
         init_pid: launched.init_pid,
+        listener: None,
     };
     let mut status = 0;
     // SAFETY: reaping our own child.

@@ -66,11 +66,19 @@ pub fn spawn(plan: &SpawnPlan, join: Join<'_>) -> Result<(Spawned, Leader), Term
     let ctx = || format!("spawning `{argv0}`");
     let ends = launch::open_ends(plan.io).map_err(|e| TermError::from_io(&e, &ctx()))?;
     let sandbox = prepare_sandbox(plan, &ends)?;
-    // A sandbox gives the command its private /tmp as TMPDIR.
+    // A sandbox gives the command its private /tmp as TMPDIR (and behind the network proxy,
+    // the proxy variables).
     let env_override = sandbox.as_ref().map(|_| {
         let mut env = plan.env.clone();
         env.retain(|(k, _)| k != "TMPDIR");
         env.push(("TMPDIR".into(), "/tmp".into()));
+        if plan.sandbox.as_ref().is_some_and(|sb| sb.proxy.is_some()) {
+            let (set, removed) = crate::sandbox::proxy_env();
+            env.retain(|(k, _)| {
+                !removed.iter().any(|n| k == *n) && !set.iter().any(|(n, _)| k == n.as_str())
+            });
+            env.extend(set.into_iter().map(|(k, v)| (k.into(), v.into())));
+        }
         env
     });
     let started = launch::start(
@@ -95,7 +103,9 @@ pub fn spawn(plan: &SpawnPlan, join: Join<'_>) -> Result<(Spawned, Leader), Term
     .map_err(|e| launch_error(e, &ctx()))?;
     let cwd = crate::sys::cwd::dir_path(&plan.cwd_dir).unwrap_or_else(|_| plan.cwd.clone());
     #[cfg(target_os = "linux")]
-    let sandbox = sandbox.map(|s| s.into_guard(started.init_pid));
+    let sandbox = sandbox
+        .map(|s| s.into_guard(started.init_pid))
+        .transpose()?;
     #[cfg(not(target_os = "linux"))]
     let sandbox: Option<SandboxGuard> = sandbox.map(|never| match never {});
     let spawned = Spawned {

@@ -144,6 +144,12 @@ pub struct Terminal {
 }
 
 impl Terminal {
+    /// The sandbox's network-proxy listener, once: the caller serves the proxy on it and owns
+    /// it from then on (`None`: no `network: { allow }`, or already taken).
+    pub fn take_network_listener(&self) -> Option<crate::sandbox::NetworkListener> {
+        self.containment.take_network_listener()
+    }
+
     /// Starts the reader task (and the input task) for a spawned child in its containment.
     /// Must run inside a tokio runtime.
     pub fn start(
