@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { containmentInfo, createTerminal, TerminalHost, type NetworkConnectionEvent } from '../lib';
+import { hostOptionsFrom, parseArgs } from '../lib/mcp-cli';
 import { packageRootForOthers, removePackageCopy, ROOT } from './core/helpers';
 import { testIf } from './fixtures/require-feature';
 
@@ -74,7 +75,7 @@ function expectProxied(o: Outer): void {
   expect(out.directCurl).toMatch(/rc=7$/);
   expect(JSON.parse(out.directNode!).error).toMatch(/^(ECONNREFUSED|EACCES|EPERM)$/);
   // The servers saw exactly the allowed requests.
-  expect(o.registryHits.sort()).toEqual(['/via-connect', '/via-host', '/via-http', '/via-shell', '/via-socks-ip', '/via-socks-name'].sort());
+  expect(o.registryHits.sort()).toEqual(['/warm-up', '/via-connect', '/via-host', '/via-http', '/via-shell', '/via-socks-ip', '/via-socks-name'].sort());
   expect(o.refusedHits).toEqual([]);
   // Every connection reported, allowed or refused, with its bytes.
   const ev = (c: string) => o.events.filter((e) => e.case === c);
@@ -148,5 +149,12 @@ describe('sandbox.network allow list through the host proxy', () => {
       });
       expect(() => new TerminalHost({ sandbox })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG' }));
     }
+  });
+
+  it('acp-terminal mcp --sandbox --network-allow HOST: the host gets the allow list (refused without --sandbox or with --network)', () => {
+    const { host } = hostOptionsFrom(parseArgs(['--sandbox', '--network-allow', 'registry.npmjs.org', '--network-allow', '*.example.com:443']).config);
+    expect(host.sandbox).toEqual({ writableRoots: [], network: { allow: ['registry.npmjs.org', '*.example.com:443'] } });
+    expect(() => hostOptionsFrom(parseArgs(['--network-allow', 'x.example']).config)).toThrow(/--network-allow: only means something with --sandbox/);
+    expect(() => hostOptionsFrom(parseArgs(['--sandbox', '--network', '--network-allow', 'x.example']).config)).toThrow(/not with --network/);
   });
 });
