@@ -75,4 +75,61 @@ describe('the network proxy alone', () => {
     const rules = parseNetworkRules({ allow: ['*.0.0.1', 'localhost'] }, 'n');
     expect(rules.allow.map((r) => r.kind)).toEqual(['wildcard', 'exact']);
   });
+
+  /** Opens a raw connection to the proxy, sends `bytes`, and resolves with what came back once it closed. */
+  function exchange(proxyPort: number, bytes: Buffer | string, waitMs = 2000): Promise<{ data: Buffer; closed: boolean }> {
+    return new Promise((resolve) => {
+      const s = net.connect(proxyPort, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      const timer = setTimeout(() => {
+        s.destroy();
+        resolve({ data: Buffer.concat(chunks), closed: false });
+      }, waitMs);
+      s.on('data', (d: Buffer) => chunks.push(d));
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        clearTimeout(timer);
+        resolve({ data: Buffer.concat(chunks), closed: true });
+      });
+      if (bytes.length > 0) s.write(bytes);
+    });
+  }
+
+  test('what the proxy does not speak is refused: SOCKS5 BIND, UDP ASSOCIATE, another first byte, an https:// request line', async () => {
+    const none = async () => ['127.0.0.1'];
+    await withProxy([`127.0.0.1:${port}`], none, async (p) => {
+      const portBytes = Buffer.alloc(2);
+      portBytes.writeUInt16BE(port);
+      for (const cmd of [2, 3]) {
+        const r = await exchange(p, Buffer.concat([Buffer.from([5, 1, 0, 5, cmd, 0, 1, 127, 0, 0, 1]), portBytes]));
+        expect([cmd, r.data[3], r.closed]).toEqual([cmd, 7, true]);
+      }
+      expect((await exchange(p, Buffer.from([4, 1, 0, 80, 127, 0, 0, 1, 0]))).data.toString()).toMatch(/^HTTP\/1\.1 400 /);
+      expect((await exchange(p, `GET https://127.0.0.1:${port}/ HTTP/1.1\r\n\r\n`)).data.toString()).toMatch(/^HTTP\/1\.1 400 /);
+      // CONNECT and absolute-form through the proxy alone, allowed and refused.
+      expect((await exchange(p, `GET http://127.0.0.1:${port}/abs HTTP/1.1\r\nHost: x\r\n\r\n`)).data.toString()).toMatch(/ok \/abs$/);
+      expect((await exchange(p, `CONNECT 127.0.0.1:${port + 1} HTTP/1.1\r\n\r\n`)).data.toString()).toMatch(/^HTTP\/1\.1 403 /);
+    });
+  });
+
+  test('a client that never finishes its handshake is closed, and connections beyond the cap are closed at once', async () => {
+    const events: NetworkConnectionEvent[] = [];
+    const rules = parseNetworkRules({ allow: [`127.0.0.1:${port}`] }, 'network');
+    const proxy = startNetworkProxy({ host: '127.0.0.1', port: 0 }, rules, { onConnection: (e) => events.push(e), handshakeTimeoutMs: 200, maxConnections: 3 });
+    await new Promise((r) => proxy.server.once('listening', r));
+    const p = (proxy.server.address() as net.AddressInfo).port;
+    try {
+      // Half a request head, then silence: closed by the proxy after the handshake timeout.
+      expect((await exchange(p, 'CONNECT 127.0.0.1', 3000)).closed).toBe(true);
+      // Three idle clients fill the cap; a fourth is closed at once.
+      const idle = [0, 1, 2].map(() => net.connect(p, '127.0.0.1'));
+      await Promise.all(idle.map((s) => new Promise((r) => s.once('connect', r))));
+      await new Promise((r) => setTimeout(r, 50));
+      const fourth = await exchange(p, Buffer.from([5, 1, 0]), 150);
+      expect(fourth).toEqual({ data: Buffer.alloc(0), closed: true });
+      idle.forEach((s) => s.destroy());
+    } finally {
+      proxy.close();
+    }
+  });
 });

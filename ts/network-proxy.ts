@@ -263,6 +263,10 @@ export interface NetworkProxyOptions {
   resolve?: HostResolver;
   /** Milliseconds to wait for a connection to a host (default 10000). */
   connectTimeoutMs?: number;
+  /** Milliseconds a client may take for its handshake (default 30000). */
+  handshakeTimeoutMs?: number;
+  /** Connections served at once (default `MAX_PROXY_CONNECTIONS`). */
+  maxConnections?: number;
 }
 
 /** A running proxy: `close()` stops it and ends every connection through it. */
@@ -273,8 +277,19 @@ export interface NetworkProxy {
   close(): void;
 }
 
+const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+
 /** Largest HTTP request head the proxy reads. */
 const MAX_HEAD = 16 * 1024;
+
+/**
+ * Connections one proxy serves at once (each holds two of Node's descriptors); more are closed at once, so a
+ * command cannot exhaust the host's descriptors through its proxy.
+ */
+export const MAX_PROXY_CONNECTIONS = 256;
+
+/** Milliseconds a connection may take to finish its handshake (request head, SOCKS5 request). */
+const HANDSHAKE_MS = 30_000;
 
 /**
  * Starts the proxy on `listen` (`{ fd }`: the listening socket a sandboxed terminal's handle gave; or any
@@ -299,14 +314,18 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
   const server = net.createServer((client) => {
     track(client);
     client.setNoDelay(true);
+    // Until the handshake is done (`splice` clears it).
+    client.setTimeout(options.handshakeTimeoutMs ?? HANDSHAKE_MS, () => client.destroy());
     void serve(client).catch(() => client.destroy());
   });
+  server.maxConnections = options.maxConnections ?? MAX_PROXY_CONNECTIONS;
   server.on('error', () => undefined);
 
   /** Splices `client` and `upstream` once the handshake is done; reports at the end. */
   const splice = (client: net.Socket, upstream: net.Socket, event: NetworkConnectionEvent, head: Buffer): void => {
     track(upstream);
     upstream.setNoDelay(true);
+    client.setTimeout(0);
     let reported = false;
     const done = (): void => {
       if (reported) return;
@@ -337,12 +356,14 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     const first = await reader.read(1, false);
     if (first === undefined) return void client.destroy();
     if (first[0] === 0x05) return socks5(client, reader);
+    // An HTTP method starts with a capital letter; anything else (SOCKS4, TLS) is not spoken here.
+    if ((first[0] ?? 0) < 0x41 || (first[0] ?? 0) > 0x5a) return void client.end(BAD_REQUEST);
     return http(client, reader);
   }
 
   async function http(client: net.Socket, reader: Reader): Promise<void> {
     const head = await reader.until(Buffer.from('\r\n\r\n'), MAX_HEAD);
-    if (head === undefined) return void client.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    if (head === undefined) return void client.end(BAD_REQUEST);
     const text = head.toString('latin1');
     const lineEnd = text.indexOf('\r\n');
     const [method = '', target = '', version = ''] = text.slice(0, lineEnd).split(' ');
@@ -353,7 +374,7 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     if (method === 'CONNECT') {
       protocol = 'connect';
       const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(target);
-      if (!m) return void client.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      if (!m) return void client.end(BAD_REQUEST);
       host = m[1] ?? '';
       port = Number(m[2]);
     } else {
@@ -362,10 +383,10 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
       try {
         url = new URL(target);
       } catch {
-        return void client.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        return void client.end(BAD_REQUEST);
       }
       if (url.protocol !== 'http:' || !/^HTTP\/1\.[01]$/.test(version)) {
-        return void client.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        return void client.end(BAD_REQUEST);
       }
       host = url.hostname;
       port = url.port === '' ? 80 : Number(url.port);
