@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { containmentInfo, createTerminal, TerminalHost, type NetworkConnectionEvent } from '../lib';
+import { containmentInfo, createTerminal, sandboxConfig, TerminalHost, type NetworkConnectionEvent } from '../lib';
 import { hostOptionsFrom, parseArgs } from '../lib/mcp-cli';
 import { packageRootForOthers, removePackageCopy, ROOT } from './core/helpers';
 import { testIf } from './fixtures/require-feature';
@@ -148,7 +148,13 @@ describe('sandbox.network allow list through the host proxy', () => {
         message: expect.stringContaining(field),
       });
       expect(() => new TerminalHost({ sandbox })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG' }));
+      expect(() => sandboxConfig(sandbox, 'options.sandbox')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringContaining(field) }));
     }
+    // A SandboxConfig keeps the lists, and a create with it serves them.
+    const config = sandboxConfig({ writableRoots: [], network: { allow: ['a.example', '*.b.example:443'], deny: ['x.b.example'] } });
+    expect(config.network).toEqual({ allow: ['a.example', '*.b.example:443'], deny: ['x.b.example'] });
+    expect(sandboxConfig({ writableRoots: [], network: true }).network).toBe(true);
+    expect(sandboxConfig({ writableRoots: [] }).network).toBe(false);
   });
 
   it('acp-terminal mcp --sandbox --network-allow HOST: the host gets the allow list (refused without --sandbox or with --network)', () => {

@@ -9,7 +9,7 @@
 
 import type * as Native from '../index.js';
 import { loadNative, nativeCreateTerminal } from './native';
-import type { NetworkListener } from './network-proxy';
+import { type NetworkListener, networkRulesOf } from './network-proxy';
 import type { PtyCreateTerminalFn } from './sessions';
 import type { CreateTerminalFn, CreateTerminalParams } from './types';
 
@@ -51,7 +51,9 @@ export async function createTerminal(
  * default `sandbox`). Loads the native core on first use.
  */
 export function sandboxConfig(options: Native.SandboxOptions, field?: string): Native.SandboxConfig {
-  return new (loadNative().SandboxConfig)(options, field);
+  const config = new (loadNative().SandboxConfig)(options, field);
+  networkRulesOf(config, field ?? 'sandbox'); // the network allow list's patterns, checked now too
+  return config;
 }
 
 /** What this machine's containment provides (see `ContainmentInfo`). Loads the native core on first use. */
