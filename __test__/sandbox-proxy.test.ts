@@ -74,6 +74,11 @@ function expectProxied(o: Outer): void {
   // Without the proxy nothing leaves the namespace: the host's 127.0.0.1 is not the namespace's.
   expect(out.directCurl).toMatch(/rc=7$/);
   expect(JSON.parse(out.directNode!).error).toMatch(/^(ECONNREFUSED|EACCES|EPERM)$/);
+  // A host service behind a pathname unix socket: reachable with network: true (the attack), not behind the
+  // proxy (no unix socket can be made there, so connect's opening to IP is not one to the host's sockets).
+  expect(JSON.parse(out.unixSocketNetworkTrue!)).toEqual({ connected: true });
+  expect(JSON.parse(out.unixSocket!)).toEqual({ error: 'EPERM' });
+  expect(out.unixHits).toBe('1');
   // The servers saw exactly the allowed requests.
   expect(o.registryHits.sort()).toEqual(['/warm-up', '/via-connect', '/via-host', '/via-http', '/via-shell', '/via-socks-ip', '/via-socks-name'].sort());
   expect(o.refusedHits).toEqual([]);
