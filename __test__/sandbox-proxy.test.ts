@@ -32,14 +32,14 @@ interface Outer {
   fds: { before: number; after: number };
 }
 
-function runOuter(prefix: string[] = []): Outer {
+function runOuter(prefix: string[] = [], env: Record<string, string> = {}): Outer {
   const pkg = prefix.length ? packageRootForOthers() : ROOT;
   const argv = [...prefix, process.execPath, path.join(pkg, '__test__', 'fixtures', 'sandbox-proxy-outer.js'), pkg];
   const r = spawnSync(argv[0]!, argv.slice(1), {
     cwd: '/',
     encoding: 'utf8',
     timeout: 120000,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
   });
   const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).pop();
   if (!line) throw new Error(`the fixture printed no result (status ${r.status}): ${r.stdout}\n${r.stderr}`);
@@ -113,7 +113,17 @@ function expectProxied(o: Outer): void {
 
 describe('sandbox.network allow list through the host proxy', () => {
   it('as root (or the current user)', () => {
-    expectProxied(runOuter());
+    const o = runOuter();
+    expectProxied(o);
+    if (info.landlockAbi >= 4) expect(JSON.parse(o.out.directNode!).error).toBe('EACCES');
+  });
+
+  // Landlock (ABI >= 4) refuses a TCP connect to any port but the proxy's (EACCES above); capped at ABI 3, the
+  // network namespace alone keeps the command in: the host's 127.0.0.1 is not there (ECONNREFUSED).
+  it('with Landlock capped at ABI 3 (no TCP rules): the namespace alone keeps a direct connect in', () => {
+    const o = runOuter([], { ACP_TERMINAL_LANDLOCK_ABI: '3' });
+    expectProxied(o);
+    expect(JSON.parse(o.out.directNode!).error).toBe('ECONNREFUSED');
   });
 
   asRoot('as nobody (the namespaces inside a user namespace)', () => {
