@@ -8,7 +8,7 @@
 //! platform launch in [`sys::spawn`]) and starts its [`terminal::Terminal`]: the output pump
 //! (`terminal/pump.rs`), the input queue (`terminal/input.rs`) and the exit watch ([`reap`]).
 //! Every signal goes through [`containment`] (the one TERM -> grace -> KILL escalation);
-//! [`guardian`] kills what is left if Node dies without running our code. Output is retained
+//! [`sys::guardian`] kills what is left if Node dies without running our code. Output is retained
 //! by [`output`] (raw) or rendered by [`render`] (text mode; [`fastforward`] skips what scrolls off unseen). Everything that differs per
 //! operating system sits behind the seams of [`sys`].
 //!
@@ -27,8 +27,6 @@ mod containment;
 mod error;
 mod exit;
 mod fastforward;
-#[cfg(unix)]
-mod guardian;
 mod keys;
 mod output;
 mod pending;

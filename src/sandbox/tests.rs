@@ -77,8 +77,8 @@ fn run_sandboxed(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i3
         rlimits: vec![],
         parent_death_signal: Some(libc::SIGKILL),
         cgroup_procs: vec![],
-        isolate: Some(prepared.isolation()),
-        confine: Some(prepared.confinement()),
+        isolate: Some(prepared.steps().isolate),
+        confine: Some(prepared.steps().confine),
     })
     .unwrap();
     drop(w);

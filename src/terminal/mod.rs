@@ -26,7 +26,7 @@ use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::output::OutputBuffer;
 use crate::render::TextScreen;
-use crate::spawn::Spawned;
+use crate::sys::spawn::Started;
 
 mod input;
 mod pump;
@@ -144,21 +144,21 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// Starts the reader task (and the input task) for a spawned child in its containment.
-    /// Must run inside a tokio runtime.
+    /// Starts the reader task (and the input task) for a started child in its containment;
+    /// `cwd` is the working directory it got. Must run inside a tokio runtime.
     pub fn start(
-        spawned: Spawned,
+        started: Started,
+        cwd: std::path::PathBuf,
         config: TerminalConfig,
         containment: Containment,
     ) -> Result<Arc<Self>, TermError> {
-        let Spawned {
+        let Started {
             child,
             output,
             input,
             pty,
-            cwd,
-            sandbox: _, // owned by the containment (see `start`)
-        } = spawned;
+            init_pid: _, // the sandbox's guard owns it (in the containment)
+        } = started;
         // The child runs but might not be watched: an error leaves nothing behind (it is
         // killed and reaped).
         let mut child = Some(child);

@@ -28,17 +28,17 @@ use std::sync::{Mutex, OnceLock};
 mod command;
 #[cfg(unix)]
 mod cstr;
+#[cfg(unix)]
 mod error;
 mod spec;
 
-pub use command::{Command, Io, Limits, Lookup};
+pub use command::{Command, Io, Limits, Lookup, Started};
 #[cfg(unix)]
 pub use cstr::{cpath, cstring, envp};
 #[cfg(all(test, unix))]
 pub use error::launch_errno;
-pub use error::launch_failure;
 #[cfg(unix)]
-pub use error::{LaunchError, Stage};
+pub use error::{child_errno, failed_step, LaunchError, Stage};
 #[cfg(target_os = "linux")]
 pub use spec::{ChildStep, Isolation};
 pub use spec::{Join, Leader};
@@ -59,18 +59,20 @@ pub mod rules;
 #[cfg(windows)]
 mod start_windows;
 #[cfg(windows)]
-pub use start_windows::{open_ends, start, Ends};
+pub use start_windows::{child_errno, failed_step, open_ends, start, ChildSteps, Ends};
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
 #[cfg(target_os = "linux")]
-pub use linux::{default_signals, errno};
+pub use linux::{default_signals, errno, ChildSteps};
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
+#[cfg(target_os = "macos")]
+pub use macos::ChildSteps;
 // macOS launches through it; Linux compiles it for its unit tests only (glibc has the same
 // calls), so the posix_spawn path runs in the Linux CI too.
 #[cfg(any(target_os = "macos", all(test, target_os = "linux")))]

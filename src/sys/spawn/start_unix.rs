@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
 use super::command::{Command, Io, Limits, Started};
-use super::{cpath, cstring, envp, LaunchSpec, Leader, Rlimit, SessionMode};
+use super::{cpath, cstring, envp, ChildSteps, LaunchSpec, Leader, Rlimit, SessionMode};
 use crate::sys::pty::{self, PtySize};
 
 /// The descriptors of one launch, opened before it (a sandbox needs the pty's slave).
@@ -111,8 +111,8 @@ pub fn rlimits(limits: &Limits) -> Vec<Rlimit> {
     .collect()
 }
 
-/// Launches `cmd` on `ends` (see the module docs).
-pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
+/// Launches `cmd` on `ends` (see the module docs), with the [`Leader`] its containment takes.
+pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
     let Ends {
         output,
         child_in,
@@ -131,6 +131,7 @@ pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
         (None, true) => SessionMode::NewSession(None),
         (None, false) => SessionMode::NewGroup,
     };
+    let (isolate, confine) = cmd.steps.map_or((None, None), ChildSteps::into_parts);
     let spec = LaunchSpec {
         program: cpath(cmd.program)?,
         argv: cmd
@@ -145,26 +146,19 @@ pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
         rlimits: rlimits(cmd.limits),
         parent_death_signal: Some(libc::SIGKILL),
         cgroup_procs: cmd.join.cgroup_procs,
-        #[cfg(target_os = "linux")]
-        isolate: cmd.isolate,
-        #[cfg(target_os = "linux")]
-        confine: cmd.confine,
-        #[cfg(not(target_os = "linux"))]
-        isolate: None,
-        #[cfg(not(target_os = "linux"))]
-        confine: None,
+        isolate,
+        confine,
     };
     let launched = super::launch_with(spec)?;
     // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
     drop(child_out);
     drop(child_in);
-    Ok(Started {
+    let started = Started {
         child: crate::sys::exit_watch::Child::from_pid(launched.pid),
-        leader: Leader { pid: launched.pid },
         output,
         input,
         pty,
-        #[cfg(target_os = "linux")]
         init_pid: launched.init_pid,
-    })
+    };
+    Ok((started, Leader { pid: launched.pid }))
 }

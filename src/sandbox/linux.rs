@@ -1,0 +1,133 @@
+//! Linux: the sandbox of this module's design, its launch steps and what outlives the launch
+//! (the namespace's init, owned by a [`SandboxGuard`]).
+
+use std::os::fd::AsFd;
+
+use super::{child, cleanup, namespaces, roots, SandboxSpec, ERR_SANDBOX_UNAVAILABLE};
+use crate::error::TermError;
+use crate::sys::cwd::Dir;
+use crate::sys::spawn::{ChildStep, ChildSteps, Ends, Isolation};
+
+pub use super::support::support;
+
+/// Writable roots pinned by [`super::pin`] ([`roots::Roots`]), shared by every create of the
+/// configuration; equal only to itself.
+#[derive(Debug, Clone)]
+pub struct Pinned(pub std::sync::Arc<roots::Roots>);
+
+impl PartialEq for Pinned {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+impl Eq for Pinned {}
+
+impl Pinned {
+    /// The writable roots as pinned: resolved, nested ones merged into their parent.
+    pub fn paths(&self) -> Vec<String> {
+        self.0
+            .roots
+            .iter()
+            .map(|r| r.path.to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+/// Pins the validated roots `resolved` (see [`roots`]).
+pub(super) fn pin(resolved: &[std::path::PathBuf], field: &str) -> Result<Pinned, TermError> {
+    Ok(Pinned(std::sync::Arc::new(roots::pin(resolved, field)?)))
+}
+
+/// The sandbox for one launch of a command in `cwd` on `ends` (the pty slave, if any, is
+/// the command's terminal): see [`super::prepare`].
+pub fn prepare_launch(
+    spec: &SandboxSpec,
+    cwd: &Dir,
+    ends: &Ends,
+    field: &str,
+) -> Result<SandboxLaunch, TermError> {
+    super::prepare(spec, cwd.as_fd(), ends.tty(), field)
+}
+
+/// A sandbox ready for one launch: the namespace plan (with the mounts) and the command's
+/// confinement.
+#[derive(Debug)]
+pub struct SandboxLaunch {
+    pub(super) _ruleset: std::os::fd::OwnedFd,
+    pub(super) _fprogs: Vec<libc::sock_fprog>,
+    pub(super) ns: Box<namespaces::NsPlan>,
+    pub(super) child: Box<child::ChildSandbox>,
+}
+
+// SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as
+// the process (see `seccomp::program`); nothing in them is ever written after creation.
+unsafe impl Send for SandboxLaunch {}
+
+impl SandboxLaunch {
+    /// The launch's two steps: the isolation (namespaces) and the confinement before exec
+    /// (valid while `self` lives).
+    pub fn steps(&self) -> ChildSteps {
+        ChildSteps {
+            isolate: Isolation {
+                enter: namespaces::enter,
+                arg: &*self.ns as *const namespaces::NsPlan as *const libc::c_void,
+            },
+            confine: ChildStep {
+                run: child::confine,
+                arg: &*self.child as *const child::ChildSandbox as *const libc::c_void,
+            },
+        }
+    }
+
+    /// The guard that owns the namespace's init (`init_pid` from the launch).
+    pub fn into_guard(self, init_pid: Option<i32>) -> SandboxGuard {
+        SandboxGuard { init_pid }
+    }
+}
+
+/// Owns the namespace's init of a sandboxed terminal. Dropping it (at release) SIGKILLs the
+/// init at once (the kernel then kills every process still in the namespace and frees its
+/// tmpfs and IPC objects) and reaps it on a background thread, off the release path.
+/// [`SandboxGuard::finish_now`] reaps before returning.
+#[derive(Debug)]
+pub struct SandboxGuard {
+    pub(super) init_pid: Option<i32>,
+}
+
+impl SandboxGuard {
+    /// Kills the namespace and reaps its init before returning (for a process about to exit,
+    /// where a background thread would not get to it).
+    pub fn finish_now(mut self) {
+        if let Some(pid) = self.init_pid.take() {
+            cleanup::kill_init(pid);
+            cleanup::reap(pid);
+        }
+    }
+}
+
+impl Drop for SandboxGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.init_pid.take() {
+            cleanup::kill_init(pid);
+            cleanup::reap_later(pid);
+        }
+    }
+}
+
+/// The sandbox's answer to an error of its launch steps: `ERR_SANDBOX_UNAVAILABLE` naming the
+/// part the kernel refused (`code` is the failed [`child::Step`]).
+pub fn step_error(code: i32, context: &str, e: &dyn std::fmt::Display) -> TermError {
+    if code == child::Step::Cwd as i32 {
+        // Not the kernel's refusal: the directory that was checked is not found at its path in
+        // the new tree (moved, replaced or swapped for a symlink since): nothing is started.
+        return TermError::invalid_cwd(format!(
+            "{context}: the working directory is no longer the one that was checked at its \
+             path (it was moved or replaced): {e}"
+        ));
+    }
+    let part = child::Step::from_i32(code).map_or("an unknown step", child::Step::part);
+    TermError::new(
+        ERR_SANDBOX_UNAVAILABLE,
+        format!("{context}: sandbox: {part} was refused by the kernel: {e}"),
+    )
+}
