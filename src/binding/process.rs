@@ -142,7 +142,7 @@ fn sandbox_info() -> SandboxInfo {
         minimal_dev: ns,
         process_isolation: ns,
         ipc_isolation: ns,
-        new_session: cfg!(target_os = "linux"),
+        new_session: crate::sandbox::NEW_SESSION,
         no_terminal_injection: seccomp,
         network_off: seccomp,
     };

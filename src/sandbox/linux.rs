@@ -10,6 +10,9 @@ use crate::sys::spawn::{ChildStep, ChildSteps, Ends, Isolation};
 
 pub use super::support::support;
 
+/// Every sandboxed command leads a session of its own (`containmentInfo().sandbox.promises`).
+pub const NEW_SESSION: bool = true;
+
 /// Writable roots pinned by [`super::pin`] ([`roots::Roots`]), shared by every create of the
 /// configuration; equal only to itself.
 #[derive(Debug, Clone)]

@@ -63,9 +63,12 @@ mod linux;
 use linux as imp;
 #[cfg(not(target_os = "linux"))]
 mod none;
-pub use imp::{prepare_launch, step_error, support, Pinned, SandboxGuard, SandboxLaunch};
 #[cfg(not(target_os = "linux"))]
 use none as imp;
+
+pub use imp::{
+    prepare_launch, step_error, support, Pinned, SandboxGuard, SandboxLaunch, NEW_SESSION,
+};
 
 /// Error code of a sandbox part this kernel (or this process) cannot provide.
 pub const ERR_SANDBOX_UNAVAILABLE: &str = "ERR_SANDBOX_UNAVAILABLE";

@@ -7,6 +7,9 @@ use crate::error::TermError;
 use crate::sys::cwd::Dir;
 use crate::sys::spawn::{ChildSteps, Ends};
 
+/// No sandboxed command runs here, in a session of its own or otherwise.
+pub const NEW_SESSION: bool = false;
+
 /// The refusal of every sandbox here.
 fn refused() -> TermError {
     unavailable(

@@ -526,5 +526,6 @@ fn exited_error(id: &str) -> TermError {
     )
 }
 
-#[cfg(test)]
+// sh lines and signals: Unix (Windows: __test__/windows/lifecycle.test.mjs).
+#[cfg(all(test, unix))]
 mod tests;
