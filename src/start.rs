@@ -3,7 +3,7 @@
 //! argv, environment, cwd) -> [`crate::containment::hold`] (what will hold it: cgroups, or a
 //! job) -> [`crate::spawn::spawn`] (descriptors, the sandbox if asked for, then the platform
 //! launch, [`crate::sys::spawn::start`]) -> [`Containment::new`] (the guardian lists it; it
-//! owns what the sandbox leaves) -> [`Terminal::start`] (the output pump and the input
+//! owns what the sandbox leaves) -> [`Terminal::new`] (the output pump and the input
 //! queue).
 
 use std::ffi::OsString;
@@ -45,7 +45,7 @@ pub fn start(
         id: next_id(),
         ..req.terminal.clone()
     };
-    Terminal::start(started, cwd, config, containment)
+    Terminal::new(started, cwd, config, containment)
 }
 
 // renameat2(RENAME_EXCHANGE) is Linux's; nix offers it with glibc only.

@@ -45,7 +45,7 @@ pub enum GroupEnd {
 /// Terminates process `group` with [`escalate`] (no leader to wait for: its membership
 /// is polled), then waits (bounded) until no live member is left. Says which signal ended
 /// the group, if any was needed.
-pub async fn kill_group(group: ProcessGroup, grace: std::time::Duration) -> GroupEnd {
+pub async fn kill_group(group: impl Target, grace: std::time::Duration) -> GroupEnd {
     let group = Signalled::new(group);
     if !escalate(&group, grace, async {}).await {
         return if group.any_sent() {

@@ -71,14 +71,14 @@ impl SandboxLaunch {
     /// (valid while `self` lives).
     pub fn steps(&self) -> ChildSteps {
         ChildSteps {
-            isolate: Isolation {
+            isolate: Some(Isolation {
                 enter: namespaces::enter,
                 arg: &*self.ns as *const namespaces::NsPlan as *const libc::c_void,
-            },
-            confine: ChildStep {
+            }),
+            confine: Some(ChildStep {
                 run: child::confine,
                 arg: &*self.child as *const child::ChildSandbox as *const libc::c_void,
-            },
+            }),
         }
     }
 

@@ -66,9 +66,7 @@ mod none;
 #[cfg(not(target_os = "linux"))]
 use none as imp;
 
-pub use imp::{
-    prepare_launch, step_error, support, Pinned, SandboxGuard, SandboxLaunch, NEW_SESSION,
-};
+pub use imp::{prepare_launch, step_error, support, Pinned, SandboxGuard, NEW_SESSION};
 
 /// Error code of a sandbox part this kernel (or this process) cannot provide.
 pub const ERR_SANDBOX_UNAVAILABLE: &str = "ERR_SANDBOX_UNAVAILABLE";
@@ -195,7 +193,7 @@ pub fn prepare(
     cwd: std::os::fd::BorrowedFd<'_>,
     tty: Option<std::os::fd::BorrowedFd<'_>>,
     field: &str,
-) -> Result<SandboxLaunch, TermError> {
+) -> Result<imp::SandboxLaunch, TermError> {
     use std::os::fd::AsRawFd;
     let pinned_now;
     let roots: &roots::Roots = match &spec.pinned {
@@ -275,7 +273,7 @@ pub fn prepare(
         // SAFETY: geteuid has no preconditions.
         lock_root: userns || unsafe { libc::geteuid() } == 0,
     });
-    Ok(SandboxLaunch {
+    Ok(imp::SandboxLaunch {
         _ruleset: ruleset,
         _fprogs: fprogs,
         ns,

@@ -59,7 +59,7 @@ pub fn spawn(
         env.push(("TMPDIR".into(), "/tmp".into()));
         env
     });
-    let (started, leader) = launch::start(
+    let (started, leader) = launch::spawn(
         Command {
             program: &plan.program,
             argv: &plan.argv,

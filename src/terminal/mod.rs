@@ -144,9 +144,10 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// Starts the reader task (and the input task) for a started child in its containment;
-    /// `cwd` is the working directory it got. Must run inside a tokio runtime.
-    pub fn start(
+    /// The terminal of a started child in its containment, with its reader task (and input
+    /// task) running; `cwd` is the working directory the child got. Must run inside a tokio
+    /// runtime.
+    pub fn new(
         started: Started,
         cwd: std::path::PathBuf,
         config: TerminalConfig,

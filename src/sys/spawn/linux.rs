@@ -23,15 +23,15 @@ pub(super) const PARENT_DEATH_SIGNAL: bool = true;
 #[derive(Debug, Clone, Copy)]
 pub struct ChildSteps {
     /// The new namespaces the command starts in.
-    pub isolate: Isolation,
+    pub isolate: Option<Isolation>,
     /// The last step before `execve`.
-    pub confine: ChildStep,
+    pub confine: Option<ChildStep>,
 }
 
 impl ChildSteps {
     /// The launch's two fields.
     pub(super) fn into_parts(self) -> (Option<Isolation>, Option<ChildStep>) {
-        (Some(self.isolate), Some(self.confine))
+        (self.isolate, self.confine)
     }
 }
 pub(super) const ADDRESS_SPACE_LIMIT: bool = true;

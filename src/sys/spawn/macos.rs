@@ -35,7 +35,12 @@ pub enum ChildSteps {}
 
 impl ChildSteps {
     /// Never reached (none is made).
-    pub(super) fn into_parts(self) -> (Option<super::Isolation>, Option<super::ChildStep>) {
+    pub(super) fn into_parts(
+        self,
+    ) -> (
+        Option<super::spec::Isolation>,
+        Option<super::spec::ChildStep>,
+    ) {
         match self {}
     }
 }

@@ -43,7 +43,7 @@ pub use error::{child_errno, failed_step, LaunchError, Stage};
 pub use spec::{ChildStep, Isolation};
 pub use spec::{Join, Leader};
 #[cfg(unix)]
-pub use spec::{LaunchSpec, Launched, Rlimit, SessionMode};
+use spec::{LaunchSpec, Launched, Rlimit, SessionMode};
 
 // A terminal's launch (its ends, then the launch) and the rules a request is planned by.
 #[cfg(unix)]
@@ -52,14 +52,14 @@ pub mod rules;
 #[cfg(unix)]
 mod start_unix;
 #[cfg(unix)]
-pub use start_unix::{open_ends, start, Ends};
+pub use start_unix::{open_ends, spawn, spawn_detached, Ends};
 #[cfg(windows)]
 #[path = "rules_windows.rs"]
 pub mod rules;
 #[cfg(windows)]
 mod start_windows;
 #[cfg(windows)]
-pub use start_windows::{child_errno, failed_step, open_ends, start, ChildSteps, Ends};
+pub use start_windows::{child_errno, failed_step, open_ends, spawn, ChildSteps, Ends};
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -108,12 +108,6 @@ pub const ADDRESS_SPACE_LIMIT: bool = true;
 type Job = (LaunchSpec, mpsc::SyncSender<io::Result<Launched>>);
 
 #[cfg(unix)]
-/// Starts `spec` on the launcher thread and returns the child's pid.
-pub fn launch(spec: LaunchSpec) -> io::Result<i32> {
-    launch_with(spec).map(|l| l.pid)
-}
-
-#[cfg(unix)]
 /// Starts the launcher thread.
 fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
     let (tx, rx) = mpsc::channel::<Job>();
@@ -130,7 +124,7 @@ fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
 
 #[cfg(unix)]
 /// Starts `spec` on the launcher thread and returns the child (and a namespace's init).
-pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
+fn launch(spec: LaunchSpec) -> io::Result<Launched> {
     static LAUNCHER: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
     let tx = LAUNCHER
         .get_or_init(launcher)
@@ -183,7 +177,7 @@ mod tests {
     /// Launches, waits, then reads everything the child wrote (the write end is closed first).
     fn run(s: LaunchSpec, out: std::fs::File, w: std::fs::File) -> (i32, String) {
         use std::io::Read;
-        let pid = launch(s).unwrap();
+        let pid = launch(s).unwrap().pid;
         drop(w);
         let mut status = 0;
         // SAFETY: reaping our own child into a local.

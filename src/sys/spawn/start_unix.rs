@@ -1,9 +1,10 @@
 //! A terminal's launch on Unix: its descriptors ([`open_ends`]: one pipe for stdout and
-//! stderr, stdin on /dev/null or a pipe, or a pty pair) and the launch ([`start`]) of the
+//! stderr, stdin on /dev/null or a pipe, or a pty pair) and the launch ([`spawn`]) of the
 //! child as leader of a new process group (a new session on a pty, or when asked), with its
-//! rlimits, SIGKILL as its parent-death signal, its cgroups and a higher layer's steps.
-//! Our copies of the child's ends are closed before [`start`] returns, so end of file (EIO on
-//! a pty) arrives when the child's copies are gone.
+//! rlimits, SIGKILL as its parent-death signal, its cgroups and a higher layer's steps
+//! ([`spawn_detached`]: the same without the parent-death signal, for the guardian, which
+//! must outlive Node). Our copies of the child's ends are closed before either returns, so
+//! end of file (EIO on a pty) arrives when the child's copies are gone.
 
 use std::io;
 #[cfg(target_os = "linux")]
@@ -112,7 +113,22 @@ pub fn rlimits(limits: &Limits) -> Vec<Rlimit> {
 }
 
 /// Launches `cmd` on `ends` (see the module docs), with the [`Leader`] its containment takes.
-pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
+pub fn spawn(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
+    launch_command(cmd, ends, Some(libc::SIGKILL))
+}
+
+/// Launches `cmd` on `ends` as a process that outlives Node (no parent-death signal): the
+/// guardian, whose work starts when Node is gone.
+pub fn spawn_detached(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
+    launch_command(cmd, ends, None)
+}
+
+/// The launch of [`spawn`] and [`spawn_detached`], with `parent_death_signal`.
+fn launch_command(
+    cmd: Command<'_>,
+    ends: Ends,
+    parent_death_signal: Option<i32>,
+) -> io::Result<(Started, Leader)> {
     let Ends {
         output,
         child_in,
@@ -144,12 +160,12 @@ pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
         stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
         session,
         rlimits: rlimits(cmd.limits),
-        parent_death_signal: Some(libc::SIGKILL),
+        parent_death_signal,
         cgroup_procs: cmd.join.cgroup_procs,
         isolate,
         confine,
     };
-    let launched = super::launch_with(spec)?;
+    let launched = super::launch(spec)?;
     // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
     drop(child_out);
     drop(child_in);
