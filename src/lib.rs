@@ -4,8 +4,9 @@
 //! The path of one `createTerminal()`:
 //! [`binding`] reads the JS arguments into a core request (`binding/options.rs`) ->
 //! [`start::start`] plans it ([`spawn::plan`]: program, argv, env, the cwd opened as a
-//! descriptor), prepares its cgroups ([`containment`]), spawns it ([`spawn::spawn`] and the
-//! platform launch in [`sys::spawn`]) and starts its [`terminal::Terminal`]: the output pump
+//! descriptor), makes what holds it ([`containment::hold`]: cgroups, or a job), spawns it
+//! ([`spawn::spawn`] and the platform launch in [`sys::spawn`]) and starts its
+//! [`terminal::Terminal`]: the output pump
 //! (`terminal/pump.rs`), the input queue (`terminal/input.rs`) and the exit watch ([`reap`]).
 //! Every signal goes through [`containment`] (the one TERM -> grace -> KILL escalation);
 //! [`sys::guardian`] kills what is left if Node dies without running our code. Output is retained

@@ -1,16 +1,19 @@
 //! Starting a process without forking Node.
 //!
-//! The interface: a [`LaunchSpec`] prepared in the parent (every string a C string, every
-//! descriptor open) and [`launch`], which returns the child's pid once the child has exec'd
-//! (or the error of the step that failed in the child). What the child does before `execve`,
-//! in this order: default signal dispositions and an empty mask, a new process group or
-//! session (with a controlling terminal), the parent-death signal, resource limits, joining
-//! cgroups, stdio, the working directory, and last the caller's [`ChildStep`] (e.g. a
-//! sandbox's confinement). With an [`Isolation`] (Linux), the launch goes
-//! through an intermediate process that runs it (new namespaces and their init, which
-//! [`launch_with`] also returns) before starting the command. This layer knows no policy:
-//! the steps are function pointers of a higher layer, and their failures come back as
-//! [`Stage::Step`] codes that layer decodes.
+//! The interface, for every caller (a terminal, the guardian, the sandbox's probe): a
+//! [`Command`] on the [`Ends`] that `open_ends` made, given to `spawn` (Unix also has
+//! `spawn_detached`, without the parent-death signal), which returns the [`Started`] child and
+//! its [`Leader`] once the child has exec'd (or the error of the step that failed in the
+//! child; [`failed_step`] and [`child_errno`] decode it). On Unix it becomes a `LaunchSpec`
+//! prepared in the parent (every string a C string, every descriptor open) for the launcher
+//! thread's private `launch`. What the child does before `execve`, in this order: default
+//! signal dispositions and an empty mask, a new process group or session (with a controlling
+//! terminal), the parent-death signal, resource limits, joining cgroups, stdio, the working
+//! directory, and last the caller's [`ChildSteps`] confinement (e.g. a sandbox's). With its
+//! isolation (Linux), the launch goes through an intermediate process that runs it (new
+//! namespaces and their init, returned as [`Started::init_pid`]) before starting the command.
+//! This layer knows no policy: the steps are function pointers of a higher layer, and their
+//! failures come back as [`failed_step`] codes that layer decodes.
 //!
 //! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`; `macos.rs`:
 //! `posix_spawn`, with a `fork` first for a controlling terminal or resource limits, and
