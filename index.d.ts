@@ -27,6 +27,11 @@ export declare class SandboxConfig {
   constructor(options: SandboxOptions, field?: string | null)
   /** The writable roots as pinned: resolved, nested ones merged into their parent. */
   get writableRoots(): Array<string>
+  /**
+   * `network` as configured: `true`/`false`, or `{ allow, deny }` (served by the host's
+   * proxy).
+   */
+  get network(): boolean | NetworkRules
 }
 
 /**
@@ -44,6 +49,13 @@ export declare class TerminalHandle {
    * was started in that very directory even if its path was changed after the check.
    */
   get cwd(): string
+  /**
+   * With `sandbox.network: { allow }`: the listening socket of the sandbox's network
+   * namespace (127.0.0.1:3128 there), as a descriptor number the caller now owns, for the
+   * host's allow-list proxy (the package's `createTerminal` takes it and serves the proxy);
+   * null otherwise or once taken. Untaken, it is closed at release.
+   */
+  takeNetworkListener(): number | null
   /** Pid of the child; it leads its own process group with the same id. */
   get pid(): number
   /** True when `timeoutMs` expired and the command was killed for it. */
@@ -394,6 +406,25 @@ export declare function killProcessGroup(pgid: number, graceMs?: number | null):
  */
 export declare function killSessionTree(shellPid: number): void
 
+/** `sandbox.network` as an allow list: host patterns reached through the host's proxy. */
+export interface NetworkOptions {
+  /**
+   * Host patterns the command may connect to: `host`, `*.domain` (any name below it),
+   * an IP literal (`127.0.0.1`, `[::1]`), each optionally with `:port` (else every port).
+   */
+  allow: Array<string>
+  /** Patterns refused even when allowed (deny wins). */
+  deny?: Array<string>
+}
+
+/** What `network` was configured as: a boolean, or the allow list's patterns. */
+export interface NetworkRules {
+  /** Patterns allowed through the proxy. */
+  allow: Array<string>
+  /** Patterns refused even when allowed. */
+  deny: Array<string>
+}
+
 /** Options of `onOutput()`. */
 export interface OnOutputOptions {
   /** Deliver the output retained so far first (default `false`: only what arrives from now). */
@@ -620,10 +651,14 @@ export interface SandboxOptions {
    */
   writableRoots: Array<string>
   /**
-   * Allow network access (default `false`: no sockets but unix ones, no `connect`, no
-   * TCP through Landlock, no io_uring).
+   * Network access. `false` (default): a network namespace of its own with only its
+   * loopback (no sockets but unix ones, no `connect`, no TCP through Landlock, no
+   * io_uring). `true`: the host's network. `{ allow, deny }`: the network namespace whose
+   * only way out is the host's allow-list proxy (HTTP CONNECT and SOCKS5 at
+   * 127.0.0.1:3128 inside, `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` set): served by the
+   * package's `createTerminal`, `TerminalHost` and `ShellSessions` (see docs/sandbox.md).
    */
-  network?: boolean
+  network?: boolean | NetworkOptions | null
   /**
    * Kept for compatibility: `true` (the default) is all it may be. The sandbox always runs
    * the command in its own PID namespace; `false` is refused with `ERR_INVALID_ARG`.

@@ -344,6 +344,9 @@ const SCENARIOS = {
         continue;
       }
       row(sc, 'median ms: sandboxed | plain', fmt(res.sandboxed, 3), fmt(res.plain, 3), '', fmtRatio(res.ratio), '≤ 2×', res.ratio <= 2);
+      if (res.proxied !== undefined) {
+        row(`${sc}, network: { allow } (the host's proxy)`, 'median ms: proxied | plain', fmt(res.proxied, 3), fmt(res.plain, 3), '', fmtRatio(res.proxyRatio), 'info', null, true);
+      }
     }
     return out;
   },

@@ -10,6 +10,7 @@ import type { TerminalAuditEvent } from './events';
 import { childPath, hostPath, type HostSettings } from './host-options';
 import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest } from './host-types';
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
+import { type NetworkListener, networkRulesOf } from './network-proxy';
 import { checkCommand, resolveCwdInRoots, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import { shellWord } from './shell-quote';
@@ -176,8 +177,11 @@ export async function spawnChecked(
   isClosed: () => boolean,
   signal: AbortSignal,
   assertActive?: () => void,
+  onNetwork?: NetworkListener,
 ): Promise<Spawned> {
   const { options, env, cwd, program, runCommand, runArgs, approval } = await checkRequest(settings, request, req, seen);
+  // The sandbox's proxy reports its connections to the host's audit stream.
+  if (onNetwork && networkRulesOf(options.sandbox, 'options.sandbox')) options.onNetwork = onNetwork;
   // 5. The user's approval.
   if (settings.approve) {
     const args = req.args ?? [];

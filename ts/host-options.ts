@@ -6,6 +6,7 @@
 import { invalidArg } from './errors';
 import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNative, loadNativeResolveProgram } from './native';
+import { networkRulesOf } from './network-proxy';
 import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, OutputSnapshot, ResolveProgramFn, ResourceLimits } from './types';
@@ -214,5 +215,7 @@ export function childPath(env: readonly EnvVariable[], platform: NodeJS.Platform
 function configureSandbox(sandbox: CreateTerminalOptions['sandbox']): CreateTerminalOptions['sandbox'] {
   if (sandbox === null || sandbox === undefined) return sandbox;
   const { SandboxConfig } = loadNative();
-  return sandbox instanceof SandboxConfig ? sandbox : new SandboxConfig(sandbox, 'options.sandbox');
+  const config = sandbox instanceof SandboxConfig ? sandbox : new SandboxConfig(sandbox, 'options.sandbox');
+  networkRulesOf(config, 'options.sandbox'); // the allow list's patterns, checked now too
+  return config;
 }

@@ -41,6 +41,7 @@ import type {
   TerminalHostOptions,
 } from './host-types';
 import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
+import type { NetworkConnectionEvent } from './network-proxy';
 import { withTruncationNotice } from './host-options';
 import {
   abortable,
@@ -206,7 +207,13 @@ export class TerminalHost implements AsyncDisposable {
     // Counted until the spawn settles, even when the caller stopped waiting for it.
     // The approver's signal: aborted when this call is cancelled or the host closes.
     const approval = linkedSignal([signal, this.closing.signal]);
-    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed, approval.signal, assertActive).finally(() => {
+    // Connections through the sandbox's network proxy, in the audit stream once the terminal has its id.
+    const network: { terminalId?: string; early: NetworkConnectionEvent[] } = { early: [] };
+    const onNetwork = (e: NetworkConnectionEvent): void => {
+      if (network.terminalId === undefined) network.early.push(e);
+      else this.emit({ type: 'network', time: Date.now(), sessionId: req.sessionId, terminalId: network.terminalId, ...e });
+    };
+    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed, approval.signal, assertActive, onNetwork).finally(() => {
       this.pendingCreates--;
       approval.unlink();
     });
@@ -251,6 +258,8 @@ export class TerminalHost implements AsyncDisposable {
       ...(program !== undefined ? { program } : {}),
       outputByteLimit: req.outputByteLimit,
     });
+    network.terminalId = terminalId;
+    for (const e of network.early.splice(0)) onNetwork(e);
     this.entries.watchExit(terminalId, entry, startedAt);
     const event: TerminalCreatedEvent = { terminalId, sessionId: req.sessionId, terminal, request: req };
     for (const listener of this.createListeners) {

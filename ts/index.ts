@@ -8,7 +8,8 @@
  */
 
 import type * as Native from '../index.js';
-import { loadNative } from './native';
+import { loadNative, nativeCreateTerminal } from './native';
+import type { NetworkListener } from './network-proxy';
 import type { PtyCreateTerminalFn } from './sessions';
 import type { CreateTerminalFn, CreateTerminalParams } from './types';
 
@@ -38,9 +39,9 @@ export type {
  */
 export async function createTerminal(
   params: CreateTerminalParams,
-  options?: Native.CreateTerminalOptions | null,
+  options?: (Native.CreateTerminalOptions & { onNetwork?: NetworkListener | null }) | null,
 ): Promise<Native.TerminalHandle> {
-  return loadNative().createTerminal(params, options);
+  return nativeCreateTerminal()(params, options);
 }
 
 /**
@@ -152,8 +153,10 @@ export type {
   TerminalExitedAuditEvent,
   TerminalFailedAuditEvent,
   TerminalKilledAuditEvent,
+  TerminalNetworkAuditEvent,
   TerminalReleasedAuditEvent,
 } from './events';
+export type { NetworkConnectionEvent, NetworkListener } from './network-proxy';
 export { globToRegExp } from './glob';
 export { checkCommand, type CommandCheck, type CommandCheckResult, type CommandPolicy, type CommandRule, type PolicyCommand } from './policy';
 export {

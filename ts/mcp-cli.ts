@@ -41,6 +41,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'sandbox', help: 'run every command in the OS sandbox: read-only filesystem except --writable dirs, no network unless --network' },
   { name: 'writable', value: 'DIR', repeat: true, help: 'with --sandbox: a directory commands may write under; repeatable' },
   { name: 'network', help: 'with --sandbox: allow network access' },
+  { name: 'network-allow', value: 'HOST', repeat: true, help: "with --sandbox: let commands reach HOST (name, *.domain or IP, optionally :PORT) through the host's proxy; repeatable" },
   { name: 'limit', value: 'NAME=N', repeat: true, help: 'resource limit per command: processes=N, openFiles=N, cpuSeconds=SECONDS, addressSpaceBytes=BYTES, fileSizeBytes=BYTES; repeatable' },
   { name: 'timeout', value: 'SECONDS', help: 'kill any command still running after SECONDS (default: none; a tool call\'s own timeout only stops waiting)' },
   { name: 'max-terminals', value: 'N', help: 'commands running at once (default 64)' },
@@ -87,6 +88,7 @@ export interface McpCliConfig {
   sandbox?: boolean;
   writable?: string[];
   network?: boolean;
+  networkAllow?: string[];
   limit?: string[] | ResourceLimits;
   timeout?: number;
   maxTerminals?: number;
@@ -242,9 +244,11 @@ export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptio
     const sandbox: SandboxOptions = { writableRoots: (config.writable ?? []).map((dir) => existingDir('--writable', dir)) };
     if (sandbox.writableRoots.includes('/')) throw new UsageError('--writable: / would make the sandbox pointless');
     if (config.network) sandbox.network = true;
+    if (config.networkAllow && config.network) throw new UsageError('--network-allow: not with --network (which allows every host)');
+    if (config.networkAllow) sandbox.network = { allow: config.networkAllow };
     host.sandbox = sandbox;
-  } else if (config.writable || config.network) {
-    throw new UsageError(`${config.writable ? '--writable' : '--network'}: only means something with --sandbox`);
+  } else if (config.writable || config.network || config.networkAllow) {
+    throw new UsageError(`${config.writable ? '--writable' : config.network ? '--network' : '--network-allow'}: only means something with --sandbox`);
   }
   if (config.limit) host.limits = readLimits(config.limit);
   if (config.timeout !== undefined) {

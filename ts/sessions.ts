@@ -50,7 +50,7 @@ import * as fs from 'node:fs';
 import { AcpTerminalError, invalidArg } from './errors';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
-import { loadNative } from './native';
+import { loadNative, nativeCreateTerminal } from './native';
 import { commandInput, commandLine, commandText } from './session-protocol';
 import { type Early, promptState, Session, SESSION_TAG_VAR } from './session';
 import type {
@@ -523,7 +523,7 @@ export class ShellSessions implements AsyncDisposable {
     };
     session.size = { cols: this.cols, rows: this.rows };
     try {
-      const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
+      const backend: PtyCreateTerminalFn = this.backend ?? nativeCreateTerminal();
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
       // Every process the session starts inherits its tag, which close() finds them by.
       const tag = [{ name: SESSION_TAG_VAR, value: session.tag }];

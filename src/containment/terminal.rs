@@ -89,6 +89,15 @@ impl Containment {
         let _ended = self.take_sandbox();
     }
 
+    /// The sandbox's network-proxy listener, once (see [`crate::sandbox::proxy`]).
+    pub fn take_network_listener(&self) -> Option<crate::sandbox::NetworkListener> {
+        self.sandbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+            .and_then(SandboxGuard::take_listener)
+    }
+
     fn take_sandbox(&self) -> Option<SandboxGuard> {
         self.sandbox
             .lock()

@@ -36,6 +36,8 @@ pub enum Step {
     Seccomp = 8,
     /// Bringing up the network namespace's loopback interface.
     Loopback = 11,
+    /// The proxy's listener in the network namespace, sent to the host.
+    Proxy = 12,
 }
 
 impl Step {
@@ -54,6 +56,7 @@ impl Step {
             Mounts,
             Cwd,
             Loopback,
+            Proxy,
         ]
         .into_iter()
         .find(|s| *s as i32 == n)
@@ -66,6 +69,7 @@ impl Step {
                 "the namespaces (mount, PID, IPC and network, in a user namespace when not root)"
             }
             Step::Loopback => "the network namespace's loopback interface",
+            Step::Proxy => "the network proxy's listener in the network namespace",
             Step::Mounts => "the read-only filesystem, /dev and the private /tmp (mounts)",
             Step::Cwd => {
                 "the working directory (it is not visible in the sandbox: under /tmp or moved?)"

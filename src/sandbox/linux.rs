@@ -3,7 +3,9 @@
 
 use std::os::fd::AsFd;
 
-use super::{child, cleanup, namespaces, roots, SandboxSpec, ERR_SANDBOX_UNAVAILABLE};
+use super::{
+    child, cleanup, namespaces, proxy, roots, unavailable, SandboxSpec, ERR_SANDBOX_UNAVAILABLE,
+};
 use crate::error::TermError;
 use crate::sys::cwd::Dir;
 use crate::sys::spawn::{ChildStep, ChildSteps, Ends, Isolation};
@@ -60,6 +62,8 @@ pub struct SandboxLaunch {
     pub(super) _fprogs: Vec<libc::sock_fprog>,
     pub(super) ns: Box<namespaces::NsPlan>,
     pub(super) child: Box<child::ChildSandbox>,
+    /// With a proxy: the socketpair the launch passes the namespace's listener over.
+    pub(super) proxy: Option<proxy::Channel>,
 }
 
 // SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as
@@ -82,9 +86,21 @@ impl SandboxLaunch {
         }
     }
 
-    /// The guard that owns the namespace's init (`init_pid` from the launch).
-    pub fn into_guard(self, init_pid: Option<i32>) -> SandboxGuard {
-        SandboxGuard { init_pid }
+    /// The guard that owns the namespace's init (`init_pid` from the launch) and, with a
+    /// proxy, the namespace's listener, received from the launch. A listener that cannot be
+    /// received is `ERR_SANDBOX_UNAVAILABLE` (the guard, dropped, ends the namespace).
+    pub fn into_guard(self, init_pid: Option<i32>) -> Result<SandboxGuard, TermError> {
+        let mut guard = SandboxGuard {
+            init_pid,
+            listener: None,
+        };
+        if let Some(channel) = &self.proxy {
+            let fd = channel
+                .receive()
+                .map_err(|e| unavailable("the network proxy's listener", e))?;
+            guard.listener = Some(NetworkListener(fd));
+        }
+        Ok(guard)
     }
 }
 
@@ -95,9 +111,28 @@ impl SandboxLaunch {
 #[derive(Debug)]
 pub struct SandboxGuard {
     pub(super) init_pid: Option<i32>,
+    /// The proxy's listener in the namespace, until the host takes it (closed with the guard).
+    pub(super) listener: Option<NetworkListener>,
+}
+
+/// The listening TCP socket of a sandbox's network namespace ([`super::PROXY_ADDR`]), for the
+/// host's proxy. Its owner closes it; while it is open it keeps the namespace's network alive.
+#[derive(Debug)]
+pub struct NetworkListener(std::os::fd::OwnedFd);
+
+impl NetworkListener {
+    /// The descriptor number, owned by the caller from now on.
+    pub fn into_raw_fd(self) -> i32 {
+        std::os::fd::IntoRawFd::into_raw_fd(self.0)
+    }
 }
 
 impl SandboxGuard {
+    /// Takes the proxy's listener (once; `None` without `network: { allow }`).
+    pub fn take_listener(&mut self) -> Option<NetworkListener> {
+        self.listener.take()
+    }
+
     /// Kills the namespace and reaps its init before returning (for a process about to exit,
     /// where a background thread would not get to it).
     pub fn finish_now(mut self) {

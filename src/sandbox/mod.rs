@@ -25,6 +25,13 @@
 //!   signal and abstract-socket scoping from ABI 6); the [`seccomp`] filter (no `TIOCSTI` or
 //!   `TIOCLINUX`, no `clone3`, and without network no socket but unix ones, no `connect`, no
 //!   io_uring).
+//! - [`proxy`]: with `network: { allow, deny }`, the network namespace gets a TCP listener on
+//!   [`PROXY_ADDR`], made by C inside the namespace and passed to the host over a socketpair
+//!   (`SCM_RIGHTS`) before anything runs there; the host (the TypeScript layer) serves the
+//!   allow-list proxy on it from its own namespace. The command gets the proxy variables; its
+//!   seccomp filter allows IP sockets and `connect` (the namespace has no route out) but no
+//!   unix socket it could connect elsewhere; Landlock (ABI >= 4) allows TCP connects only to
+//!   the proxy's port.
 //! - Resource limits and cgroups are the launch's own steps, as without a sandbox.
 //!
 //! Fail closed: [`prepare`] checks each part against what this kernel provides ([`support`])
@@ -50,6 +57,8 @@ mod mounts;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
 #[cfg(target_os = "linux")]
+pub mod proxy;
+#[cfg(target_os = "linux")]
 pub mod roots;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -66,7 +75,9 @@ mod none;
 #[cfg(not(target_os = "linux"))]
 use none as imp;
 
-pub use imp::{prepare_launch, step_error, support, Pinned, SandboxGuard, NEW_SESSION};
+pub use imp::{
+    prepare_launch, step_error, support, NetworkListener, Pinned, SandboxGuard, NEW_SESSION,
+};
 
 /// Error code of a sandbox part this kernel (or this process) cannot provide.
 pub const ERR_SANDBOX_UNAVAILABLE: &str = "ERR_SANDBOX_UNAVAILABLE";
@@ -78,11 +89,46 @@ pub struct SandboxSpec {
     pub writable_roots: Vec<String>,
     /// Allow network connections (default false).
     pub network: bool,
+    /// `network: { allow, deny }`: a network namespace whose only way out is the host's
+    /// allow-list proxy (`network` is then false). The patterns are kept for the host's proxy
+    /// (the TypeScript layer matches them); the core only makes the listener.
+    pub proxy: Option<NetworkRules>,
     /// Size of the private /tmp in bytes (default [`DEFAULT_TMP_BYTES`]).
     pub tmp_bytes: u64,
     /// The writable roots pinned once, when the sandbox was configured ([`pin`]); `None`:
     /// each create pins `writable_roots` itself.
     pub pinned: Option<Pinned>,
+}
+
+/// The host patterns of `network: { allow, deny }`, as given (non-empty strings).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NetworkRules {
+    /// Hosts the command may reach through the proxy.
+    pub allow: Vec<String>,
+    /// Hosts it may not, even when allowed.
+    pub deny: Vec<String>,
+}
+
+/// Where the proxy listens inside a sandbox's network namespace (a fresh namespace: the port
+/// is always free): HTTP (CONNECT and absolute-form requests) and SOCKS5 on one port.
+pub const PROXY_ADDR: ([u8; 4], u16) = ([127, 0, 0, 1], 3128);
+
+/// The environment a command behind the proxy gets (replacing any value it had), and the
+/// variables removed (`NO_PROXY` would let a client skip the proxy, which only fails).
+pub fn proxy_env() -> (Vec<(String, String)>, &'static [&'static str]) {
+    let ([a, b, c, d], port) = PROXY_ADDR;
+    let http = format!("http://{a}.{b}.{c}.{d}:{port}");
+    let socks = format!("socks5h://{a}.{b}.{c}.{d}:{port}");
+    let mut env = Vec::new();
+    for (name, value) in [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("ALL_PROXY", &socks),
+    ] {
+        env.push((name.to_string(), value.clone()));
+        env.push((name.to_ascii_lowercase(), value.clone()));
+    }
+    (env, &["NO_PROXY", "no_proxy"])
 }
 
 /// Validates `spec`'s writable roots and pins them (see [`roots`]), once for every create
@@ -102,6 +148,7 @@ impl Default for SandboxSpec {
         Self {
             writable_roots: Vec::new(),
             network: false,
+            proxy: None,
             tmp_bytes: DEFAULT_TMP_BYTES,
             pinned: None,
         }
@@ -248,9 +295,16 @@ pub fn prepare(
         .map_err(|e| TermError::from_io(&e, "sandbox: the pty's path"))?;
     let mounts = mounts::MountPlan::new(roots, spec.tmp_bytes, tty_path.as_deref())
         .map_err(|e| unavailable("the mounts", e))?;
-    let (ruleset, tmp_access) = landlock::ruleset(s.landlock_abi, roots, tty, spec.network)
-        .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
-    let program = seccomp::program(spec.network)
+    let proxy_port = spec.proxy.as_ref().map(|_| PROXY_ADDR.1);
+    let (ruleset, tmp_access) =
+        landlock::ruleset(s.landlock_abi, roots, tty, spec.network, proxy_port)
+            .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
+    let net_mode = match (spec.network, &spec.proxy) {
+        (true, _) => seccomp::Net::On,
+        (false, Some(_)) => seccomp::Net::Proxy,
+        (false, None) => seccomp::Net::Off,
+    };
+    let program = seccomp::program(net_mode)
         .map_err(|e| unavailable("the network and terminal part (seccomp)", e))?;
     let fprogs = vec![libc::sock_fprog {
         len: program.len() as u16,
@@ -258,6 +312,13 @@ pub fn prepare(
     }];
     let mut ns = Box::new(namespaces::NsPlan::new(userns, sleep, null_fd, mounts));
     ns.net = !spec.network;
+    let proxy = spec
+        .proxy
+        .as_ref()
+        .map(|_| proxy::Channel::new())
+        .transpose()
+        .map_err(|e| unavailable("the network proxy's channel (socketpair)", e))?;
+    ns.proxy_sock = proxy.as_ref().map_or(-1, proxy::Channel::child_fd);
     ns.ruleset_fd = ruleset.as_raw_fd();
     ns.tmp_access = tmp_access;
     ns.cwd_path = crate::sys::spawn::cpath(&cwd_path)
@@ -278,6 +339,7 @@ pub fn prepare(
         _fprogs: fprogs,
         ns,
         child,
+        proxy,
     })
 }
 

@@ -56,7 +56,7 @@ impl SandboxLaunch {
     }
 
     /// Never reached (no sandbox is made here).
-    pub fn into_guard(self, _init_pid: Option<i32>) -> SandboxGuard {
+    pub fn into_guard(self, _init_pid: Option<i32>) -> Result<SandboxGuard, TermError> {
         match self {}
     }
 }
@@ -68,6 +68,22 @@ pub enum SandboxGuard {}
 impl SandboxGuard {
     /// Never reached (no sandbox is made here).
     pub fn finish_now(self) {
+        match self {}
+    }
+
+    /// Never reached (no sandbox is made here).
+    pub fn take_listener(&mut self) -> Option<NetworkListener> {
+        match *self {}
+    }
+}
+
+/// A sandbox's network-proxy listener: none here.
+#[derive(Debug)]
+pub enum NetworkListener {}
+
+impl NetworkListener {
+    /// Never reached (no listener is made here).
+    pub fn into_raw_fd(self) -> i32 {
         match self {}
     }
 }

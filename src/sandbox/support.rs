@@ -210,6 +210,7 @@ fn probe() -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let _guard = super::SandboxGuard {
         init_pid: started.init_pid,
+        listener: None,
     };
     let launched = leader;
     let mut status = 0;

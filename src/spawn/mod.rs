@@ -52,11 +52,19 @@ pub fn spawn(
         .as_ref()
         .map(|sb| crate::sandbox::prepare_launch(sb, &plan.cwd_dir, &ends, "options.sandbox"))
         .transpose()?;
-    // A sandbox gives the command its private /tmp as TMPDIR.
+    // A sandbox gives the command its private /tmp as TMPDIR (and behind the network proxy,
+    // the proxy variables).
     let env_override = sandbox.as_ref().map(|_| {
         let mut env = plan.env.clone();
         env.retain(|(k, _)| k != "TMPDIR");
         env.push(("TMPDIR".into(), "/tmp".into()));
+        if plan.sandbox.as_ref().is_some_and(|sb| sb.proxy.is_some()) {
+            let (set, removed) = crate::sandbox::proxy_env();
+            env.retain(|(k, _)| {
+                !removed.iter().any(|n| k == *n) && !set.iter().any(|(n, _)| k == n.as_str())
+            });
+            env.extend(set.into_iter().map(|(k, v)| (k.into(), v.into())));
+        }
         env
     });
     let (started, leader) = launch::spawn(
@@ -76,7 +84,9 @@ pub fn spawn(
         ends,
     )
     .map_err(|e| launch_error(e, &ctx()))?;
-    let guard = sandbox.map(|s| s.into_guard(started.init_pid));
+    let guard = sandbox
+        .map(|s| s.into_guard(started.init_pid))
+        .transpose()?;
     Ok((started, leader, guard))
 }
 

@@ -144,6 +144,12 @@ pub struct Terminal {
 }
 
 impl Terminal {
+    /// The sandbox's network-proxy listener, once: the caller serves the proxy on it and owns
+    /// it from then on (`None`: no `network: { allow }`, or already taken).
+    pub fn take_network_listener(&self) -> Option<crate::sandbox::NetworkListener> {
+        self.containment.take_network_listener()
+    }
+
     /// The terminal of a started child in its containment, with its reader task (and input
     /// task) running; `cwd` is the working directory the child got. Must run inside a tokio
     /// runtime.
