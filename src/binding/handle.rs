@@ -120,13 +120,7 @@ impl TerminalHandle {
     /// null otherwise or once taken. Untaken, it is closed at release.
     #[napi]
     pub fn take_network_listener(&self) -> Option<i32> {
-        #[cfg(target_os = "linux")]
-        return self
-            .term
-            .take_network_listener()
-            .map(|l| std::os::fd::IntoRawFd::into_raw_fd(l.0));
-        #[cfg(not(target_os = "linux"))]
-        None
+        self.term.take_network_listener().map(|l| l.into_raw_fd())
     }
 
     /// Pid of the child; it leads its own process group with the same id.

@@ -37,16 +37,10 @@ impl SandboxConfig {
     /// The writable roots as pinned: resolved, nested ones merged into their parent.
     #[napi(getter)]
     pub fn writable_roots(&self) -> Vec<String> {
-        #[cfg(target_os = "linux")]
-        if let Some(p) = &self.spec.pinned {
-            return p
-                .0
-                .roots
-                .iter()
-                .map(|r| r.path.to_string_lossy().into_owned())
-                .collect();
-        }
-        Vec::new()
+        self.spec
+            .pinned
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.paths())
     }
 
     /// `network` as configured: `true`/`false`, or `{ allow, deny }` (served by the host's

@@ -83,8 +83,8 @@ impl Step {
     }
 }
 
-/// What the child needs, as plain values and pointers into the parent's [`super::Prepared`]
-/// (alive while the parent waits for the vfork child).
+/// What the child needs, as plain values and pointers into the parent's
+/// [`super::linux::SandboxLaunch`] (alive while the parent waits for the vfork child).
 #[derive(Debug, Clone, Copy)]
 pub struct ChildSandbox {
     /// The Landlock ruleset (close-on-exec); -1 only for the namespace probe.
@@ -99,8 +99,8 @@ pub struct ChildSandbox {
     pub lock_root: bool,
 }
 
-// SAFETY: the pointers refer to data owned by the `Prepared` the launching caller keeps alive
-// until the launch returned; the launcher thread only reads them.
+// SAFETY: the pointers refer to data owned by the `SandboxLaunch` the launching caller keeps
+// alive until the launch returned; the launcher thread only reads them.
 unsafe impl Send for ChildSandbox {}
 
 /// The confinement step of a sandboxed launch: `arg` is a [`ChildSandbox`]. Fails with the

@@ -65,8 +65,19 @@ mod seccomp;
 #[cfg(target_os = "linux")]
 mod support;
 
+// The platform's part: Linux's sandbox, or elsewhere a refusal of every one.
 #[cfg(target_os = "linux")]
-pub use support::support;
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as imp;
+#[cfg(not(target_os = "linux"))]
+mod none;
+#[cfg(not(target_os = "linux"))]
+use none as imp;
+
+pub use imp::{
+    prepare_launch, step_error, support, NetworkListener, Pinned, SandboxGuard, NEW_SESSION,
+};
 
 /// Error code of a sandbox part this kernel (or this process) cannot provide.
 pub const ERR_SANDBOX_UNAVAILABLE: &str = "ERR_SANDBOX_UNAVAILABLE";
@@ -120,39 +131,12 @@ pub fn proxy_env() -> (Vec<(String, String)>, &'static [&'static str]) {
     (env, &["NO_PROXY", "no_proxy"])
 }
 
-/// Writable roots pinned by [`pin`] (Linux: [`roots::Roots`]), shared by every create of the
-/// configuration; equal only to itself.
-#[derive(Debug, Clone)]
-pub struct Pinned(#[cfg(target_os = "linux")] pub std::sync::Arc<roots::Roots>);
-
-impl PartialEq for Pinned {
-    fn eq(&self, other: &Self) -> bool {
-        #[cfg(target_os = "linux")]
-        return std::sync::Arc::ptr_eq(&self.0, &other.0);
-        #[cfg(not(target_os = "linux"))]
-        {
-            let _ = other;
-            true
-        }
-    }
-}
-impl Eq for Pinned {}
-
 /// Validates `spec`'s writable roots and pins them (see [`roots`]), once for every create
 /// of a configuration (`field` names the option in errors). Elsewhere than Linux: refused as
 /// every sandbox is.
 pub fn pin(spec: &SandboxSpec, field: &str) -> Result<Pinned, TermError> {
     let resolved = validate_roots(spec, field)?;
-    #[cfg(target_os = "linux")]
-    return Ok(Pinned(std::sync::Arc::new(roots::pin(&resolved, field)?)));
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = resolved;
-        Err(unavailable(
-            "the sandbox (Landlock, seccomp and namespaces)",
-            "it needs Linux",
-        ))
-    }
+    imp::pin(&resolved, field)
 }
 
 /// The default size of a sandbox's private /tmp (`sandbox.tmpBytes`): 256 MiB. Its pages are
@@ -192,71 +176,6 @@ pub struct Support {
     pub process_isolation: Option<&'static str>,
     /// Why the missing parts are missing (empty when everything is there).
     pub reasons: Vec<String>,
-}
-
-/// A sandbox ready for one launch: the namespace plan (with the mounts) and the command's
-/// confinement.
-#[cfg(target_os = "linux")]
-#[derive(Debug)]
-pub struct Prepared {
-    _ruleset: std::os::fd::OwnedFd,
-    _fprogs: Vec<libc::sock_fprog>,
-    ns: Box<namespaces::NsPlan>,
-    child: Box<child::ChildSandbox>,
-    /// With a proxy: the socketpair the launch passes the namespace's listener over.
-    proxy: Option<proxy::Channel>,
-}
-
-#[cfg(target_os = "linux")]
-// SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as
-// the process (see `seccomp::program`); nothing in them is ever written after creation.
-unsafe impl Send for Prepared {}
-
-/// Owns the namespace's init of a sandboxed terminal. Dropping it (at release) SIGKILLs the
-/// init at once (the kernel then kills every process still in the namespace and frees its
-/// tmpfs and IPC objects) and reaps it on a background thread, off the release path.
-/// [`SandboxGuard::finish_now`] reaps before returning.
-#[derive(Debug, Default)]
-// Outside Linux no sandbox is ever created, so nothing reads this.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub struct SandboxGuard {
-    init_pid: Option<i32>,
-    /// The proxy's listener in the namespace, until the host takes it (closed with the guard).
-    listener: Option<NetworkListener>,
-}
-
-/// The listening TCP socket of a sandbox's network namespace ([`PROXY_ADDR`]), for the host's
-/// proxy. Its owner closes it; while it is open it keeps the namespace's network alive.
-#[derive(Debug)]
-pub struct NetworkListener(#[cfg(target_os = "linux")] pub std::os::fd::OwnedFd);
-
-impl SandboxGuard {
-    /// Takes the proxy's listener (once; `None` without `network: { allow }`).
-    pub fn take_listener(&mut self) -> Option<NetworkListener> {
-        self.listener.take()
-    }
-}
-
-impl SandboxGuard {
-    /// Kills the namespace and reaps its init before returning (for a process about to exit,
-    /// where a background thread would not get to it).
-    #[cfg(target_os = "linux")]
-    pub fn finish_now(mut self) {
-        if let Some(pid) = self.init_pid.take() {
-            cleanup::kill_init(pid);
-            cleanup::reap(pid);
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for SandboxGuard {
-    fn drop(&mut self) {
-        if let Some(pid) = self.init_pid.take() {
-            cleanup::kill_init(pid);
-            cleanup::reap_later(pid);
-        }
-    }
 }
 
 fn unavailable(part: &str, why: impl std::fmt::Display) -> TermError {
@@ -311,61 +230,6 @@ pub fn validate_roots(spec: &SandboxSpec, field: &str) -> Result<Vec<PathBuf>, T
     Ok(out)
 }
 
-#[cfg(target_os = "linux")]
-impl Prepared {
-    /// The launch's isolation step (valid while `self` lives).
-    pub fn isolation(&self) -> crate::sys::spawn::Isolation {
-        crate::sys::spawn::Isolation {
-            enter: namespaces::enter,
-            arg: &*self.ns as *const namespaces::NsPlan as *const libc::c_void,
-        }
-    }
-
-    /// The launch's confinement step (valid while `self` lives).
-    pub fn confinement(&self) -> crate::sys::spawn::ChildStep {
-        crate::sys::spawn::ChildStep {
-            run: child::confine,
-            arg: &*self.child as *const child::ChildSandbox as *const libc::c_void,
-        }
-    }
-
-    /// The guard that owns the namespace's init (`init_pid` from the launch) and, with a
-    /// proxy, the namespace's listener, received from the launch. A listener that cannot be
-    /// received is `ERR_SANDBOX_UNAVAILABLE` (the guard, dropped, ends the namespace).
-    pub fn into_guard(self, init_pid: Option<i32>) -> Result<SandboxGuard, TermError> {
-        let mut guard = SandboxGuard {
-            init_pid,
-            listener: None,
-        };
-        if let Some(channel) = &self.proxy {
-            let fd = channel
-                .receive()
-                .map_err(|e| unavailable("the network proxy's listener", e))?;
-            guard.listener = Some(NetworkListener(fd));
-        }
-        Ok(guard)
-    }
-}
-
-/// The sandbox's answer to an error of its launch steps: `ERR_SANDBOX_UNAVAILABLE` naming the
-/// part the kernel refused (`code` is the failed [`child::Step`]).
-#[cfg(target_os = "linux")]
-pub fn step_error(code: i32, context: &str, e: &dyn std::fmt::Display) -> TermError {
-    if code == child::Step::Cwd as i32 {
-        // Not the kernel's refusal: the directory that was checked is not found at its path in
-        // the new tree (moved, replaced or swapped for a symlink since): nothing is started.
-        return TermError::invalid_cwd(format!(
-            "{context}: the working directory is no longer the one that was checked at its \
-             path (it was moved or replaced): {e}"
-        ));
-    }
-    let part = child::Step::from_i32(code).map_or("an unknown step", child::Step::part);
-    TermError::new(
-        ERR_SANDBOX_UNAVAILABLE,
-        format!("{context}: sandbox: {part} was refused by the kernel: {e}"),
-    )
-}
-
 /// Builds the sandbox for one terminal in the parent: `cwd` is the checked working directory
 /// the command gets, `tty` the pty slave it gets (pty terminals), `field` names the option in
 /// errors. Fails closed with `ERR_SANDBOX_UNAVAILABLE` naming the part the kernel cannot
@@ -376,7 +240,7 @@ pub fn prepare(
     cwd: std::os::fd::BorrowedFd<'_>,
     tty: Option<std::os::fd::BorrowedFd<'_>>,
     field: &str,
-) -> Result<Prepared, TermError> {
+) -> Result<imp::SandboxLaunch, TermError> {
     use std::os::fd::AsRawFd;
     let pinned_now;
     let roots: &roots::Roots = match &spec.pinned {
@@ -470,32 +334,12 @@ pub fn prepare(
         // SAFETY: geteuid has no preconditions.
         lock_root: userns || unsafe { libc::geteuid() } == 0,
     });
-    Ok(Prepared {
+    Ok(imp::SandboxLaunch {
         _ruleset: ruleset,
         _fprogs: fprogs,
         ns,
         child,
         proxy,
-    })
-}
-
-/// Elsewhere than Linux there is no sandbox: every request is refused, naming the part.
-#[cfg(not(target_os = "linux"))]
-pub fn prepare(spec: &SandboxSpec, field: &str) -> Result<std::convert::Infallible, TermError> {
-    validate_roots(spec, field)?;
-    Err(unavailable(
-        "the sandbox (Landlock, seccomp and namespaces)",
-        "it needs Linux",
-    ))
-}
-
-/// What this platform provides: nothing, outside Linux.
-#[cfg(not(target_os = "linux"))]
-pub fn support() -> &'static Support {
-    static S: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
-    S.get_or_init(|| Support {
-        reasons: vec!["the sandbox needs Linux (Landlock, seccomp, namespaces)".into()],
-        ..Default::default()
     })
 }
 
