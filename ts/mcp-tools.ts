@@ -18,9 +18,10 @@ import { inputRequired, inputResponse, type CallToolResult, type McpServer, type
 import * as z from 'zod';
 import { AcpTerminalError, errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
-import type { ApprovalRequest } from './host-types';
+import type { ApprovalRequest, AuthorizedRequest } from './host-types';
 import { loadNative } from './native';
-import { parseKeys } from './session-input';
+import { requestKeys } from './session-input';
+import { shellQuote } from './shell-quote';
 import type { ShellSessions } from './sessions';
 import type { ExecuteResult } from './session-types';
 import type { ExitStatus, OutputSnapshot } from './types';
@@ -60,6 +61,14 @@ export interface ToolStateOptions {
   cwd: string | undefined;
   /** Bytes of a session command's output a result carries at most (its end). */
   outputLimit: number;
+  /**
+   * Text typed into a running session command is checked as a command line (and, with `ask`, asked
+   * about), since it becomes the shell's next line if the program ends before reading it: true when the
+   * host has a command policy, asks, or is not known (a given host).
+   */
+  guardInput: boolean;
+  /** `timeoutMs` of the host: a session command still running this long after it started is interrupted. */
+  commandTimeoutMs: number | undefined;
   onSessionCommand?: (event: SessionCommandEvent) => void;
 }
 
@@ -78,6 +87,16 @@ export class TerminalToolState {
   readonly ask: boolean;
   readonly progressIntervalMs: number;
   readonly outputLimit: number;
+  readonly guardInput: boolean;
+  readonly commandTimeoutMs: number | undefined;
+  /** Per session: the timer that interrupts its running command at `commandTimeoutMs`. */
+  private readonly deadlines = new Map<string, NodeJS.Timeout>();
+  /** Per session: what a timeout's interrupt collected, reported by the session's next call. */
+  private readonly timedOut = new Map<string, Promise<ExecuteResult | undefined>>();
+  /** Sessions a call is waiting on in steps (it interrupts the command itself when `due`). */
+  private readonly waiting = new Set<string>();
+  /** Sessions whose command reached `commandTimeoutMs` while a call waited on it. */
+  private readonly due = new Set<string>();
   private readonly cwd: string | undefined;
   private readonly makeSessions: (() => ShellSessions) | undefined;
   private sessionsCache: ShellSessions | undefined;
@@ -94,6 +113,8 @@ export class TerminalToolState {
     this.progressIntervalMs = options.progressIntervalMs;
     this.cwd = options.cwd;
     this.outputLimit = options.outputLimit;
+    this.guardInput = options.guardInput;
+    this.commandTimeoutMs = options.commandTimeoutMs;
     this.makeSessions = options.makeSessions;
     this.onSessionCommand = options.onSessionCommand;
     this.host = options.makeHost(options.ask ? () => this.approved.getStore() === true : undefined);
@@ -149,9 +170,73 @@ export class TerminalToolState {
     return [...this.records].filter(([id]) => this.host.terminal(id) !== undefined);
   }
 
+  /**
+   * A command line was just sent to session `terminalId`: under `commandTimeoutMs` it is interrupted (C-c,
+   * then SIGTERM and SIGKILL to its process group) if it still runs that long after, whether or not a call
+   * waits for it; what the interrupt collects is kept for the session's next call.
+   */
+  startDeadline(terminalId: string): void {
+    this.clearDeadline(terminalId);
+    this.timedOut.delete(terminalId);
+    const ms = this.commandTimeoutMs;
+    if (ms === undefined) return;
+    const timer = setTimeout(() => {
+      this.deadlines.delete(terminalId);
+      const sessions = this.existingSessions;
+      if (!sessions || this.closed) return;
+      this.due.add(terminalId);
+      // A call waiting on it interrupts it at its next step, so its output stays in order.
+      if (!this.waiting.has(terminalId)) this.interruptDue(terminalId);
+    }, ms);
+    timer.unref();
+    this.deadlines.set(terminalId, timer);
+  }
+
+  /** The command of `terminalId` ended (reported completed): no interrupt is due. */
+  clearDeadline(terminalId: string): void {
+    const timer = this.deadlines.get(terminalId);
+    if (timer !== undefined) clearTimeout(timer);
+    this.deadlines.delete(terminalId);
+    this.due.delete(terminalId);
+  }
+
+  /**
+   * Interrupts the command of `terminalId` that reached `commandTimeoutMs`; what the interrupt collects
+   * (even when nothing was running any more: `interrupt.signal` null) is the session's next call's.
+   */
+  interruptDue(terminalId: string): void {
+    this.due.delete(terminalId);
+    const sessions = this.existingSessions;
+    if (!sessions || this.closed) return;
+    this.timedOut.set(
+      terminalId,
+      sessions.interrupt(terminalId).catch(() => undefined),
+    );
+  }
+
+  /** A call waits on `terminalId` in steps (`true`) or stopped (`false`). */
+  setWaiting(terminalId: string, on: boolean): void {
+    if (on) this.waiting.add(terminalId);
+    else this.waiting.delete(terminalId);
+  }
+
+  /** Whether the command of `terminalId` reached `commandTimeoutMs` (then the waiting call interrupts it). */
+  isDue(terminalId: string): boolean {
+    return this.due.has(terminalId);
+  }
+
+  /** What a timeout's interrupt of `terminalId` collected, once (awaited: it may still be under way). */
+  async takeTimedOut(terminalId: string): Promise<ExecuteResult | undefined> {
+    const result = this.timedOut.get(terminalId);
+    this.timedOut.delete(terminalId);
+    return result;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const timer of this.deadlines.values()) clearTimeout(timer);
+    this.deadlines.clear();
     await Promise.all([this.host.close(), this.sessionsCache?.closeAll()]);
   }
 }
@@ -235,7 +320,14 @@ const approvalSchema = z.object({ approve: z.boolean() });
  * The user's decision on `approval` when the server asks: `true` (approved in this retried call),
  * `false` (declined), or an input-required result that puts the question to the user.
  */
-function askUser(state: TerminalToolState, server: McpServer, ctx: ServerContext, approval: ApprovalRequest, bound: unknown): boolean | CallToolResult {
+function askUser(
+  state: TerminalToolState,
+  server: McpServer,
+  ctx: ServerContext,
+  approval: ApprovalRequest,
+  bound: unknown,
+  question = 'Run this command?',
+): boolean | CallToolResult {
   const tag = state.approvalTag(bound);
   const answer = inputResponse(ctx.mcpReq.inputResponses, APPROVAL_KEY);
   if (answer.kind === 'elicit') {
@@ -256,7 +348,7 @@ function askUser(state: TerminalToolState, server: McpServer, ctx: ServerContext
       ),
     );
   }
-  const lines = [`Run this command?`, '', approval.args.length > 0 ? [approval.command, ...approval.args].join(' ') : approval.command];
+  const lines = [question, '', approval.args.length > 0 ? [approval.command, ...approval.args].join(' ') : approval.command];
   if (approval.cwd !== undefined) lines.push('', `in ${approval.cwd}`);
   const programs = approval.commands.map((c) => c.path ?? c.word).filter((p, i, all) => all.indexOf(p) === i);
   if (programs.length > 0) lines.push(`programs: ${programs.join(', ')}`);
@@ -605,15 +697,37 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         const sessions = state.sessions();
         const terminalId = args.terminal_id ?? 'default';
         const isInput = args.is_input === true;
-        // A new command line (not input, not keys, not a poll) is judged by the host's policy in the shell's
-        // current directory, and put to the user when the server asks.
-        if (!isInput && args.command.trim() !== '' && parseKeys(args.command) === null) {
+        const keys = requestKeys(args.command, isInput);
+        const shellCwd = (): string | undefined => {
           const shellPid = sessions.shellPid(terminalId);
-          const shellCwd = shellPid !== undefined ? (loadNative().processCwd(shellPid) ?? undefined) : undefined;
-          const request = { sessionId: MCP_SESSION_ID, command: args.command, ...(shellCwd ? { cwd: shellCwd } : {}) };
-          const approval = await host.authorize(request);
+          return shellPid !== undefined ? (loadNative().processCwd(shellPid) ?? undefined) : undefined;
+        };
+        // What the shell gets: a command line as the host checked it (under an allow list, rebuilt from what
+        // was checked), typed input as given (checked as a line too when guarded), keys, or "" to poll.
+        let command = args.command;
+        let newLine = false;
+        if (keys !== null) {
+          if (state.guardInput) guardKeys(keys);
+        } else if (!isInput && args.command.trim() !== '') {
+          // A new command line is judged by the host's policy in the shell's current directory, and put to the
+          // user when the server asks; the shell runs what was judged.
+          const cwd = shellCwd();
+          const authorized = await host.authorize({ sessionId: MCP_SESSION_ID, command: args.command, ...(cwd ? { cwd } : {}) });
           if (state.ask) {
-            const decision = askUser(state, server, ctx, approval, ['terminal_execute', terminalId, args.command]);
+            const decision = askUser(state, server, ctx, authorized, ['terminal_execute', terminalId, authorized.cwd, args.command]);
+            if (decision === false) return notApproved();
+            if (decision !== true) return decision;
+          }
+          command = sessionLine(authorized);
+          newLine = true;
+        } else if (isInput && state.guardInput && args.command !== '') {
+          // Text typed while a command runs becomes the shell's next command line if the command ends before
+          // reading it: it must pass as one (and, asked, be approved as one), whole, and nothing may edit it.
+          const text = guardText(args.command, args.no_enter === true);
+          const cwd = shellCwd();
+          const authorized = await host.authorize({ sessionId: MCP_SESSION_ID, command: text, ...(cwd ? { cwd } : {}) });
+          if (state.ask) {
+            const decision = askUser(state, server, ctx, authorized, ['terminal_execute:input', terminalId, authorized.cwd, args.command], TYPE_QUESTION);
             if (decision === false) return notApproved();
             if (decision !== true) return decision;
           }
@@ -623,48 +737,123 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         const chunkMs = Math.max(100, state.progressIntervalMs);
         const progress = new Progress(ctx, seconds);
         const signal = ctx.mcpReq.signal;
-        const polling = !isInput && args.command !== '';
-        let result = await sessions.execute({
-          terminalId,
-          command: args.command,
-          isInput,
-          noEnter: args.no_enter === true,
-          timeoutMs: Math.max(1, polling ? Math.min(chunkMs, deadline - Date.now()) : deadline - Date.now()),
-        });
-        let content = result.content;
-        let truncated = result.truncated;
-        // A command is waited for in short steps, so progress carries its newest output and a cancel stops it soon.
-        while (polling && result.status === 'running' && Date.now() < deadline && !signal.aborted) {
-          progress.send(content);
-          result = await sessions.execute({ terminalId, command: '', timeoutMs: Math.max(1, Math.min(chunkMs, deadline - Date.now())) });
+        // Commands and polls ("") are waited for in steps; typed input and keys settle once.
+        const polling = !isInput && keys === null;
+        let result: ExecuteResult;
+        let content = '';
+        let truncated = false;
+        let stopped = false;
+        const append = (more: ExecuteResult): void => {
           // Each result's text ends without its last line end: the chunks are lines apart.
-          content += content !== '' && result.content !== '' && !content.endsWith('\n') ? `\n${result.content}` : result.content;
-          truncated ||= result.truncated;
+          content += content !== '' && more.content !== '' && !content.endsWith('\n') ? `\n${more.content}` : more.content;
+          truncated ||= more.truncated;
           const bounded = tailBytes(content, state.outputLimit);
           content = bounded.text;
           truncated ||= bounded.cut;
+        };
+        // What a --timeout interrupt collected since the session's last call comes first.
+        const earlier = await state.takeTimedOut(terminalId);
+        if (earlier) {
+          append(earlier);
+          stopped = earlier.interrupt?.signal != null;
+        }
+        if (polling) state.setWaiting(terminalId, true);
+        try {
+          result = await sessions.execute({
+            terminalId,
+            command,
+            isInput,
+            noEnter: args.no_enter === true,
+            timeoutMs: Math.max(1, polling ? Math.min(chunkMs, deadline - Date.now()) : deadline - Date.now()),
+          });
+          if (newLine) state.startDeadline(terminalId);
+          append(result);
+          // A command is waited for in short steps, so progress carries its newest output, a cancel stops it
+          // soon, and the server's --timeout interrupts it in order.
+          while (polling && result.status === 'running' && Date.now() < deadline && !signal.aborted) {
+            if (state.isDue(terminalId)) {
+              state.clearDeadline(terminalId);
+              result = await sessions.interrupt(terminalId);
+              append(result);
+              stopped = true;
+              break;
+            }
+            progress.send(content);
+            result = await sessions.execute({ terminalId, command: '', timeoutMs: Math.max(1, Math.min(chunkMs, deadline - Date.now())) });
+            append(result);
+          }
+        } finally {
+          if (polling) state.setWaiting(terminalId, false);
         }
         await progress.flush();
         if (signal.aborted && result.status === 'running') {
           await sessions.interrupt(terminalId).catch(() => undefined);
+          state.clearDeadline(terminalId);
           state.onSessionCommand?.({
             type: 'session', time: Date.now(), terminalId, command: args.command, isInput, status: 'cancelled',
             exitCode: null, workingDir: result.workingDir,
           });
           return cancelled('the call was cancelled: the command was interrupted (C-c)');
         }
+        if (result.status !== 'running') state.clearDeadline(terminalId);
+        // Due after this call's last step: interrupted now, reported by the next call.
+        else if (state.isDue(terminalId)) state.interruptDue(terminalId);
         state.onSessionCommand?.({
           type: 'session', time: Date.now(), terminalId, command: args.command, isInput, status: result.status,
           exitCode: result.exitCode, workingDir: result.workingDir,
         });
-        return sessionResult(result, content, truncated);
+        return sessionResult(result, content, truncated, stopped ? state.commandTimeoutMs : undefined);
       }),
   );
 }
 
-function sessionResult(result: ExecuteResult, content: string, truncated: boolean): CallToolResult {
+/** The question put to the user about typed input under `--ask`. */
+const TYPE_QUESTION =
+  'Type this into the program running in the terminal? If the program ends before it reads it, the shell runs it as a command line:';
+
+/** Keys that cannot edit a pending line into something else, nor type text: what a guarded session takes. */
+const GUARDED_KEYS = new Set(['C-c', 'C-d', 'C-\\', 'C-z', 'Enter', 'C-m', 'C-j', 'Up', 'Down', 'Left', 'Right', 'Tab', 'Escape']);
+
+/** Under a guard, refuses keys that edit or type (BSpace, C-u, C-w, C-v, M-x, ...): see `GUARDED_KEYS`. */
+function guardKeys(keys: readonly string[]): void {
+  const bad = keys.find((k) => !GUARDED_KEYS.has(k));
+  if (bad === undefined) return;
+  throw new AcpTerminalError(
+    'ERR_POLICY_DENIED',
+    `command: the key ${JSON.stringify(bad)} is refused under this server's command policy: keys that edit or type text could turn ` +
+      `input left unread into an unchecked command line; send ${[...GUARDED_KEYS].join(', ')}, or typed text (checked as a command line)`,
+    { field: 'command', reason: 'typed-input', key: bad },
+  );
+}
+
+/**
+ * Under a guard, typed text as the line it would become: whole (Enter follows it: no `no_enter`), without
+ * control bytes (which the terminal's line editing acts on: C-u, C-w, erase, C-v) but tabs and line ends.
+ */
+function guardText(text: string, noEnter: boolean): string {
+  const refuse = (field: string, why: string): never => {
+    throw new AcpTerminalError('ERR_POLICY_DENIED', `${field}: ${why}`, { field, reason: 'typed-input' });
+  };
+  if (noEnter) {
+    refuse('no_enter', 'typed input must end with Enter under this server\'s command policy: text left without it could be completed into an unchecked command line');
+  }
+  const body = text.endsWith('\r\n') ? text.slice(0, -2) : /[\r\n]$/.test(text) ? text.slice(0, -1) : text;
+  const control = /[\x00-\x08\x0b-\x1f\x7f]/.exec(body);
+  if (control) {
+    refuse('command', `typed input holds the control byte 0x${control[0].charCodeAt(0).toString(16).padStart(2, '0')} at index ${control.index}, refused under this server's command policy (the terminal's line editing would change the line it could become); send keys such as C-c by name`);
+  }
+  return body;
+}
+
+/** The line a session runs for a checked command: the host's line, or its argv quoted for bash. */
+function sessionLine(authorized: AuthorizedRequest): string {
+  return authorized.shellLine ? authorized.runCommand : [authorized.runCommand, ...(authorized.runArgs ?? [])].map(shellQuote).join(' ');
+}
+
+function sessionResult(result: ExecuteResult, content: string, truncated: boolean, timedOutMs?: number): CallToolResult {
   const notes: string[] = [];
   if (truncated) notes.push('output truncated: only its end is shown');
+  if (timedOutMs !== undefined) notes.push(`stopped: it ran longer than the server's limit of ${timedOutMs / 1000} s`);
   if (result.status === 'running') notes.push('still running: call again with an empty command to see more, or send C-c with is_input');
   else if (result.status === 'broken') notes.push(`session broken (${result.why ?? 'no reason given'}): use a new terminal_id`);
   else notes.push(`exit code ${result.exitCode ?? 'unknown'}`);
@@ -678,6 +867,7 @@ function sessionResult(result: ExecuteResult, content: string, truncated: boolea
     working_dir: result.workingDir,
     terminal_id: result.terminalId,
     truncated,
+    ...(timedOutMs !== undefined ? { timed_out: true } : {}),
     ...(result.why !== undefined ? { why: result.why } : {}),
   });
 }
