@@ -742,7 +742,8 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         let result: ExecuteResult;
         let content = '';
         let truncated = false;
-        let stopped = false;
+        // The server's --timeout stopped this call's command, or (reported now) the session's previous one.
+        let stopped: 'this' | 'previous' | undefined;
         const append = (more: ExecuteResult): void => {
           // Each result's text ends without its last line end: the chunks are lines apart.
           content += content !== '' && more.content !== '' && !content.endsWith('\n') ? `\n${more.content}` : more.content;
@@ -755,7 +756,7 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         const earlier = await state.takeTimedOut(terminalId);
         if (earlier) {
           append(earlier);
-          stopped = earlier.interrupt?.signal != null;
+          if (earlier.interrupt?.signal != null) stopped = newLine ? 'previous' : 'this';
         }
         if (polling) state.setWaiting(terminalId, true);
         try {
@@ -775,7 +776,7 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
               state.clearDeadline(terminalId);
               result = await sessions.interrupt(terminalId);
               append(result);
-              stopped = true;
+              stopped = 'this';
               break;
             }
             progress.send(content);
@@ -802,7 +803,7 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
           type: 'session', time: Date.now(), terminalId, command: args.command, isInput, status: result.status,
           exitCode: result.exitCode, workingDir: result.workingDir,
         });
-        return sessionResult(result, content, truncated, stopped ? state.commandTimeoutMs : undefined);
+        return sessionResult(result, content, truncated, stopped && { which: stopped, ms: state.commandTimeoutMs! });
       }),
   );
 }
@@ -850,10 +851,18 @@ function sessionLine(authorized: AuthorizedRequest): string {
   return authorized.shellLine ? authorized.runCommand : [authorized.runCommand, ...(authorized.runArgs ?? [])].map(shellQuote).join(' ');
 }
 
-function sessionResult(result: ExecuteResult, content: string, truncated: boolean, timedOutMs?: number): CallToolResult {
+function sessionResult(
+  result: ExecuteResult,
+  content: string,
+  truncated: boolean,
+  timedOut: { which: 'this' | 'previous'; ms: number } | undefined,
+): CallToolResult {
   const notes: string[] = [];
   if (truncated) notes.push('output truncated: only its end is shown');
-  if (timedOutMs !== undefined) notes.push(`stopped: it ran longer than the server's limit of ${timedOutMs / 1000} s`);
+  if (timedOut) {
+    const what = timedOut.which === 'this' ? 'the command was stopped' : 'the previous command was stopped (its output comes first)';
+    notes.push(`${what}: it ran longer than the server's limit of ${timedOut.ms / 1000} s`);
+  }
   if (result.status === 'running') notes.push('still running: call again with an empty command to see more, or send C-c with is_input');
   else if (result.status === 'broken') notes.push(`session broken (${result.why ?? 'no reason given'}): use a new terminal_id`);
   else notes.push(`exit code ${result.exitCode ?? 'unknown'}`);
@@ -867,7 +876,7 @@ function sessionResult(result: ExecuteResult, content: string, truncated: boolea
     working_dir: result.workingDir,
     terminal_id: result.terminalId,
     truncated,
-    ...(timedOutMs !== undefined ? { timed_out: true } : {}),
+    ...(timedOut ? { timed_out: timedOut.which } : {}),
     ...(result.why !== undefined ? { why: result.why } : {}),
   });
 }
