@@ -1,10 +1,12 @@
 /**
  * The `acp-terminal` command line: `acp-terminal mcp [flags]` serves the terminal tools over stdio (or
- * streamable HTTP on 127.0.0.1 with `--http PORT`). Flags and an optional JSON config file map onto
- * `TerminalHost`'s options; every value is checked before serving (a bad one: a message and exit 2).
+ * streamable HTTP on 127.0.0.1 with `--http PORT`, every request carrying the bearer token). Flags and
+ * an optional JSON config file map onto `TerminalHost`'s options; every value is checked before serving
+ * (a bad one: a message and exit 2).
  *
  * Invariants: nothing is started or written before the first tool call except the audit file's open
- * (an MCP client may spawn the server only to probe it); when the client goes (stdin ends) or on
+ * and, with `--http`, the token file's creation (an MCP client may spawn a stdio server only to probe
+ * it); when the client goes (stdin ends) or on
  * SIGTERM/SIGINT/SIGHUP, every process the server started is killed before it exits.
  */
 

@@ -4,8 +4,11 @@
  * descriptions are written for models (every parameter described, with its unit).
  *
  * Invariants: every command a tool starts went through the host's checks (`createTerminal`, or
- * `authorize` for a session command) and, when the server asks, through the user's approval, bound to
- * the exact request; a tool error is a result with `isError` whose text starts with the host's error
+ * `authorize` for a session command, whose shell then gets the line `authorize` checked and rebuilt) and,
+ * when the server asks, through the user's approval, bound to the exact request; under a policy or `ask`,
+ * text typed into a running session command passed the same checks as the command line it becomes when
+ * the command ends before reading it, and nothing typed or keyed can edit that line into another; a
+ * session command outliving the host's `timeoutMs` is interrupted; a tool error is a result with `isError` whose text starts with the host's error
  * code; a cancelled call kills the command it started or waits for; a finished terminal is released once
  * its exit was reported (its final output stays readable through `output`); progress notifications are
  * awaited before the result, so none is lost.
@@ -839,9 +842,18 @@ function guardText(text: string, noEnter: boolean): string {
     refuse('no_enter', 'typed input must end with Enter under this server\'s command policy: text left without it could be completed into an unchecked command line');
   }
   const body = text.endsWith('\r\n') ? text.slice(0, -2) : /[\r\n]$/.test(text) ? text.slice(0, -1) : text;
-  const control = /[\x00-\x08\x0b-\x1f\x7f]/.exec(body);
-  if (control) {
-    refuse('command', `typed input holds the control byte 0x${control[0].charCodeAt(0).toString(16).padStart(2, '0')} at index ${control.index}, refused under this server's command policy (the terminal's line editing would change the line it could become); send keys such as C-c by name`);
+  // Tabs and line ends are kept; every other C0 byte and DEL is something the line discipline may act on.
+  const index = [...body].findIndex((ch) => {
+    const code = ch.charCodeAt(0);
+    return (code < 0x20 && ch !== '\t' && ch !== '\n') || code === 0x7f;
+  });
+  if (index !== -1) {
+    const code = [...body][index]!.charCodeAt(0);
+    refuse(
+      'command',
+      `typed input holds the control byte 0x${code.toString(16).padStart(2, '0')} at character ${index}, refused under this server's command ` +
+        'policy (the terminal\'s line editing would change the line it could become); send keys such as C-c by name',
+    );
   }
   return body;
 }
