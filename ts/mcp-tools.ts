@@ -228,6 +228,11 @@ export class TerminalToolState {
     return this.due.has(terminalId);
   }
 
+  /** Gives back what `takeTimedOut` took, for a call that was refused before it could report it. */
+  keepTimedOut(terminalId: string, result: ExecuteResult): void {
+    if (!this.timedOut.has(terminalId)) this.timedOut.set(terminalId, Promise.resolve(result));
+  }
+
   /** What a timeout's interrupt of `terminalId` collected, once (awaited: it may still be under way). */
   async takeTimedOut(terminalId: string): Promise<ExecuteResult | undefined> {
     const result = this.timedOut.get(terminalId);
@@ -728,8 +733,9 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
           // reading it: it must pass as one (and, asked, be approved as one), whole, and nothing may edit it.
           const text = guardText(args.command, args.no_enter === true);
           const cwd = shellCwd();
-          const authorized = await host.authorize({ sessionId: MCP_SESSION_ID, command: text, ...(cwd ? { cwd } : {}) });
-          if (state.ask) {
+          // A bare Enter makes an empty line: nothing to judge.
+          const authorized = text.trim() === '' ? undefined : await host.authorize({ sessionId: MCP_SESSION_ID, command: text, ...(cwd ? { cwd } : {}) });
+          if (state.ask && authorized) {
             const decision = askUser(state, server, ctx, authorized, ['terminal_execute:input', terminalId, authorized.cwd, args.command], TYPE_QUESTION);
             if (decision === false) return notApproved();
             if (decision !== true) return decision;
@@ -763,13 +769,19 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         }
         if (polling) state.setWaiting(terminalId, true);
         try {
-          result = await sessions.execute({
-            terminalId,
-            command,
-            isInput,
-            noEnter: args.no_enter === true,
-            timeoutMs: Math.max(1, polling ? Math.min(chunkMs, deadline - Date.now()) : deadline - Date.now()),
-          });
+          try {
+            result = await sessions.execute({
+              terminalId,
+              command,
+              isInput,
+              noEnter: args.no_enter === true,
+              timeoutMs: Math.max(1, polling ? Math.min(chunkMs, deadline - Date.now()) : deadline - Date.now()),
+            });
+          } catch (error) {
+            // Refused (nothing running to type into, ...): what a timeout collected stays for the next call.
+            if (earlier) state.keepTimedOut(terminalId, earlier);
+            throw error;
+          }
           if (newLine) state.startDeadline(terminalId);
           append(result);
           // A command is waited for in short steps, so progress carries its newest output, a cancel stops it
