@@ -679,7 +679,9 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         'with `is_input: true` to type into it (a line of text, or a key such as C-c, C-d, Up, Enter), or send C-c to ' +
         'interrupt it. Returns the new output (`content`), `exit_code` (null while running or unknown), `status` ' +
         '("completed", "running", or "broken": then use a new terminal_id) and `working_dir`. Commands are checked ' +
-        'against the user\'s policy like `run`.',
+        'against the user\'s policy like `run`; under a policy, typed text is checked as a command line too (the shell ' +
+        'runs it as one if the program ends before reading it), so give programs their answers in flags where you can. ' +
+        '`timed_out` says the server\'s time limit stopped the command.',
       inputSchema: z.object({
         command: z
           .string()
