@@ -83,6 +83,22 @@ export interface ApprovalRequest {
 }
 
 /**
+ * What `TerminalHost.authorize` resolves with: what `approve` would be asked about, and what would run,
+ * for a front end that runs the command in a runner of its own (a persistent shell).
+ */
+export interface AuthorizedRequest extends ApprovalRequest {
+  /**
+   * What runs: the request's `command`, or under an allow list the line (or, run directly, the program)
+   * rebuilt from what was checked, each program by the real path that was checked.
+   */
+  runCommand: string;
+  /** The arguments that run with `runCommand` run directly (under an allow list, the checked argv's); undefined for a shell line. */
+  runArgs: string[] | undefined;
+  /** True when `runCommand` is a shell line (no arguments, run by the host's shell). */
+  shellLine: boolean;
+}
+
+/**
  * How an arg-less `terminal/create` (no `args`, or `args: []`) is read:
  * - `'shell'`: `command` is a shell line (`sh -c command`), as the ACP spec and Zed read it. A path with a
  *   space (`/opt/x/tool with space`) runs `/opt/x/tool` with two arguments.

@@ -33,7 +33,7 @@ import {
 import { normalizeSnapshot, TerminalEntries, type LiveTerminalInfo } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
 import type {
-  ApprovalRequest,
+  AuthorizedRequest,
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,
@@ -58,6 +58,7 @@ export type {
   ApprovalOptions,
   ApprovalRequest,
   ArglessMode,
+  AuthorizedRequest,
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,
@@ -156,12 +157,14 @@ export class TerminalHost implements AsyncDisposable {
 
   /**
    * Runs every check of `createTerminal` but the approval (shape, allowed roots, environment, command
-   * policy) and starts nothing: resolves with what `approve` would be asked about, for a front end that
-   * puts the question to the user itself before it creates the terminal, or that runs the command in
-   * another runner (`createMcpServer`'s persistent sessions). A refusal rejects with the error
-   * `createTerminal` would give and emits `denied`; nothing else is emitted.
+   * policy) and starts nothing: resolves with what `approve` would be asked about and what would run
+   * (`runCommand`: under an allow list, rebuilt from what was checked), for a front end that puts the
+   * question to the user itself before it creates the terminal, or that runs the command in another
+   * runner (`createMcpServer`'s persistent sessions, which must run `runCommand`, not the request's
+   * text). A refusal rejects with the error `createTerminal` would give and emits `denied`; nothing else
+   * is emitted.
    */
-  async authorize(request: HostCreateTerminalRequest): Promise<ApprovalRequest> {
+  async authorize(request: HostCreateTerminalRequest): Promise<AuthorizedRequest> {
     const seen: { cwd: string | undefined } = { cwd: undefined };
     try {
       if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
@@ -172,7 +175,14 @@ export class TerminalHost implements AsyncDisposable {
         if (sessionCwd !== undefined) req.cwd = sessionCwd;
       }
       seen.cwd = req.cwd ?? undefined;
-      return (await checkRequest(this.settings, request, req, seen)).approval;
+      const checked = await checkRequest(this.settings, request, req, seen);
+      const shellLine = (checked.runArgs ?? []).length === 0 && checked.options.shell !== false;
+      return {
+        ...checked.approval,
+        runCommand: shellLine ? checked.runCommand : (checked.program ?? checked.runCommand),
+        runArgs: shellLine ? undefined : [...(checked.runArgs ?? [])],
+        shellLine,
+      };
     } catch (error) {
       if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
       throw error;

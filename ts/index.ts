@@ -132,6 +132,7 @@ export {
   type HostTerminalRequest,
   type ApprovalOptions,
   type ApprovalRequest,
+  type AuthorizedRequest,
   type ArglessMode,
   type TerminalCreatedEvent,
   type TerminalHostOptions,
@@ -254,7 +255,7 @@ export {
   type ShellSessionsOptions,
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';
-export type { McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
+export type { McpHttpOptions, McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
 
 /**
  * Terminals as MCP tools (see `docs/mcp.md`): builds a server over a `TerminalHost` or the options of

@@ -1,18 +1,21 @@
 /**
  * The `acp-terminal` command line: `acp-terminal mcp [flags]` serves the terminal tools over stdio (or
- * streamable HTTP on 127.0.0.1 with `--http PORT`). Flags and an optional JSON config file map onto
- * `TerminalHost`'s options; every value is checked before serving (a bad one: a message and exit 2).
+ * streamable HTTP on 127.0.0.1 with `--http PORT`, every request carrying the bearer token). Flags and
+ * an optional JSON config file map onto `TerminalHost`'s options; every value is checked before serving
+ * (a bad one: a message and exit 2).
  *
  * Invariants: nothing is started or written before the first tool call except the audit file's open
- * (an MCP client may spawn the server only to probe it); when the client goes (stdin ends) or on
+ * and, with `--http`, the token file's creation (an MCP client may spawn a stdio server only to probe
+ * it); when the client goes (stdin ends) or on
  * SIGTERM/SIGINT/SIGHUP, every process the server started is killed before it exits.
  */
 
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage } from './errors';
 import type { TerminalHostOptions } from './host-types';
-import { createMcpServer, packageVersion, type McpTerminalServer } from './mcp';
+import { createMcpServer, HTTP_TOKEN_PATTERN, packageVersion, type McpTerminalServer } from './mcp';
 import type { CommandPolicy } from './policy';
 import { SECRET_ENV_PATTERNS, type EnvPolicy } from './policy-env';
 import type { ResourceLimits, SandboxOptions } from './types';
@@ -31,6 +34,11 @@ interface FlagSpec {
 const FLAGS: FlagSpec[] = [
   { name: 'config', value: 'FILE', help: 'JSON file with any of the options below (keys: the flag names in camelCase); flags win over it' },
   { name: 'http', value: 'PORT', help: 'serve streamable HTTP on 127.0.0.1:PORT at /mcp instead of stdio (0: any free port, printed on stderr)' },
+  {
+    name: 'http-token-file',
+    value: 'FILE',
+    help: 'with --http: the bearer token clients must send, read from FILE (yours, mode 0600); a FILE that does not exist is created (0600) with a new token. Default: a new token, printed on stderr',
+  },
   { name: 'cwd', value: 'DIR', help: 'working directory of commands that name none (default: the current directory)' },
   { name: 'allowed-root', value: 'DIR', repeat: true, help: 'commands may only start in DIR or below (symlinks resolved); repeatable' },
   { name: 'allow', value: 'RULE', repeat: true, help: 'allow only programs matching RULE (a name glob like `git`, `python*`, or a path glob with /); repeatable' },
@@ -78,6 +86,7 @@ export function helpText(): string {
 /** The flags as read (from the config file, then the command line). */
 export interface McpCliConfig {
   http?: number;
+  httpTokenFile?: string;
   cwd?: string;
   allowedRoot?: string[];
   allow?: string[];
@@ -269,7 +278,48 @@ export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptio
     if (!fs.existsSync(dir)) throw new UsageError(`--audit: the directory of ${JSON.stringify(config.audit)} does not exist`);
   }
   if (config.http !== undefined && (!Number.isSafeInteger(config.http) || config.http > 65535)) throw new UsageError('--http: must be a port number (0-65535)');
+  if (config.httpTokenFile !== undefined && config.http === undefined) throw new UsageError('--http-token-file: only means something with --http');
   return { host, ask: config.ask === true, sessions: config.noSessions !== true, audit: config.audit };
+}
+
+/**
+ * The bearer token of `--http`: read from `file` when it exists (it must be this user's, readable by no one
+ * else, and hold a token), else made and written there (created 0600, never over an existing file); without
+ * `file`, made here. `created` says whether it was written.
+ */
+export function httpToken(file: string | undefined): { token: string; created: boolean } {
+  if (file === undefined) return { token: randomBytes(32).toString('base64url'), created: false };
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`--http-token-file: cannot open ${JSON.stringify(file)}: ${errorMessage(error)}`);
+    const token = randomBytes(32).toString('base64url');
+    try {
+      // O_EXCL: a file someone else put there first is never written to (nor its token used).
+      fs.writeFileSync(file, `${token}\n`, { flag: 'wx', mode: 0o600 });
+    } catch (writeError) {
+      throw new UsageError(`--http-token-file: cannot create ${JSON.stringify(file)}: ${errorMessage(writeError)}`);
+    }
+    return { token, created: true };
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new UsageError(`--http-token-file: ${JSON.stringify(file)} is not a regular file`);
+    if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
+      throw new UsageError(`--http-token-file: ${JSON.stringify(file)} belongs to another user (uid ${stat.uid}), who would know the token`);
+    }
+    if ((stat.mode & 0o077) !== 0) {
+      throw new UsageError(`--http-token-file: ${JSON.stringify(file)} is readable or writable by others (mode ${(stat.mode & 0o777).toString(8)}): chmod 600 it`);
+    }
+    const token = fs.readFileSync(fd, 'utf8').trim();
+    if (!HTTP_TOKEN_PATTERN.test(token)) {
+      throw new UsageError(`--http-token-file: ${JSON.stringify(file)} must hold one token of at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then = padding)`);
+    }
+    return { token, created: false };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Opens the audit file (append) and returns a writer of JSON lines. */
@@ -293,6 +343,7 @@ function auditWriter(file: string): (event: object) => void {
 export async function runMcp(argv: readonly string[]): Promise<number> {
   let server: McpTerminalServer;
   let httpPort: number | undefined;
+  let http: { token: string; created: boolean; file: string | undefined } | undefined;
   try {
     const { config, help, version } = parseArgs(argv);
     if (help) {
@@ -305,6 +356,7 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
     }
     const options = hostOptionsFrom(config);
     httpPort = config.http;
+    if (httpPort !== undefined) http = { ...httpToken(config.httpTokenFile), file: config.httpTokenFile };
     const audit = options.audit !== undefined ? auditWriter(options.audit) : undefined;
     server = createMcpServer(
       { ...options.host, ...(audit ? { onEvent: audit } : {}) },
@@ -328,8 +380,11 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => void shutdown(0));
   if (httpPort !== undefined) {
     try {
-      const { url } = await server.listenHttp(httpPort);
+      const { url } = await server.listenHttp(httpPort, '127.0.0.1', { token: http!.token });
       process.stderr.write(`acp-terminal mcp: serving ${url}\n`);
+      // Every request must carry the token: other users of this machine can reach the port, not the token.
+      if (http!.file === undefined) process.stderr.write(`acp-terminal mcp: send the header Authorization: Bearer ${http!.token}\n`);
+      else process.stderr.write(`acp-terminal mcp: send the header Authorization: Bearer <the token in ${http!.file}${http!.created ? ', just created' : ''}>\n`);
     } catch (error) {
       process.stderr.write(`acp-terminal mcp: --http ${httpPort}: ${errorMessage(error)}\n`);
       await server.close();
