@@ -24,7 +24,10 @@ use crate::sys::spawn::{self as launch, Command, Ends, Join, Leader};
 mod plan;
 
 pub use crate::sys::spawn::{Io, Limits};
-pub use plan::{cwd_in_roots, env_defaults, plan, resolve, Shell, SpawnPlan, SpawnRequest};
+pub use plan::{
+    canonical_roots, check_env_name, check_text, cwd_in_roots, env_defaults, plan, resolve, Shell,
+    SpawnPlan, SpawnRequest,
+};
 
 /// A started child: its exit watch, its containment's leader and our ends of its I/O.
 #[derive(Debug)]
