@@ -169,6 +169,29 @@ export declare function analyseShellArgv(argv: Array<string>): ShellLineAnalysis
  */
 export declare function analyseShellLine(line: string): ShellLineAnalysis
 
+/**
+ * The roots of `options.allowedRoots` as `createTerminal` compares a working directory with
+ * them: each absolute, opened as a directory and resolved (symlinks, `..`) now, in the form the
+ * opened cwd is read back in. Synchronous, for a caller that pins its roots once, when it is
+ * configured. Throws with `code` `ERR_INVALID_ARG` naming `options.allowedRoots[i]` (relative,
+ * a NUL byte, missing, not a directory).
+ */
+export declare function canonicalRoots(allowedRoots: string[]): Array<string>
+
+/**
+ * Throws `ERR_INVALID_ARG` naming `field` unless `name` is a variable name `createTerminal`
+ * accepts (non-empty, no `=`, no NUL byte), for a caller that checks a request before
+ * starting it.
+ */
+export declare function checkEnvName(name: string, field: string): void
+
+/**
+ * Throws `ERR_INVALID_ARG` naming `field` when `value` holds a NUL byte: the rule
+ * `createTerminal` applies to every string it passes to the OS, for a caller that checks a
+ * request before starting it.
+ */
+export declare function checkText(value: string, field: string): void
+
 /** Reports how terminals are contained in this process (starts the guardian if needed). */
 export declare function containmentInfo(): ContainmentInfo
 

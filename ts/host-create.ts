@@ -51,7 +51,7 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
   if (request.cwd !== undefined && request.cwd !== null && typeof request.cwd !== 'string') {
     throw invalidArg('cwd', `must be an absolute path string, got ${JSON.stringify(request.cwd)}`);
   }
-  if (typeof request.cwd === 'string' && request.cwd.includes('\0')) throw invalidArg('cwd', 'contains a NUL byte');
+  if (typeof request.cwd === 'string') rejectNul(request.cwd, 'cwd');
   const requested = (settings.clampLimits ? clampedCount : optionalCount)(request.outputByteLimit, 'outputByteLimit');
   const outputByteLimit = Math.min(requested ?? settings.defaultLimit, settings.maxLimit);
   const env = mergeEnv(settings.envOverlay, request.env == null ? [] : normalizeEnv(request.env, 'env'));

@@ -193,8 +193,8 @@ export interface TerminalHostOptions {
   createTerminal?: CreateTerminalFn;
   /**
    * Directories a command may start in. The cwd (the request's, else the host's `cwd`, else this
-   * process's), with symlinks and `..` resolved by realpath, must be one of them or lie below one;
-   * otherwise `ERR_CWD_OUTSIDE_ROOTS`. The roots are resolved once, when the host is created. The check
+   * process's), with symlinks and `..` resolved, must be one of them or lie below one; otherwise
+   * `ERR_CWD_OUTSIDE_ROOTS`. The roots are resolved once, by the core, when the host is created. The check
    * is made twice: here, before the policy and the approval (which see the resolved directory), and by
    * the core at spawn (the backend gets `allowedRoots`), which opens the directory once, checks the
    * opened directory and starts the command in it: a symlink swapped in after any check changes

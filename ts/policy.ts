@@ -25,23 +25,17 @@ import type { ResolveProgramFn } from './types';
 // ---------------------------------------------------------------------------------------------------
 // Working directory
 
-/** Validates and canonicalizes `allowedRoots` (absolute, existing; symlinks resolved). */
+/**
+ * Validates `allowedRoots` and pins them: the core resolves each root (`canonicalRoots`: absolute,
+ * an existing directory, symlinks resolved) by the rule it applies when it checks a cwd against them.
+ */
 export function compileRoots(roots: unknown, field: string): string[] | undefined {
   if (roots === undefined || roots === null) return undefined;
   if (!Array.isArray(roots)) throw invalidArg(field, 'must be an array of absolute directory paths');
-  return roots.map((root: unknown, i) => {
-    if (typeof root !== 'string' || !path.isAbsolute(root) || root.includes('\0')) {
-      throw invalidArg(`${field}[${i}]`, `must be an absolute path, got ${JSON.stringify(root)}`);
-    }
-    let real: string;
-    try {
-      real = fs.realpathSync(root);
-    } catch (error) {
-      throw invalidArg(`${field}[${i}]`, `${JSON.stringify(root)} cannot be resolved: ${errorMessage(error)}`);
-    }
-    if (!fs.statSync(real).isDirectory()) throw invalidArg(`${field}[${i}]`, `${JSON.stringify(root)} is not a directory`);
-    return real;
+  roots.forEach((root: unknown, i) => {
+    if (typeof root !== 'string') throw invalidArg(`${field}[${i}]`, `must be an absolute path, got ${JSON.stringify(root)}`);
   });
+  return loadNative().canonicalRoots(roots as string[]);
 }
 
 /**

@@ -284,6 +284,46 @@ pub fn cwd_in_roots<'env>(
     )
 }
 
+/// The roots of `options.allowedRoots` as `createTerminal` compares a working directory with
+/// them: each absolute, opened as a directory and resolved (symlinks, `..`) now, in the form the
+/// opened cwd is read back in. Synchronous, for a caller that pins its roots once, when it is
+/// configured. Throws with `code` `ERR_INVALID_ARG` naming `options.allowedRoots[i]` (relative,
+/// a NUL byte, missing, not a directory).
+#[napi(ts_args_type = "allowedRoots: string[]")]
+pub fn canonical_roots(env: &Env, allowed_roots: Unknown) -> Result<Vec<String>> {
+    let roots = as_array(&allowed_roots, "options.allowedRoots")
+        .and_then(|items| {
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, r)| as_string(r, &format!("options.allowedRoots[{i}]")))
+                .collect::<Parsed<Vec<_>>>()
+        })
+        .map_err(|e| js_error(env, e))?;
+    let resolved = spawn::canonical_roots(Some(&roots)).map_err(|e| js_error(env, e))?;
+    Ok(resolved
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect())
+}
+
+/// Throws `ERR_INVALID_ARG` naming `field` when `value` holds a NUL byte: the rule
+/// `createTerminal` applies to every string it passes to the OS, for a caller that checks a
+/// request before starting it.
+#[napi]
+pub fn check_text(env: &Env, value: String, field: String) -> Result<()> {
+    spawn::check_text(&value, &field).map_err(|e| js_error(env, e))
+}
+
+/// Throws `ERR_INVALID_ARG` naming `field` unless `name` is a variable name `createTerminal`
+/// accepts (non-empty, no `=`, no NUL byte), for a caller that checks a request before
+/// starting it.
+#[napi]
+pub fn check_env_name(env: &Env, name: String, field: String) -> Result<()> {
+    spawn::check_env_name(&name, &field).map_err(|e| js_error(env, e))
+}
+
 /// True when `name`, as written, is a tmux key name that `sendKeys()` sends as a key: the
 /// canonical spelling only (case-sensitive): optional `C-`, `M-`, `S-` prefixes, then a named
 /// key exactly as tmux spells it (`Enter`, `Up`, `F5`, `PgUp`, `BSpace`, `DC`, …) or, after at

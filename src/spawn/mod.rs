@@ -21,7 +21,10 @@ use crate::sys::spawn::{self as launch, Command, Join, Leader, Started};
 mod plan;
 
 pub use crate::sys::spawn::{Io, Limits};
-pub use plan::{cwd_in_roots, env_defaults, plan, resolve, Shell, SpawnPlan, SpawnRequest};
+pub use plan::{
+    canonical_roots, check_env_name, check_text, cwd_in_roots, env_defaults, plan, resolve, Shell,
+    SpawnPlan, SpawnRequest,
+};
 
 /// Starts the planned child in what `join` names (its cgroups; on Windows its job): its own
 /// process group (a new session on a pty, or with a sandbox), stdin on the null device (or
