@@ -133,7 +133,6 @@ export async function checkRequest(
   req: AppliedCreateRequest,
   seen: { cwd: string | undefined },
 ): Promise<CheckedRequest> {
-  let program: string | undefined;
   // With a backend, the far end answers what this machine would (its PATH, cwd, environment, files).
   const far = settings.remote ? await remoteFacts(settings.remote, settings) : undefined;
   const roots = far ? far.roots : settings.roots;
@@ -211,8 +210,7 @@ export async function checkRequest(
   const judged = far
     ? await settings.remote!.far.judge({ path: far.facts.path, cwd: far.facts.cwd }, judge)
     : judge(settings.resolveProgram ?? loadNativeResolveProgram(), undefined);
-  program = judged.program;
-  const { commands, runCommand, runArgs } = judged;
+  const { program, commands, runCommand, runArgs } = judged;
   if (judged.shell === false) options.shell = false;
   const approval: ApprovalRequest = {
     sessionId: req.sessionId,
