@@ -56,16 +56,16 @@ fn programs(req: &Map<String, Value>) -> Result<Vec<Program>, TermError> {
     let Some(v) = req.get("programs").filter(|v| !v.is_null()) else {
         return Ok(Vec::new());
     };
-    let items = v
-        .as_array()
-        .ok_or_else(|| TermError::invalid_arg("programs must be an array of {command, cwd?, path?}"))?;
+    let items = v.as_array().ok_or_else(|| {
+        TermError::invalid_arg("programs must be an array of {command, cwd?, path?}")
+    })?;
     items
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let o = item
-                .as_object()
-                .ok_or_else(|| TermError::invalid_arg(format!("programs[{i}] must be an object")))?;
+            let o = item.as_object().ok_or_else(|| {
+                TermError::invalid_arg(format!("programs[{i}] must be an object"))
+            })?;
             let text = |k: &str| -> Result<Option<String>, TermError> {
                 match o.get(k) {
                     None | Some(Value::Null) => Ok(None),
@@ -98,7 +98,9 @@ pub(super) fn lookup(req: &Map<String, Value>) -> Result<Reply, TermError> {
         Some(_) => return Err(TermError::invalid_arg("cwd must be a string")),
     };
     if cwd.is_some() && req.get("roots").is_none_or(Value::is_null) {
-        return Err(TermError::invalid_arg("cwd is checked against roots: give roots"));
+        return Err(TermError::invalid_arg(
+            "cwd is checked against roots: give roots",
+        ));
     }
     let want_env = req.get("env").and_then(Value::as_bool).unwrap_or(false);
     Ok(Box::pin(async move {
@@ -121,7 +123,11 @@ fn answer(
         .iter()
         .map(|p| {
             let dir = p.cwd.as_deref().map_or_else(|| here.clone(), PathBuf::from);
-            let path = p.path.as_ref().map(OsString::from).or_else(|| server_path.clone());
+            let path = p
+                .path
+                .as_ref()
+                .map(OsString::from)
+                .or_else(|| server_path.clone());
             match crate::spawn::resolve(&p.command, path.as_deref(), &dir) {
                 Ok(found) => json!({"path": found.to_string_lossy()}),
                 Err(e) => json!({"error": error_json(&e)}),
@@ -160,7 +166,9 @@ fn answer(
     }
     if want_env {
         let env: Vec<Value> = std::env::vars_os()
-            .filter_map(|(k, v)| Some(json!({"name": k.into_string().ok()?, "value": v.into_string().ok()?})))
+            .filter_map(|(k, v)| {
+                Some(json!({"name": k.into_string().ok()?, "value": v.into_string().ok()?}))
+            })
             .collect();
         out["env"] = Value::Array(env);
     }

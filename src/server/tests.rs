@@ -406,19 +406,36 @@ async fn lookup_answers_from_the_servers_path_and_file_system() {
     assert_eq!(r["cwdInRoots"]["inside"], false);
     assert_eq!(r["cwdInRoots"]["resolved"], "/");
     assert_eq!(r["path"], json!(std::env::var("PATH").ok()));
-    assert!(r["env"].as_array().unwrap().iter().any(|e| e["name"] == "PATH"));
+    assert!(r["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["name"] == "PATH"));
     let inside = c
         .ok(2, json!({"op": "lookup", "roots": [link_s], "cwd": link_s}))
         .await;
     assert_eq!(inside["cwdInRoots"]["inside"], true);
     let missing = c
-        .ok(3, json!({"op": "lookup", "roots": ["/"], "cwd": "/no/such/dir"}))
+        .ok(
+            3,
+            json!({"op": "lookup", "roots": ["/"], "cwd": "/no/such/dir"}),
+        )
         .await;
     assert_eq!(missing["cwdInRoots"]["error"]["code"], "ERR_INVALID_CWD");
-    let bad = c.call(4, json!({"op": "lookup", "roots": ["/no/such/root"]})).await;
+    let bad = c
+        .call(4, json!({"op": "lookup", "roots": ["/no/such/root"]}))
+        .await;
     assert_eq!(bad["error"]["code"], "ERR_INVALID_ARG");
-    assert!(bad["error"]["message"].as_str().unwrap().contains("roots[0]"));
-    let bad = c.call(5, json!({"op": "lookup", "programs": [{"cwd": "/"}]})).await;
-    assert!(bad["error"]["message"].as_str().unwrap().contains("programs[0].command"));
+    assert!(bad["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("roots[0]"));
+    let bad = c
+        .call(5, json!({"op": "lookup", "programs": [{"cwd": "/"}]}))
+        .await;
+    assert!(bad["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("programs[0].command"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
