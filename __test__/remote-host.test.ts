@@ -151,3 +151,20 @@ describeIf('acp-terminal-server', built, `${HOST_SERVER} is not built (bash scri
     expect(() => new TerminalHost({ backend: {} as never })).toThrow(expect.objectContaining({ message: expect.stringContaining('options.backend') }));
   });
 });
+
+describeIf('acp-terminal-server', built, `${HOST_SERVER} is not built`)('ShellSessions and a remote backend', () => {
+  test("a remote backend's terminal is refused naming options.createTerminal (its pid names no process of this machine)", async () => {
+    const backend = backends.command([HOST_SERVER]);
+    const { ShellSessions } = await import('../ts/sessions');
+    const shells = new ShellSessions({ createTerminal: backend.createTerminal as never });
+    try {
+      await expect(shells.execute({ command: 'echo hi' })).rejects.toMatchObject({
+        code: 'ERR_INVALID_ARG',
+        message: expect.stringContaining('options.createTerminal'),
+      });
+    } finally {
+      await shells.closeAll();
+      await backend.close();
+    }
+  });
+});
