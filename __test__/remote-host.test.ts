@@ -11,6 +11,7 @@ import * as path from 'node:path';
 
 import * as backends from '../ts/backends';
 import { TerminalHost } from '../ts/host';
+import { ShellSessions } from '../ts/sessions';
 import type { TerminalHostOptions } from '../ts/host-types';
 import { connectOverStreams, type Wire } from './fixtures/acp-wire';
 import { HOST_SERVER } from './fixtures/remote-env';
@@ -155,7 +156,6 @@ describeIf('acp-terminal-server', built, `${HOST_SERVER} is not built (bash scri
 describeIf('acp-terminal-server', built, `${HOST_SERVER} is not built`)('ShellSessions and a remote backend', () => {
   test("a remote backend's terminal is refused naming options.createTerminal (its pid names no process of this machine)", async () => {
     const backend = backends.command([HOST_SERVER]);
-    const { ShellSessions } = await import('../ts/sessions');
     const shells = new ShellSessions({ createTerminal: backend.createTerminal as never });
     try {
       await expect(shells.execute({ command: 'echo hi' })).rejects.toMatchObject({
