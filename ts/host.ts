@@ -61,6 +61,7 @@ export type {
   HostCreateTerminalResponse,
   HostTerminalRequest,
   RegisterTerminalHandlersOptions,
+  TerminalBackend,
   TerminalCreatedEvent,
   TerminalHostOptions,
 } from './host-types';
