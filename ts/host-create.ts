@@ -7,11 +7,12 @@
 import * as path from 'node:path';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg, type PolicyErrorCode } from './errors';
 import type { TerminalAuditEvent } from './events';
-import { childPath, hostPath, type HostSettings } from './host-options';
+import type { FarFacts } from './backends/far';
+import { childPath, hostPath, type HostSettings, type RemoteSettings } from './host-options';
 import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest } from './host-types';
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
 import { type NetworkListener, networkRulesOf } from './network-proxy';
-import { checkCommand, resolveCwdInRoots, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
+import { checkCommand, resolveCwdInRoots, resolveHostShell, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import { shellWord } from './shell-quote';
 import type { CreateTerminalOptions, EnvVariable, ResolveProgramFn, TerminalLike } from './types';
@@ -66,6 +67,44 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
   };
 }
 
+/** What the synchronous part of `checkRequest` (program lookup and the command policy) found. */
+interface Judged {
+  program: string | undefined;
+  commands: PolicyCommand[];
+  runCommand: string;
+  runArgs: string[] | undefined;
+  shell: CreateTerminalOptions['shell'];
+}
+
+/**
+ * A backend's far end as a create needs it: its PATH, cwd and environment, and the host's roots and
+ * shell settled there (once; again after a failure, such as a lost connection).
+ */
+async function remoteFacts(
+  remote: RemoteSettings,
+  settings: HostSettings,
+): Promise<{ facts: FarFacts; roots: string[] | undefined; shell: string | undefined }> {
+  const facts = await remote.far.standing();
+  if (!remote.settled) {
+    const p = (async () => {
+      const roots = remote.roots ? await remote.far.roots(remote.roots, 'options.allowedRoots') : undefined;
+      const name = remote.shell;
+      const shell =
+        name === undefined
+          ? undefined
+          : await remote.far.judge({ path: facts.path, cwd: facts.cwd }, (resolve) =>
+              resolveHostShell(name, childPath(settings.envOverlay) ?? facts.path, settings.cwd, resolve),
+            );
+      return { roots, shell };
+    })();
+    remote.settled = p;
+    p.catch(() => {
+      if (remote.settled === p) remote.settled = undefined;
+    });
+  }
+  return { facts, ...(await remote.settled) };
+}
+
 /** What `checkRequest` found: the request as it will be spawned, and what an approver is asked about. */
 export interface CheckedRequest {
   /** The backend options of this create (shell, inheritEnv, allowedRoots settled). */
@@ -95,61 +134,85 @@ export async function checkRequest(
   req: AppliedCreateRequest,
   seen: { cwd: string | undefined },
 ): Promise<CheckedRequest> {
-  let program: string | undefined;
+  // With a backend, the far end answers what this machine would (its PATH, cwd, environment, files).
+  const far = settings.remote ? await remoteFacts(settings.remote, settings) : undefined;
+  const roots = far ? far.roots : settings.roots;
   // 1. Working directory inside the allowed roots (resolved here for the policy and the approval; the
   //    backend checks it again on the directory it opens and starts the command in: see allowedRoots).
   let cwd = req.cwd ?? undefined;
-  if (settings.roots) {
-    const target = cwd ?? process.cwd();
-    if (!path.isAbsolute(target)) {
+  if (roots) {
+    const target = cwd ?? (far ? far.facts.cwd : process.cwd());
+    if (!(far ? path.posix : path).isAbsolute(target)) {
       throw new AcpTerminalError('ERR_INVALID_CWD', `cwd: must be an absolute path, got ${JSON.stringify(target)}`, { field: 'cwd' });
     }
-    cwd = await resolveCwdInRoots(target, settings.roots);
+    cwd = far ? await settings.remote!.far.cwdInRoots(target, roots) : await resolveCwdInRoots(target, roots);
     seen.cwd = cwd;
   }
   // 2. Environment: inherited variables filtered by name, then the overlay and the request's env.
-  const options: CreateTerminalOptions = { ...settings.backendOptions, ...(settings.roots ? { allowedRoots: settings.roots } : {}) };
+  const options: CreateTerminalOptions = {
+    ...settings.backendOptions,
+    ...(far?.shell !== undefined ? { shell: far.shell } : {}),
+    ...(roots ? { allowedRoots: roots } : {}),
+  };
   let env = req.env ?? [];
   if (settings.dropEnv) {
-    env = mergeEnv(filteredInheritedEnv(settings.dropEnv), env);
+    env = mergeEnv(filteredInheritedEnv(settings.dropEnv, far ? far.facts.env : process.env), env);
     options.inheritEnv = false;
   }
-  // 3. How an arg-less request is read (`argless`): a shell line, or a program run directly.
   if (settings.envPolicy && request.env != null) checkRequestEnv(settings.envPolicy, normalizeEnv(request.env, 'env'));
   const args = req.args ?? [];
   const inherit = options.inheritEnv !== false;
-  const resolve = settings.resolveProgram ?? loadNativeResolveProgram();
-  let direct: string | undefined;
-  if (args.length === 0 && settings.backendOptions.shell !== false && arglessMode(settings, req) === 'auto') {
-    direct = directProgram(req.command, cwd, childPath(env) ?? hostPath([], inherit), resolve);
-    if (direct !== undefined) options.shell = false;
-  }
-  program = direct;
-  let runCommand = req.command;
-  let runArgs: string[] | undefined = req.args ? [...req.args] : undefined;
-  // 4. Command policy (and the program list the approver sees): it judges what will run.
-  let commands: PolicyCommand[] = [];
-  if (settings.commandPolicy || settings.approve) {
-    const policy: CompiledCommandPolicy = settings.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
-    const shellLine = args.length === 0 && options.shell !== false;
-    const result = checkCommand(policy, {
-      command: direct ?? req.command,
-      args,
-      shellLine,
-      cwd,
-      // A program is found through the host's PATH (and then run by its absolute path); the words of a
-      // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
-      path: shellLine ? (childPath(env) ?? hostPath([], inherit)) : hostPath(settings.envOverlay, settings.backendOptions.inheritEnv !== false),
-      resolve,
-      dialect: shellDialect(typeof options.shell === 'string' ? options.shell : undefined),
-      ...(settings.envPolicy ? { env: settings.envPolicy } : {}),
-    });
-    program = result.program;
-    commands = result.commands;
-    // Under an allow list what runs is the rebuild of what was checked, never the agent's text.
-    if (result.line !== undefined) runCommand = result.line;
-    if (result.argv !== undefined) runArgs = result.argv.slice(1);
-  }
+  // The PATH inherited by a command: the far end's with a backend.
+  const inheritedPath = (overlay: readonly EnvVariable[], inherits: boolean): string | undefined =>
+    far ? (childPath(overlay) ?? (inherits ? far.facts.path : undefined)) : hostPath(overlay, inherits);
+  // 3. How an arg-less request is read (`argless`): a shell line, or a program run directly.
+  const auto = args.length === 0 && options.shell !== false && arglessMode(settings, req) === 'auto';
+  // 3-4 are synchronous: with a backend they run against the far end's answers (FarEnd.judge).
+  const judge = (resolve: ResolveProgramFn, realPath: ((file: string) => string | undefined) | undefined): Judged => {
+    let program: string | undefined;
+    let direct: string | undefined;
+    const opts = { ...options };
+    if (auto) {
+      direct = directProgram(req.command, cwd, childPath(env) ?? inheritedPath([], inherit), resolve);
+      if (direct !== undefined) opts.shell = false;
+    }
+    program = direct;
+    let runCommand = req.command;
+    let runArgs: string[] | undefined = req.args ? [...req.args] : undefined;
+    // 4. Command policy (and the program list the approver sees): it judges what will run.
+    let commands: PolicyCommand[] = [];
+    if (settings.commandPolicy || settings.approve) {
+      const policy: CompiledCommandPolicy = settings.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
+      const shellLine = args.length === 0 && opts.shell !== false;
+      const result = checkCommand(policy, {
+        command: direct ?? req.command,
+        args,
+        shellLine,
+        cwd,
+        // A program is found through the host's PATH (and then run by its absolute path); the words of a
+        // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
+        path: shellLine
+          ? (childPath(env) ?? inheritedPath([], inherit))
+          : inheritedPath(settings.envOverlay, settings.backendOptions.inheritEnv !== false),
+        resolve,
+        ...(realPath ? { realPath } : {}),
+        // The far end is a Linux server: its shell lines are POSIX.
+        dialect: far ? 'posix' : shellDialect(typeof opts.shell === 'string' ? opts.shell : undefined),
+        ...(settings.envPolicy ? { env: settings.envPolicy } : {}),
+      });
+      program = result.program;
+      commands = result.commands;
+      // Under an allow list what runs is the rebuild of what was checked, never the agent's text.
+      if (result.line !== undefined) runCommand = result.line;
+      if (result.argv !== undefined) runArgs = result.argv.slice(1);
+    }
+    return { program, commands, runCommand, runArgs, shell: opts.shell };
+  };
+  const judged = far
+    ? await settings.remote!.far.judge({ path: far.facts.path, cwd: far.facts.cwd }, judge)
+    : judge(settings.resolveProgram ?? loadNativeResolveProgram(), undefined);
+  const { program, commands, runCommand, runArgs } = judged;
+  if (judged.shell === false) options.shell = false;
   const approval: ApprovalRequest = {
     sessionId: req.sessionId,
     command: req.command,

@@ -3,6 +3,8 @@
  * defaults, and the settings every create then uses.
  */
 
+import * as path from 'node:path';
+import { FarEnd } from './backends/far';
 import { invalidArg } from './errors';
 import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNative, loadNativeResolveProgram } from './native';
@@ -67,6 +69,20 @@ export interface HostSettings {
   readonly dropEnv: ((name: string) => boolean) | undefined;
   /** Program resolution given as `resolveProgram` (undefined: the core's). */
   readonly resolveProgram: ResolveProgramFn | undefined;
+  /** Set with `options.backend`: the far end, and what is resolved there on first use. */
+  readonly remote: RemoteSettings | undefined;
+}
+
+/** A host's settings that only the far end of its backend can settle (`options.backend`). */
+export interface RemoteSettings {
+  /** The far end's answers. */
+  readonly far: FarEnd;
+  /** `allowedRoots` as given (resolved at the far end on first use). */
+  readonly roots: readonly string[] | undefined;
+  /** `shell` as given, when it is a name to look up at the far end. */
+  readonly shell: string | undefined;
+  /** The roots and shell once settled there (undefined until the first create; again after a failure). */
+  settled?: Promise<{ roots: string[] | undefined; shell: string | undefined }>;
 }
 
 const LIMIT_FIELDS = ['cpuSeconds', 'addressSpaceBytes', 'openFiles', 'fileSizeBytes', 'processes'] as const;
@@ -130,10 +146,11 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   if (options.argless !== undefined && options.argless !== 'shell' && options.argless !== 'auto' && typeof options.argless !== 'function') {
     throw invalidArg('options.argless', `must be 'shell', 'auto' or a function, got ${JSON.stringify(options.argless)}`);
   }
+  const remote = readBackend(options);
   for (const fn of ['createTerminal', 'approve', 'declinedError', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
-  const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
+  const roots = remote ? undefined : compileRoots(options.allowedRoots, 'options.allowedRoots');
   const commandPolicy = compileCommandPolicy(options.commandPolicy, 'options.commandPolicy');
   const envPolicy = compileEnvPolicy(options.envPolicy, 'options.envPolicy', commandPolicy !== undefined);
   const dropEnv = options.inheritEnv === false ? undefined : compileEnvPatterns(options.dropInheritedEnv, 'options.dropInheritedEnv');
@@ -141,7 +158,9 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   const resolveProgram = options.resolveProgram;
   // The shell for shell lines is found once, through the host's PATH, never the request's.
   const shell =
-    typeof options.shell === 'string'
+    typeof options.shell === 'string' && remote
+      ? farShell(options.shell)
+      : typeof options.shell === 'string'
       ? resolveHostShell(options.shell, hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram ?? loadNativeResolveProgram())
       : options.shell;
   const backendOptions: CreateTerminalOptions = {
@@ -150,7 +169,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     ...(options.inheritEnv !== undefined ? { inheritEnv: options.inheritEnv } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(limits !== undefined ? { limits } : {}),
-    ...(options.sandbox !== undefined ? { sandbox: configureSandbox(options.sandbox) } : {}),
+    ...(options.sandbox !== undefined ? { sandbox: remote ? options.sandbox : configureSandbox(options.sandbox) } : {}),
   };
   return {
     cwd,
@@ -166,7 +185,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     envOverlay,
     backendOptions,
     argless: options.argless ?? 'shell',
-    backend: options.createTerminal,
+    backend: options.createTerminal ?? (remote ? options.backend!.createTerminal.bind(options.backend) : undefined),
     roots,
     commandPolicy,
     envPolicy,
@@ -174,7 +193,48 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     declinedError: options.declinedError,
     dropEnv,
     resolveProgram,
+    remote: remote && {
+      far: remote,
+      roots: options.allowedRoots === undefined || options.allowedRoots === null ? undefined : rootsShape(options.allowedRoots),
+      shell: typeof options.shell === 'string' && !path.posix.isAbsolute(options.shell) ? options.shell : undefined,
+    },
   };
+}
+
+/** `options.backend`, checked: a remote backend (not with `createTerminal` or `resolveProgram`). */
+function readBackend(options: TerminalHostOptions): FarEnd | undefined {
+  const b = options.backend;
+  if (b === undefined) return undefined;
+  if (typeof b !== 'object' || b === null || typeof b.createTerminal !== 'function' || typeof b.lookup !== 'function') {
+    throw invalidArg('options.backend', 'must be a remote backend (backends.podman(), backends.ssh(), ...)');
+  }
+  for (const other of ['createTerminal', 'resolveProgram'] as const) {
+    if (options[other] !== undefined) {
+      throw invalidArg('options.backend', `cannot be combined with options.${other}: the far end starts the commands and finds their programs`);
+    }
+  }
+  const sandbox = options.sandbox as unknown;
+  if (sandbox !== undefined && sandbox !== null && (typeof sandbox !== 'object' || sandbox instanceof loadNative().SandboxConfig)) {
+    throw invalidArg('options.sandbox', 'with options.backend must be plain sandbox options (a SandboxConfig pins directories of this machine)');
+  }
+  return new FarEnd(b);
+}
+
+/** `allowedRoots` checked for shape only (they are resolved at the far end). */
+function rootsShape(roots: unknown): string[] {
+  if (!Array.isArray(roots)) throw invalidArg('options.allowedRoots', 'must be an array of absolute directory paths');
+  return roots.map((root: unknown, i) => {
+    if (typeof root !== 'string' || !path.posix.isAbsolute(root) || root.includes('\0')) {
+      throw invalidArg(`options.allowedRoots[${i}]`, `must be an absolute path, got ${JSON.stringify(root)}`);
+    }
+    return root;
+  });
+}
+
+/** A shell for a backend's host: an absolute path as it is; a name is looked up at the far end on first use. */
+function farShell(shell: string): string | undefined {
+  if (shell.length === 0 || shell.includes('\0')) throw invalidArg('options.shell', 'must be false or a non-empty path');
+  return path.posix.isAbsolute(shell) ? shell : undefined;
 }
 
 /**

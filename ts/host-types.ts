@@ -7,6 +7,13 @@ import type { TerminalAuditListener, TerminalCallListener } from './events';
 import type { CommandPolicy, PolicyCommand } from './policy';
 import type { EnvNamePattern, EnvPolicy } from './policy-env';
 import type { CreateTerminalFn, EnvVariable, ResolveProgramFn, ResourceLimits, SandboxConfig, SandboxOptions, TerminalLike } from './types';
+import type { LookupBackend } from './backends/far';
+
+/** A remote backend as `TerminalHost` uses it (what `backends.podman()`, `backends.ssh()`, ... return). */
+export interface TerminalBackend extends LookupBackend {
+  /** Starts a terminal at the far end (the native `createTerminal`'s shape). */
+  createTerminal: CreateTerminalFn;
+}
 
 /**
  * `terminal/create` params: the ACP v1 `CreateTerminalRequest` field for field, so the SDK's type and this
@@ -191,6 +198,13 @@ export interface TerminalHostOptions {
   truncationNotice?: boolean | string;
   /** Terminal backend (default: the native `createTerminal`); substitute it to sandbox or fake commands. */
   createTerminal?: CreateTerminalFn;
+  /**
+   * Run every terminal at the far end of a remote backend (`backends.podman(name)`, `backends.ssh(host)`,
+   * docs/remote.md). Program lookup, the cwd check and `allowedRoots` are then decided there (its PATH, its
+   * file system, its environment for `dropInheritedEnv`), and judged by this host's policy here before
+   * anything starts. Not with `createTerminal` or `resolveProgram`; a `sandbox` must be plain options.
+   */
+  backend?: TerminalBackend;
   /**
    * Directories a command may start in. The cwd (the request's, else the host's `cwd`, else this
    * process's), with symlinks and `..` resolved, must be one of them or lie below one; otherwise

@@ -63,6 +63,7 @@ export type {
   HostCreateTerminalResponse,
   HostTerminalRequest,
   RegisterTerminalHandlersOptions,
+  TerminalBackend,
   TerminalCreatedEvent,
   TerminalHostOptions,
 } from './host-types';

@@ -136,6 +136,7 @@ export {
   type ArglessMode,
   type TerminalCreatedEvent,
   type TerminalHostOptions,
+  type TerminalBackend,
   type CallOptions,
   type LiveTerminalInfo,
   type RegisterTerminalHandlersOptions,
@@ -279,3 +280,6 @@ export * as backends from './backends';
 /** Same for the remote backends' `createTerminal` (docs/remote.md). */
 const remoteSatisfiesContract: CreateTerminalFn = undefined as unknown as import('./backends').Backend['createTerminal'];
 void remoteSatisfiesContract;
+/** And a remote backend is what `TerminalHost({ backend })` takes. */
+const backendSatisfiesHost: import('./host-types').TerminalBackend = undefined as unknown as import('./backends').Backend;
+void backendSatisfiesHost;

@@ -20,6 +20,7 @@ import type { CommandPolicy } from './policy';
 import { SECRET_ENV_PATTERNS, type EnvPolicy } from './policy-env';
 import type { ResourceLimits, SandboxOptions } from './types';
 import { loadNative } from './native';
+import { backendFromSpec, type Backend } from './backends';
 
 /** A usage error: printed with the hint to `--help`, exit status 2. */
 export class UsageError extends Error {}
@@ -56,6 +57,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'output-limit', value: 'BYTES', help: 'output kept per command, its end (default 65536)' },
   { name: 'audit', value: 'FILE', help: 'append every audit event (created, exited, killed, released, denied, failed, session) to FILE as JSON lines' },
   { name: 'shell', value: 'SHELL', help: 'shell for shell lines of `run` (a path, or a name found in PATH; default /bin/sh)' },
+  { name: 'backend', value: 'SPEC', help: 'run every command at the far end: podman:NAME, docker:NAME, ssh:[USER@]HOST, kubectl:POD[/CONTAINER][@NS] (docs/remote.md); paths then name the far end\'s, and terminal_execute is not offered' },
   { name: 'ask', help: 'ask the user (through the MCP client) before each command runs; clients that cannot ask get a refusal' },
   { name: 'no-sessions', help: 'do not offer the persistent-session tool terminal_execute' },
   { name: 'help', help: 'show this help' },
@@ -106,6 +108,7 @@ export interface McpCliConfig {
   shell?: string;
   ask?: boolean;
   noSessions?: boolean;
+  backend?: string;
 }
 
 const camel = (name: string): string => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -231,8 +234,12 @@ function checkShell(shell: string): string {
 /** The host options and MCP options `config` asks for; throws `UsageError` on any bad value. */
 export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptions; ask: boolean; sessions: boolean; audit: string | undefined } {
   const host: TerminalHostOptions = {};
-  host.cwd = existingDir('--cwd', config.cwd ?? process.cwd());
-  if (config.allowedRoot) host.allowedRoots = config.allowedRoot.map((dir) => existingDir('--allowed-root', dir));
+  // With --backend, directories are the far end's: checked there (absolute here), its cwd the default.
+  const far = config.backend !== undefined ? readBackend(config.backend) : undefined;
+  if (far) host.backend = far;
+  const dir = far ? farDir : existingDir;
+  if (!far || config.cwd !== undefined) host.cwd = dir('--cwd', config.cwd ?? process.cwd());
+  if (config.allowedRoot) host.allowedRoots = config.allowedRoot.map((d) => dir('--allowed-root', d));
   const policy: { allow?: string[]; deny?: string[]; codeRunners?: string[] } = {};
   if (config.allow) policy.allow = config.allow;
   if (config.deny) policy.deny = config.deny;
@@ -247,10 +254,10 @@ export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptio
   }
   if (config.sandbox) {
     const info = loadNative().containmentInfo().sandbox;
-    if (!info.available) {
+    if (!far && !info.available) {
       throw new UsageError(`--sandbox: this machine cannot sandbox commands (${JSON.stringify(info.promises)}); see docs/sandbox.md`);
     }
-    const sandbox: SandboxOptions = { writableRoots: (config.writable ?? []).map((dir) => existingDir('--writable', dir)) };
+    const sandbox: SandboxOptions = { writableRoots: (config.writable ?? []).map((d) => dir('--writable', d)) };
     if (sandbox.writableRoots.includes('/')) throw new UsageError('--writable: / would make the sandbox pointless');
     if (config.network) sandbox.network = true;
     if (config.networkAllow && config.network) throw new UsageError('--network-allow: not with --network (which allows every host)');
@@ -272,14 +279,30 @@ export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptio
   if (!Number.isSafeInteger(outputLimit) || outputLimit < 1) throw new UsageError('--output-limit: must be a whole number of bytes, at least 1');
   host.defaultOutputByteLimit = outputLimit;
   host.maxOutputByteLimit = outputLimit;
-  if (config.shell !== undefined) host.shell = checkShell(config.shell);
+  if (config.shell !== undefined) host.shell = far ? config.shell : checkShell(config.shell);
   if (config.audit !== undefined) {
     const dir = path.dirname(path.resolve(config.audit));
     if (!fs.existsSync(dir)) throw new UsageError(`--audit: the directory of ${JSON.stringify(config.audit)} does not exist`);
   }
   if (config.http !== undefined && (!Number.isSafeInteger(config.http) || config.http > 65535)) throw new UsageError('--http: must be a port number (0-65535)');
   if (config.httpTokenFile !== undefined && config.http === undefined) throw new UsageError('--http-token-file: only means something with --http');
-  return { host, ask: config.ask === true, sessions: config.noSessions !== true, audit: config.audit };
+  // terminal_execute's sessions run on this machine: not offered when commands run at the far end.
+  return { host, ask: config.ask === true, sessions: config.noSessions !== true && !far, audit: config.audit };
+}
+
+/** `--backend SPEC`, read strictly. */
+function readBackend(spec: string): Backend {
+  try {
+    return backendFromSpec(spec);
+  } catch (error) {
+    throw new UsageError(`--backend ${errorMessage(error)}`);
+  }
+}
+
+/** A far-end directory: absolute (it is checked at the far end). */
+function farDir(flag: string, dir: string): string {
+  if (!path.posix.isAbsolute(dir)) throw new UsageError(`${flag}: ${JSON.stringify(dir)} must be absolute with --backend (a directory of the far end)`);
+  return dir;
 }
 
 /**
@@ -344,6 +367,7 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
   let server: McpTerminalServer;
   let httpPort: number | undefined;
   let http: { token: string; created: boolean; file: string | undefined } | undefined;
+  let far: Backend | undefined;
   try {
     const { config, help, version } = parseArgs(argv);
     if (help) {
@@ -355,6 +379,7 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const options = hostOptionsFrom(config);
+    far = options.host.backend as Backend | undefined;
     httpPort = config.http;
     if (httpPort !== undefined) http = { ...httpToken(config.httpTokenFile), file: config.httpTokenFile };
     const audit = options.audit !== undefined ? auditWriter(options.audit) : undefined;
@@ -370,7 +395,9 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
   let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => (finish = resolve));
   const shutdown = (code: number): Promise<number> =>
-    (exiting ??= server.close().then(
+    (exiting ??= server.close().then(async () => {
+      await far?.close(); // its server kills whatever is left at the far end
+    }).then(
       () => code,
       () => code,
     )).then((c) => {

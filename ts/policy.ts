@@ -247,6 +247,8 @@ export interface CommandCheck {
   path: string | undefined;
   /** Program resolution (the core's `resolveProgram`). */
   resolve: ResolveProgramFn;
+  /** A resolved program's path with its symlinks resolved (default: this machine's `realpath`; a remote backend's far end). */
+  realPath?: (file: string) => string | undefined;
   /** The environment policy, for variables the line assigns (under an allow list). */
   env?: CompiledEnvPolicy;
   /**
@@ -489,7 +491,7 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
     const command: PolicyCommand = {
       word: w.word,
       path: resolved,
-      realPath: resolved === undefined ? undefined : realPathOf(resolved),
+      realPath: resolved === undefined ? undefined : (check.realPath ?? realPathOf)(resolved),
       builtin: !w.word.includes('/') && SHELL_BUILTINS.has(w.word) && !top,
       dynamic: w.dynamic,
       ...(w.runsCode !== undefined ? { runsCode: w.runsCode } : {}),
