@@ -10,7 +10,7 @@ import type { TerminalAuditEvent } from './events';
 import { childPath, hostPath, type HostSettings } from './host-options';
 import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest } from './host-types';
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
-import { checkCommand, resolveCwdInRoots, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
+import { checkCommandAsync, resolveCwdInRoots, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import { shellWord } from './shell-quote';
 import type { CreateTerminalOptions, EnvVariable, ResolveProgramFn, TerminalLike } from './types';
@@ -131,7 +131,7 @@ export async function checkRequest(
   if (settings.commandPolicy || settings.approve) {
     const policy: CompiledCommandPolicy = settings.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
     const shellLine = args.length === 0 && options.shell !== false;
-    const result = checkCommand(policy, {
+    const result = await checkCommandAsync(policy, {
       command: direct ?? req.command,
       args,
       shellLine,

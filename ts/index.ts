@@ -155,7 +155,7 @@ export type {
   TerminalReleasedAuditEvent,
 } from './events';
 export { globToRegExp } from './glob';
-export { checkCommand, type CommandCheck, type CommandCheckResult, type CommandPolicy, type CommandRule, type PolicyCommand } from './policy';
+export { checkCommand, checkCommandAsync, type CommandCheck, type CommandCheckResult, type CommandPolicy, type CommandRule, type PolicyCommand } from './policy';
 export {
   checkRequestEnv,
   DANGEROUS_ENV_PATTERNS,
