@@ -635,6 +635,8 @@ function refuseNotUnderstood(command: PolicyCommand, matching: readonly Compiled
   if (!command.builtin && real !== undefined) {
     const runs = path.basename(real);
     const runsGrammar = runs === name ? grammar : grammarOf(runs);
+    // A plain program's arguments cannot make it run anything: under whatever name it was checked, it may run.
+    if (runsGrammar === 'plain') grammar = runsGrammar;
     if (runsGrammar !== null && runsGrammar !== grammar) {
       throw denied(
         `command: ${describe(command)} runs as \`${runs}\`, which reads its arguments differently from \`${name}\` as they were checked; name the program by its real path, or allow it only inside the sandbox`,
