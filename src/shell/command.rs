@@ -669,6 +669,58 @@ mod tests {
     }
 
     #[test]
+    fn options_and_builtins_that_run_what_the_check_cannot_pin_are_refused() {
+        for line in [
+            "su -s /usr/bin/python3 -c 'x' root",
+            "runuser --shell=/bin/perl -c x root",
+            "chroot /tmp/root /bin/sh",
+            "sudo -R /tmp/root ls",
+            "strace -E LD_PRELOAD=/tmp/x.so ls",
+            "strace -o '|sh' ls",
+            "ltrace -o '!sh' ls",
+            "bash --rcfile ./rc -ic :",
+            "bash --init-file ./rc -c :",
+            "bash --debugger -c :",
+            "bash -kc 'ls x=1'",
+            "sh -o keyword -c ls",
+            "bash -O extdebug -c ls",
+            "set -k; ls",
+            "set -eo keyword",
+            "set -H",
+            "set -o histexpand",
+            "shopt -s expand_aliases",
+            "jobs -x rm x",
+            "wait -p x",
+            "getopts a 'x[$(id)]'",
+        ] {
+            let a = analyse_line(line);
+            assert!(
+                a.refusals.iter().any(|r| matches!(
+                    r.reason,
+                    RefusalReason::WrapperOption | RefusalReason::ShellConstruct
+                )),
+                "{line}: {:?}",
+                a.refusals
+            );
+        }
+        for line in [
+            "set -e; set -o pipefail; set -- -k",
+            "set +k",
+            "bash --norc --noprofile -lc ls",
+            "jobs -l",
+            "strace -o out.txt ls",
+            "su -c ls root",
+        ] {
+            assert!(analyse_line(line).refusals.is_empty(), "{line}");
+        }
+        // A deny list still sees what chroot would run.
+        assert!(analyse_line("chroot /r rm x")
+            .programs
+            .iter()
+            .any(|p| p.word == "rm" && p.guessed));
+    }
+
+    #[test]
     fn an_unknown_wrapper_option_is_a_refusal_and_later_words_are_guesses() {
         let a = analyse_line("xargs -J % rm");
         assert_eq!(a.refusals[0].reason, RefusalReason::WrapperOption);

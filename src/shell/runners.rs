@@ -1468,6 +1468,45 @@ mod tests {
     }
 
     #[test]
+    fn the_third_attacks_runner_gaps_are_flagged() {
+        for line in [
+            "setpriv --reuid=0 sh -c x",
+            "unshare -r sh",
+            "prlimit --nofile=1 sh",
+            "setarch x86_64 sh",
+            "nsenter -t 1 sh",
+            "fakeroot sh",
+            "valgrind sh",
+            "perf record sh",
+            "ssh-agent sh",
+            "script -c x /dev/null",
+            "sg root -c x",
+            "run-parts .",
+            "gdb -ex '!id'",
+            "sqlite3 x .shell",
+            "/lib64/ld-linux-x86-64.so.2 --library-path /tmp/x /bin/ls",
+            "/lib64/ld-linux-x86-64.so.2 --argv0 sh /bin/busybox",
+            "perl /dev/stdin",
+            "perl -w /proc/self/fd/0",
+            "python3 /dev/fd/0",
+            "node /dev/stdin",
+            "make -f -",
+            "make --file=/dev/stdin",
+            "make --makef=-",
+            "ssh -o '\"ProxyCommand\" sh' h",
+            "ssh -o '\"proxycommand\"=sh' h",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+        for line in ["mawk -W exec f", "mawk -Wexec f", "mawk -W e f", "gawk -W file=f"] {
+            assert_eq!(verdict(line), "unknown", "{line}");
+        }
+        for line in ["mawk -W version", "make -f Makefile", "perl x.pl /dev/stdin"] {
+            assert_eq!(verdict(line), "-", "{line}");
+        }
+    }
+
+    #[test]
     fn options_a_grammar_does_not_list_are_unknown() {
         for line in [
             "tar --nope -xf a.tar",
