@@ -278,7 +278,10 @@ impl<'o> Command<'o> {
         }
         if w.moves {
             // `chroot DIR PROG`: PROG is looked up inside DIR, not the file the check would pin.
-            let construct = format!("`{name}` running a program of another root (`{}`), which is not the file checked", words[c].text);
+            let construct = format!(
+                "`{name}` running a program of another root (`{}`), which is not the file checked",
+                words[c].text
+            );
             self.refuse(RefusalReason::WrapperOption, construct, Some(name));
             self.push(&words[c], Some(c), true);
             return None;
@@ -417,7 +420,8 @@ impl<'o> Command<'o> {
                             i += 1;
                             let value = words.get(i).filter(|_| i < to).map(|w| w.text.as_str());
                             if let Some(why) = value.and_then(|v| shell_option_refused(on, c, v)) {
-                                let construct = format!("`{name} {t} {}` ({why})", value.unwrap_or(""));
+                                let construct =
+                                    format!("`{name} {t} {}` ({why})", value.unwrap_or(""));
                                 self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
                                 return;
                             }
@@ -517,7 +521,9 @@ fn shell_option_refused(on: bool, letter: char, value: &str) -> Option<&'static 
         return None;
     }
     match (letter, value) {
-        ('o', "keyword") => Some("every later `NAME=value` word becomes the environment of a command"),
+        ('o', "keyword") => {
+            Some("every later `NAME=value` word becomes the environment of a command")
+        }
         ('o', "history" | "histexpand") => Some("history expansion rewrites later lines"),
         ('O', "extdebug" | "expand_aliases") => Some("it changes what later commands run"),
         _ => None,
@@ -538,7 +544,9 @@ fn refused_set(args: &[Word]) -> Option<&'static str> {
         let on = t.starts_with('-');
         for c in t[1..].chars() {
             match c {
-                'k' if on => return Some("`set -k` (every later `NAME=value` word becomes the environment of a command)"),
+                'k' if on => return Some(
+                    "`set -k` (every later `NAME=value` word becomes the environment of a command)",
+                ),
                 'H' if on => return Some("`set -H` (history expansion rewrites later lines)"),
                 'o' => {
                     i += 1;
@@ -559,13 +567,25 @@ fn refused_set(args: &[Word]) -> Option<&'static str> {
 fn refused_builtin(name: &str, args: &[Word]) -> Option<(RefusalReason, String)> {
     let why = match name {
         "set" => refused_set(args)?,
-        "shopt" if args.iter().any(|a| a.dynamic || matches!(a.text.as_str(), "extdebug" | "expand_aliases")) => {
+        "shopt"
+            if args
+                .iter()
+                .any(|a| a.dynamic || matches!(a.text.as_str(), "extdebug" | "expand_aliases")) =>
+        {
             "`shopt` of `extdebug`/`expand_aliases` (they change what later commands run)"
         }
-        "jobs" if args.iter().any(|a| a.dynamic || a.text.starts_with('-') && a.text.contains('x')) => {
+        "jobs"
+            if args
+                .iter()
+                .any(|a| a.dynamic || a.text.starts_with('-') && a.text.contains('x')) =>
+        {
             "`jobs -x` (runs a command)"
         }
-        "wait" if args.iter().any(|a| a.dynamic || a.text.starts_with('-') && a.text.contains('p')) => {
+        "wait"
+            if args
+                .iter()
+                .any(|a| a.dynamic || a.text.starts_with('-') && a.text.contains('p')) =>
+        {
             "`wait -p` (assigns a name whose subscript bash evaluates)"
         }
         "getopts" => "`getopts` (assigns a name whose subscript bash evaluates)",

@@ -150,7 +150,11 @@ fn known(name: &str) -> Option<&'static str> {
         return Some("plain");
     }
     if SHELLS.contains(&name) {
-        return Some(if name == "busybox" { "busybox" } else { "shell" });
+        return Some(if name == "busybox" {
+            "busybox"
+        } else {
+            "shell"
+        });
     }
     if is_ld_so(name) {
         return Some("ld.so");
@@ -184,11 +188,49 @@ fn family(name: &str) -> &'static str {
 /// The name as a `'static` grammar id (the tables' names are few and fixed).
 fn leak(name: &str) -> &'static str {
     const IDS: &[&str] = &[
-        "env", "command", "builtin", "nohup", "unbuffer", "caffeinate", "exec", "nice", "timeout",
-        "xargs", "stdbuf", "setsid", "time", "ionice", "chrt", "taskset", "sudo", "doas",
-        "chroot", "flock", "watch", "find", "git", "sort", "rg", "zip", "man", "npx", "bunx",
-        "pnpx", "rsync", "perl", "bun", "deno", "php", "ruby", "irb", "lua", "luajit", "Rscript",
-        "tclsh", "wish", "osascript",
+        "env",
+        "command",
+        "builtin",
+        "nohup",
+        "unbuffer",
+        "caffeinate",
+        "exec",
+        "nice",
+        "timeout",
+        "xargs",
+        "stdbuf",
+        "setsid",
+        "time",
+        "ionice",
+        "chrt",
+        "taskset",
+        "sudo",
+        "doas",
+        "chroot",
+        "flock",
+        "watch",
+        "find",
+        "git",
+        "sort",
+        "rg",
+        "zip",
+        "man",
+        "npx",
+        "bunx",
+        "pnpx",
+        "rsync",
+        "perl",
+        "bun",
+        "deno",
+        "php",
+        "ruby",
+        "irb",
+        "lua",
+        "luajit",
+        "Rscript",
+        "tclsh",
+        "wish",
+        "osascript",
     ];
     IDS.iter()
         .find(|id| **id == name)

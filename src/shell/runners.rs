@@ -80,9 +80,15 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
             .iter()
             .take_while(|a| a.starts_with("--"))
             .find(|a| {
-                ["--preload", "--audit", "--library-path", "--glibc-hwcaps-prepend", "--argv0"]
-                    .iter()
-                    .any(|o| a.starts_with(o))
+                [
+                    "--preload",
+                    "--audit",
+                    "--library-path",
+                    "--glibc-hwcaps-prepend",
+                    "--argv0",
+                ]
+                .iter()
+                .any(|o| a.starts_with(o))
             })
             .and_then(|a| {
                 code(format!(
@@ -138,64 +144,66 @@ pub const LAUNCHERS: &[&str] = &[
 
 /// True for a program of the table.
 pub fn in_table(name: &str) -> bool {
-    LAUNCHERS.contains(&name) || matches!(
-        name,
-        "awk"
-            | "gawk"
-            | "mawk"
-            | "nawk"
-            | "busybox-awk"
-            | "sed"
-            | "gsed"
-            | "git"
-            | "tar"
-            | "gtar"
-            | "sort"
-            | "make"
-            | "gmake"
-            | "node"
-            | "nodejs"
-            | "rg"
-            | "ssh"
-            | "scp"
-            | "sftp"
-            | "zip"
-            | "man"
-            | "npx"
-            | "bunx"
-            | "pnpx"
-            | "npm"
-            | "pnpm"
-            | "yarn"
-            | "find"
-            | "xargs"
-            | "env"
-            | "rsync"
-            | "less"
-            | "more"
-            | "most"
-            | "vi"
-            | "vim"
-            | "nvim"
-            | "view"
-            | "vimdiff"
-            | "ex"
-            | "ed"
-            | "emacs"
-            | "nano"
-            | "perl"
-            | "bun"
-            | "deno"
-            | "php"
-            | "ruby"
-            | "irb"
-            | "lua"
-            | "luajit"
-            | "Rscript"
-            | "tclsh"
-            | "wish"
-            | "osascript"
-    ) || is_ld_so(name)
+    LAUNCHERS.contains(&name)
+        || matches!(
+            name,
+            "awk"
+                | "gawk"
+                | "mawk"
+                | "nawk"
+                | "busybox-awk"
+                | "sed"
+                | "gsed"
+                | "git"
+                | "tar"
+                | "gtar"
+                | "sort"
+                | "make"
+                | "gmake"
+                | "node"
+                | "nodejs"
+                | "rg"
+                | "ssh"
+                | "scp"
+                | "sftp"
+                | "zip"
+                | "man"
+                | "npx"
+                | "bunx"
+                | "pnpx"
+                | "npm"
+                | "pnpm"
+                | "yarn"
+                | "find"
+                | "xargs"
+                | "env"
+                | "rsync"
+                | "less"
+                | "more"
+                | "most"
+                | "vi"
+                | "vim"
+                | "nvim"
+                | "view"
+                | "vimdiff"
+                | "ex"
+                | "ed"
+                | "emacs"
+                | "nano"
+                | "perl"
+                | "bun"
+                | "deno"
+                | "php"
+                | "ruby"
+                | "irb"
+                | "lua"
+                | "luajit"
+                | "Rscript"
+                | "tclsh"
+                | "wish"
+                | "osascript"
+        )
+        || is_ld_so(name)
         || name.starts_with("python")
         || name.starts_with("pypy")
 }
@@ -752,7 +760,9 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
         )
     });
     match p.operands.first().map(|&i| args[i]) {
-        Some(s) if reads_stdin(s) => code(format!("`{name} {s}` reads its program from stdin or a device")),
+        Some(s) if reads_stdin(s) => code(format!(
+            "`{name} {s}` reads its program from stdin or a device"
+        )),
         None if !ends => code(format!(
             "`{name}` without a script reads its program from stdin"
         )),
@@ -806,7 +816,9 @@ fn python(name: &str, args: &[&str]) -> Option<Verdict> {
             || o.name == "version"
     });
     match p.operands.first().map(|&i| args[i]) {
-        Some(s) if !ends && reads_stdin(s) => code(format!("`{name} {s}` reads its program from stdin or a device")),
+        Some(s) if !ends && reads_stdin(s) => code(format!(
+            "`{name} {s}` reads its program from stdin or a device"
+        )),
         None if !ends => code(format!(
             "`{name}` without a script reads its program from stdin"
         )),
@@ -1175,8 +1187,18 @@ fn awk(name: &str, args: &[&str]) -> Option<Verdict> {
                 };
                 let key = value.split(['=', ' ']).next().unwrap_or("");
                 const QUIET: &[&str] = &[
-                    "version", "dump", "help", "usage", "posix_space", "posix", "lint", "traditional",
-                    "compat", "sprintf", "random", "interactive",
+                    "version",
+                    "dump",
+                    "help",
+                    "usage",
+                    "posix_space",
+                    "posix",
+                    "lint",
+                    "traditional",
+                    "compat",
+                    "sprintf",
+                    "random",
+                    "interactive",
                 ];
                 if !QUIET.contains(&key) {
                     return Some(unknown(name, &format!("`-W {value}`")));
@@ -1334,7 +1356,9 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
             return Some(format!("`{name} {a}` runs code given as an argument"));
         }
         if reads_stdin(a) {
-            return Some(format!("`{name} {a}` reads its program from stdin or a device"));
+            return Some(format!(
+                "`{name} {a}` reads its program from stdin or a device"
+            ));
         }
         return None; // a script file
     }
@@ -1498,10 +1522,19 @@ mod tests {
         ] {
             assert_eq!(verdict(line), "code", "{line}");
         }
-        for line in ["mawk -W exec f", "mawk -Wexec f", "mawk -W e f", "gawk -W file=f"] {
+        for line in [
+            "mawk -W exec f",
+            "mawk -Wexec f",
+            "mawk -W e f",
+            "gawk -W file=f",
+        ] {
             assert_eq!(verdict(line), "unknown", "{line}");
         }
-        for line in ["mawk -W version", "make -f Makefile", "perl x.pl /dev/stdin"] {
+        for line in [
+            "mawk -W version",
+            "make -f Makefile",
+            "perl x.pl /dev/stdin",
+        ] {
             assert_eq!(verdict(line), "-", "{line}");
         }
     }
