@@ -316,11 +316,12 @@ const SCENARIOS = {
     return res;
   },
   async policy() {
-    // In this process: the analysis is synchronous and has no child_process counterpart. Needs lib/.
+    // In this process: the check has no child_process counterpart. Needs lib/.
     const { measure, TYPICAL } = require('./shell-parse');
-    const r = measure(NATIVE);
+    const r = await measure(NATIVE);
     const sc = `command policy (\`${TYPICAL}\`, allow list)`;
-    row(sc, 'median policy check (ms)', fmt(r.policyMs, 4), '', '', '', '≤ 0.1 ms', r.policyMs <= 0.1);
+    row(sc, 'median policy check, rebuild included (ms)', fmt(r.policyMs, 4), '', '', '', '≤ 0.1 ms', r.policyMs <= 0.1);
+    row(sc, "the host's check, analysed off the JS thread (ms)", fmt(r.policyAsyncMs, 4), '', '', '', 'info', null, true);
     row(sc, 'tree-sitter analysis: that line / per corpus line (µs)', `${fmt(r.analysisUs, 1)} / ${fmt(r.corpusUs, 1)}`, '', '', '', 'info', null, true);
     return r;
   },

@@ -12,7 +12,17 @@ import { childPath, hostPath, type HostSettings, type RemoteSettings } from './h
 import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest } from './host-types';
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
 import { type NetworkListener, networkRulesOf } from './network-proxy';
-import { checkCommand, resolveCwdInRoots, resolveHostShell, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
+import {
+  checkCommand,
+  checkCommandAsync,
+  resolveCwdInRoots,
+  resolveHostShell,
+  shellDialect,
+  type CommandCheck,
+  type CommandCheckResult,
+  type CompiledCommandPolicy,
+  type PolicyCommand,
+} from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import { shellWord } from './shell-quote';
 import type { CreateTerminalOptions, EnvVariable, ResolveProgramFn, TerminalLike } from './types';
@@ -167,50 +177,65 @@ export async function checkRequest(
     far ? (childPath(overlay) ?? (inherits ? far.facts.path : undefined)) : hostPath(overlay, inherits);
   // 3. How an arg-less request is read (`argless`): a shell line, or a program run directly.
   const auto = args.length === 0 && options.shell !== false && arglessMode(settings, req) === 'auto';
-  // 3-4 are synchronous: with a backend they run against the far end's answers (FarEnd.judge).
-  const judge = (resolve: ResolveProgramFn, realPath: ((file: string) => string | undefined) | undefined): Judged => {
-    let program: string | undefined;
+  // 3-4 in two halves around the policy's check: what to check, then what the check decided. Locally the
+  // check runs off the JS thread (checkCommandAsync); with a backend the halves run synchronously against
+  // the far end's answers (FarEnd.judge asks again with what the check was missing).
+  const toCheck = (resolve: ResolveProgramFn, realPath: ((file: string) => string | undefined) | undefined) => {
     let direct: string | undefined;
     const opts = { ...options };
     if (auto) {
       direct = directProgram(req.command, cwd, childPath(env) ?? inheritedPath([], inherit), resolve);
       if (direct !== undefined) opts.shell = false;
     }
-    program = direct;
-    let runCommand = req.command;
-    let runArgs: string[] | undefined = req.args ? [...req.args] : undefined;
     // 4. Command policy (and the program list the approver sees): it judges what will run.
-    let commands: PolicyCommand[] = [];
-    if (settings.commandPolicy || settings.approve) {
-      const policy: CompiledCommandPolicy = settings.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
-      const shellLine = args.length === 0 && opts.shell !== false;
-      const result = checkCommand(policy, {
-        command: direct ?? req.command,
-        args,
-        shellLine,
-        cwd,
-        // A program is found through the host's PATH (and then run by its absolute path); the words of a
-        // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
-        path: shellLine
-          ? (childPath(env) ?? inheritedPath([], inherit))
-          : inheritedPath(settings.envOverlay, settings.backendOptions.inheritEnv !== false),
-        resolve,
-        ...(realPath ? { realPath } : {}),
-        // The far end is a Linux server: its shell lines are POSIX.
-        dialect: far ? 'posix' : shellDialect(typeof opts.shell === 'string' ? opts.shell : undefined),
-        ...(settings.envPolicy ? { env: settings.envPolicy } : {}),
-      });
-      program = result.program;
-      commands = result.commands;
-      // Under an allow list what runs is the rebuild of what was checked, never the agent's text.
-      if (result.line !== undefined) runCommand = result.line;
-      if (result.argv !== undefined) runArgs = result.argv.slice(1);
-    }
-    return { program, commands, runCommand, runArgs, shell: opts.shell };
+    if (!settings.commandPolicy && !settings.approve) return { direct, opts, policy: undefined, check: undefined };
+    const policy: CompiledCommandPolicy = settings.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
+    const shellLine = args.length === 0 && opts.shell !== false;
+    const check: CommandCheck = {
+      command: direct ?? req.command,
+      args,
+      shellLine,
+      cwd,
+      // A program is found through the host's PATH (and then run by its absolute path); the words of a
+      // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
+      path: shellLine
+        ? (childPath(env) ?? inheritedPath([], inherit))
+        : inheritedPath(settings.envOverlay, settings.backendOptions.inheritEnv !== false),
+      resolve,
+      ...(realPath ? { realPath } : {}),
+      // The far end is a Linux server: its shell lines are POSIX.
+      dialect: far ? 'posix' : shellDialect(typeof opts.shell === 'string' ? opts.shell : undefined),
+      ...(settings.envPolicy ? { env: settings.envPolicy } : {}),
+    };
+    return { direct, opts, policy, check };
   };
-  const judged = far
-    ? await settings.remote!.far.judge({ path: far.facts.path, cwd: far.facts.cwd }, judge)
-    : judge(settings.resolveProgram ?? loadNativeResolveProgram(), undefined);
+  const decided = (input: ReturnType<typeof toCheck>, result: CommandCheckResult | undefined): Judged => {
+    const judged: Judged = {
+      program: input.direct,
+      commands: [],
+      runCommand: req.command,
+      runArgs: req.args ? [...req.args] : undefined,
+      shell: input.opts.shell,
+    };
+    if (result) {
+      judged.program = result.program;
+      judged.commands = result.commands;
+      // Under an allow list what runs is the rebuild of what was checked, never the agent's text.
+      if (result.line !== undefined) judged.runCommand = result.line;
+      if (result.argv !== undefined) judged.runArgs = result.argv.slice(1);
+    }
+    return judged;
+  };
+  let judged: Judged;
+  if (far) {
+    judged = await settings.remote!.far.judge({ path: far.facts.path, cwd: far.facts.cwd }, (resolve, realPath) => {
+      const input = toCheck(resolve, realPath);
+      return decided(input, input.check ? checkCommand(input.policy!, input.check) : undefined);
+    });
+  } else {
+    const input = toCheck(settings.resolveProgram ?? loadNativeResolveProgram(), undefined);
+    judged = decided(input, input.check ? await checkCommandAsync(input.policy!, input.check) : undefined);
+  }
   const { program, commands, runCommand, runArgs } = judged;
   if (judged.shell === false) options.shell = false;
   const approval: ApprovalRequest = {

@@ -162,7 +162,7 @@ export type {
 } from './events';
 export type { NetworkConnectionEvent, NetworkListener } from './network-proxy';
 export { globToRegExp } from './glob';
-export { checkCommand, type CommandCheck, type CommandCheckResult, type CommandPolicy, type CommandRule, type PolicyCommand } from './policy';
+export { checkCommand, checkCommandAsync, type CommandCheck, type CommandCheckResult, type CommandPolicy, type CommandRule, type PolicyCommand } from './policy';
 export {
   checkRequestEnv,
   DANGEROUS_ENV_PATTERNS,
