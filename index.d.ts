@@ -163,11 +163,20 @@ export declare class TerminalHandle {
  */
 export declare function analyseShellArgv(argv: Array<string>): ShellLineAnalysis
 
+/** `analyseShellArgv()` off the JS thread. */
+export declare function analyseShellArgvAsync(argv: Array<string>): Promise<ShellLineAnalysis>
+
 /**
  * Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
  * the variables it assigns, and every construct outside plain commands of literal words.
  */
 export declare function analyseShellLine(line: string): ShellLineAnalysis
+
+/**
+ * `analyseShellLine()` off the JS thread: the same result, computed on a libuv worker thread so
+ * that a long line never blocks the event loop.
+ */
+export declare function analyseShellLineAsync(line: string): Promise<ShellLineAnalysis>
 
 /**
  * The roots of `options.allowedRoots` as `createTerminal` compares a working directory with
@@ -808,6 +817,13 @@ export interface ShellProgram {
    */
   guessed: boolean
 }
+
+/**
+ * The grammar the shell analysis reads a program's arguments with, by its file name (`"plain"`
+ * for programs whose options cannot run code, `"awk"`, `"shell"`, `"git"`, ...), or `null` for a
+ * program the analysis does not understand: a broad allow rule does not admit it.
+ */
+export declare function shellProgramGrammar(name: string): string | null
 
 /** A part of a line the analysis does not understand. */
 export interface ShellRefusal {
