@@ -32,9 +32,10 @@ const FLOOD_PIPE_SIZE_UNPRIVILEGED: i32 = 1 << 20;
 const SMALL_READ: usize = 64 * 1024;
 /// While a flood lasts: how long the pipe fills before the next read.
 const FLOOD_PAUSE: Duration = Duration::from_millis(1);
-/// While a flood lasts: a read at least this large is followed by another one at once (the
-/// writer is fast, more is there already); a smaller one by a pause.
-const FLOOD_BIG_READ: usize = 256 * 1024;
+/// While a flood lasts, reads take at most this much (it stays in the CPU's cache on its way
+/// to the retained output); a read that fills it is followed by another one at once, a
+/// shorter one by a pause.
+const FLOOD_READ: usize = 128 * 1024;
 /// The reader measures the output's rate over windows of this length ...
 const FLOOD_WINDOW: Duration = Duration::from_millis(4);
 /// ... and a window that brought at least this many bytes (64 MB/s) is a flood.
@@ -72,8 +73,8 @@ pub struct OutputReader {
 struct Pace {
     /// The pipe was grown once (see [`FLOOD_PIPE_SIZE`]).
     grown: bool,
-    /// Growing it worked: floods through it can be paced.
-    can_pace: bool,
+    /// Growing it worked (the capacity it got): floods through it can be paced.
+    capacity: Option<usize>,
     /// A flood is going on through a grown pipe: reads are paced.
     flooding: bool,
     /// The next wait for output pauses [`FLOOD_PAUSE`] first.
@@ -102,9 +103,9 @@ impl Pace {
             // refuse it, and then reads are not paced: a small pipe would cap the rate).
             self.grown = true;
             let got = grow(fd, FLOOD_PIPE_SIZE).or_else(|| grow(fd, FLOOD_PIPE_SIZE_UNPRIVILEGED));
-            self.can_pace = got.is_some_and(|got| got >= FLOOD_PIPE_SIZE_UNPRIVILEGED as usize);
+            self.capacity = got.filter(|&got| got >= FLOOD_PIPE_SIZE_UNPRIVILEGED as usize);
         }
-        self.flooding = fast && self.can_pace;
+        self.flooding = fast && self.capacity.is_some();
         self.window_start = Some(now);
         self.window_bytes = 0;
     }
@@ -212,7 +213,7 @@ pub fn gone_reader_error() -> io::Error {
 /// rather than assumed. Any error but EAGAIN/EINTR ends the output (on a pty, EIO on the master
 /// means every process closed the slave).
 ///
-/// During a flood (`pace.flooding`) a read under [`FLOOD_BIG_READ`], or finding the pipe
+/// During a flood (`pace.flooding`) a read under [`FLOOD_READ`], or finding the pipe
 /// empty, asks for a pause before the next read; after a short read the answer is `More`
 /// (readiness is kept: the pause is followed by a read, whatever the reactor says).
 fn read_some(
@@ -224,14 +225,22 @@ fn read_some(
 ) -> ReadOutcome {
     READ_BUF.with(|buf| {
         let mut buf = buf.borrow_mut();
+        // A pause that let the pipe fill up kept the writer waiting: no pause after this one.
+        let mut took = 0;
+        let pause = |pace: &mut Pace, took: usize| {
+            pace.pause =
+                pace.flooding && short_read_drains && pace.capacity.is_some_and(|c| took < c);
+        };
         for _ in 0..max_reads {
-            match nix::unistd::read(fd.as_fd(), &mut buf[..]) {
+            let len = if pace.flooding { FLOOD_READ } else { buf.len() };
+            match nix::unistd::read(fd.as_fd(), &mut buf[..len]) {
                 Ok(0) => return ReadOutcome::Eof,
                 Ok(n) => {
                     sink(&buf[..n]);
+                    took += n;
                     pace.count(n, fd);
-                    if pace.flooding && short_read_drains && n < FLOOD_BIG_READ {
-                        pace.pause = true;
+                    if pace.flooding && short_read_drains && n < FLOOD_READ {
+                        pause(pace, took);
                         return ReadOutcome::More;
                     }
                     if short_read_drains && n < SMALL_READ {
@@ -239,7 +248,7 @@ fn read_some(
                     }
                 }
                 Err(Errno::EAGAIN) => {
-                    pace.pause = pace.flooding && short_read_drains;
+                    pause(pace, took);
                     return ReadOutcome::Drained;
                 }
                 Err(Errno::EINTR) => continue,
@@ -302,8 +311,14 @@ mod tests {
         std::thread::sleep(FLOOD_WINDOW);
         round_trip(&mut reader, &mut w, &mib).await;
         assert!(reader.flooding());
-        // While it lasts, the reader lets the pipe fill before each read: several small writes
-        // come back in one read, after a pause.
+        // A pipe's worth in one go: the writer may have waited for room, so the next read
+        // does not pause ...
+        assert_eq!(
+            round_trip(&mut reader, &mut w, b"at once\n").await,
+            Duration::ZERO
+        );
+        // ... but after a short one it does: while the flood lasts, the reader lets the pipe
+        // fill before it reads, and several small writes come back in one read.
         let mut sizes = Vec::new();
         for part in [&b"one "[..], b"two ", b"three\n"] {
             w.write_all(part).unwrap();
