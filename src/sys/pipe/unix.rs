@@ -213,9 +213,10 @@ pub fn gone_reader_error() -> io::Error {
 /// rather than assumed. Any error but EAGAIN/EINTR ends the output (on a pty, EIO on the master
 /// means every process closed the slave).
 ///
-/// During a flood (`pace.flooding`) a read under [`FLOOD_READ`], or finding the pipe
-/// empty, asks for a pause before the next read; after a short read the answer is `More`
-/// (readiness is kept: the pause is followed by a read, whatever the reactor says).
+/// During a flood (`pace.flooding`) reads take at most [`FLOOD_READ`]; a shorter read, or
+/// finding the pipe empty, asks for a pause before the next read unless this wake-up took a
+/// whole pipe's worth (the writer was then waiting for room); after a short read the answer is
+/// `More` (readiness is kept: the pause is followed by a read, whatever the reactor says).
 fn read_some(
     fd: &OwnedFd,
     max_reads: usize,
