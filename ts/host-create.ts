@@ -287,18 +287,21 @@ export async function spawnChecked(
     if (isClosed()) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed while the command awaited approval');
     assertActive?.(); // the client's liveness check: the connection or turn may have ended during the prompt
   }
-  // 6. Spawn exactly what was checked: the resolved program for a direct request.
+  // 6. Spawn exactly what was checked: the resolved program for a direct request; a shell line under a
+  //    shell given with its arguments (a login shell) as that shell's argv with the line last.
   const backend = settings.backend ?? loadNativeCreateTerminal();
+  const shellLine = (runArgs === undefined || runArgs.length === 0) && typeof options.shell === 'string';
+  const withArgs = shellLine && settings.shellArgs !== undefined;
   const terminal = await backend(
     {
       sessionId: req.sessionId,
-      command: program ?? runCommand,
-      ...(runArgs ? { args: runArgs } : {}),
+      command: withArgs ? (options.shell as string) : (program ?? runCommand),
+      ...(withArgs ? { args: [...settings.shellArgs!, runCommand] } : runArgs ? { args: runArgs } : {}),
       ...(env.length > 0 ? { env } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
       outputByteLimit: req.outputByteLimit,
     },
-    options,
+    withArgs ? { ...options, shell: false } : options,
   );
   // What onCreate and the audit report: the directory the command really got, as the backend says.
   const gotCwd = handleCwd(terminal) ?? cwd;

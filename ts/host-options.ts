@@ -5,7 +5,7 @@
 
 import * as path from 'node:path';
 import { FarEnd } from './backends/far';
-import { invalidArg } from './errors';
+import { errorMessage, invalidArg } from './errors';
 import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNative, loadNativeResolveProgram } from './native';
 import { networkRulesOf } from './network-proxy';
@@ -51,6 +51,11 @@ export interface HostSettings {
   readonly envOverlay: EnvVariable[];
   /** What every create passes to the backend (grace, shell, inheritEnv, timeout, limits, sandbox). */
   readonly backendOptions: CreateTerminalOptions;
+  /**
+   * When `shell` was given with its arguments (`['bash', '-l', '-c']`): those arguments. A shell line then
+   * runs as `[backendOptions.shell, ...shellArgs, line]`, directly (`shell: false` to the backend).
+   */
+  readonly shellArgs?: readonly string[];
   /** How arg-less requests are read (`argless`). */
   readonly argless: ArglessMode | ((request: Readonly<HostCreateTerminalRequest>) => ArglessMode);
   /** The backend given as `createTerminal` (undefined: the native one). */
@@ -137,9 +142,6 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   const killGraceMs = count(options.killGraceMs, 'options.killGraceMs');
   const timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs', 1);
   const limits = validateLimits(options.limits, 'options.limits');
-  if (options.shell !== undefined && options.shell !== false && typeof options.shell !== 'string') {
-    throw invalidArg('options.shell', 'must be false or a path');
-  }
   if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
     throw invalidArg('options.inheritEnv', 'must be a boolean');
   }
@@ -157,12 +159,9 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   const approve = options.approve;
   const resolveProgram = options.resolveProgram;
   // The shell for shell lines is found once, through the host's PATH, never the request's.
-  const shell =
-    typeof options.shell === 'string' && remote
-      ? farShell(options.shell)
-      : typeof options.shell === 'string'
-      ? resolveHostShell(options.shell, hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram ?? loadNativeResolveProgram())
-      : options.shell;
+  const { shell, shellArgs } = remote
+    ? farHostShell(options.shell)
+    : hostShell(options.shell, hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram);
   const backendOptions: CreateTerminalOptions = {
     ...(killGraceMs !== undefined ? { killGraceMs } : {}),
     ...(shell !== undefined ? { shell } : {}),
@@ -184,6 +183,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     truncationNotice,
     envOverlay,
     backendOptions,
+    ...(shellArgs !== undefined ? { shellArgs } : {}),
     argless: options.argless ?? 'shell',
     backend: options.createTerminal ?? (remote ? options.backend!.createTerminal.bind(options.backend) : undefined),
     roots,
@@ -278,4 +278,43 @@ function configureSandbox(sandbox: CreateTerminalOptions['sandbox']): CreateTerm
   const config = sandbox instanceof SandboxConfig ? sandbox : new SandboxConfig(sandbox, 'options.sandbox');
   networkRulesOf(config, 'options.sandbox'); // the allow list's patterns, checked now too
   return config;
+}
+
+/** The host's `shell` option with a backend: a shell (looked up at the far end) or `false`; no arguments. */
+function farHostShell(option: unknown): { shell: false | string | undefined } {
+  if (typeof option === 'string') return { shell: farShell(option) };
+  if (Array.isArray(option)) throw invalidArg('options.shell', 'a shell with arguments is not supported with options.backend: name the far shell alone');
+  return { shell: option as false | undefined };
+}
+
+/**
+ * The host's `shell` option checked and resolved: `false`, a shell, or a shell with the arguments that come
+ * before the line it runs (`['bash', '-l', '-c']`, `['wsl.exe', '-e', 'sh', '-c']`). The program is found
+ * through the host's PATH (`resolveHostShell`); a bad value is `ERR_INVALID_ARG` naming the field.
+ */
+function hostShell(
+  option: unknown,
+  pathVar: string | undefined,
+  cwd: string | undefined,
+  resolveProgram: ResolveProgramFn | undefined,
+): { shell: false | string | undefined; shellArgs?: string[] } {
+  if (option === undefined || option === false) return { shell: option };
+  const resolve = (program: string, field: string): string => {
+    try {
+      return resolveHostShell(program, pathVar, cwd, resolveProgram ?? loadNativeResolveProgram());
+    } catch (error) {
+      throw invalidArg(field, errorMessage(error).replace(/^options\.shell: /, ''));
+    }
+  };
+  if (typeof option === 'string') return { shell: resolve(option, 'options.shell') };
+  if (!Array.isArray(option)) {
+    throw invalidArg('options.shell', `must be false, a shell, or a shell with its arguments (['bash', '-l', '-c']), got ${JSON.stringify(option)}`);
+  }
+  if (option.length === 0) throw invalidArg('options.shell', "must name the shell first (['bash', '-l', '-c']), got []");
+  option.forEach((word: unknown, i) => {
+    if (typeof word !== 'string') throw invalidArg(`options.shell[${i}]`, `must be a string, got ${JSON.stringify(word)}`);
+    if (word.includes('\0')) throw invalidArg(`options.shell[${i}]`, 'contains a NUL byte');
+  });
+  const words = option as string[];
+  return { shell: resolve(words[0]!, 'options.shell[0]'), shellArgs: words.slice(1) };
 }

@@ -169,8 +169,13 @@ export interface TerminalHostOptions {
   env?: Readonly<Record<string, string>> | readonly EnvVariable[];
   /** Whether commands inherit this process's environment (default true). */
   inheritEnv?: boolean;
-  /** `false` never uses a shell; a path selects the shell for arg-less commands. */
-  shell?: false | string;
+  /**
+   * The shell that runs arg-less commands (shell lines), found once through the host's `PATH`: `false` never
+   * uses a shell; a name or path runs `shell -c line`; a shell with its arguments runs them with the line
+   * appended, as clients run the user's login shell (`['bash', '-l', '-c']`, `[process.env.SHELL, '-l',
+   * '-c']`, `['wsl.exe', '-e', 'sh', '-c']`). Either way the command policy judges the line, not the shell.
+   */
+  shell?: false | string | readonly string[];
   /**
    * How arg-less requests are read: `'shell'` (default) or `'auto'` (see `ArglessMode`), for every
    * request or chosen per request by a function. A request run directly reaches the backend with its
