@@ -281,7 +281,7 @@ function configureSandbox(sandbox: CreateTerminalOptions['sandbox']): CreateTerm
 }
 
 /** The host's `shell` option with a backend: a shell (looked up at the far end) or `false`; no arguments. */
-function farHostShell(option: unknown): { shell: false | string | undefined } {
+function farHostShell(option: unknown): { shell: false | string | undefined; shellArgs?: string[] } {
   if (typeof option === 'string') return { shell: farShell(option) };
   if (Array.isArray(option)) throw invalidArg('options.shell', 'a shell with arguments is not supported with options.backend: name the far shell alone');
   return { shell: option as false | undefined };
