@@ -4,7 +4,7 @@
  */
 
 import * as path from 'node:path';
-import { invalidArg } from './errors';
+import { errorCode, errorMessage, invalidArg } from './errors';
 import { loadNative } from './native';
 import type { EnvVariable } from './types';
 
@@ -19,7 +19,18 @@ export function requireString(value: unknown, field: string): string {
  * the core's rule (`checkText`), asked before the policy sees a request.
  */
 export function rejectNul(value: string, field: string): void {
-  loadNative().checkText(value, field);
+  coreRule(field, () => loadNative().checkText(value, field));
+}
+
+/** Asks one of the core's rules; its refusal becomes `ERR_INVALID_ARG` with `data.field` naming `field`. */
+function coreRule(field: string, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (errorCode(error) !== 'ERR_INVALID_ARG') throw error;
+    const message = errorMessage(error);
+    throw invalidArg(field, message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message);
+  }
 }
 
 /** Returns `value` if it is undefined/null or a non-negative safe integer, else throws naming `field`. */
@@ -66,9 +77,9 @@ export function normalizeEnv(
   const core = entries.length > 0 ? loadNative() : undefined;
   entries.forEach((e, i) => {
     if (typeof e.name !== 'string') throw invalidArg(`${field}[${i}].name`, `invalid variable name ${JSON.stringify(e.name)}`);
-    core!.checkEnvName(e.name, `${field}[${i}].name`);
+    coreRule(`${field}[${i}].name`, () => core!.checkEnvName(e.name, `${field}[${i}].name`));
     if (typeof e.value !== 'string') throw invalidArg(`${field}[${i}].value`, 'must be a string');
-    core!.checkText(e.value, `${field}[${i}].value`);
+    coreRule(`${field}[${i}].value`, () => core!.checkText(e.value, `${field}[${i}].value`));
   });
   return entries;
 }

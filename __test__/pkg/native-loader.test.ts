@@ -90,7 +90,7 @@ describe('the loader on Windows (index.js, platforms.js and lib/native.js run in
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-loader-'));
     try {
       fs.mkdirSync(path.join(dir, 'lib'));
-      for (const f of ['index.js', 'platforms.js', 'package.json', 'lib/native.js', 'lib/errors.js']) {
+      for (const f of ['index.js', 'platforms.js', 'package.json', 'lib/native.js', 'lib/errors.js', 'lib/network-proxy.js']) {
         fs.copyFileSync(path.join(root, f), path.join(dir, f));
       }
       const script =
