@@ -15,12 +15,12 @@
 //! - Reattach: a client that said `hello {graceMs}` gets a socket path and a random token. When
 //!   its link is lost the session detaches and keeps its terminals for `graceMs`, queueing what
 //!   it would have sent; a new link (`acp-terminal-server --attach PATH`) that presents the token
-//!   in `resume {token, offset, json, subs}` continues it: the server resends what it wrote from
+//!   in `resume {token, offset}` continues it: the server resends what it wrote from
 //!   the client's byte `offset` (from a replay ring of the last `replayBytes` written, so nothing
 //!   is lost or sent twice) and says how many client frames it read (the client resends the
-//!   rest). A client behind the ring gets the output it missed counted per subscription
-//!   (`gaps`), or, when answers or events were lost with it, a refusal (`ERR_REPLAY_LOST`) and
-//!   the session ends. After the grace without a resume, the session ends as above.
+//!   rest). A client behind the ring (the dead link swallowed more than it keeps) is refused
+//!   (`ERR_REPLAY_LOST`) and the session ends. After the grace without a resume, the session
+//!   ends as above.
 //! - Output is bounded per subscription ([`HIGH_WATER_MARK`]): a reader that falls behind loses
 //!   the oldest bytes (counted in the next output frame), never the server's memory; the
 //!   retained output (`output`) is never affected.
@@ -94,13 +94,9 @@ struct OutState {
     ring: Ring,
 }
 
-/// One batch handed to a link's writer, with what it carried (for the ring's accounting).
+/// One batch handed to a link's writer.
 struct Entry {
     bytes: Vec<u8>,
-    /// JSON frames in it.
-    json: u64,
-    /// Per subscription: bytes of output in it, counting those dropped before them.
-    subs: Vec<(u32, u64)>,
 }
 
 /// The last bytes written to the client, by stream offset (everything after the banner of the
@@ -113,15 +109,7 @@ struct Ring {
     cap: usize,
     /// Stream offset of the first kept byte.
     start: u64,
-    /// JSON frames before `start`.
-    start_json: u64,
-    /// Per subscription: its output position at `start` (data and dropped bytes before it).
-    start_subs: HashMap<u32, u64>,
 }
-
-/// What a resume resends: the bytes from the client's offset, and per subscription the bytes it
-/// missed past the ring.
-type Replay = (Vec<u8>, Map<String, Value>);
 
 impl Ring {
     fn add(&mut self, e: Entry) {
@@ -133,50 +121,30 @@ impl Ring {
             };
             self.bytes -= old.bytes.len();
             self.start += old.bytes.len() as u64;
-            self.start_json += old.json;
-            for (sub, n) in old.subs {
-                *self.start_subs.entry(sub).or_default() += n;
-            }
         }
     }
 
-    /// The bytes to resend to a client that read `offset` bytes, `json` JSON frames and, per
-    /// subscription, `subs` bytes of output.
-    fn resume(&self, offset: u64, json: u64, subs: &Map<String, Value>) -> Result<Replay, TermError> {
+    /// The bytes to resend to a client that read `offset` bytes; refused when some of what it
+    /// missed is no longer kept.
+    fn resume(&self, offset: u64) -> Result<Vec<u8>, TermError> {
         let end = self.start + self.bytes as u64;
         if offset > end {
             return Err(TermError::invalid_arg(format!(
                 "offset {offset} is past the {end} bytes sent"
             )));
         }
+        if offset < self.start {
+            return Err(TermError::new(
+                ERR_REPLAY_LOST,
+                format!(
+                    "the link lost {} bytes in flight, more than the {}-byte replay ring keeps",
+                    self.start - offset,
+                    self.cap
+                ),
+            ));
+        }
         let mut out = Vec::new();
-        let mut gaps = Map::new();
-        let mut skip = if offset >= self.start {
-            offset - self.start
-        } else {
-            if json < self.start_json {
-                return Err(TermError::new(
-                    ERR_REPLAY_LOST,
-                    format!(
-                        "the link lost {} bytes, more than the {}-byte replay ring, answers and events among them",
-                        self.start - offset,
-                        self.cap
-                    ),
-                ));
-            }
-            for (sub, pos) in subs {
-                let (Ok(sub), Some(pos)) = (sub.parse::<u32>(), pos.as_u64()) else {
-                    return Err(TermError::invalid_arg("subs must map subscriptions to positions"));
-                };
-                match self.start_subs.get(&sub) {
-                    Some(&at) if at > pos => {
-                        gaps.insert(sub.to_string(), json!(at - pos));
-                    }
-                    _ => {}
-                }
-            }
-            0
-        };
+        let mut skip = offset - self.start;
         for e in &self.entries {
             let n = e.bytes.len() as u64;
             if skip >= n {
@@ -186,7 +154,7 @@ impl Ring {
             out.extend_from_slice(&e.bytes[skip as usize..]);
             skip = 0;
         }
-        Ok((out, gaps))
+        Ok(out)
     }
 }
 
@@ -272,11 +240,7 @@ impl Outbox {
         loop {
             {
                 let mut s = self.lock();
-                let mut e = Entry {
-                    bytes: Vec::new(),
-                    json: 0,
-                    subs: Vec::new(),
-                };
+                let mut e = Entry { bytes: Vec::new() };
                 while e.bytes.len() < max {
                     let Some(item) = s.queue.pop_front() else {
                         break;
@@ -284,14 +248,12 @@ impl Outbox {
                     match item {
                         Item::Frame(f) => {
                             e.bytes.extend_from_slice(&f);
-                            e.json += 1;
                         }
                         Item::Output(sub) => {
                             if let Some(o) = s.subs.get_mut(&sub) {
                                 o.queued = false;
                                 if let Some((data, dropped)) = o.pending.take() {
                                     e.bytes.extend_from_slice(&output_frame(sub, dropped, &data));
-                                    e.subs.push((sub, dropped + data.len() as u64));
                                 }
                             }
                         }
@@ -300,7 +262,6 @@ impl Outbox {
                             e.bytes.extend_from_slice(&json_frame(
                                 &json!({"event": "end", "sub": sub}),
                             ));
-                            e.json += 1;
                         }
                     }
                 }
@@ -964,46 +925,42 @@ where
             }
         };
         match conn.resume(next, received) {
-            Some(l) => link = l,
-            None => break,
+            Ok(l) => link = l,
+            Err((mut w, refusal)) => {
+                let _ = w.write_all(&refusal).await;
+                let _ = w.flush().await;
+                break;
+            }
         }
     }
     conn.release_all().await;
     conn.outbox.close();
-    conn.reattach().take();
+    let reattach = conn.reattach().take();
+    if let Some(r) = reattach {
+        // The accept task holds the listener too: remove the socket now (the process may exit
+        // before that task is dropped).
+        r.listener.remove();
+    }
 }
 
 impl Conn {
     /// Continues the session on a link that presented the token, or refuses it (and the
     /// session ends: what the client missed cannot be made up).
-    fn resume(&self, a: Attached, received: u64) -> Option<Link> {
-        let field = |k: &str| a.req.get(k).and_then(Value::as_u64);
-        let empty = Map::new();
-        let subs = a.req.get("subs").and_then(Value::as_object).unwrap_or(&empty);
-        let r = match (field("offset"), field("json")) {
-            (Some(offset), Some(json)) => self.outbox.lock().ring.resume(offset, json, subs),
-            _ => Err(TermError::invalid_arg(
-                "resume needs offset and json (what the client read)",
+    fn resume(&self, a: Attached, received: u64) -> Result<Link, (BoxWrite, Vec<u8>)> {
+        let r = match a.req.get("offset").and_then(Value::as_u64) {
+            Some(offset) => self.outbox.lock().ring.resume(offset),
+            None => Err(TermError::invalid_arg(
+                "resume needs offset (the bytes the client read)",
             )),
         };
         match r {
-            Ok((bytes, gaps)) => {
-                let mut prefix = json_frame(&reply_json(
-                    &a.id,
-                    Ok(json!({"received": received, "gaps": gaps})),
-                ));
+            Ok(bytes) => {
+                let mut prefix =
+                    json_frame(&reply_json(&a.id, Ok(json!({"received": received}))));
                 prefix.extend_from_slice(&bytes);
-                Some(Link::start(self.outbox.clone(), a.read, a.write, prefix))
+                Ok(Link::start(self.outbox.clone(), a.read, a.write, prefix))
             }
-            Err(e) => {
-                let mut w = a.write;
-                let frame = json_frame(&reply_json(&a.id, Err(e)));
-                tokio::spawn(async move {
-                    let _ = w.write_all(&frame).await;
-                    let _ = w.flush().await;
-                });
-                None
-            }
+            Err(e) => Err((a.write, json_frame(&reply_json(&a.id, Err(e))))),
         }
     }
 }

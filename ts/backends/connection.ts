@@ -8,12 +8,12 @@
  *   once lost, every later call rejects with it (a released terminal's `release()` resolves).
  * - Reconnect: with a grace (`hello {graceMs}`, the default 30 s), a transport that dies while the
  *   server lives is replaced: `attachArgv` runs `acp-terminal-server --attach PATH` through the same
- *   transport, `resume` presents the session token and this side's cursor (stream bytes, JSON frames,
- *   output per subscription), the server resends what it wrote from there and says how many of this
- *   side's frames it read; the frames after are sent again. Calls made meanwhile wait. Nothing is lost
- *   or delivered twice; output missed past the server's replay ring is counted in the next chunk's
- *   `dropped`. The connection is lost (`ERR_BACKEND_LOST`) only when the grace ends without a resume,
- *   or the server is gone (`--attach` says so).
+ *   transport, `resume` presents the session token and this side's cursor (the stream bytes read),
+ *   the server resends what it wrote from there and says how many of this side's frames it read; the
+ *   frames after are sent again. Calls made meanwhile wait. Nothing is lost or delivered twice. The
+ *   connection is lost (`ERR_BACKEND_LOST`) when the grace ends without a resume, when the server is
+ *   gone (`--attach` says so), or when the dead link swallowed more than the server's replay ring
+ *   keeps (`ERR_REPLAY_LOST`: the server then ends everything).
  * - `close()` says `shutdown` first, so the server then kills every command it started without a grace;
  *   a server killed outright leaves that to its guardian.
  * - Output arrives per subscription, in order; the server bounds what waits for a slow reader.
@@ -92,7 +92,7 @@ function startLink(
   argv: readonly string[],
   env: NodeJS.ProcessEnv | undefined,
   timeoutMs: number,
-): Promise<{ link: Link; msgs: ServerMessage[]; stderr: string } | { missing: true; noise: string } | { gone: true }> {
+): Promise<{ link: Link; msgs: ServerMessage[]; stderr: string } | { missing: true; noise: string } | { gone: string }> {
   const [cmd, ...args] = argv;
   if (cmd === undefined) throw new AcpTerminalError('ERR_INVALID_ARG', 'argv must name a program');
   const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env });
@@ -124,8 +124,7 @@ function startLink(
       if (reader.missing || reader.gone) {
         done();
         child.stdin!.end();
-        const r = reader.gone ? ({ gone: true } as const) : ({ missing: true, noise: reader.noise } as const);
-        child.once('close', () => resolve(r));
+        child.once('close', () => resolve(reader.gone ? { gone: stderr.trim() } : { missing: true, noise: reader.noise }));
         return;
       }
       if (reader.banner === undefined) return;
@@ -178,14 +177,12 @@ export class Connection {
   private attach: { path: string; token: string; graceMs: number } | undefined;
   /** This side's frames so far (the in-band ones; a resume's own frame is not counted). */
   private framesSent = 0;
-  /** The resume cursor: stream bytes, JSON frames and output per subscription read so far. */
+  /** The resume cursor: stream bytes read so far (after the first banner; out-of-band answers aside). */
   private offset = 0;
-  private jsonRead = 0;
-  private readonly subPos = new Map<number, number>();
-  /** Output the server could not replay, to count in the subscription's next chunk. */
-  private readonly gaps = new Map<number, number>();
   /** How many times the transport was replaced (for tests and diagnostics). */
   reconnects = 0;
+  /** The server's pid at the far end (from `hello`). */
+  serverPid: number | undefined;
 
   private constructor(
     link: Link,
@@ -217,6 +214,7 @@ export class Connection {
     const hello = c.call('hello', { graceMs: options.attachArgv ? graceMs : 0, replayBytes: options.replayBytes });
     hello.then(
       (h) => {
+        c.serverPid = typeof h.pid === 'number' ? h.pid : undefined;
         const a = h.attach as { path?: string; token?: string; graceMs?: number } | undefined;
         if (a?.path && a.token) c.attach = { path: a.path, token: a.token, graceMs: a.graceMs ?? graceMs };
       },
@@ -267,7 +265,7 @@ export class Connection {
         const r = await startLink(this.options.attachArgv!(attach.path), this.options.env, timeout);
         if ('gone' in r || 'missing' in r) {
           this.reconnecting = false;
-          this.lose(`${reason}; the server is gone`);
+          this.lose(`${reason}; the server is gone${'gone' in r && r.gone ? `: ${r.gone}` : ''}`);
           return;
         }
         if (await this.resume(r.link, r.msgs, attach.token)) return;
@@ -283,10 +281,8 @@ export class Connection {
 
   /** Sends `resume` on a new link and, once answered, continues on it. False: it died first. */
   private resume(link: Link, early: ServerMessage[], token: string): Promise<boolean> {
-    const subs: Record<string, number> = {};
-    for (const [sub, pos] of this.subPos) subs[sub] = pos;
     link.child.stdin!.on('error', () => {});
-    link.child.stdin!.write(jsonFrame({ id: 0, op: 'resume', token, offset: this.offset, json: this.jsonRead, subs }));
+    link.child.stdin!.write(jsonFrame({ id: 0, op: 'resume', token, offset: this.offset }));
     return new Promise((resolve) => {
       let queue = early;
       const finish = (msgs: ServerMessage[]): boolean => {
@@ -306,11 +302,7 @@ export class Connection {
           link.child.kill('SIGKILL');
           return true;
         }
-        const result = answer.value.result as { received: number; gaps: Record<string, number> };
-        for (const [sub, n] of Object.entries(result.gaps ?? {})) {
-          this.subPos.set(Number(sub), (this.subPos.get(Number(sub)) ?? 0) + n);
-          this.gaps.set(Number(sub), (this.gaps.get(Number(sub)) ?? 0) + n);
-        }
+        const result = answer.value.result as { received: number };
         const old = this.link;
         this.link = link;
         this.reconnecting = false;
@@ -396,17 +388,9 @@ export class Connection {
   private dispatch(m: ServerMessage): void {
     this.offset += m.size;
     if (m.kind === 'output') {
-      this.subPos.set(m.sub, (this.subPos.get(m.sub) ?? 0) + m.dropped + m.data.length);
-      let dropped = m.dropped;
-      const gap = this.gaps.get(m.sub);
-      if (gap !== undefined) {
-        this.gaps.delete(m.sub);
-        dropped += gap;
-      }
-      this.listeners.output(m.sub, m.data, dropped);
+      this.listeners.output(m.sub, m.data, m.dropped);
       return;
     }
-    this.jsonRead++;
     const v = m.value;
     if (typeof v.id === 'number') {
       const p = this.pending.get(v.id);
@@ -418,14 +402,7 @@ export class Connection {
     } else if (v.event === 'exit') {
       this.listeners.exit(v.term as number, v.status as Record<string, unknown>);
     } else if (v.event === 'end') {
-      const sub = v.sub as number;
-      this.subPos.delete(sub);
-      const gap = this.gaps.get(sub);
-      if (gap !== undefined) {
-        this.gaps.delete(sub);
-        this.listeners.output(sub, Buffer.alloc(0), gap);
-      }
-      this.listeners.end(sub);
+      this.listeners.end(v.sub as number);
     }
   }
 

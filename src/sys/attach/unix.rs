@@ -57,10 +57,17 @@ impl Listener {
     }
 }
 
-impl Drop for Listener {
-    fn drop(&mut self) {
+impl Listener {
+    /// Removes the socket and its directory (new connections are refused from now on).
+    pub fn remove(&self) {
         let _ = std::fs::remove_file(&self.path);
         let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.remove();
     }
 }
 

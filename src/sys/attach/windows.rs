@@ -19,6 +19,9 @@ impl Listener {
     }
 
     /// Never reached.
+    pub fn remove(&self) {}
+
+    /// Never reached.
     pub fn path(&self) -> &Path {
         Path::new("")
     }
