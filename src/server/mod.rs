@@ -253,7 +253,8 @@ impl Outbox {
                             if let Some(o) = s.subs.get_mut(&sub) {
                                 o.queued = false;
                                 if let Some((data, dropped)) = o.pending.take() {
-                                    e.bytes.extend_from_slice(&output_frame(sub, dropped, &data));
+                                    e.bytes
+                                        .extend_from_slice(&output_frame(sub, dropped, &data));
                                 }
                             }
                         }
@@ -326,7 +327,11 @@ struct Conn {
 }
 
 fn same_token(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 fn status_json(s: &ExitStatus) -> Value {
@@ -397,22 +402,17 @@ impl Conn {
         });
         let grace = match req.get("graceMs") {
             None | Some(Value::Null) => 0,
-            Some(g) => g
-                .as_u64()
-                .filter(|g| *g <= MAX_GRACE_MS)
-                .ok_or_else(|| {
-                    TermError::invalid_arg(format!(
-                        "graceMs must be an integer from 0 to {MAX_GRACE_MS}"
-                    ))
-                })?,
+            Some(g) => g.as_u64().filter(|g| *g <= MAX_GRACE_MS).ok_or_else(|| {
+                TermError::invalid_arg(format!(
+                    "graceMs must be an integer from 0 to {MAX_GRACE_MS}"
+                ))
+            })?,
         };
         let ring = match req.get("replayBytes") {
             None | Some(Value::Null) => REPLAY_BYTES,
-            Some(b) => b
-                .as_u64()
-                .filter(|b| *b <= 1 << 30)
-                .ok_or_else(|| TermError::invalid_arg("replayBytes must be an integer up to 1 GiB"))?
-                as usize,
+            Some(b) => b.as_u64().filter(|b| *b <= 1 << 30).ok_or_else(|| {
+                TermError::invalid_arg("replayBytes must be an integer up to 1 GiB")
+            })? as usize,
         };
         if grace > 0 {
             let mut r = self.reattach();
@@ -420,8 +420,9 @@ impl Conn {
                 let listener = Arc::new(Listener::bind().map_err(|e| {
                     TermError::new("ERR_ATTACH_UNAVAILABLE", format!("no reattach socket: {e}"))
                 })?);
-                let token = crate::sys::attach::random_token()
-                    .map_err(|e| TermError::new("ERR_ATTACH_UNAVAILABLE", format!("no token: {e}")))?;
+                let token = crate::sys::attach::random_token().map_err(|e| {
+                    TermError::new("ERR_ATTACH_UNAVAILABLE", format!("no token: {e}"))
+                })?;
                 tokio::spawn(accept_loop(self.clone(), listener.clone(), token.clone()));
                 *r = Some(Reattach {
                     listener,
@@ -955,8 +956,7 @@ impl Conn {
         };
         match r {
             Ok(bytes) => {
-                let mut prefix =
-                    json_frame(&reply_json(&a.id, Ok(json!({"received": received}))));
+                let mut prefix = json_frame(&reply_json(&a.id, Ok(json!({"received": received}))));
                 prefix.extend_from_slice(&bytes);
                 Ok(Link::start(self.outbox.clone(), a.read, a.write, prefix))
             }

@@ -81,7 +81,10 @@ pub fn attach(path: &Path, gone: &str) -> i32 {
             let mut out = std::io::stdout();
             let _ = out.write_all(gone.as_bytes());
             let _ = out.flush();
-            eprintln!("acp-terminal-server: no live server at {}: {e}", path.display());
+            eprintln!(
+                "acp-terminal-server: no live server at {}: {e}",
+                path.display()
+            );
             return 3;
         }
     };
