@@ -5,13 +5,14 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { agent as v1Agent, client as v1Client, type SessionNotification } from '@agentclientprotocol/sdk';
+import { client as v1Client, type SessionNotification } from '@agentclientprotocol/sdk';
 import * as v2 from '@agentclientprotocol/sdk/experimental/v2';
 import { zSessionNotification } from '../node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js';
 import { agentTerminals } from '../ts/agent-terminals';
 import { registerTerminalHandlers } from '../ts/handlers';
 import { TerminalHost } from '../ts/host';
 import { completeUtf8Length, OutputTail } from '../ts/agent-output';
+import { alive, runV1Client, runV2Client, streamPair, until, upd, v1AgentApp, v2AgentApp, type Update } from './fixtures/agent-apps';
 import { spawnAgent, type AgentProcess } from './fixtures/agent-process';
 import { v2Schema } from './fixtures/json-schema';
 import { ZedTerminalDecoder } from './fixtures/zed-terminal-decoder';
@@ -33,25 +34,6 @@ function start(): AgentProcess {
   return a;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function until<T>(what: () => T | null | undefined | false, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = what();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** A v1 client over the example agent's stdio; `meta` is what it advertises in clientCapabilities._meta. */
 async function v1Run(meta: Record<string, unknown> | undefined, prompt: string): Promise<SessionNotification[]> {
   const updates: SessionNotification[] = [];
@@ -64,9 +46,6 @@ async function v1Run(meta: Record<string, unknown> | undefined, prompt: string):
   for (const u of updates) expect(zSessionNotification.safeParse(u).success).toBe(true);
   return updates;
 }
-
-type Update = Record<string, unknown> & { sessionUpdate: string };
-const upd = (n: { update: unknown }): Update => n.update as Update;
 
 describe('v1 _meta terminal convention (what Zed and codex-acp speak)', () => {
   test.each(['terminal_output', 'terminal_output_delta'])('%s: terminal_info in the tool_call, text increments, terminal_exit last', async (key) => {
@@ -182,24 +161,12 @@ describe('v2 display terminals', () => {
   });
 });
 
-/** An in-memory duplex pair of SDK streams. */
-function streamPair(): [v2.Stream, v2.Stream] {
-  const a = new TransformStream();
-  const b = new TransformStream();
-  return [
-    { readable: a.readable, writable: b.writable },
-    { readable: b.readable, writable: a.writable },
-  ] as never;
-}
-
 describe('in process', () => {
   test('replay on session/load: a new connection gets the tail so far, then the live output', async () => {
     const kit = agentTerminals({ updateIntervalMs: 10 });
     const started: Array<Promise<unknown>> = [];
     let release: (() => void) | undefined;
-    const app = v1Agent({ name: 'a' })
-      .onRequest('initialize', () => ({ protocolVersion: 1 }))
-      .onRequest('session/new', () => ({ sessionId: 's' }))
+    const app = v1AgentApp()
       .onRequest('session/load', () => ({}))
       .onRequest('session/prompt', async (ctx) => {
         const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'echo one; exec sleep 30' });
@@ -208,18 +175,8 @@ describe('in process', () => {
         return { stopReason: 'end_turn' };
       });
     const connector = kit.v1(app);
-    const run = async (op: (ctx: ReturnType<typeof Object>, updates: SessionNotification[]) => Promise<void>): Promise<SessionNotification[]> => {
-      const [agentSide, clientSide] = streamPair();
-      connector.connect(agentSide);
-      const updates: SessionNotification[] = [];
-      await v1Client({ name: 'c' })
-        .onNotification('session/update', (ctx) => void updates.push(ctx.params))
-        .connectWith(clientSide as never, async (ctx) => {
-          await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } });
-          await op(ctx, updates);
-        });
-      return updates;
-    };
+    const run = (op: Parameters<typeof runV1Client>[2]): Promise<SessionNotification[]> =>
+      runV1Client(connector, { _meta: { terminal_output: true } }, op);
     const text = (updates: SessionNotification[]): string =>
       updates.map((u) => ((upd(u)._meta as { terminal_output?: { data: string } })?.terminal_output?.data ?? '')).join('');
     const first = await run(async (ctx, updates) => {
@@ -246,11 +203,7 @@ describe('in process', () => {
     const command = 'head -c 20000000 /dev/urandom | base64 -w 100';
     const sent: v2.UpdateSessionNotification[] = [];
     let handle: Awaited<ReturnType<typeof kit.createTerminal>> | undefined;
-    const app = v2
-      .agent({ name: 'a' })
-      .onRequest('initialize', () => ({ protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'a', version: '1' } }))
-      .onRequest('session/new', () => ({ sessionId: 's' }))
-      .onRequest('session/prompt', async (ctx) => {
+    const app = v2AgentApp().onRequest('session/prompt', async (ctx) => {
         handle = await kit.createTerminal(ctx, { sessionId: 's', command, outputByteLimit: limit });
         return { messageId: 'm' };
       });
@@ -305,17 +258,13 @@ describe('in process', () => {
 
 describe('in process, more', () => {
   /** A v1 agent app whose prompt runs `body` with the handler's ctx, served through `kit.v1`. */
-  function v1Pair(kit: ReturnType<typeof agentTerminals>, body: (ctx: unknown) => Promise<void>) {
-    const app = v1Agent({ name: 'a' })
-      .onRequest('initialize', () => ({ protocolVersion: 1 }))
-      .onRequest('session/new', () => ({ sessionId: 's' }))
-      .onRequest('session/prompt', async (ctx) => {
+  function v1Prompting(kit: ReturnType<typeof agentTerminals>, body: (ctx: unknown) => Promise<void>) {
+    return kit.v1(
+      v1AgentApp().onRequest('session/prompt', async (ctx) => {
         await body(ctx);
         return { stopReason: 'end_turn' };
-      });
-    const [agentSide, clientSide] = streamPair();
-    kit.v1(app).connect(agentSide);
-    return clientSide;
+      }),
+    );
   }
 
   test("prefer: 'client' uses the client's own terminal/create when it advertises terminal: true, embedded in the tool call", async () => {
@@ -323,13 +272,14 @@ describe('in process, more', () => {
     const host = new TerminalHost();
     let form: string | undefined;
     let output = '';
-    const clientSide = v1Pair(kit, async (ctx) => {
+    const [agentSide, clientSide] = streamPair();
+    v1Prompting(kit, async (ctx) => {
       const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'echo from-client' }, { prefer: 'client' });
       form = t.form;
       await t.waitForExit();
       output = (await t.currentOutput()).output;
       await t.release();
-    });
+    }).connect(agentSide);
     const updates: SessionNotification[] = [];
     const app = registerTerminalHandlers(v1Client({ name: 'c' }).onNotification('session/update', (ctx) => void updates.push(ctx.params)), host);
     await app.connectWith(clientSide as never, async (ctx) => {
@@ -349,53 +299,32 @@ describe('in process, more', () => {
     const kit = agentTerminals({ updateIntervalMs: 50 });
     const command = 'head -c 6000000 /dev/urandom | base64 -w 100';
     let all = '';
-    const clientSide = v1Pair(kit, async (ctx) => {
+    const agent = v1Prompting(kit, async (ctx) => {
       const t = await kit.createTerminal(ctx, { sessionId: 's', command, outputByteLimit: limit });
       await t.waitForExit();
       all = (await t.currentOutput()).output;
       await t.release();
     });
-    const updates: SessionNotification[] = [];
-    await v1Client({ name: 'c' })
-      .onNotification('session/update', (ctx) => void updates.push(ctx.params))
-      .connectWith(clientSide as never, async (ctx) => {
-        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } });
-        await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
-        await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
-      });
+    const updates = await runV1Client(agent, { _meta: { terminal_output: true } }, async (ctx) => {
+      await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
+    });
     const text = updates.map((u) => ((upd(u)._meta as { terminal_output?: { data: string } })?.terminal_output?.data ?? '')).join('');
     expect(text).toMatch(/\[acp-terminal: \d+ bytes not shown\]/);
     expect(text.endsWith(all.slice(-limit + 200))).toBe(true);
-    for (const u of updates) expect(zSessionNotification.safeParse(u).success).toBe(true);
     await kit.close();
   }, 60_000);
 
   test('v2 session/resume replays the snapshot, then chunks; tool_call/cancel stops it and ends the tool call cancelled', async () => {
     const kit = agentTerminals({ updateIntervalMs: 10 });
-    const app = v2
-      .agent({ name: 'a' })
-      .onRequest('initialize', () => ({ protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'a', version: '1' } }))
-      .onRequest('session/new', () => ({ sessionId: 's' }))
+    const app = v2AgentApp()
       .onRequest('session/resume', () => ({}))
       .onRequest('session/prompt', async (ctx) => {
         await kit.createTerminal(ctx, { sessionId: 's', command: 'echo one; sleep 0.3; echo two; exec sleep 30' }, { toolCallId: undefined });
         return { messageId: 'm' };
       });
     const connector = kit.v2(app);
-    const run = async (op: (ctx: v2.ClientContext, seen: v2.UpdateSessionNotification[]) => Promise<void>): Promise<v2.UpdateSessionNotification[]> => {
-      const [agentSide, clientSide] = streamPair();
-      connector.connect(agentSide);
-      const seen: v2.UpdateSessionNotification[] = [];
-      await v2
-        .client({ name: 'c' })
-        .onNotification('session/update', (ctx) => void seen.push(ctx.params))
-        .connectWith(clientSide as never, async (ctx) => {
-          await ctx.request('initialize', { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'c', version: '1' } });
-          await op(ctx, seen);
-        });
-      for (const n of seen) expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
-      return seen;
-    };
+    const run = (op: Parameters<typeof runV2Client>[1]): Promise<v2.UpdateSessionNotification[]> => runV2Client(connector, op);
     const decode = (seen: v2.UpdateSessionNotification[]): ZedTerminalDecoder => {
       const zed = new ZedTerminalDecoder();
       for (const n of seen) zed.apply(n as never);
@@ -429,64 +358,40 @@ describe("the agent's own tool call", () => {
     ['terminal_output', { terminal_output: true }],
   ] as const)('%s: updates go into the given toolCallId and leave its status to the agent', async (_form, meta) => {
     const kit = agentTerminals({ updateIntervalMs: 10 });
-    const app = v1Agent({ name: 'a' })
-      .onRequest('initialize', () => ({ protocolVersion: 1 }))
-      .onRequest('session/new', () => ({ sessionId: 's' }))
-      .onRequest('session/prompt', async (ctx) => {
+    const app = v1AgentApp().onRequest('session/prompt', async (ctx) => {
         await ctx.client.notify('session/update', { sessionId: 's', update: { sessionUpdate: 'tool_call', toolCallId: 'mine', title: 'Build', kind: 'execute', status: 'in_progress' } });
         const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'echo built' }, { toolCallId: 'mine', title: 'Build' });
         await t.waitForExit();
         await t.release();
         return { stopReason: 'end_turn' };
       });
-    const [agentSide, clientSide] = streamPair();
-    kit.v1(app).connect(agentSide);
-    const updates: SessionNotification[] = [];
-    await v1Client({ name: 'c' })
-      .onNotification('session/update', (ctx) => void updates.push(ctx.params))
-      .connectWith(clientSide as never, async (ctx) => {
-        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: meta ? { _meta: meta } : {} });
-        await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
-        await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
-      });
+    const updates = await runV1Client(kit.v1(app), meta ? { _meta: meta } : {}, async (ctx) => {
+      await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
+    });
     const ours = updates.slice(1).map(upd);
     expect(ours.length).toBeGreaterThan(0);
     expect(ours.every((u) => u.toolCallId === 'mine')).toBe(true);
     expect(ours.filter((u) => u.sessionUpdate === 'tool_call_update').some((u) => u.status !== undefined)).toBe(false);
-    for (const u of updates) expect(zSessionNotification.safeParse(u).success).toBe(true);
     await kit.close();
   });
 });
 
 test('v2 pty: the size is announced in the first terminal_update and the command runs at it', async () => {
   const kit = agentTerminals({ updateIntervalMs: 10 });
-  const app = v2
-    .agent({ name: 'a' })
-    .onRequest('initialize', () => ({ protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'a', version: '1' } }))
-    .onRequest('session/new', () => ({ sessionId: 's' }))
-    .onRequest('session/prompt', async (ctx) => {
-      const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'stty size' }, { pty: { cols: 100, rows: 30 } });
-      await t.waitForExit();
-      await t.release();
-      return { messageId: 'm' };
-    });
-  const [agentSide, clientSide] = streamPair();
-  kit.v2(app).connect(agentSide);
-  const seen: v2.UpdateSessionNotification[] = [];
-  await v2
-    .client({ name: 'c' })
-    .onNotification('session/update', (ctx) => void seen.push(ctx.params))
-    .connectWith(clientSide as never, async (ctx) => {
-      await ctx.request('initialize', { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'c', version: '1' } });
-      await ctx.request('session/new', { cwd: '/tmp' });
-      await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
-    });
+  const app = v2AgentApp().onRequest('session/prompt', async (ctx) => {
+    const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'stty size' }, { pty: { cols: 100, rows: 30 } });
+    await t.waitForExit();
+    await t.release();
+    return { messageId: 'm' };
+  });
+  const seen = await runV2Client(kit.v2(app), async (ctx) => {
+    await ctx.request('session/new', { cwd: '/tmp' });
+    await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
+  });
   expect(upd(seen[0]!)).toMatchObject({ sessionUpdate: 'terminal_update', size: { cols: 100, rows: 30 } });
   const zed = new ZedTerminalDecoder();
-  for (const n of seen) {
-    expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
-    zed.apply(n as never);
-  }
+  for (const n of seen) zed.apply(n as never);
   expect([...zed.terminals.values()][0]!.output.toString()).toBe('30 100\r\n');
   await kit.close();
 });
@@ -530,10 +435,7 @@ describe('cancel, close and release: nothing orphaned, nothing lost', () => {
   test('v2 session/cancel kills the foreground commands (TERM, then KILL after the grace), signal in the last update', async () => {
     const kit = agentTerminals({ updateIntervalMs: 10, terminalOptions: { killGraceMs: 300 } });
     const handles: Array<Awaited<ReturnType<typeof kit.createTerminal>>> = [];
-    const app = v2
-      .agent({ name: 'a' })
-      .onRequest('initialize', () => ({ protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'a', version: '1' } }))
-      .onRequest('session/new', () => ({ sessionId: 's' }))
+    const app = v2AgentApp()
       .onRequest('session/prompt', async (ctx) => {
         // Foreground: the agent sends no idle state update, the turn is still running.
         handles.push(await kit.createTerminal(ctx, { sessionId: 's', command: 'sleep 60 & echo "pid $!"; wait' }));
@@ -541,28 +443,18 @@ describe('cancel, close and release: nothing orphaned, nothing lost', () => {
         return { messageId: 'm' };
       })
       .onNotification('session/cancel', () => undefined);
-    const [agentSide, clientSide] = streamPair();
-    kit.v2(app).connect(agentSide);
-    const seen: v2.UpdateSessionNotification[] = [];
-    await v2
-      .client({ name: 'c' })
-      .onNotification('session/update', (ctx) => void seen.push(ctx.params))
-      .connectWith(clientSide as never, async (ctx) => {
-        await ctx.request('initialize', { protocolVersion: v2.PROTOCOL_VERSION, info: { name: 'c', version: '1' } });
-        await ctx.request('session/new', { cwd: '/tmp' });
-        await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
-        const pids = [await pidOf(handles[0]!), await pidOf(handles[1]!)];
-        const all = [...pids, handles[0]!.pid!, handles[1]!.pid!];
-        for (const pid of all) expect(alive(pid)).toBe(true);
-        await ctx.notify('session/cancel', { sessionId: 's' });
-        await until(() => all.every((pid) => !alive(pid)));
-        await until(() => seen.filter((n) => upd(n).exitStatus).length === 2);
-      });
+    const seen = await runV2Client(kit.v2(app), async (ctx, updates) => {
+      await ctx.request('session/new', { cwd: '/tmp' });
+      await ctx.request('session/prompt', { sessionId: 's', prompt: [{ type: 'text', text: 'go' }] });
+      const pids = [await pidOf(handles[0]!), await pidOf(handles[1]!)];
+      const all = [...pids, handles[0]!.pid!, handles[1]!.pid!];
+      for (const pid of all) expect(alive(pid)).toBe(true);
+      await ctx.notify('session/cancel', { sessionId: 's' });
+      await until(() => all.every((pid) => !alive(pid)));
+      await until(() => updates.filter((n) => upd(n).exitStatus).length === 2);
+    });
     const zed = new ZedTerminalDecoder();
-    for (const n of seen) {
-      expect(schema.validate('UpdateSessionNotification', n)).toEqual([]);
-      zed.apply(n as never);
-    }
+    for (const n of seen) zed.apply(n as never);
     expect(zed.terminals.get(handles[0]!.id)!.exitStatus).toEqual({ exitCode: null, signal: 'SIGTERM' });
     expect(zed.terminals.get(handles[1]!.id)!.exitStatus).toEqual({ exitCode: null, signal: 'SIGKILL' });
     // The exit is each terminal's last update, and its tool call ends cancelled.
@@ -578,44 +470,37 @@ describe('cancel, close and release: nothing orphaned, nothing lost', () => {
     const kit = agentTerminals({ updateIntervalMs: 10 });
     const handles = new Map<string, Awaited<ReturnType<typeof kit.createTerminal>>>();
     let promptCtx: unknown;
-    const app = v1Agent({ name: 'a' })
-      .onRequest('initialize', () => ({ protocolVersion: 1 }))
-      .onRequest('session/new', () => ({ sessionId: `s${handles.size + 1}` }))
+    const app = v1AgentApp(() => ({ sessionId: `s${handles.size + 1}` }))
       .onRequest('session/close' as never, (() => ({})) as never)
       .onRequest('session/prompt', async (ctx) => {
         promptCtx = ctx;
         handles.set(ctx.params.sessionId, await kit.createTerminal(ctx, { sessionId: ctx.params.sessionId, command: 'sleep 60 & echo "pid $!"; wait' }));
         return { stopReason: 'end_turn' };
       });
-    const [agentSide, clientSide] = streamPair();
-    kit.v1(app).connect(agentSide);
-    await v1Client({ name: 'c' })
-      .onNotification('session/update', () => undefined)
-      .connectWith(clientSide as never, async (ctx) => {
-        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
-        for (const s of ['s1', 's2']) {
-          await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
-          await ctx.request('session/prompt', { sessionId: s, prompt: [] });
-        }
-        const pids = new Map<string, number[]>();
-        for (const [s, h] of handles) pids.set(s, [h.pid!, await pidOf(h)]);
-        for (const pid of [...pids.values()].flat()) expect(alive(pid)).toBe(true);
-        await (ctx.request as (m: string, p: unknown) => Promise<unknown>)('session/close', { sessionId: 's1' });
-        await until(() => pids.get('s1')!.every((pid) => !alive(pid)));
-        expect(pids.get('s2')!.every(alive)).toBe(true);
-        // A command whose start races kit.close() (close finds no terminal yet): refused, and it does not survive.
-        const pidFile = path.join(os.tmpdir(), `acp-agent-race-${process.pid}`);
-        fs.rmSync(pidFile, { force: true });
-        const racing = kit.createTerminal(promptCtx, { sessionId: 's2', command: `echo $$ > ${pidFile}; exec sleep 60` }).then(
-          () => 'started',
-          (e: unknown) => e,
-        );
-        await kit.close();
-        await until(() => pids.get('s2')!.every((pid) => !alive(pid)), 5000);
-        expect(await racing).toMatchObject({ code: 'ERR_HOST_CLOSED' });
-        if (fs.existsSync(pidFile)) expect(alive(Number(fs.readFileSync(pidFile, 'utf8')))).toBe(false);
-        fs.rmSync(pidFile, { force: true });
-      });
+    await runV1Client(kit.v1(app), {}, async (ctx) => {
+      for (const s of ['s1', 's2']) {
+        await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+        await ctx.request('session/prompt', { sessionId: s, prompt: [] });
+      }
+      const pids = new Map<string, number[]>();
+      for (const [s, h] of handles) pids.set(s, [h.pid!, await pidOf(h)]);
+      for (const pid of [...pids.values()].flat()) expect(alive(pid)).toBe(true);
+      await (ctx.request as (m: string, p: unknown) => Promise<unknown>)('session/close', { sessionId: 's1' });
+      await until(() => pids.get('s1')!.every((pid) => !alive(pid)));
+      expect(pids.get('s2')!.every(alive)).toBe(true);
+      // A command whose start races kit.close() (close finds no terminal yet): refused, and it does not survive.
+      const pidFile = path.join(os.tmpdir(), `acp-agent-race-${process.pid}`);
+      fs.rmSync(pidFile, { force: true });
+      const racing = kit.createTerminal(promptCtx, { sessionId: 's2', command: `echo $$ > ${pidFile}; exec sleep 60` }).then(
+        () => 'started',
+        (e: unknown) => e,
+      );
+      await kit.close();
+      await until(() => pids.get('s2')!.every((pid) => !alive(pid)), 5000);
+      expect(await racing).toMatchObject({ code: 'ERR_HOST_CLOSED' });
+      if (fs.existsSync(pidFile)) expect(alive(Number(fs.readFileSync(pidFile, 'utf8')))).toBe(false);
+      fs.rmSync(pidFile, { force: true });
+    });
   });
 });
 
@@ -623,9 +508,7 @@ test('release() while a client replays (its session/load not answered yet): the 
   const kit = agentTerminals({ updateIntervalMs: 10 });
   let handle: Awaited<ReturnType<typeof kit.createTerminal>> | undefined;
   let released: unknown = 'not yet';
-  const app = v1Agent({ name: 'a' })
-    .onRequest('initialize', () => ({ protocolVersion: 1 }))
-    .onRequest('session/new', () => ({ sessionId: 's' }))
+  const app = v1AgentApp()
     .onRequest('session/load', async () => {
       // The agent releases the terminal while answering the load: the client is mid-replay.
       await handle!.kill();
@@ -640,19 +523,8 @@ test('release() while a client replays (its session/load not answered yet): the 
       return { stopReason: 'end_turn' };
     });
   const connector = kit.v1(app);
-  const run = async (op: (ctx: { request: (m: string, p: unknown) => Promise<unknown> }, updates: SessionNotification[]) => Promise<void>): Promise<SessionNotification[]> => {
-    const [agentSide, clientSide] = streamPair();
-    connector.connect(agentSide);
-    const updates: SessionNotification[] = [];
-    await v1Client({ name: 'c' })
-      .onNotification('session/update', (ctx) => void updates.push(ctx.params))
-      .connectWith(clientSide as never, async (ctx) => {
-        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } });
-        await op(ctx as never, updates);
-      });
-    for (const u of updates) expect(zSessionNotification.safeParse(u).success).toBe(true);
-    return updates;
-  };
+  const run = (op: Parameters<typeof runV1Client>[2]): Promise<SessionNotification[]> =>
+    runV1Client(connector, { _meta: { terminal_output: true } }, op);
   const text = (updates: SessionNotification[]): string =>
     updates.map((u) => ((upd(u)._meta as { terminal_output?: { data: string } })?.terminal_output?.data ?? '')).join('');
   const exitOf = (updates: SessionNotification[]): unknown => updates.map((u) => (upd(u)._meta as { terminal_exit?: unknown })?.terminal_exit).find(Boolean);

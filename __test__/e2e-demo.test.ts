@@ -6,20 +6,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { isGone } from './core/helpers';
+
 interface DemoRecord {
   runs: { terminalId: string; command: string; output: string; truncated: boolean; exitStatus: { exitCode: number | null; signal: string | null } }[];
   toolCalls: { title: string; status: string }[];
   audit: { type: string; terminalId?: string; pid?: number; reason?: string; wasRunning?: boolean; exitStatus?: unknown }[];
   liveTerminals: number;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 test('the demo runs a succeeding, a failing and a timed-out command: exit statuses, output, audit trail, nothing left running', async () => {
@@ -66,7 +59,7 @@ test('the demo runs a succeeding, a failing and a timed-out command: exit status
     expect(r.liveTerminals).toBe(0);
     const pids = r.audit.filter((e) => e.type === 'created').map((e) => e.pid!);
     expect(pids).toHaveLength(3);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter((pid) => !isGone(pid))).toEqual([]);
 
     // And what a person sees.
     expect(stdout).toMatch(/■ A command that succeeds: completed/);

@@ -409,9 +409,15 @@ export class Session {
    * off the JS thread. While a full-screen program is still showing at the end, `screen` (the
    * terminal's own screen) is asked for and appended: that is what a person sees.
    */
-  async take(screen?: () => Promise<string | undefined>): Promise<{ content: string; truncated: boolean; completion: Completion | null }> {
+  async take(
+    screen?: () => Promise<string | undefined>,
+  ): Promise<{ content: string; truncated: boolean; completion: Completion | null; busy: boolean }> {
     const { bytes, truncated, head } = this.out.take();
     const completion = this.completion;
+    // Whether a command was still awaited, at the same instant as the output and the completion were
+    // taken: a completion that arrives while the text renders belongs to the next call, so this one
+    // must say `running` (not `completed` without an exit code).
+    const busy = this.busy;
     if (completion) {
       this.out = this.after;
       this.after = this.out.fresh();
@@ -445,7 +451,7 @@ export class Session {
       rendered = await this.cut(rendered, head);
       cut = rendered !== whole;
     }
-    return { content: rendered, truncated: truncated || cut, completion };
+    return { content: rendered, truncated: truncated || cut, completion, busy };
   }
 
   /**
@@ -581,9 +587,9 @@ export class Session {
             () => undefined,
           )
       : undefined;
-    const { content, truncated, completion } = await this.take(current);
+    const { content, truncated, completion, busy } = await this.take(current);
     const broken = this.broken !== null && !completion?.ended;
-    const status = broken ? 'broken' : completion || !this.busy ? 'completed' : 'running';
+    const status = broken ? 'broken' : completion || !busy ? 'completed' : 'running';
     return {
       content,
       exitCode: completion && !broken ? completion.exitCode : null,
