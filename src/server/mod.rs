@@ -170,8 +170,6 @@ struct SubOut {
 struct Outbox {
     state: Mutex<OutState>,
     ready: Notify,
-    /// The writer failed (the stream is gone).
-    failed: Notify,
 }
 
 impl Outbox {
