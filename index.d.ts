@@ -27,6 +27,11 @@ export declare class SandboxConfig {
   constructor(options: SandboxOptions, field?: string | null)
   /** The writable roots as pinned: resolved, nested ones merged into their parent. */
   get writableRoots(): Array<string>
+  /**
+   * `network` as configured: `true`/`false`, or `{ allow, deny }` (served by the host's
+   * proxy).
+   */
+  get network(): boolean | NetworkRules
 }
 
 /**
@@ -44,6 +49,13 @@ export declare class TerminalHandle {
    * was started in that very directory even if its path was changed after the check.
    */
   get cwd(): string
+  /**
+   * With `sandbox.network: { allow }`: the listening socket of the sandbox's network
+   * namespace (127.0.0.1:3128 there), as a descriptor number the caller now owns, for the
+   * host's allow-list proxy (the package's `createTerminal` takes it and serves the proxy);
+   * null otherwise or once taken. Untaken, it is closed at release.
+   */
+  takeNetworkListener(): number | null
   /** Pid of the child; it leads its own process group with the same id. */
   get pid(): number
   /** True when `timeoutMs` expired and the command was killed for it. */
@@ -151,11 +163,43 @@ export declare class TerminalHandle {
  */
 export declare function analyseShellArgv(argv: Array<string>): ShellLineAnalysis
 
+/** `analyseShellArgv()` off the JS thread. */
+export declare function analyseShellArgvAsync(argv: Array<string>): Promise<ShellLineAnalysis>
+
 /**
  * Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
  * the variables it assigns, and every construct outside plain commands of literal words.
  */
 export declare function analyseShellLine(line: string): ShellLineAnalysis
+
+/**
+ * `analyseShellLine()` off the JS thread: the same result, computed on a libuv worker thread so
+ * that a long line never blocks the event loop.
+ */
+export declare function analyseShellLineAsync(line: string): Promise<ShellLineAnalysis>
+
+/**
+ * The roots of `options.allowedRoots` as `createTerminal` compares a working directory with
+ * them: each absolute, opened as a directory and resolved (symlinks, `..`) now, in the form the
+ * opened cwd is read back in. Synchronous, for a caller that pins its roots once, when it is
+ * configured. Throws with `code` `ERR_INVALID_ARG` naming `options.allowedRoots[i]` (relative,
+ * a NUL byte, missing, not a directory).
+ */
+export declare function canonicalRoots(allowedRoots: string[]): Array<string>
+
+/**
+ * Throws `ERR_INVALID_ARG` naming `field` unless `name` is a variable name `createTerminal`
+ * accepts (non-empty, no `=`, no NUL byte), for a caller that checks a request before
+ * starting it.
+ */
+export declare function checkEnvName(name: string, field: string): void
+
+/**
+ * Throws `ERR_INVALID_ARG` naming `field` when `value` holds a NUL byte: the rule
+ * `createTerminal` applies to every string it passes to the OS, for a caller that checks a
+ * request before starting it.
+ */
+export declare function checkText(value: string, field: string): void
 
 /** Reports how terminals are contained in this process (starts the guardian if needed). */
 export declare function containmentInfo(): ContainmentInfo
@@ -394,6 +438,25 @@ export declare function killProcessGroup(pgid: number, graceMs?: number | null):
  */
 export declare function killSessionTree(shellPid: number): void
 
+/** `sandbox.network` as an allow list: host patterns reached through the host's proxy. */
+export interface NetworkOptions {
+  /**
+   * Host patterns the command may connect to: `host`, `*.domain` (any name below it),
+   * an IP literal (`127.0.0.1`, `[::1]`), each optionally with `:port` (else every port).
+   */
+  allow: Array<string>
+  /** Patterns refused even when allowed (deny wins). */
+  deny?: Array<string>
+}
+
+/** What `network` was configured as: a boolean, or the allow list's patterns. */
+export interface NetworkRules {
+  /** Patterns allowed through the proxy. */
+  allow: Array<string>
+  /** Patterns refused even when allowed. */
+  deny: Array<string>
+}
+
 /** Options of `onOutput()`. */
 export interface OnOutputOptions {
   /** Deliver the output retained so far first (default `false`: only what arrives from now). */
@@ -620,10 +683,14 @@ export interface SandboxOptions {
    */
   writableRoots: Array<string>
   /**
-   * Allow network access (default `false`: no sockets but unix ones, no `connect`, no
-   * TCP through Landlock, no io_uring).
+   * Network access. `false` (default): a network namespace of its own with only its
+   * loopback (no sockets but unix ones, no `connect`, no TCP through Landlock, no
+   * io_uring). `true`: the host's network. `{ allow, deny }`: the network namespace whose
+   * only way out is the host's allow-list proxy (HTTP CONNECT and SOCKS5 at
+   * 127.0.0.1:3128 inside, `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` set): served by the
+   * package's `createTerminal`, `TerminalHost` and `ShellSessions` (see docs/sandbox.md).
    */
-  network?: boolean
+  network?: boolean | NetworkOptions | null
   /**
    * Kept for compatibility: `true` (the default) is all it may be. The sandbox always runs
    * the command in its own PID namespace; `false` is refused with `ERR_INVALID_ARG`.
@@ -750,6 +817,13 @@ export interface ShellProgram {
    */
   guessed: boolean
 }
+
+/**
+ * The grammar the shell analysis reads a program's arguments with, by its file name (`"plain"`
+ * for programs whose options cannot run code, `"awk"`, `"shell"`, `"git"`, ...), or `null` for a
+ * program the analysis does not understand: a broad allow rule does not admit it.
+ */
+export declare function shellProgramGrammar(name: string): string | null
 
 /** A part of a line the analysis does not understand. */
 export interface ShellRefusal {

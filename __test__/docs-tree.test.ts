@@ -1,6 +1,7 @@
-// The documentation stays true to the tree (issue 18): every file README.md, ARCHITECTURE.md and
-// docs/ name exists, every relative link resolves, and every source file (src/, ts/, scripts/,
-// bench/, examples/) has a row in ARCHITECTURE.md's file table. Reads files only.
+// The documentation stays true to the tree: every file README.md, ARCHITECTURE.md and docs/ name
+// exists, every relative link resolves, every source file (src/, ts/, scripts/, bench/, examples/)
+// has a row in ARCHITECTURE.md's file table, and the code ARCHITECTURE.md names exists. Tests are
+// named for the behaviour they check, not for a ticket. Reads files only.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -316,4 +317,58 @@ test('every name in a file table row is one its file mentions', () => {
   expect(rowsNamingAbsentCode('| file | job |\n|---|---|\n| `src/spawn/mod.rs` | hands a `LaunchSpec` to `sys::spawn`, for `onOutput` |\n')).toEqual([
     'src/spawn/mod.rs: LaunchSpec',
   ]);
+});
+
+// --- Tests are named for the behaviour they check ---
+//
+// A jest title or a cargo test's name says what is checked; one that names a ticket, a finding, a
+// review's item or a round ("issue 20 item 3", "finding 1", "F6:") tells the next engineer nothing
+// once the ticket is closed.
+
+/** A name that cites a ticket instead of saying a behaviour (cargo names are read with `_` as spaces). */
+const TICKET_WORDS = /\b(?:issues?|findings?|items?|rounds?|attacks?|tickets?|reviews?|gaps?|bugs?)\s*#?\d+\b|\bthe issues?'?s?\b|#\d+\b/i;
+/** A row id of some list as the title's head (`F6b:`, `F8-F12:`); `v2:` (the protocol version) is not one. */
+const ROW_ID = /^[A-Z]\d+[a-z]?(?:-[A-Z]?\d+)?:/;
+
+/** The titles of jest tests and describe blocks (`test('..', fn)`, `testIf(..)('..', fn)`, `.each(..)('..', fn)`). */
+function jestTitles(text: string): string[] {
+  const re = /(?:\b(?:test|it|describe)(?:\.(?:skip|only|concurrent|failing))?|\))\(\s*(['"`])((?:\\.|(?!\1)[^\\])*?)\1\s*,/g;
+  return [...text.matchAll(re)].map((m) => m[2]!);
+}
+
+/** The names of cargo tests (`#[test]` / `#[tokio::test]` functions). */
+function cargoTestNames(text: string): string[] {
+  return [...text.matchAll(/#\[(?:tokio::)?test\b[^\]]*\]\s*(?:#\[[^\]]*\]\s*)*(?:async\s+)?fn\s+(\w+)/g)].map((m) => m[1]!);
+}
+
+const ticketNamed = (name: string): boolean => TICKET_WORDS.test(name.replace(/_/g, ' ')) || ROW_ID.test(name);
+
+test('no test is named for a ticket: jest titles in __test__/, cargo test names in src/', () => {
+  // This file's own examples below are left out.
+  const jestFiles = walk('__test__').filter((f) => /\.test\.(ts|mjs)$/.test(f) && f !== '__test__/docs-tree.test.ts');
+  const titles = jestFiles.flatMap((f) => jestTitles(fs.readFileSync(path.join(root, f), 'utf8')).map((t) => `${f}: ${t}`));
+  const cargo = walk('src')
+    .filter((f) => f.endsWith('.rs'))
+    .flatMap((f) => cargoTestNames(fs.readFileSync(path.join(root, f), 'utf8')).map((t) => `${f}: ${t}`));
+  expect(titles.length).toBeGreaterThan(500);
+  expect(cargo.length).toBeGreaterThan(200);
+  expect([...titles, ...cargo].filter((t) => ticketNamed(t.slice(t.indexOf(': ') + 2)))).toEqual([]);
+});
+
+test('the ticket-name check finds what it is for', () => {
+  const sample = [
+    "describe('pty size (issue 20 item 3)', () => {",
+    "  test.each([['a']])('F6b: %s is refused', async () => {});",
+    "  testIf('bash', true, 'no bash')(\"the issue's case: a path with spaces\", async () => {});",
+    "  it('finding 1: the pager', () => {});",
+    "  test(`kill is answered first (${ROUNDS} rounds)`, async () => {});",
+    "  test('a gap empties the tail', () => {});",
+    "  test('v2: the update carries the size', () => {});",
+  ].join('\n');
+  const titles = jestTitles(sample);
+  expect(titles).toHaveLength(7);
+  expect(titles.filter(ticketNamed)).toEqual(['pty size (issue 20 item 3)', 'F6b: %s is refused', "the issue's case: a path with spaces", 'finding 1: the pager']);
+  const names = cargoTestNames('#[test]\nfn the_issues_attacks_are_refused() {}\n#[tokio::test]\n#[ignore]\nasync fn attack_4_is_refused() {}\n#[test]\nfn round_trips() {}');
+  expect(names).toEqual(['the_issues_attacks_are_refused', 'attack_4_is_refused', 'round_trips']);
+  expect(names.filter(ticketNamed)).toEqual(['the_issues_attacks_are_refused', 'attack_4_is_refused']);
 });

@@ -4,7 +4,7 @@
  * normal terminal is created through both and must run (`echo ok` → "ok\n", exit 0), and the host must
  * hold no live terminal.
  *
- * | #   | bad input                                          | via        | must yield                                                                  |
+ * | row | bad input                                          | via        | must yield                                                                  |
  * |-----|----------------------------------------------------|------------|-----------------------------------------------------------------------------|
  * | F1  | NUL byte in `command`                              | host, core | ERR_INVALID_ARG naming `command` (JSON-RPC -32602); nothing spawned          |
  * | F2  | NUL byte in `args[0]`                              | host, core | ERR_INVALID_ARG naming `args[0]`                                             |
@@ -111,13 +111,13 @@ afterEach(async () => {
   await host.close();
 });
 
-describe('F1-F3: NUL bytes', () => {
+describe('NUL bytes', () => {
   test.each([
-    ['F1', 'command', { command: 'echo a\0b' }],
-    ['F2', 'args[0]', { command: 'echo', args: ['a\0b'] }],
-    ['F3', 'env[0].name', { command: 'true', env: [{ name: 'A\0B', value: '1' }] }],
-    ['F3', 'env[0].value', { command: 'true', env: [{ name: 'A', value: 'x\0y' }] }],
-  ])('%s: NUL in %s is ERR_INVALID_ARG naming it', async (_id, field, params) => {
+    ['command', { command: 'echo a\0b' }],
+    ['args[0]', { command: 'echo', args: ['a\0b'] }],
+    ['env[0].name', { command: 'true', env: [{ name: 'A\0B', value: '1' }] }],
+    ['env[0].value', { command: 'true', env: [{ name: 'A', value: 'x\0y' }] }],
+  ])('a NUL byte in %s is ERR_INVALID_ARG naming it', async (field, params) => {
     const viaHost = await rejection(host.createTerminal({ sessionId: S, ...params }));
     expect(viaHost.code).toBe('ERR_INVALID_ARG');
     expect(viaHost.message.startsWith(`${field}:`)).toBe(true);
@@ -129,7 +129,7 @@ describe('F1-F3: NUL bytes', () => {
   });
 });
 
-describe('F4: arguments beyond ARG_MAX', () => {
+describe('arguments beyond ARG_MAX', () => {
   test.each([
     ['40 args of 100,000 bytes (4 MB)', { command: 'echo', args: Array.from({ length: 40 }, () => 'x'.repeat(100_000)) }],
     ['one 200 KiB arg (over MAX_ARG_STRLEN)', { command: 'echo', args: ['y'.repeat(200 * 1024)] }],
@@ -148,7 +148,7 @@ describe('F4: arguments beyond ARG_MAX', () => {
   });
 });
 
-describe('F5: 100,000 env entries', () => {
+describe('100,000 env entries', () => {
   const env = Array.from({ length: 100_000 }, (_, i) => ({ name: `ACPT_V${i}`, value: `v${i}` }));
   const line = 'printenv ACPT_V0 ACPT_V99999; env | grep -c ^ACPT_V';
 
@@ -166,7 +166,7 @@ describe('F5: 100,000 env entries', () => {
   });
 });
 
-describe('F6: bad cwd', () => {
+describe('bad cwd', () => {
   test.each([
     ['a file', () => path.join(root, 'a-file')],
     ['missing', () => path.join(root, 'missing-dir')],
@@ -184,7 +184,7 @@ describe('F6: bad cwd', () => {
     await rooted.close();
   });
 
-  test('F6b: a symlink out of the allowed roots is ERR_CWD_OUTSIDE_ROOTS, audited; a cwd inside runs resolved', async () => {
+  test('a symlink out of the allowed roots is ERR_CWD_OUTSIDE_ROOTS, audited; a cwd inside runs resolved', async () => {
     const audit: TerminalAuditEvent[] = [];
     const rooted = new TerminalHost({ allowedRoots: [root], onEvent: (e) => void audit.push(e) });
     const err = await rejection(rooted.createTerminal({ sessionId: S, command: 'pwd', cwd: path.join(root, 'escape') }));
@@ -198,7 +198,7 @@ describe('F6: bad cwd', () => {
   });
 });
 
-describe('F7: bad outputByteLimit', () => {
+describe('bad outputByteLimit', () => {
   test.each([
     ['-1', -1],
     ['NaN', Number.NaN],
@@ -215,8 +215,8 @@ describe('F7: bad outputByteLimit', () => {
   });
 });
 
-describe('F8-F12: ids and lifecycle races', () => {
-  test('F8: unknown and released ids', async () => {
+describe('ids and lifecycle races', () => {
+  test('unknown and released ids', async () => {
     for (const method of ['terminalOutput', 'waitForTerminalExit', 'killTerminal', 'releaseTerminal'] as const) {
       const err = await rejection(host[method]({ sessionId: S, terminalId: 'no-such-terminal' }));
       expect(err.code).toBe('ERR_TERMINAL_NOT_FOUND');
@@ -238,7 +238,7 @@ describe('F8-F12: ids and lifecycle races', () => {
     expect(jsonRpcCodeFor('ERR_TERMINAL_RELEASED')).toBe(RESOURCE_NOT_FOUND);
   });
 
-  test('F9: double release, sequential and concurrent', async () => {
+  test('double release, sequential and concurrent', async () => {
     const { terminalId } = await host.createTerminal({ sessionId: S, command: 'sleep 30' });
     const req = { sessionId: S, terminalId };
     await expect(Promise.all([host.releaseTerminal(req), host.releaseTerminal(req)])).resolves.toEqual([{}, {}]);
@@ -249,7 +249,7 @@ describe('F8-F12: ids and lifecycle races', () => {
     await expect(t.release()).resolves.toEqual({});
   });
 
-  test('F10: kill after exit is a no-op that keeps the natural exit status', async () => {
+  test('kill after exit is a no-op that keeps the natural exit status', async () => {
     const { terminalId } = await host.createTerminal({ sessionId: S, command: 'exit 5' });
     const req = { sessionId: S, terminalId };
     await expect(host.waitForTerminalExit(req)).resolves.toEqual({ exitCode: 5, signal: null });
@@ -263,7 +263,7 @@ describe('F8-F12: ids and lifecycle races', () => {
     await t.release();
   });
 
-  test('F11: release during waitForExit resolves the pending wait', async () => {
+  test('release during waitForExit resolves the pending wait', async () => {
     const { terminalId } = await host.createTerminal({ sessionId: S, command: 'sleep 30' });
     const waiting = host.waitForTerminalExit({ sessionId: S, terminalId });
     await host.releaseTerminal({ sessionId: S, terminalId });
@@ -278,7 +278,7 @@ describe('F8-F12: ids and lifecycle races', () => {
     expect(['SIGTERM', 'SIGKILL']).toContain(coreStatus.signal);
   });
 
-  test('F12: 1,000 concurrent waitForExit on one terminal all resolve alike', async () => {
+  test('1,000 concurrent waitForExit on one terminal all resolve alike', async () => {
     const { terminalId } = await host.createTerminal({ sessionId: S, command: 'sleep 0.3; exit 7' });
     const viaHost = await Promise.all(Array.from({ length: 1000 }, () => host.waitForTerminalExit({ sessionId: S, terminalId })));
     expect(new Set(viaHost.map((s) => JSON.stringify(s)))).toEqual(new Set([JSON.stringify({ exitCode: 7, signal: null })]));
@@ -290,7 +290,7 @@ describe('F8-F12: ids and lifecycle races', () => {
   });
 });
 
-describe('F13: 1 GiB of output with limit 0', () => {
+describe('1 GiB of output with limit 0', () => {
   const line = `head -c ${GiB} /dev/zero`;
 
   test('core: nothing retained, truncated, every byte counted (outputBytes)', async () => {
@@ -318,7 +318,7 @@ describe('F13: 1 GiB of output with limit 0', () => {
   }, 120_000);
 });
 
-describe('F14: fork bomb under a process limit', () => {
+describe('fork bomb under a process limit', () => {
   // A binary tree of depth 8: at most 2^9 - 1 = 511 processes even if no limit applies, so it can never
   // take the (shared) machine down. Every node prints "x"; leaves become `sleep` and nothing exits on
   // its own, so the group only grows until the tree is complete or forks fail.
@@ -374,7 +374,7 @@ describe('F14: fork bomb under a process limit', () => {
   }, 120_000);
 });
 
-describe('F15: invalid UTF-8', () => {
+describe('invalid UTF-8', () => {
   const bytes = Buffer.from([0x61, 0xff, 0xfe, 0x62, 0xc0, 0x80, 0x63, 0xed, 0xa0, 0x80, 0x64, 0xe2, 0x82]);
   const printf = `printf '${[...bytes].map((b) => `\\${b.toString(8).padStart(3, '0')}`).join('')}'`;
   const expected = new TextDecoder().decode(bytes); // WHATWG: one U+FFFD per maximal invalid subpart
@@ -402,7 +402,7 @@ describe('F15: invalid UTF-8', () => {
   });
 });
 
-describe('F16: stdout closed early, command keeps running', () => {
+describe('stdout closed early, command keeps running', () => {
   test.each([
     ['stdout only (stderr still open)', 'echo before; exec >&-; sleep 1; echo after >&2; exit 3', 'before\nafter\n', 3],
     ['stdout and stderr', 'echo before; exec >&- 2>&-; sleep 1; exit 4', 'before\n', 4],
@@ -414,7 +414,7 @@ describe('F16: stdout closed early, command keeps running', () => {
   });
 });
 
-describe('F17: closed stdin', () => {
+describe('closed stdin', () => {
   test.each([
     ['never reads it', 'sleep 0.2; echo done', 'done\n'],
     ['reads it (read, cat): EOF at once', 'read x; echo "read=$?"; cat; echo "cat=$?"', 'read=1\ncat=0\n'],
@@ -424,7 +424,7 @@ describe('F17: closed stdin', () => {
   });
 });
 
-describe('F18: resource limits in force', () => {
+describe('resource limits in force', () => {
   test('every limit reaches the child; a write past fileSizeBytes stops at the limit', async () => {
     const limited = new TerminalHost({
       limits: { cpuSeconds: 30, fileSizeBytes: 1024 * 1024, processes: 4000, openFiles: 64, addressSpaceBytes: 4 * GiB },
@@ -440,7 +440,7 @@ describe('F18: resource limits in force', () => {
   });
 });
 
-describe('F19: timeoutMs', () => {
+describe('timeoutMs', () => {
   test('a command that never ends is killed by the core; the host keeps working', async () => {
     const audit: TerminalAuditEvent[] = [];
     const timed = new TerminalHost({ timeoutMs: 2000, killGraceMs: 200, onEvent: (e) => void audit.push(e) });

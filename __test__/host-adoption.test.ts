@@ -218,7 +218,7 @@ describe("argless: 'shell' | 'auto'", () => {
     return (await host.terminalOutput({ sessionId, terminalId })).output;
   }
 
-  test("the issue's case: an existing executable whose path has spaces runs under 'auto' (and is split under 'shell')", async () => {
+  test("an existing executable whose path has spaces runs under 'auto' (and is split under 'shell')", async () => {
     await expect(output({}, { command: spaced })).resolves.toBe('ran tool with 2 arguments: with space\n');
     await expect(output({ argless: 'shell' }, { command: spaced })).resolves.toBe('ran tool with 2 arguments: with space\n');
     await expect(output({ argless: 'auto' }, { command: spaced })).resolves.toBe('ran the tool with space (0)\n');

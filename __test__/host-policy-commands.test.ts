@@ -37,10 +37,22 @@ describe('commandPolicy', () => {
   });
 
   test('an allowed argv request runs the resolved absolute path, reported as program', async () => {
-    host = withPath({ commandPolicy: { allow: [`${bin}/*`] } });
+    host = withPath({ commandPolicy: { allow: [path.join(bin, 'build')] } });
     await host.createTerminal({ sessionId: S, command: 'build', args: ['all'] });
     expect(backend.terminals[0]!.params).toMatchObject({ command: path.join(bin, 'build'), args: ['all'] });
     expect(events[0]).toMatchObject({ type: 'created', command: 'build', program: path.join(bin, 'build') });
+  });
+
+  test('a broad rule admits only programs the analysis understands: refuse what is not understood (unknown-program)', async () => {
+    host = withPath({ commandPolicy: { allow: [`${bin}/*`] } });
+    const err = await failure(host.createTerminal({ sessionId: S, command: 'build', args: ['all'] }));
+    expect(err).toMatchObject({ code: 'ERR_POLICY_DENIED', details: { reason: 'unknown-program', word: 'build', rule: `"${bin}/*"` } });
+    expect(err.message).toContain(`naming it exactly ("${path.join(bin, 'build')}")`);
+    expect(backend.terminals).toHaveLength(0);
+    // Named exactly, the user took responsibility for it.
+    host = withPath({ commandPolicy: { allow: [`${bin}/*`, path.join(bin, 'build')] } });
+    await host.createTerminal({ sessionId: S, command: 'build', args: ['all'] });
+    expect(backend.terminals).toHaveLength(1);
   });
 
   test('allow list: anything else is refused, naming the program', async () => {

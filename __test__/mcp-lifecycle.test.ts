@@ -20,6 +20,10 @@ import { describeIf } from './fixtures/require-feature';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-life-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+/** The bearer token of the --http servers below (`--http-token-file`). */
+const TOKEN = 'lifecycle-test-token-0123456789';
+const tokenFile = path.join(tmp, 'http-token');
+fs.writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
 
 function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', input: '', timeout: 20_000 });
@@ -32,7 +36,7 @@ describe('flags', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(helpText() + '\n');
     for (const flag of ['--cwd', '--allowed-root', '--allow', '--deny', '--code-runner', '--env-deny', '--drop-inherited-env', '--sandbox',
-      '--writable', '--network', '--limit', '--timeout', '--max-terminals', '--output-limit', '--audit', '--shell', '--http', '--config', '--ask']) {
+      '--writable', '--network', '--limit', '--timeout', '--max-terminals', '--output-limit', '--audit', '--shell', '--http', '--http-token-file', '--config', '--ask']) {
       expect([flag, r.stdout.includes(`  ${flag}`)]).toEqual([flag, true]);
     }
     expect(r.stdout).toMatch(/--timeout SECONDS/);
@@ -138,7 +142,7 @@ describe('no orphans', () => {
 
 describe.each(ERAS)('streamable HTTP on 127.0.0.1, %s era', (era) => {
   test('serves the tools; SIGTERM stops the server and its commands', async () => {
-    const server = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--cwd', tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--http-token-file', tokenFile, '--cwd', tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     const url = await new Promise<string>((resolve, reject) => {
       readline.createInterface({ input: server.stderr! }).on('line', (text) => {
@@ -148,7 +152,7 @@ describe.each(ERAS)('streamable HTTP on 127.0.0.1, %s era', (era) => {
       server.once('exit', () => reject(new Error('server exited')));
     });
     const client = new Client({ name: 'http-test', version: '1' }, { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
     const done = await client.callTool({ name: 'run', arguments: { command: 'printf over-http' } });
     expect(structured(done)).toMatchObject({ output: 'over-http', exit_code: 0 });
     const running = await client.callTool({ name: 'run', arguments: { command: 'echo $$; exec sleep 300', timeout: 0.3 } });
@@ -163,7 +167,7 @@ describe.each(ERAS)('streamable HTTP on 127.0.0.1, %s era', (era) => {
 
 describe('streamable HTTP refuses requests addressed to another origin (DNS rebinding)', () => {
   test('a Host or Origin other than this loopback server is 403; its own is served', async () => {
-    const server = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--cwd', tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--http-token-file', tokenFile, '--cwd', tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     try {
       const url = await new Promise<string>((resolve, reject) => {
@@ -183,7 +187,13 @@ describe('streamable HTTP refuses requests addressed to another origin (DNS rebi
       const post = (headers: Record<string, string>) =>
         new Promise<number>((resolve, reject) => {
           const req = http.request(
-            { host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+            {
+              host: '127.0.0.1',
+              port,
+              path: '/mcp',
+              method: 'POST',
+              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKEN}`, ...headers },
+            },
             (res) => {
               res.resume();
               resolve(res.statusCode ?? 0);

@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import * as backends from '../ts/backends';
+import { TerminalHost } from '../ts/host';
 import { FrameReader, jsonFrame } from '../ts/backends/protocol';
 import { acceptance } from './fixtures/remote-acceptance';
 import { HOST_SERVER, hasSshd, startSshd, type Sshd } from './fixtures/remote-env';
@@ -89,6 +90,23 @@ describeIf('sshd', hasSshd && fs.existsSync(HOST_SERVER), 'needs root with opens
 
   describe('acceptance', () => {
     acceptance(() => backend, fs.realpathSync(os.tmpdir()));
+  });
+
+  test('TerminalHost({ backend }) over ssh: the login directory is the default cwd, judged against the roots there; a denied program never starts', async () => {
+    const home = os.userInfo().homedir; // root's, where sshd starts the server
+    const host = new TerminalHost({ backend, allowedRoots: [home], commandPolicy: { deny: ['touch'] } });
+    try {
+      const { terminalId } = await host.createTerminal({ sessionId: 's', command: 'pwd' });
+      await host.waitForTerminalExit({ sessionId: 's', terminalId });
+      expect((await host.terminalOutput({ sessionId: 's', terminalId })).output).toBe(`${fs.realpathSync(home)}\n`);
+      const marker = path.join(serverDir, 'touched');
+      await expect(host.createTerminal({ sessionId: 's', command: `touch '${marker}'`, cwd: home })).rejects.toMatchObject({
+        code: 'ERR_POLICY_DENIED',
+      });
+      expect(fs.existsSync(marker)).toBe(false);
+    } finally {
+      await host.close();
+    }
   });
 
   test('the ssh client killed mid-flood: the backend reconnects through ssh, the output is the local one byte for byte', async () => {

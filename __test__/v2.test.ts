@@ -275,7 +275,7 @@ class FakePty extends FakeTerminal {
   }
 }
 
-describe('pty size (issue 20 item 3)', () => {
+describe('pty size: announced in the updates, changed by resize', () => {
   test('size in the first terminal_update and a terminal_update on each resize, before later output; all schema-valid', async () => {
     const t = new FakePty('t-1', { command: 'top' }, undefined);
     const { sent, send } = recorder();

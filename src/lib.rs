@@ -4,11 +4,12 @@
 //! The path of one `createTerminal()`:
 //! [`binding`] reads the JS arguments into a core request (`binding/options.rs`) ->
 //! [`start::start`] plans it ([`spawn::plan`]: program, argv, env, the cwd opened as a
-//! descriptor), prepares its cgroups ([`containment`]), spawns it ([`spawn::spawn`] and the
-//! platform launch in [`sys::spawn`]) and starts its [`terminal::Terminal`]: the output pump
+//! descriptor), makes what holds it ([`containment::hold`]: cgroups, or a job), spawns it
+//! ([`spawn::spawn`] and the platform launch in [`sys::spawn`]) and starts its
+//! [`terminal::Terminal`]: the output pump
 //! (`terminal/pump.rs`), the input queue (`terminal/input.rs`) and the exit watch ([`reap`]).
 //! Every signal goes through [`containment`] (the one TERM -> grace -> KILL escalation);
-//! [`guardian`] kills what is left if Node dies without running our code. Output is retained
+//! [`sys::guardian`] kills what is left if Node dies without running our code. Output is retained
 //! by [`output`] (raw) or rendered by [`render`] (text mode; [`fastforward`] skips what scrolls off unseen). Everything that differs per
 //! operating system sits behind the seams of [`sys`].
 //!
@@ -27,8 +28,6 @@ mod containment;
 mod error;
 mod exit;
 mod fastforward;
-#[cfg(unix)]
-mod guardian;
 mod keys;
 mod output;
 mod pending;

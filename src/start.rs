@@ -1,16 +1,16 @@
 //! The core entry point: a request, validated by the binding's conversion, becomes a running
 //! terminal. The path of one request: [`crate::spawn::plan`] (checks and resolves program,
-//! argv, environment, cwd) -> [`crate::containment::Prepared`] (cgroups) ->
-//! [`crate::spawn::spawn`] (descriptors, the sandbox if asked for, then the platform launch,
-//! [`crate::sys::spawn::start`]) ->
-//! the containment of the child (the guardian lists it; it owns what the sandbox leaves) ->
-//! [`Terminal::start`] (the output pump and the input queue).
+//! argv, environment, cwd) -> [`crate::containment::hold`] (what will hold it: cgroups, or a
+//! job) -> [`crate::spawn::spawn`] (descriptors, the sandbox if asked for, then the platform
+//! launch, [`crate::sys::spawn::start`]) -> [`Containment::new`] (the guardian lists it; it
+//! owns what the sandbox leaves) -> [`Terminal::new`] (the output pump and the input
+//! queue).
 
 use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::containment::Prepared;
+use crate::containment::{self, Containment};
 use crate::error::TermError;
 use crate::registry::next_id;
 use crate::spawn::{self, SpawnRequest};
@@ -35,14 +35,17 @@ pub fn start(
     default_cwd: &Path,
 ) -> Result<Arc<Terminal>, TermError> {
     let plan = spawn::plan(&req.spawn, inherited, default_cwd)?;
-    let prepared = Prepared::new(&plan.limits)?;
-    let (mut spawned, leader) = spawn::spawn(&plan, prepared.join())?;
-    let containment = prepared.contain(leader, spawned.pty.is_some(), spawned.sandbox.take());
+    let holder = containment::hold(&plan.limits)?;
+    let (started, leader, sandbox) = spawn::spawn(&plan, holder.join())?;
+    let containment = Containment::new(holder.contain(leader, started.pty.is_some()), sandbox);
+    // Where the directory it changed into is now (symlinks resolved), whatever the checked
+    // path names by now.
+    let cwd = crate::sys::cwd::dir_path(&plan.cwd_dir).unwrap_or_else(|_| plan.cwd.clone());
     let config = TerminalConfig {
         id: next_id(),
         ..req.terminal.clone()
     };
-    Terminal::start(spawned, config, containment)
+    Terminal::new(started, cwd, config, containment)
 }
 
 // renameat2(RENAME_EXCHANGE) is Linux's; nix offers it with glibc only.

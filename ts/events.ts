@@ -4,6 +4,7 @@
  */
 
 import type { PolicyErrorCode } from './errors';
+import type { NetworkConnectionEvent } from './network-proxy';
 import type { ExitStatus } from './types';
 
 /** Fields every audit event has. */
@@ -113,8 +114,21 @@ export interface TerminalFailedAuditEvent extends AuditEventBase, AuditCommand {
   message: string;
 }
 
+/**
+ * A connection through a sandboxed terminal's network proxy (`sandbox.network: { allow }`), allowed or
+ * refused, reported once it is over (a refused one at once): host and port asked for, protocol, decision,
+ * reason, bytes each way.
+ */
+export interface TerminalNetworkAuditEvent extends AuditEventBase, NetworkConnectionEvent {
+  /** Discriminant. */
+  type: 'network';
+  /** Host-issued terminal id. */
+  terminalId: string;
+}
+
 /** Everything `TerminalHost.onEvent` reports; switch on `type`. */
 export type TerminalAuditEvent =
+  | TerminalNetworkAuditEvent
   | TerminalCreatedAuditEvent
   | TerminalExitedAuditEvent
   | TerminalKilledAuditEvent

@@ -7,10 +7,22 @@
 import * as path from 'node:path';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg, type PolicyErrorCode } from './errors';
 import type { TerminalAuditEvent } from './events';
-import { childPath, hostPath, type HostSettings } from './host-options';
+import type { FarFacts } from './backends/far';
+import { childPath, hostPath, type HostSettings, type RemoteSettings } from './host-options';
 import type { ApprovalRequest, ArglessMode, HostCreateTerminalRequest } from './host-types';
 import { loadNativeCreateTerminal, loadNativeResolveProgram } from './native';
-import { checkCommand, resolveCwdInRoots, shellDialect, type CompiledCommandPolicy, type PolicyCommand } from './policy';
+import { type NetworkListener, networkRulesOf } from './network-proxy';
+import {
+  checkCommand,
+  checkCommandAsync,
+  resolveCwdInRoots,
+  resolveHostShell,
+  shellDialect,
+  type CommandCheck,
+  type CommandCheckResult,
+  type CompiledCommandPolicy,
+  type PolicyCommand,
+} from './policy';
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import { shellWord } from './shell-quote';
 import type { CreateTerminalOptions, EnvVariable, ResolveProgramFn, TerminalLike } from './types';
@@ -50,7 +62,7 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
   if (request.cwd !== undefined && request.cwd !== null && typeof request.cwd !== 'string') {
     throw invalidArg('cwd', `must be an absolute path string, got ${JSON.stringify(request.cwd)}`);
   }
-  if (typeof request.cwd === 'string' && request.cwd.includes('\0')) throw invalidArg('cwd', 'contains a NUL byte');
+  if (typeof request.cwd === 'string') rejectNul(request.cwd, 'cwd');
   const requested = (settings.clampLimits ? clampedCount : optionalCount)(request.outputByteLimit, 'outputByteLimit');
   const outputByteLimit = Math.min(requested ?? settings.defaultLimit, settings.maxLimit);
   const env = mergeEnv(settings.envOverlay, request.env == null ? [] : normalizeEnv(request.env, 'env'));
@@ -63,6 +75,44 @@ export function validateCreate(request: HostCreateTerminalRequest, settings: Hos
     ...(cwd !== undefined ? { cwd } : {}),
     outputByteLimit,
   };
+}
+
+/** What the synchronous part of `checkRequest` (program lookup and the command policy) found. */
+interface Judged {
+  program: string | undefined;
+  commands: PolicyCommand[];
+  runCommand: string;
+  runArgs: string[] | undefined;
+  shell: CreateTerminalOptions['shell'];
+}
+
+/**
+ * A backend's far end as a create needs it: its PATH, cwd and environment, and the host's roots and
+ * shell settled there (once; again after a failure, such as a lost connection).
+ */
+async function remoteFacts(
+  remote: RemoteSettings,
+  settings: HostSettings,
+): Promise<{ facts: FarFacts; roots: string[] | undefined; shell: string | undefined }> {
+  const facts = await remote.far.standing();
+  if (!remote.settled) {
+    const p = (async () => {
+      const roots = remote.roots ? await remote.far.roots(remote.roots, 'options.allowedRoots') : undefined;
+      const name = remote.shell;
+      const shell =
+        name === undefined
+          ? undefined
+          : await remote.far.judge({ path: facts.path, cwd: facts.cwd }, (resolve) =>
+              resolveHostShell(name, childPath(settings.envOverlay) ?? facts.path, settings.cwd, resolve),
+            );
+      return { roots, shell };
+    })();
+    remote.settled = p;
+    p.catch(() => {
+      if (remote.settled === p) remote.settled = undefined;
+    });
+  }
+  return { facts, ...(await remote.settled) };
 }
 
 /** What `checkRequest` found: the request as it will be spawned, and what an approver is asked about. */
@@ -94,61 +144,100 @@ export async function checkRequest(
   req: AppliedCreateRequest,
   seen: { cwd: string | undefined },
 ): Promise<CheckedRequest> {
-  let program: string | undefined;
+  // With a backend, the far end answers what this machine would (its PATH, cwd, environment, files).
+  const far = settings.remote ? await remoteFacts(settings.remote, settings) : undefined;
+  const roots = far ? far.roots : settings.roots;
   // 1. Working directory inside the allowed roots (resolved here for the policy and the approval; the
   //    backend checks it again on the directory it opens and starts the command in: see allowedRoots).
   let cwd = req.cwd ?? undefined;
-  if (settings.roots) {
-    const target = cwd ?? process.cwd();
-    if (!path.isAbsolute(target)) {
+  if (roots) {
+    const target = cwd ?? (far ? far.facts.cwd : process.cwd());
+    if (!(far ? path.posix : path).isAbsolute(target)) {
       throw new AcpTerminalError('ERR_INVALID_CWD', `cwd: must be an absolute path, got ${JSON.stringify(target)}`, { field: 'cwd' });
     }
-    cwd = await resolveCwdInRoots(target, settings.roots);
+    cwd = far ? await settings.remote!.far.cwdInRoots(target, roots) : await resolveCwdInRoots(target, roots);
     seen.cwd = cwd;
   }
   // 2. Environment: inherited variables filtered by name, then the overlay and the request's env.
-  const options: CreateTerminalOptions = { ...settings.backendOptions, ...(settings.roots ? { allowedRoots: settings.roots } : {}) };
+  const options: CreateTerminalOptions = {
+    ...settings.backendOptions,
+    ...(far?.shell !== undefined ? { shell: far.shell } : {}),
+    ...(roots ? { allowedRoots: roots } : {}),
+  };
   let env = req.env ?? [];
   if (settings.dropEnv) {
-    env = mergeEnv(filteredInheritedEnv(settings.dropEnv), env);
+    env = mergeEnv(filteredInheritedEnv(settings.dropEnv, far ? far.facts.env : process.env), env);
     options.inheritEnv = false;
   }
-  // 3. How an arg-less request is read (`argless`): a shell line, or a program run directly.
   if (settings.envPolicy && request.env != null) checkRequestEnv(settings.envPolicy, normalizeEnv(request.env, 'env'));
   const args = req.args ?? [];
   const inherit = options.inheritEnv !== false;
-  const resolve = settings.resolveProgram ?? loadNativeResolveProgram();
-  let direct: string | undefined;
-  if (args.length === 0 && settings.backendOptions.shell !== false && arglessMode(settings, req) === 'auto') {
-    direct = directProgram(req.command, cwd, childPath(env) ?? hostPath([], inherit), resolve);
-    if (direct !== undefined) options.shell = false;
-  }
-  program = direct;
-  let runCommand = req.command;
-  let runArgs: string[] | undefined = req.args ? [...req.args] : undefined;
-  // 4. Command policy (and the program list the approver sees): it judges what will run.
-  let commands: PolicyCommand[] = [];
-  if (settings.commandPolicy || settings.approve) {
+  // The PATH inherited by a command: the far end's with a backend.
+  const inheritedPath = (overlay: readonly EnvVariable[], inherits: boolean): string | undefined =>
+    far ? (childPath(overlay) ?? (inherits ? far.facts.path : undefined)) : hostPath(overlay, inherits);
+  // 3. How an arg-less request is read (`argless`): a shell line, or a program run directly.
+  const auto = args.length === 0 && options.shell !== false && arglessMode(settings, req) === 'auto';
+  // 3-4 in two halves around the policy's check: what to check, then what the check decided. Locally the
+  // check runs off the JS thread (checkCommandAsync); with a backend the halves run synchronously against
+  // the far end's answers (FarEnd.judge asks again with what the check was missing).
+  const toCheck = (resolve: ResolveProgramFn, realPath: ((file: string) => string | undefined) | undefined) => {
+    let direct: string | undefined;
+    const opts = { ...options };
+    if (auto) {
+      direct = directProgram(req.command, cwd, childPath(env) ?? inheritedPath([], inherit), resolve);
+      if (direct !== undefined) opts.shell = false;
+    }
+    // 4. Command policy (and the program list the approver sees): it judges what will run.
+    if (!settings.commandPolicy && !settings.approve) return { direct, opts, policy: undefined, check: undefined };
     const policy: CompiledCommandPolicy = settings.commandPolicy ?? { allow: undefined, deny: [], shellLines: 'check' };
-    const shellLine = args.length === 0 && options.shell !== false;
-    const result = checkCommand(policy, {
+    const shellLine = args.length === 0 && opts.shell !== false;
+    const check: CommandCheck = {
       command: direct ?? req.command,
       args,
       shellLine,
       cwd,
       // A program is found through the host's PATH (and then run by its absolute path); the words of a
       // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
-      path: shellLine ? (childPath(env) ?? hostPath([], inherit)) : hostPath(settings.envOverlay, settings.backendOptions.inheritEnv !== false),
+      path: shellLine
+        ? (childPath(env) ?? inheritedPath([], inherit))
+        : inheritedPath(settings.envOverlay, settings.backendOptions.inheritEnv !== false),
       resolve,
-      dialect: shellDialect(typeof options.shell === 'string' ? options.shell : undefined),
+      ...(realPath ? { realPath } : {}),
+      // The far end is a Linux server: its shell lines are POSIX.
+      dialect: far ? 'posix' : shellDialect(typeof opts.shell === 'string' ? opts.shell : undefined),
       ...(settings.envPolicy ? { env: settings.envPolicy } : {}),
+    };
+    return { direct, opts, policy, check };
+  };
+  const decided = (input: ReturnType<typeof toCheck>, result: CommandCheckResult | undefined): Judged => {
+    const judged: Judged = {
+      program: input.direct,
+      commands: [],
+      runCommand: req.command,
+      runArgs: req.args ? [...req.args] : undefined,
+      shell: input.opts.shell,
+    };
+    if (result) {
+      judged.program = result.program;
+      judged.commands = result.commands;
+      // Under an allow list what runs is the rebuild of what was checked, never the agent's text.
+      if (result.line !== undefined) judged.runCommand = result.line;
+      if (result.argv !== undefined) judged.runArgs = result.argv.slice(1);
+    }
+    return judged;
+  };
+  let judged: Judged;
+  if (far) {
+    judged = await settings.remote!.far.judge({ path: far.facts.path, cwd: far.facts.cwd }, (resolve, realPath) => {
+      const input = toCheck(resolve, realPath);
+      return decided(input, input.check ? checkCommand(input.policy!, input.check) : undefined);
     });
-    program = result.program;
-    commands = result.commands;
-    // Under an allow list what runs is the rebuild of what was checked, never the agent's text.
-    if (result.line !== undefined) runCommand = result.line;
-    if (result.argv !== undefined) runArgs = result.argv.slice(1);
+  } else {
+    const input = toCheck(settings.resolveProgram ?? loadNativeResolveProgram(), undefined);
+    judged = decided(input, input.check ? await checkCommandAsync(input.policy!, input.check) : undefined);
   }
+  const { program, commands, runCommand, runArgs } = judged;
+  if (judged.shell === false) options.shell = false;
   const approval: ApprovalRequest = {
     sessionId: req.sessionId,
     command: req.command,
@@ -176,8 +265,11 @@ export async function spawnChecked(
   isClosed: () => boolean,
   signal: AbortSignal,
   assertActive?: () => void,
+  onNetwork?: NetworkListener,
 ): Promise<Spawned> {
   const { options, env, cwd, program, runCommand, runArgs, approval } = await checkRequest(settings, request, req, seen);
+  // The sandbox's proxy reports its connections to the host's audit stream.
+  if (onNetwork && networkRulesOf(options.sandbox, 'options.sandbox')) options.onNetwork = onNetwork;
   // 5. The user's approval.
   if (settings.approve) {
     const args = req.args ?? [];
@@ -195,18 +287,21 @@ export async function spawnChecked(
     if (isClosed()) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed while the command awaited approval');
     assertActive?.(); // the client's liveness check: the connection or turn may have ended during the prompt
   }
-  // 6. Spawn exactly what was checked: the resolved program for a direct request.
+  // 6. Spawn exactly what was checked: the resolved program for a direct request; a shell line under a
+  //    shell given with its arguments (a login shell) as that shell's argv with the line last.
   const backend = settings.backend ?? loadNativeCreateTerminal();
+  const shellLine = (runArgs === undefined || runArgs.length === 0) && typeof options.shell === 'string';
+  const withArgs = shellLine && settings.shellArgs !== undefined;
   const terminal = await backend(
     {
       sessionId: req.sessionId,
-      command: program ?? runCommand,
-      ...(runArgs ? { args: runArgs } : {}),
+      command: withArgs ? (options.shell as string) : (program ?? runCommand),
+      ...(withArgs ? { args: [...settings.shellArgs!, runCommand] } : runArgs ? { args: runArgs } : {}),
       ...(env.length > 0 ? { env } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
       outputByteLimit: req.outputByteLimit,
     },
-    options,
+    withArgs ? { ...options, shell: false } : options,
   );
   // What onCreate and the audit report: the directory the command really got, as the backend says.
   const gotCwd = handleCwd(terminal) ?? cwd;

@@ -3,9 +3,12 @@
  * defaults, and the settings every create then uses.
  */
 
-import { invalidArg } from './errors';
+import * as path from 'node:path';
+import { FarEnd } from './backends/far';
+import { errorMessage, invalidArg } from './errors';
 import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNative, loadNativeResolveProgram } from './native';
+import { networkRulesOf } from './network-proxy';
 import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, OutputSnapshot, ResolveProgramFn, ResourceLimits } from './types';
@@ -48,6 +51,11 @@ export interface HostSettings {
   readonly envOverlay: EnvVariable[];
   /** What every create passes to the backend (grace, shell, inheritEnv, timeout, limits, sandbox). */
   readonly backendOptions: CreateTerminalOptions;
+  /**
+   * When `shell` was given with its arguments (`['bash', '-l', '-c']`): those arguments. A shell line then
+   * runs as `[backendOptions.shell, ...shellArgs, line]`, directly (`shell: false` to the backend).
+   */
+  readonly shellArgs?: readonly string[];
   /** How arg-less requests are read (`argless`). */
   readonly argless: ArglessMode | ((request: Readonly<HostCreateTerminalRequest>) => ArglessMode);
   /** The backend given as `createTerminal` (undefined: the native one). */
@@ -66,6 +74,20 @@ export interface HostSettings {
   readonly dropEnv: ((name: string) => boolean) | undefined;
   /** Program resolution given as `resolveProgram` (undefined: the core's). */
   readonly resolveProgram: ResolveProgramFn | undefined;
+  /** Set with `options.backend`: the far end, and what is resolved there on first use. */
+  readonly remote: RemoteSettings | undefined;
+}
+
+/** A host's settings that only the far end of its backend can settle (`options.backend`). */
+export interface RemoteSettings {
+  /** The far end's answers. */
+  readonly far: FarEnd;
+  /** `allowedRoots` as given (resolved at the far end on first use). */
+  readonly roots: readonly string[] | undefined;
+  /** `shell` as given, when it is a name to look up at the far end. */
+  readonly shell: string | undefined;
+  /** The roots and shell once settled there (undefined until the first create; again after a failure). */
+  settled?: Promise<{ roots: string[] | undefined; shell: string | undefined }>;
 }
 
 const LIMIT_FIELDS = ['cpuSeconds', 'addressSpaceBytes', 'openFiles', 'fileSizeBytes', 'processes'] as const;
@@ -120,36 +142,33 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   const killGraceMs = count(options.killGraceMs, 'options.killGraceMs');
   const timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs', 1);
   const limits = validateLimits(options.limits, 'options.limits');
-  if (options.shell !== undefined && options.shell !== false && typeof options.shell !== 'string') {
-    throw invalidArg('options.shell', 'must be false or a path');
-  }
   if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
     throw invalidArg('options.inheritEnv', 'must be a boolean');
   }
   if (options.argless !== undefined && options.argless !== 'shell' && options.argless !== 'auto' && typeof options.argless !== 'function') {
     throw invalidArg('options.argless', `must be 'shell', 'auto' or a function, got ${JSON.stringify(options.argless)}`);
   }
+  const remote = readBackend(options);
   for (const fn of ['createTerminal', 'approve', 'declinedError', 'onEvent', 'onCall', 'resolveProgram', 'cwdForSession'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalidArg(`options.${fn}`, 'must be a function');
   }
-  const roots = compileRoots(options.allowedRoots, 'options.allowedRoots');
+  const roots = remote ? undefined : compileRoots(options.allowedRoots, 'options.allowedRoots');
   const commandPolicy = compileCommandPolicy(options.commandPolicy, 'options.commandPolicy');
   const envPolicy = compileEnvPolicy(options.envPolicy, 'options.envPolicy', commandPolicy !== undefined);
   const dropEnv = options.inheritEnv === false ? undefined : compileEnvPatterns(options.dropInheritedEnv, 'options.dropInheritedEnv');
   const approve = options.approve;
   const resolveProgram = options.resolveProgram;
   // The shell for shell lines is found once, through the host's PATH, never the request's.
-  const shell =
-    typeof options.shell === 'string'
-      ? resolveHostShell(options.shell, hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram ?? loadNativeResolveProgram())
-      : options.shell;
+  const { shell, shellArgs } = remote
+    ? farHostShell(options.shell)
+    : hostShell(options.shell, hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram);
   const backendOptions: CreateTerminalOptions = {
     ...(killGraceMs !== undefined ? { killGraceMs } : {}),
     ...(shell !== undefined ? { shell } : {}),
     ...(options.inheritEnv !== undefined ? { inheritEnv: options.inheritEnv } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(limits !== undefined ? { limits } : {}),
-    ...(options.sandbox !== undefined ? { sandbox: configureSandbox(options.sandbox) } : {}),
+    ...(options.sandbox !== undefined ? { sandbox: remote ? options.sandbox : configureSandbox(options.sandbox) } : {}),
   };
   return {
     cwd,
@@ -164,8 +183,9 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     truncationNotice,
     envOverlay,
     backendOptions,
+    ...(shellArgs !== undefined ? { shellArgs } : {}),
     argless: options.argless ?? 'shell',
-    backend: options.createTerminal,
+    backend: options.createTerminal ?? (remote ? options.backend!.createTerminal.bind(options.backend) : undefined),
     roots,
     commandPolicy,
     envPolicy,
@@ -173,7 +193,48 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     declinedError: options.declinedError,
     dropEnv,
     resolveProgram,
+    remote: remote && {
+      far: remote,
+      roots: options.allowedRoots === undefined || options.allowedRoots === null ? undefined : rootsShape(options.allowedRoots),
+      shell: typeof options.shell === 'string' && !path.posix.isAbsolute(options.shell) ? options.shell : undefined,
+    },
   };
+}
+
+/** `options.backend`, checked: a remote backend (not with `createTerminal` or `resolveProgram`). */
+function readBackend(options: TerminalHostOptions): FarEnd | undefined {
+  const b = options.backend;
+  if (b === undefined) return undefined;
+  if (typeof b !== 'object' || b === null || typeof b.createTerminal !== 'function' || typeof b.lookup !== 'function') {
+    throw invalidArg('options.backend', 'must be a remote backend (backends.podman(), backends.ssh(), ...)');
+  }
+  for (const other of ['createTerminal', 'resolveProgram'] as const) {
+    if (options[other] !== undefined) {
+      throw invalidArg('options.backend', `cannot be combined with options.${other}: the far end starts the commands and finds their programs`);
+    }
+  }
+  const sandbox = options.sandbox as unknown;
+  if (sandbox !== undefined && sandbox !== null && (typeof sandbox !== 'object' || sandbox instanceof loadNative().SandboxConfig)) {
+    throw invalidArg('options.sandbox', 'with options.backend must be plain sandbox options (a SandboxConfig pins directories of this machine)');
+  }
+  return new FarEnd(b);
+}
+
+/** `allowedRoots` checked for shape only (they are resolved at the far end). */
+function rootsShape(roots: unknown): string[] {
+  if (!Array.isArray(roots)) throw invalidArg('options.allowedRoots', 'must be an array of absolute directory paths');
+  return roots.map((root: unknown, i) => {
+    if (typeof root !== 'string' || !path.posix.isAbsolute(root) || root.includes('\0')) {
+      throw invalidArg(`options.allowedRoots[${i}]`, `must be an absolute path, got ${JSON.stringify(root)}`);
+    }
+    return root;
+  });
+}
+
+/** A shell for a backend's host: an absolute path as it is; a name is looked up at the far end on first use. */
+function farShell(shell: string): string | undefined {
+  if (shell.length === 0 || shell.includes('\0')) throw invalidArg('options.shell', 'must be false or a non-empty path');
+  return path.posix.isAbsolute(shell) ? shell : undefined;
 }
 
 /**
@@ -214,5 +275,46 @@ export function childPath(env: readonly EnvVariable[], platform: NodeJS.Platform
 function configureSandbox(sandbox: CreateTerminalOptions['sandbox']): CreateTerminalOptions['sandbox'] {
   if (sandbox === null || sandbox === undefined) return sandbox;
   const { SandboxConfig } = loadNative();
-  return sandbox instanceof SandboxConfig ? sandbox : new SandboxConfig(sandbox, 'options.sandbox');
+  const config = sandbox instanceof SandboxConfig ? sandbox : new SandboxConfig(sandbox, 'options.sandbox');
+  networkRulesOf(config, 'options.sandbox'); // the allow list's patterns, checked now too
+  return config;
+}
+
+/** The host's `shell` option with a backend: a shell (looked up at the far end) or `false`; no arguments. */
+function farHostShell(option: unknown): { shell: false | string | undefined; shellArgs?: string[] } {
+  if (typeof option === 'string') return { shell: farShell(option) };
+  if (Array.isArray(option)) throw invalidArg('options.shell', 'a shell with arguments is not supported with options.backend: name the far shell alone');
+  return { shell: option as false | undefined };
+}
+
+/**
+ * The host's `shell` option checked and resolved: `false`, a shell, or a shell with the arguments that come
+ * before the line it runs (`['bash', '-l', '-c']`, `['wsl.exe', '-e', 'sh', '-c']`). The program is found
+ * through the host's PATH (`resolveHostShell`); a bad value is `ERR_INVALID_ARG` naming the field.
+ */
+function hostShell(
+  option: unknown,
+  pathVar: string | undefined,
+  cwd: string | undefined,
+  resolveProgram: ResolveProgramFn | undefined,
+): { shell: false | string | undefined; shellArgs?: string[] } {
+  if (option === undefined || option === false) return { shell: option };
+  const resolve = (program: string, field: string): string => {
+    try {
+      return resolveHostShell(program, pathVar, cwd, resolveProgram ?? loadNativeResolveProgram());
+    } catch (error) {
+      throw invalidArg(field, errorMessage(error).replace(/^options\.shell: /, ''));
+    }
+  };
+  if (typeof option === 'string') return { shell: resolve(option, 'options.shell') };
+  if (!Array.isArray(option)) {
+    throw invalidArg('options.shell', `must be false, a shell, or a shell with its arguments (['bash', '-l', '-c']), got ${JSON.stringify(option)}`);
+  }
+  if (option.length === 0) throw invalidArg('options.shell', "must name the shell first (['bash', '-l', '-c']), got []");
+  option.forEach((word: unknown, i) => {
+    if (typeof word !== 'string') throw invalidArg(`options.shell[${i}]`, `must be a string, got ${JSON.stringify(word)}`);
+    if (word.includes('\0')) throw invalidArg(`options.shell[${i}]`, 'contains a NUL byte');
+  });
+  const words = option as string[];
+  return { shell: resolve(words[0]!, 'options.shell[0]'), shellArgs: words.slice(1) };
 }

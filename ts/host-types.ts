@@ -7,6 +7,13 @@ import type { TerminalAuditListener, TerminalCallListener } from './events';
 import type { CommandPolicy, PolicyCommand } from './policy';
 import type { EnvNamePattern, EnvPolicy } from './policy-env';
 import type { CreateTerminalFn, EnvVariable, ResolveProgramFn, ResourceLimits, SandboxConfig, SandboxOptions, TerminalLike } from './types';
+import type { LookupBackend } from './backends/far';
+
+/** A remote backend as `TerminalHost` uses it (what `backends.podman()`, `backends.ssh()`, ... return). */
+export interface TerminalBackend extends LookupBackend {
+  /** Starts a terminal at the far end (the native `createTerminal`'s shape). */
+  createTerminal: CreateTerminalFn;
+}
 
 /**
  * `terminal/create` params: the ACP v1 `CreateTerminalRequest` field for field, so the SDK's type and this
@@ -83,6 +90,22 @@ export interface ApprovalRequest {
 }
 
 /**
+ * What `TerminalHost.authorize` resolves with: what `approve` would be asked about, and what would run,
+ * for a front end that runs the command in a runner of its own (a persistent shell).
+ */
+export interface AuthorizedRequest extends ApprovalRequest {
+  /**
+   * What runs: the request's `command`, or under an allow list the line (or, run directly, the program)
+   * rebuilt from what was checked, each program by the real path that was checked.
+   */
+  runCommand: string;
+  /** The arguments that run with `runCommand` run directly (under an allow list, the checked argv's); undefined for a shell line. */
+  runArgs: string[] | undefined;
+  /** True when `runCommand` is a shell line (no arguments, run by the host's shell). */
+  shellLine: boolean;
+}
+
+/**
  * How an arg-less `terminal/create` (no `args`, or `args: []`) is read:
  * - `'shell'`: `command` is a shell line (`sh -c command`), as the ACP spec and Zed read it. A path with a
  *   space (`/opt/x/tool with space`) runs `/opt/x/tool` with two arguments.
@@ -146,8 +169,13 @@ export interface TerminalHostOptions {
   env?: Readonly<Record<string, string>> | readonly EnvVariable[];
   /** Whether commands inherit this process's environment (default true). */
   inheritEnv?: boolean;
-  /** `false` never uses a shell; a path selects the shell for arg-less commands. */
-  shell?: false | string;
+  /**
+   * The shell that runs arg-less commands (shell lines), found once through the host's `PATH`: `false` never
+   * uses a shell; a name or path runs `shell -c line`; a shell with its arguments runs them with the line
+   * appended, as clients run the user's login shell (`['bash', '-l', '-c']`, `[process.env.SHELL, '-l',
+   * '-c']`, `['wsl.exe', '-e', 'sh', '-c']`). Either way the command policy judges the line, not the shell.
+   */
+  shell?: false | string | readonly string[];
   /**
    * How arg-less requests are read: `'shell'` (default) or `'auto'` (see `ArglessMode`), for every
    * request or chosen per request by a function. A request run directly reaches the backend with its
@@ -176,9 +204,16 @@ export interface TerminalHostOptions {
   /** Terminal backend (default: the native `createTerminal`); substitute it to sandbox or fake commands. */
   createTerminal?: CreateTerminalFn;
   /**
+   * Run every terminal at the far end of a remote backend (`backends.podman(name)`, `backends.ssh(host)`,
+   * docs/remote.md). Program lookup, the cwd check and `allowedRoots` are then decided there (its PATH, its
+   * file system, its environment for `dropInheritedEnv`), and judged by this host's policy here before
+   * anything starts. Not with `createTerminal` or `resolveProgram`; a `sandbox` must be plain options.
+   */
+  backend?: TerminalBackend;
+  /**
    * Directories a command may start in. The cwd (the request's, else the host's `cwd`, else this
-   * process's), with symlinks and `..` resolved by realpath, must be one of them or lie below one;
-   * otherwise `ERR_CWD_OUTSIDE_ROOTS`. The roots are resolved once, when the host is created. The check
+   * process's), with symlinks and `..` resolved, must be one of them or lie below one; otherwise
+   * `ERR_CWD_OUTSIDE_ROOTS`. The roots are resolved once, by the core, when the host is created. The check
    * is made twice: here, before the policy and the approval (which see the resolved directory), and by
    * the core at spawn (the backend gets `allowedRoots`), which opens the directory once, checks the
    * opened directory and starts the command in it: a symlink swapped in after any check changes

@@ -33,7 +33,7 @@ import {
 import { normalizeSnapshot, TerminalEntries, type LiveTerminalInfo } from './host-entries';
 import { readHostOptions, type HostSettings } from './host-options';
 import type {
-  ApprovalRequest,
+  AuthorizedRequest,
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,
@@ -41,6 +41,7 @@ import type {
   TerminalHostOptions,
 } from './host-types';
 import type { ExitStatus, OutputSnapshot, TerminalLike } from './types';
+import type { NetworkConnectionEvent } from './network-proxy';
 import { withTruncationNotice } from './host-options';
 import {
   abortable,
@@ -57,10 +58,12 @@ export type {
   ApprovalOptions,
   ApprovalRequest,
   ArglessMode,
+  AuthorizedRequest,
   HostCreateTerminalRequest,
   HostCreateTerminalResponse,
   HostTerminalRequest,
   RegisterTerminalHandlersOptions,
+  TerminalBackend,
   TerminalCreatedEvent,
   TerminalHostOptions,
 } from './host-types';
@@ -155,12 +158,14 @@ export class TerminalHost implements AsyncDisposable {
 
   /**
    * Runs every check of `createTerminal` but the approval (shape, allowed roots, environment, command
-   * policy) and starts nothing: resolves with what `approve` would be asked about, for a front end that
-   * puts the question to the user itself before it creates the terminal, or that runs the command in
-   * another runner (`createMcpServer`'s persistent sessions). A refusal rejects with the error
-   * `createTerminal` would give and emits `denied`; nothing else is emitted.
+   * policy) and starts nothing: resolves with what `approve` would be asked about and what would run
+   * (`runCommand`: under an allow list, rebuilt from what was checked), for a front end that puts the
+   * question to the user itself before it creates the terminal, or that runs the command in another
+   * runner (`createMcpServer`'s persistent sessions, which must run `runCommand`, not the request's
+   * text). A refusal rejects with the error `createTerminal` would give and emits `denied`; nothing else
+   * is emitted.
    */
-  async authorize(request: HostCreateTerminalRequest): Promise<ApprovalRequest> {
+  async authorize(request: HostCreateTerminalRequest): Promise<AuthorizedRequest> {
     const seen: { cwd: string | undefined } = { cwd: undefined };
     try {
       if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host is closed');
@@ -171,7 +176,14 @@ export class TerminalHost implements AsyncDisposable {
         if (sessionCwd !== undefined) req.cwd = sessionCwd;
       }
       seen.cwd = req.cwd ?? undefined;
-      return (await checkRequest(this.settings, request, req, seen)).approval;
+      const checked = await checkRequest(this.settings, request, req, seen);
+      const shellLine = (checked.runArgs ?? []).length === 0 && checked.options.shell !== false;
+      return {
+        ...checked.approval,
+        runCommand: shellLine ? checked.runCommand : (checked.program ?? checked.runCommand),
+        runArgs: shellLine ? undefined : [...(checked.runArgs ?? [])],
+        shellLine,
+      };
     } catch (error) {
       if (this.eventListeners.size > 0) this.emit(refusalEvent(request, seen.cwd, error));
       throw error;
@@ -206,7 +218,13 @@ export class TerminalHost implements AsyncDisposable {
     // Counted until the spawn settles, even when the caller stopped waiting for it.
     // The approver's signal: aborted when this call is cancelled or the host closes.
     const approval = linkedSignal([signal, this.closing.signal]);
-    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed, approval.signal, assertActive).finally(() => {
+    // Connections through the sandbox's network proxy, in the audit stream once the terminal has its id.
+    const network: { terminalId?: string; early: NetworkConnectionEvent[] } = { early: [] };
+    const onNetwork = (e: NetworkConnectionEvent): void => {
+      if (network.terminalId === undefined) network.early.push(e);
+      else this.emit({ type: 'network', time: Date.now(), sessionId: req.sessionId, terminalId: network.terminalId, ...e });
+    };
+    const spawning = spawnChecked(this.settings, request, req, seen, () => this.closed, approval.signal, assertActive, onNetwork).finally(() => {
       this.pendingCreates--;
       approval.unlink();
     });
@@ -251,6 +269,8 @@ export class TerminalHost implements AsyncDisposable {
       ...(program !== undefined ? { program } : {}),
       outputByteLimit: req.outputByteLimit,
     });
+    network.terminalId = terminalId;
+    for (const e of network.early.splice(0)) onNetwork(e);
     this.entries.watchExit(terminalId, entry, startedAt);
     const event: TerminalCreatedEvent = { terminalId, sessionId: req.sessionId, terminal, request: req };
     for (const listener of this.createListeners) {

@@ -8,7 +8,8 @@
  */
 
 import type * as Native from '../index.js';
-import { loadNative } from './native';
+import { loadNative, nativeCreateTerminal } from './native';
+import { type NetworkListener, networkRulesOf } from './network-proxy';
 import type { PtyCreateTerminalFn } from './sessions';
 import type { CreateTerminalFn, CreateTerminalParams } from './types';
 
@@ -38,9 +39,9 @@ export type {
  */
 export async function createTerminal(
   params: CreateTerminalParams,
-  options?: Native.CreateTerminalOptions | null,
+  options?: (Native.CreateTerminalOptions & { onNetwork?: NetworkListener | null }) | null,
 ): Promise<Native.TerminalHandle> {
-  return loadNative().createTerminal(params, options);
+  return nativeCreateTerminal()(params, options);
 }
 
 /**
@@ -50,7 +51,9 @@ export async function createTerminal(
  * default `sandbox`). Loads the native core on first use.
  */
 export function sandboxConfig(options: Native.SandboxOptions, field?: string): Native.SandboxConfig {
-  return new (loadNative().SandboxConfig)(options, field);
+  const config = new (loadNative().SandboxConfig)(options, field);
+  networkRulesOf(config, field ?? 'sandbox'); // the network allow list's patterns, checked now too
+  return config;
 }
 
 /** What this machine's containment provides (see `ContainmentInfo`). Loads the native core on first use. */
@@ -129,9 +132,11 @@ export {
   type HostTerminalRequest,
   type ApprovalOptions,
   type ApprovalRequest,
+  type AuthorizedRequest,
   type ArglessMode,
   type TerminalCreatedEvent,
   type TerminalHostOptions,
+  type TerminalBackend,
   type CallOptions,
   type LiveTerminalInfo,
   type RegisterTerminalHandlersOptions,
@@ -152,10 +157,12 @@ export type {
   TerminalExitedAuditEvent,
   TerminalFailedAuditEvent,
   TerminalKilledAuditEvent,
+  TerminalNetworkAuditEvent,
   TerminalReleasedAuditEvent,
 } from './events';
+export type { NetworkConnectionEvent, NetworkListener } from './network-proxy';
 export { globToRegExp } from './glob';
-export { checkCommand, type CommandCheck, type CommandCheckResult, type CommandPolicy, type CommandRule, type PolicyCommand } from './policy';
+export { checkCommand, checkCommandAsync, type CommandCheck, type CommandCheckResult, type CommandPolicy, type CommandRule, type PolicyCommand } from './policy';
 export {
   checkRequestEnv,
   DANGEROUS_ENV_PATTERNS,
@@ -249,7 +256,7 @@ export {
   type ShellSessionsOptions,
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';
-export type { McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
+export type { McpHttpOptions, McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
 
 /**
  * Terminals as MCP tools (see `docs/mcp.md`): builds a server over a `TerminalHost` or the options of
@@ -273,3 +280,6 @@ export * as backends from './backends';
 /** Same for the remote backends' `createTerminal` (docs/remote.md). */
 const remoteSatisfiesContract: CreateTerminalFn = undefined as unknown as import('./backends').Backend['createTerminal'];
 void remoteSatisfiesContract;
+/** And a remote backend is what `TerminalHost({ backend })` takes. */
+const backendSatisfiesHost: import('./host-types').TerminalBackend = undefined as unknown as import('./backends').Backend;
+void backendSatisfiesHost;

@@ -1,22 +1,26 @@
 /**
  * The `acp-terminal` command line: `acp-terminal mcp [flags]` serves the terminal tools over stdio (or
- * streamable HTTP on 127.0.0.1 with `--http PORT`). Flags and an optional JSON config file map onto
- * `TerminalHost`'s options; every value is checked before serving (a bad one: a message and exit 2).
+ * streamable HTTP on 127.0.0.1 with `--http PORT`, every request carrying the bearer token). Flags and
+ * an optional JSON config file map onto `TerminalHost`'s options; every value is checked before serving
+ * (a bad one: a message and exit 2).
  *
  * Invariants: nothing is started or written before the first tool call except the audit file's open
- * (an MCP client may spawn the server only to probe it); when the client goes (stdin ends) or on
+ * and, with `--http`, the token file's creation (an MCP client may spawn a stdio server only to probe
+ * it); when the client goes (stdin ends) or on
  * SIGTERM/SIGINT/SIGHUP, every process the server started is killed before it exits.
  */
 
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage } from './errors';
 import type { TerminalHostOptions } from './host-types';
-import { createMcpServer, packageVersion, type McpTerminalServer } from './mcp';
+import { createMcpServer, HTTP_TOKEN_PATTERN, packageVersion, type McpTerminalServer } from './mcp';
 import type { CommandPolicy } from './policy';
 import { SECRET_ENV_PATTERNS, type EnvPolicy } from './policy-env';
 import type { ResourceLimits, SandboxOptions } from './types';
 import { loadNative } from './native';
+import { backendFromSpec, type Backend } from './backends';
 
 /** A usage error: printed with the hint to `--help`, exit status 2. */
 export class UsageError extends Error {}
@@ -31,6 +35,11 @@ interface FlagSpec {
 const FLAGS: FlagSpec[] = [
   { name: 'config', value: 'FILE', help: 'JSON file with any of the options below (keys: the flag names in camelCase); flags win over it' },
   { name: 'http', value: 'PORT', help: 'serve streamable HTTP on 127.0.0.1:PORT at /mcp instead of stdio (0: any free port, printed on stderr)' },
+  {
+    name: 'http-token-file',
+    value: 'FILE',
+    help: 'with --http: the bearer token clients must send, read from FILE (yours, mode 0600); a FILE that does not exist is created (0600) with a new token. Default: a new token, printed on stderr',
+  },
   { name: 'cwd', value: 'DIR', help: 'working directory of commands that name none (default: the current directory)' },
   { name: 'allowed-root', value: 'DIR', repeat: true, help: 'commands may only start in DIR or below (symlinks resolved); repeatable' },
   { name: 'allow', value: 'RULE', repeat: true, help: 'allow only programs matching RULE (a name glob like `git`, `python*`, or a path glob with /); repeatable' },
@@ -41,12 +50,14 @@ const FLAGS: FlagSpec[] = [
   { name: 'sandbox', help: 'run every command in the OS sandbox: read-only filesystem except --writable dirs, no network unless --network' },
   { name: 'writable', value: 'DIR', repeat: true, help: 'with --sandbox: a directory commands may write under; repeatable' },
   { name: 'network', help: 'with --sandbox: allow network access' },
+  { name: 'network-allow', value: 'HOST', repeat: true, help: "with --sandbox: let commands reach HOST (name, *.domain or IP, optionally :PORT) through the host's proxy; repeatable" },
   { name: 'limit', value: 'NAME=N', repeat: true, help: 'resource limit per command: processes=N, openFiles=N, cpuSeconds=SECONDS, addressSpaceBytes=BYTES, fileSizeBytes=BYTES; repeatable' },
   { name: 'timeout', value: 'SECONDS', help: 'kill any command still running after SECONDS (default: none; a tool call\'s own timeout only stops waiting)' },
   { name: 'max-terminals', value: 'N', help: 'commands running at once (default 64)' },
   { name: 'output-limit', value: 'BYTES', help: 'output kept per command, its end (default 65536)' },
   { name: 'audit', value: 'FILE', help: 'append every audit event (created, exited, killed, released, denied, failed, session) to FILE as JSON lines' },
   { name: 'shell', value: 'SHELL', help: 'shell for shell lines of `run` (a path, or a name found in PATH; default /bin/sh)' },
+  { name: 'backend', value: 'SPEC', help: 'run every command at the far end: podman:NAME, docker:NAME, ssh:[USER@]HOST, kubectl:POD[/CONTAINER][@NS] (docs/remote.md); paths then name the far end\'s, and terminal_execute is not offered' },
   { name: 'ask', help: 'ask the user (through the MCP client) before each command runs; clients that cannot ask get a refusal' },
   { name: 'no-sessions', help: 'do not offer the persistent-session tool terminal_execute' },
   { name: 'help', help: 'show this help' },
@@ -77,6 +88,7 @@ export function helpText(): string {
 /** The flags as read (from the config file, then the command line). */
 export interface McpCliConfig {
   http?: number;
+  httpTokenFile?: string;
   cwd?: string;
   allowedRoot?: string[];
   allow?: string[];
@@ -87,6 +99,7 @@ export interface McpCliConfig {
   sandbox?: boolean;
   writable?: string[];
   network?: boolean;
+  networkAllow?: string[];
   limit?: string[] | ResourceLimits;
   timeout?: number;
   maxTerminals?: number;
@@ -95,6 +108,7 @@ export interface McpCliConfig {
   shell?: string;
   ask?: boolean;
   noSessions?: boolean;
+  backend?: string;
 }
 
 const camel = (name: string): string => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -220,8 +234,12 @@ function checkShell(shell: string): string {
 /** The host options and MCP options `config` asks for; throws `UsageError` on any bad value. */
 export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptions; ask: boolean; sessions: boolean; audit: string | undefined } {
   const host: TerminalHostOptions = {};
-  host.cwd = existingDir('--cwd', config.cwd ?? process.cwd());
-  if (config.allowedRoot) host.allowedRoots = config.allowedRoot.map((dir) => existingDir('--allowed-root', dir));
+  // With --backend, directories are the far end's: checked there (absolute here), its cwd the default.
+  const far = config.backend !== undefined ? readBackend(config.backend) : undefined;
+  if (far) host.backend = far;
+  const dir = far ? farDir : existingDir;
+  if (!far || config.cwd !== undefined) host.cwd = dir('--cwd', config.cwd ?? process.cwd());
+  if (config.allowedRoot) host.allowedRoots = config.allowedRoot.map((d) => dir('--allowed-root', d));
   const policy: { allow?: string[]; deny?: string[]; codeRunners?: string[] } = {};
   if (config.allow) policy.allow = config.allow;
   if (config.deny) policy.deny = config.deny;
@@ -236,15 +254,17 @@ export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptio
   }
   if (config.sandbox) {
     const info = loadNative().containmentInfo().sandbox;
-    if (!info.available) {
+    if (!far && !info.available) {
       throw new UsageError(`--sandbox: this machine cannot sandbox commands (${JSON.stringify(info.promises)}); see docs/sandbox.md`);
     }
-    const sandbox: SandboxOptions = { writableRoots: (config.writable ?? []).map((dir) => existingDir('--writable', dir)) };
+    const sandbox: SandboxOptions = { writableRoots: (config.writable ?? []).map((d) => dir('--writable', d)) };
     if (sandbox.writableRoots.includes('/')) throw new UsageError('--writable: / would make the sandbox pointless');
     if (config.network) sandbox.network = true;
+    if (config.networkAllow && config.network) throw new UsageError('--network-allow: not with --network (which allows every host)');
+    if (config.networkAllow) sandbox.network = { allow: config.networkAllow };
     host.sandbox = sandbox;
-  } else if (config.writable || config.network) {
-    throw new UsageError(`${config.writable ? '--writable' : '--network'}: only means something with --sandbox`);
+  } else if (config.writable || config.network || config.networkAllow) {
+    throw new UsageError(`${config.writable ? '--writable' : config.network ? '--network' : '--network-allow'}: only means something with --sandbox`);
   }
   if (config.limit) host.limits = readLimits(config.limit);
   if (config.timeout !== undefined) {
@@ -259,13 +279,70 @@ export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptio
   if (!Number.isSafeInteger(outputLimit) || outputLimit < 1) throw new UsageError('--output-limit: must be a whole number of bytes, at least 1');
   host.defaultOutputByteLimit = outputLimit;
   host.maxOutputByteLimit = outputLimit;
-  if (config.shell !== undefined) host.shell = checkShell(config.shell);
+  if (config.shell !== undefined) host.shell = far ? config.shell : checkShell(config.shell);
   if (config.audit !== undefined) {
     const dir = path.dirname(path.resolve(config.audit));
     if (!fs.existsSync(dir)) throw new UsageError(`--audit: the directory of ${JSON.stringify(config.audit)} does not exist`);
   }
   if (config.http !== undefined && (!Number.isSafeInteger(config.http) || config.http > 65535)) throw new UsageError('--http: must be a port number (0-65535)');
-  return { host, ask: config.ask === true, sessions: config.noSessions !== true, audit: config.audit };
+  if (config.httpTokenFile !== undefined && config.http === undefined) throw new UsageError('--http-token-file: only means something with --http');
+  // terminal_execute's sessions run on this machine: not offered when commands run at the far end.
+  return { host, ask: config.ask === true, sessions: config.noSessions !== true && !far, audit: config.audit };
+}
+
+/** `--backend SPEC`, read strictly. */
+function readBackend(spec: string): Backend {
+  try {
+    return backendFromSpec(spec);
+  } catch (error) {
+    throw new UsageError(`--backend ${errorMessage(error)}`);
+  }
+}
+
+/** A far-end directory: absolute (it is checked at the far end). */
+function farDir(flag: string, dir: string): string {
+  if (!path.posix.isAbsolute(dir)) throw new UsageError(`${flag}: ${JSON.stringify(dir)} must be absolute with --backend (a directory of the far end)`);
+  return dir;
+}
+
+/**
+ * The bearer token of `--http`: read from `file` when it exists (it must be this user's, readable by no one
+ * else, and hold a token), else made and written there (created 0600, never over an existing file); without
+ * `file`, made here. `created` says whether it was written.
+ */
+export function httpToken(file: string | undefined): { token: string; created: boolean } {
+  if (file === undefined) return { token: randomBytes(32).toString('base64url'), created: false };
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`--http-token-file: cannot open ${JSON.stringify(file)}: ${errorMessage(error)}`);
+    const token = randomBytes(32).toString('base64url');
+    try {
+      // O_EXCL: a file someone else put there first is never written to (nor its token used).
+      fs.writeFileSync(file, `${token}\n`, { flag: 'wx', mode: 0o600 });
+    } catch (writeError) {
+      throw new UsageError(`--http-token-file: cannot create ${JSON.stringify(file)}: ${errorMessage(writeError)}`);
+    }
+    return { token, created: true };
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new UsageError(`--http-token-file: ${JSON.stringify(file)} is not a regular file`);
+    if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
+      throw new UsageError(`--http-token-file: ${JSON.stringify(file)} belongs to another user (uid ${stat.uid}), who would know the token`);
+    }
+    if ((stat.mode & 0o077) !== 0) {
+      throw new UsageError(`--http-token-file: ${JSON.stringify(file)} is readable or writable by others (mode ${(stat.mode & 0o777).toString(8)}): chmod 600 it`);
+    }
+    const token = fs.readFileSync(fd, 'utf8').trim();
+    if (!HTTP_TOKEN_PATTERN.test(token)) {
+      throw new UsageError(`--http-token-file: ${JSON.stringify(file)} must hold one token of at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then = padding)`);
+    }
+    return { token, created: false };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Opens the audit file (append) and returns a writer of JSON lines. */
@@ -289,6 +366,8 @@ function auditWriter(file: string): (event: object) => void {
 export async function runMcp(argv: readonly string[]): Promise<number> {
   let server: McpTerminalServer;
   let httpPort: number | undefined;
+  let http: { token: string; created: boolean; file: string | undefined } | undefined;
+  let far: Backend | undefined;
   try {
     const { config, help, version } = parseArgs(argv);
     if (help) {
@@ -300,7 +379,9 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const options = hostOptionsFrom(config);
+    far = options.host.backend as Backend | undefined;
     httpPort = config.http;
+    if (httpPort !== undefined) http = { ...httpToken(config.httpTokenFile), file: config.httpTokenFile };
     const audit = options.audit !== undefined ? auditWriter(options.audit) : undefined;
     server = createMcpServer(
       { ...options.host, ...(audit ? { onEvent: audit } : {}) },
@@ -314,7 +395,9 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
   let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => (finish = resolve));
   const shutdown = (code: number): Promise<number> =>
-    (exiting ??= server.close().then(
+    (exiting ??= server.close().then(async () => {
+      await far?.close(); // its server kills whatever is left at the far end
+    }).then(
       () => code,
       () => code,
     )).then((c) => {
@@ -324,8 +407,11 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => void shutdown(0));
   if (httpPort !== undefined) {
     try {
-      const { url } = await server.listenHttp(httpPort);
+      const { url } = await server.listenHttp(httpPort, '127.0.0.1', { token: http!.token });
       process.stderr.write(`acp-terminal mcp: serving ${url}\n`);
+      // Every request must carry the token: other users of this machine can reach the port, not the token.
+      if (http!.file === undefined) process.stderr.write(`acp-terminal mcp: send the header Authorization: Bearer ${http!.token}\n`);
+      else process.stderr.write(`acp-terminal mcp: send the header Authorization: Bearer <the token in ${http!.file}${http!.created ? ', just created' : ''}>\n`);
     } catch (error) {
       process.stderr.write(`acp-terminal mcp: --http ${httpPort}: ${errorMessage(error)}\n`);
       await server.close();

@@ -4,8 +4,11 @@
  * descriptions are written for models (every parameter described, with its unit).
  *
  * Invariants: every command a tool starts went through the host's checks (`createTerminal`, or
- * `authorize` for a session command) and, when the server asks, through the user's approval, bound to
- * the exact request; a tool error is a result with `isError` whose text starts with the host's error
+ * `authorize` for a session command, whose shell then gets the line `authorize` checked and rebuilt) and,
+ * when the server asks, through the user's approval, bound to the exact request; under a policy or `ask`,
+ * text typed into a running session command passed the same checks as the command line it becomes when
+ * the command ends before reading it, and nothing typed or keyed can edit that line into another; a
+ * session command outliving the host's `timeoutMs` is interrupted; a tool error is a result with `isError` whose text starts with the host's error
  * code; a cancelled call kills the command it started or waits for; a finished terminal is released once
  * its exit was reported (its final output stays readable through `output`); progress notifications are
  * awaited before the result, so none is lost.
@@ -18,9 +21,10 @@ import { inputRequired, inputResponse, type CallToolResult, type McpServer, type
 import * as z from 'zod';
 import { AcpTerminalError, errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
-import type { ApprovalRequest } from './host-types';
+import type { ApprovalRequest, AuthorizedRequest } from './host-types';
 import { loadNative } from './native';
-import { parseKeys } from './session-input';
+import { requestKeys } from './session-input';
+import { shellQuote } from './shell-quote';
 import type { ShellSessions } from './sessions';
 import type { ExecuteResult } from './session-types';
 import type { ExitStatus, OutputSnapshot } from './types';
@@ -60,6 +64,14 @@ export interface ToolStateOptions {
   cwd: string | undefined;
   /** Bytes of a session command's output a result carries at most (its end). */
   outputLimit: number;
+  /**
+   * Text typed into a running session command is checked as a command line (and, with `ask`, asked
+   * about), since it becomes the shell's next line if the program ends before reading it: true when the
+   * host has a command policy, asks, or is not known (a given host).
+   */
+  guardInput: boolean;
+  /** `timeoutMs` of the host: a session command still running this long after it started is interrupted. */
+  commandTimeoutMs: number | undefined;
   onSessionCommand?: (event: SessionCommandEvent) => void;
 }
 
@@ -78,6 +90,16 @@ export class TerminalToolState {
   readonly ask: boolean;
   readonly progressIntervalMs: number;
   readonly outputLimit: number;
+  readonly guardInput: boolean;
+  readonly commandTimeoutMs: number | undefined;
+  /** Per session: the timer that interrupts its running command at `commandTimeoutMs`. */
+  private readonly deadlines = new Map<string, NodeJS.Timeout>();
+  /** Per session: what a timeout's interrupt collected, reported by the session's next call. */
+  private readonly timedOut = new Map<string, Promise<ExecuteResult | undefined>>();
+  /** Sessions a call is waiting on in steps (it interrupts the command itself when `due`). */
+  private readonly waiting = new Set<string>();
+  /** Sessions whose command reached `commandTimeoutMs` while a call waited on it. */
+  private readonly due = new Set<string>();
   private readonly cwd: string | undefined;
   private readonly makeSessions: (() => ShellSessions) | undefined;
   private sessionsCache: ShellSessions | undefined;
@@ -94,6 +116,8 @@ export class TerminalToolState {
     this.progressIntervalMs = options.progressIntervalMs;
     this.cwd = options.cwd;
     this.outputLimit = options.outputLimit;
+    this.guardInput = options.guardInput;
+    this.commandTimeoutMs = options.commandTimeoutMs;
     this.makeSessions = options.makeSessions;
     this.onSessionCommand = options.onSessionCommand;
     this.host = options.makeHost(options.ask ? () => this.approved.getStore() === true : undefined);
@@ -149,9 +173,78 @@ export class TerminalToolState {
     return [...this.records].filter(([id]) => this.host.terminal(id) !== undefined);
   }
 
+  /**
+   * A command line was just sent to session `terminalId`: under `commandTimeoutMs` it is interrupted (C-c,
+   * then SIGTERM and SIGKILL to its process group) if it still runs that long after, whether or not a call
+   * waits for it; what the interrupt collects is kept for the session's next call.
+   */
+  startDeadline(terminalId: string): void {
+    this.clearDeadline(terminalId);
+    this.timedOut.delete(terminalId);
+    const ms = this.commandTimeoutMs;
+    if (ms === undefined) return;
+    const timer = setTimeout(() => {
+      this.deadlines.delete(terminalId);
+      const sessions = this.existingSessions;
+      if (!sessions || this.closed) return;
+      this.due.add(terminalId);
+      // A call waiting on it interrupts it at its next step, so its output stays in order.
+      if (!this.waiting.has(terminalId)) this.interruptDue(terminalId);
+    }, ms);
+    timer.unref();
+    this.deadlines.set(terminalId, timer);
+  }
+
+  /** The command of `terminalId` ended (reported completed): no interrupt is due. */
+  clearDeadline(terminalId: string): void {
+    const timer = this.deadlines.get(terminalId);
+    if (timer !== undefined) clearTimeout(timer);
+    this.deadlines.delete(terminalId);
+    this.due.delete(terminalId);
+  }
+
+  /**
+   * Interrupts the command of `terminalId` that reached `commandTimeoutMs`; what the interrupt collects
+   * (even when nothing was running any more: `interrupt.signal` null) is the session's next call's.
+   */
+  interruptDue(terminalId: string): void {
+    this.due.delete(terminalId);
+    const sessions = this.existingSessions;
+    if (!sessions || this.closed) return;
+    this.timedOut.set(
+      terminalId,
+      sessions.interrupt(terminalId).catch(() => undefined),
+    );
+  }
+
+  /** A call waits on `terminalId` in steps (`true`) or stopped (`false`). */
+  setWaiting(terminalId: string, on: boolean): void {
+    if (on) this.waiting.add(terminalId);
+    else this.waiting.delete(terminalId);
+  }
+
+  /** Whether the command of `terminalId` reached `commandTimeoutMs` (then the waiting call interrupts it). */
+  isDue(terminalId: string): boolean {
+    return this.due.has(terminalId);
+  }
+
+  /** Gives back what `takeTimedOut` took, for a call that was refused before it could report it. */
+  keepTimedOut(terminalId: string, result: ExecuteResult): void {
+    if (!this.timedOut.has(terminalId)) this.timedOut.set(terminalId, Promise.resolve(result));
+  }
+
+  /** What a timeout's interrupt of `terminalId` collected, once (awaited: it may still be under way). */
+  async takeTimedOut(terminalId: string): Promise<ExecuteResult | undefined> {
+    const result = this.timedOut.get(terminalId);
+    this.timedOut.delete(terminalId);
+    return result;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const timer of this.deadlines.values()) clearTimeout(timer);
+    this.deadlines.clear();
     await Promise.all([this.host.close(), this.sessionsCache?.closeAll()]);
   }
 }
@@ -235,7 +328,14 @@ const approvalSchema = z.object({ approve: z.boolean() });
  * The user's decision on `approval` when the server asks: `true` (approved in this retried call),
  * `false` (declined), or an input-required result that puts the question to the user.
  */
-function askUser(state: TerminalToolState, server: McpServer, ctx: ServerContext, approval: ApprovalRequest, bound: unknown): boolean | CallToolResult {
+function askUser(
+  state: TerminalToolState,
+  server: McpServer,
+  ctx: ServerContext,
+  approval: ApprovalRequest,
+  bound: unknown,
+  question = 'Run this command?',
+): boolean | CallToolResult {
   const tag = state.approvalTag(bound);
   const answer = inputResponse(ctx.mcpReq.inputResponses, APPROVAL_KEY);
   if (answer.kind === 'elicit') {
@@ -256,7 +356,7 @@ function askUser(state: TerminalToolState, server: McpServer, ctx: ServerContext
       ),
     );
   }
-  const lines = [`Run this command?`, '', approval.args.length > 0 ? [approval.command, ...approval.args].join(' ') : approval.command];
+  const lines = [question, '', approval.args.length > 0 ? [approval.command, ...approval.args].join(' ') : approval.command];
   if (approval.cwd !== undefined) lines.push('', `in ${approval.cwd}`);
   const programs = approval.commands.map((c) => c.path ?? c.word).filter((p, i, all) => all.indexOf(p) === i);
   if (programs.length > 0) lines.push(`programs: ${programs.join(', ')}`);
@@ -579,7 +679,9 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         'with `is_input: true` to type into it (a line of text, or a key such as C-c, C-d, Up, Enter), or send C-c to ' +
         'interrupt it. Returns the new output (`content`), `exit_code` (null while running or unknown), `status` ' +
         '("completed", "running", or "broken": then use a new terminal_id) and `working_dir`. Commands are checked ' +
-        'against the user\'s policy like `run`.',
+        'against the user\'s policy like `run`; under a policy, typed text is checked as a command line too (the shell ' +
+        'runs it as one if the program ends before reading it), so give programs their answers in flags where you can. ' +
+        '`timed_out` says the server\'s time limit stopped the command.',
       inputSchema: z.object({
         command: z
           .string()
@@ -605,15 +707,38 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         const sessions = state.sessions();
         const terminalId = args.terminal_id ?? 'default';
         const isInput = args.is_input === true;
-        // A new command line (not input, not keys, not a poll) is judged by the host's policy in the shell's
-        // current directory, and put to the user when the server asks.
-        if (!isInput && args.command.trim() !== '' && parseKeys(args.command) === null) {
+        const keys = requestKeys(args.command, isInput);
+        const shellCwd = (): string | undefined => {
           const shellPid = sessions.shellPid(terminalId);
-          const shellCwd = shellPid !== undefined ? (loadNative().processCwd(shellPid) ?? undefined) : undefined;
-          const request = { sessionId: MCP_SESSION_ID, command: args.command, ...(shellCwd ? { cwd: shellCwd } : {}) };
-          const approval = await host.authorize(request);
+          return shellPid !== undefined ? (loadNative().processCwd(shellPid) ?? undefined) : undefined;
+        };
+        // What the shell gets: a command line as the host checked it (under an allow list, rebuilt from what
+        // was checked), typed input as given (checked as a line too when guarded), keys, or "" to poll.
+        let command = args.command;
+        let newLine = false;
+        if (keys !== null) {
+          if (state.guardInput) guardKeys(keys);
+        } else if (!isInput && args.command.trim() !== '') {
+          // A new command line is judged by the host's policy in the shell's current directory, and put to the
+          // user when the server asks; the shell runs what was judged.
+          const cwd = shellCwd();
+          const authorized = await host.authorize({ sessionId: MCP_SESSION_ID, command: args.command, ...(cwd ? { cwd } : {}) });
           if (state.ask) {
-            const decision = askUser(state, server, ctx, approval, ['terminal_execute', terminalId, args.command]);
+            const decision = askUser(state, server, ctx, authorized, ['terminal_execute', terminalId, authorized.cwd, args.command]);
+            if (decision === false) return notApproved();
+            if (decision !== true) return decision;
+          }
+          command = sessionLine(authorized);
+          newLine = true;
+        } else if (isInput && state.guardInput && args.command !== '') {
+          // Text typed while a command runs becomes the shell's next command line if the command ends before
+          // reading it: it must pass as one (and, asked, be approved as one), whole, and nothing may edit it.
+          const text = guardText(args.command, args.no_enter === true);
+          const cwd = shellCwd();
+          // A bare Enter makes an empty line: nothing to judge.
+          const authorized = text.trim() === '' ? undefined : await host.authorize({ sessionId: MCP_SESSION_ID, command: text, ...(cwd ? { cwd } : {}) });
+          if (state.ask && authorized) {
+            const decision = askUser(state, server, ctx, authorized, ['terminal_execute:input', terminalId, authorized.cwd, args.command], TYPE_QUESTION);
             if (decision === false) return notApproved();
             if (decision !== true) return decision;
           }
@@ -623,48 +748,147 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         const chunkMs = Math.max(100, state.progressIntervalMs);
         const progress = new Progress(ctx, seconds);
         const signal = ctx.mcpReq.signal;
-        const polling = !isInput && args.command !== '';
-        let result = await sessions.execute({
-          terminalId,
-          command: args.command,
-          isInput,
-          noEnter: args.no_enter === true,
-          timeoutMs: Math.max(1, polling ? Math.min(chunkMs, deadline - Date.now()) : deadline - Date.now()),
-        });
-        let content = result.content;
-        let truncated = result.truncated;
-        // A command is waited for in short steps, so progress carries its newest output and a cancel stops it soon.
-        while (polling && result.status === 'running' && Date.now() < deadline && !signal.aborted) {
-          progress.send(content);
-          result = await sessions.execute({ terminalId, command: '', timeoutMs: Math.max(1, Math.min(chunkMs, deadline - Date.now())) });
+        // Commands and polls ("") are waited for in steps; typed input and keys settle once.
+        const polling = !isInput && keys === null;
+        let result: ExecuteResult;
+        let content = '';
+        let truncated = false;
+        // The server's --timeout stopped this call's command, or (reported now) the session's previous one.
+        let stopped: 'this' | 'previous' | undefined;
+        const append = (more: ExecuteResult): void => {
           // Each result's text ends without its last line end: the chunks are lines apart.
-          content += content !== '' && result.content !== '' && !content.endsWith('\n') ? `\n${result.content}` : result.content;
-          truncated ||= result.truncated;
+          content += content !== '' && more.content !== '' && !content.endsWith('\n') ? `\n${more.content}` : more.content;
+          truncated ||= more.truncated;
           const bounded = tailBytes(content, state.outputLimit);
           content = bounded.text;
           truncated ||= bounded.cut;
+        };
+        // What a --timeout interrupt collected since the session's last call comes first.
+        const earlier = await state.takeTimedOut(terminalId);
+        if (earlier) {
+          append(earlier);
+          if (earlier.interrupt?.signal != null) stopped = newLine ? 'previous' : 'this';
+        }
+        if (polling) state.setWaiting(terminalId, true);
+        try {
+          try {
+            result = await sessions.execute({
+              terminalId,
+              command,
+              isInput,
+              noEnter: args.no_enter === true,
+              timeoutMs: Math.max(1, polling ? Math.min(chunkMs, deadline - Date.now()) : deadline - Date.now()),
+            });
+          } catch (error) {
+            // Refused (nothing running to type into, ...): what a timeout collected stays for the next call.
+            if (earlier) state.keepTimedOut(terminalId, earlier);
+            throw error;
+          }
+          if (newLine) state.startDeadline(terminalId);
+          append(result);
+          // A command is waited for in short steps, so progress carries its newest output, a cancel stops it
+          // soon, and the server's --timeout interrupts it in order.
+          while (polling && result.status === 'running' && Date.now() < deadline && !signal.aborted) {
+            if (state.isDue(terminalId)) {
+              state.clearDeadline(terminalId);
+              result = await sessions.interrupt(terminalId);
+              append(result);
+              stopped = 'this';
+              break;
+            }
+            progress.send(content);
+            result = await sessions.execute({ terminalId, command: '', timeoutMs: Math.max(1, Math.min(chunkMs, deadline - Date.now())) });
+            append(result);
+          }
+        } finally {
+          if (polling) state.setWaiting(terminalId, false);
         }
         await progress.flush();
         if (signal.aborted && result.status === 'running') {
           await sessions.interrupt(terminalId).catch(() => undefined);
+          state.clearDeadline(terminalId);
           state.onSessionCommand?.({
             type: 'session', time: Date.now(), terminalId, command: args.command, isInput, status: 'cancelled',
             exitCode: null, workingDir: result.workingDir,
           });
           return cancelled('the call was cancelled: the command was interrupted (C-c)');
         }
+        if (result.status !== 'running') state.clearDeadline(terminalId);
+        // Due after this call's last step: interrupted now, reported by the next call.
+        else if (state.isDue(terminalId)) state.interruptDue(terminalId);
         state.onSessionCommand?.({
           type: 'session', time: Date.now(), terminalId, command: args.command, isInput, status: result.status,
           exitCode: result.exitCode, workingDir: result.workingDir,
         });
-        return sessionResult(result, content, truncated);
+        return sessionResult(result, content, truncated, stopped && { which: stopped, ms: state.commandTimeoutMs! });
       }),
   );
 }
 
-function sessionResult(result: ExecuteResult, content: string, truncated: boolean): CallToolResult {
+/** The question put to the user about typed input under `--ask`. */
+const TYPE_QUESTION =
+  'Type this into the program running in the terminal? If the program ends before it reads it, the shell runs it as a command line:';
+
+/** Keys that cannot edit a pending line into something else, nor type text: what a guarded session takes. */
+const GUARDED_KEYS = new Set(['C-c', 'C-d', 'C-\\', 'C-z', 'Enter', 'C-m', 'C-j', 'Up', 'Down', 'Left', 'Right', 'Tab', 'Escape']);
+
+/** Under a guard, refuses keys that edit or type (BSpace, C-u, C-w, C-v, M-x, ...): see `GUARDED_KEYS`. */
+function guardKeys(keys: readonly string[]): void {
+  const bad = keys.find((k) => !GUARDED_KEYS.has(k));
+  if (bad === undefined) return;
+  throw new AcpTerminalError(
+    'ERR_POLICY_DENIED',
+    `command: the key ${JSON.stringify(bad)} is refused under this server's command policy: keys that edit or type text could turn ` +
+      `input left unread into an unchecked command line; send ${[...GUARDED_KEYS].join(', ')}, or typed text (checked as a command line)`,
+    { field: 'command', reason: 'typed-input', key: bad },
+  );
+}
+
+/**
+ * Under a guard, typed text as the line it would become: whole (Enter follows it: no `no_enter`), without
+ * control bytes (which the terminal's line editing acts on: C-u, C-w, erase, C-v) but tabs and line ends.
+ */
+function guardText(text: string, noEnter: boolean): string {
+  const refuse = (field: string, why: string): never => {
+    throw new AcpTerminalError('ERR_POLICY_DENIED', `${field}: ${why}`, { field, reason: 'typed-input' });
+  };
+  if (noEnter) {
+    refuse('no_enter', 'typed input must end with Enter under this server\'s command policy: text left without it could be completed into an unchecked command line');
+  }
+  const body = text.endsWith('\r\n') ? text.slice(0, -2) : /[\r\n]$/.test(text) ? text.slice(0, -1) : text;
+  // Tabs and line ends are kept; every other C0 byte and DEL is something the line discipline may act on.
+  const index = [...body].findIndex((ch) => {
+    const code = ch.charCodeAt(0);
+    return (code < 0x20 && ch !== '\t' && ch !== '\n') || code === 0x7f;
+  });
+  if (index !== -1) {
+    const code = [...body][index]!.charCodeAt(0);
+    refuse(
+      'command',
+      `typed input holds the control byte 0x${code.toString(16).padStart(2, '0')} at character ${index}, refused under this server's command ` +
+        'policy (the terminal\'s line editing would change the line it could become); send keys such as C-c by name',
+    );
+  }
+  return body;
+}
+
+/** The line a session runs for a checked command: the host's line, or its argv quoted for bash. */
+function sessionLine(authorized: AuthorizedRequest): string {
+  return authorized.shellLine ? authorized.runCommand : [authorized.runCommand, ...(authorized.runArgs ?? [])].map(shellQuote).join(' ');
+}
+
+function sessionResult(
+  result: ExecuteResult,
+  content: string,
+  truncated: boolean,
+  timedOut: { which: 'this' | 'previous'; ms: number } | undefined,
+): CallToolResult {
   const notes: string[] = [];
   if (truncated) notes.push('output truncated: only its end is shown');
+  if (timedOut) {
+    const what = timedOut.which === 'this' ? 'the command was stopped' : 'the previous command was stopped (its output comes first)';
+    notes.push(`${what}: it ran longer than the server's limit of ${timedOut.ms / 1000} s`);
+  }
   if (result.status === 'running') notes.push('still running: call again with an empty command to see more, or send C-c with is_input');
   else if (result.status === 'broken') notes.push(`session broken (${result.why ?? 'no reason given'}): use a new terminal_id`);
   else notes.push(`exit code ${result.exitCode ?? 'unknown'}`);
@@ -678,6 +902,7 @@ function sessionResult(result: ExecuteResult, content: string, truncated: boolea
     working_dir: result.workingDir,
     terminal_id: result.terminalId,
     truncated,
+    ...(timedOut ? { timed_out: timedOut.which } : {}),
     ...(result.why !== undefined ? { why: result.why } : {}),
   });
 }

@@ -10,6 +10,7 @@
  * outlives it.
  */
 
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, McpServer, type McpHttpHandler } from '@modelcontextprotocol/server';
@@ -20,7 +21,9 @@ import type { TerminalHostOptions } from './host-types';
 import { registerTerminalTools, TerminalToolState, type SessionCommandEvent } from './mcp-tools';
 import { DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 import { ShellSessions } from './sessions';
-import type { ShellSessionsOptions } from './session-types';
+import { loadNative } from './native';
+import type { PtyCreateTerminalOptions, ShellSessionsOptions } from './session-types';
+import type { CreateTerminalOptions as NativeCreateTerminalOptions } from '../index.js';
 
 export { MCP_SESSION_ID, MCP_TOOL_NAMES, type SessionCommandEvent } from './mcp-tools';
 
@@ -46,6 +49,19 @@ export interface McpTerminalOptions {
   onSessionCommand?: (event: SessionCommandEvent) => void;
 }
 
+/** What `listenHttp` takes besides the port and host name. */
+export interface McpHttpOptions {
+  /**
+   * The bearer token requests must carry (at least 16 characters of `A-Za-z0-9-._~+/=`); default: 32
+   * random bytes, base64url, made at the call. Any local user can reach a loopback port: the token is
+   * what keeps them out.
+   */
+  token?: string;
+}
+
+/** A token `listenHttp` accepts: printable, no space, long enough not to be guessed. */
+export const HTTP_TOKEN_PATTERN = /^[A-Za-z0-9\-._~+/]{16,}=*$/;
+
 /** A terminal MCP server: the host and sessions it uses, the SDK factory, and ways to serve it. */
 export interface McpTerminalServer extends AsyncDisposable {
   /** The host every `run` goes through. */
@@ -69,9 +85,11 @@ export interface McpTerminalServer extends AsyncDisposable {
   httpHandler(): McpHttpHandler;
   /**
    * Listens on `hostname` (default 127.0.0.1) and `port` (0: any free one) with the SDK's streamable HTTP
-   * transport at path `/mcp`; resolves once listening, with the address.
+   * transport at path `/mcp`; resolves once listening, with the address and the bearer token every request
+   * must carry (`Authorization: Bearer <token>`, else 401): `options.token`, or 32 random bytes
+   * (base64url) made here. A request whose Host or Origin is not this loopback server is 403.
    */
-  listenHttp(port: number, hostname?: string): Promise<{ server: http.Server; url: string }>;
+  listenHttp(port: number, hostname?: string, options?: McpHttpOptions): Promise<{ server: http.Server; url: string; token: string }>;
   /** Kills and releases every terminal and session; the tools refuse afterwards. */
   close(): Promise<void>;
 }
@@ -99,6 +117,9 @@ export function createMcpServer(
     progressIntervalMs: options.progressIntervalMs ?? 1000,
     cwd: hostOptions.cwd,
     outputLimit: hostOptions.maxOutputByteLimit ?? hostOptions.defaultOutputByteLimit ?? DEFAULT_OUTPUT_BYTE_LIMIT,
+    // A given host's policy is not known here: its sessions' typed input is guarded as under one.
+    guardInput: given || options.ask === true || hostOptions.commandPolicy != null || hostOptions.approve != null,
+    commandTimeoutMs: hostOptions.timeoutMs ?? undefined,
     ...(options.onSessionCommand ? { onSessionCommand: options.onSessionCommand } : {}),
     makeHost: (approve) => (given ? (hostOrOptions as TerminalHost) : new TerminalHost(approve ? { ...hostOptions, approve } : hostOptions)),
     makeSessions: sessionsMaker(options.sessions, hostOptions),
@@ -129,7 +150,13 @@ export function createMcpServer(
       return handle;
     },
     httpHandler: () => createMcpHandler(factory),
-    async listenHttp(port, hostname = '127.0.0.1') {
+    async listenHttp(port, hostname = '127.0.0.1', httpOptions = {}) {
+      if (typeof httpOptions !== 'object' || httpOptions === null) throw invalidArg('options', 'must be an object');
+      const token = httpOptions.token ?? randomBytes(32).toString('base64url');
+      if (typeof token !== 'string' || !HTTP_TOKEN_PATTERN.test(token)) {
+        throw invalidArg('options.token', 'must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then = padding)');
+      }
+      const expected = Buffer.from(`Bearer ${token}`);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { toNodeHandler } = require('@modelcontextprotocol/node') as typeof import('@modelcontextprotocol/node');
       const handle = toNodeHandler(createMcpHandler(factory));
@@ -145,6 +172,12 @@ export function createMcpServer(
           res.writeHead(403).end('forbidden: Host and Origin must name this loopback server\n');
           return;
         }
+        // Every local user can connect to a loopback port: only a client given the token is served.
+        const given = Buffer.from(req.headers.authorization ?? '');
+        if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+          res.writeHead(401, { 'www-authenticate': 'Bearer realm="acp-terminal mcp"' }).end('unauthorized: send Authorization: Bearer <token>\n');
+          return;
+        }
         void handle(req, res);
       });
       await new Promise<void>((resolve, reject) => {
@@ -152,7 +185,7 @@ export function createMcpServer(
         server.listen(port, hostname, () => resolve());
       });
       const address = server.address() as AddressInfo;
-      return { server, url: `http://${hostname}:${address.port}/mcp` };
+      return { server, url: `http://${hostname}:${address.port}/mcp`, token };
     },
     close: () => state.close(),
     [Symbol.asyncDispose]: () => state.close(),
@@ -169,6 +202,7 @@ function sessionsMaker(
   if (sessions !== undefined && (typeof sessions !== 'object' || sessions === null)) {
     throw invalidArg('options.sessions', 'must be ShellSessions options, a ShellSessions or false');
   }
+  const limits = host.limits;
   const derived: ShellSessionsOptions = {
     ...(host.cwd !== undefined ? { cwd: host.cwd } : {}),
     ...(host.sandbox !== undefined ? { sandbox: host.sandbox } : {}),
@@ -178,6 +212,12 @@ function sessionsMaker(
     ...(host.maxOutputByteLimit !== undefined ? { maxOutputBytes: host.maxOutputByteLimit } : {}),
     ...(sessions ?? {}),
   };
+  if (limits != null) {
+    // The host's resource limits hold for each session's shell and everything it starts (the shell counts
+    // as one process of `processes`).
+    const backend = derived.createTerminal ?? ((params, opts) => loadNative().createTerminal(params, opts as NativeCreateTerminalOptions));
+    derived.createTerminal = (params, opts) => backend(params, { ...opts, limits } as PtyCreateTerminalOptions);
+  }
   return () => new ShellSessions(derived);
 }
 

@@ -10,6 +10,7 @@
 
 import * as platforms from '../platforms.js';
 import { AcpTerminalError, errorMessage } from './errors';
+import { withNetworkProxy } from './network-proxy';
 import type { CreateTerminalFn, ResolveProgramFn } from './types';
 
 /** The native module's exports, as declared by the generated `index.d.ts`. */
@@ -35,9 +36,21 @@ export function loadNative(): NativeModule {
   return cached;
 }
 
-/** Returns the native `createTerminal`, loading the addon on first use. */
+let wrappedCreate: NativeModule['createTerminal'] | undefined;
+
+/**
+ * The native `createTerminal` with the host's network proxy served for `sandbox.network: { allow }` (and
+ * `options.onNetwork`, see `withNetworkProxy`), loading the addon on first use. Every create of this package
+ * goes through it.
+ */
+export function nativeCreateTerminal(): NativeModule['createTerminal'] {
+  wrappedCreate ??= withNetworkProxy(loadNative().createTerminal);
+  return wrappedCreate;
+}
+
+/** Returns the native `createTerminal` (with the network proxy, see `nativeCreateTerminal`), loading the addon on first use. */
 export function loadNativeCreateTerminal(): CreateTerminalFn {
-  return loadNative().createTerminal;
+  return nativeCreateTerminal();
 }
 
 /** Returns the native `resolveProgram` (the core's own PATH resolution), loading the addon on first use. */

@@ -12,9 +12,11 @@ import { globToRegExp, safeTest } from './glob';
 import { loadNative } from './native';
 import {
   argvCommandWords,
+  argvCommandWordsAsync,
   SAFE_SHELL_BUILTINS,
   SHELL_BUILTINS,
   shellCommandWords,
+  shellCommandWordsAsync,
   type CommandWord,
   type RebuildPiece,
   type ShellAnalysis,
@@ -25,23 +27,17 @@ import type { ResolveProgramFn } from './types';
 // ---------------------------------------------------------------------------------------------------
 // Working directory
 
-/** Validates and canonicalizes `allowedRoots` (absolute, existing; symlinks resolved). */
+/**
+ * Validates `allowedRoots` and pins them: the core resolves each root (`canonicalRoots`: absolute,
+ * an existing directory, symlinks resolved) by the rule it applies when it checks a cwd against them.
+ */
 export function compileRoots(roots: unknown, field: string): string[] | undefined {
   if (roots === undefined || roots === null) return undefined;
   if (!Array.isArray(roots)) throw invalidArg(field, 'must be an array of absolute directory paths');
-  return roots.map((root: unknown, i) => {
-    if (typeof root !== 'string' || !path.isAbsolute(root) || root.includes('\0')) {
-      throw invalidArg(`${field}[${i}]`, `must be an absolute path, got ${JSON.stringify(root)}`);
-    }
-    let real: string;
-    try {
-      real = fs.realpathSync(root);
-    } catch (error) {
-      throw invalidArg(`${field}[${i}]`, `${JSON.stringify(root)} cannot be resolved: ${errorMessage(error)}`);
-    }
-    if (!fs.statSync(real).isDirectory()) throw invalidArg(`${field}[${i}]`, `${JSON.stringify(root)} is not a directory`);
-    return real;
+  roots.forEach((root: unknown, i) => {
+    if (typeof root !== 'string') throw invalidArg(`${field}[${i}]`, `must be an absolute path, got ${JSON.stringify(root)}`);
   });
+  return loadNative().canonicalRoots(roots as string[]);
 }
 
 /**
@@ -133,6 +129,11 @@ export interface CommandPolicy {
 
 interface CompiledRule {
   readonly label: string;
+  /**
+   * True for a rule that names one program (a string without `*` or `?`) or decides itself (a function);
+   * false for a broad rule (a glob, a directory, a RegExp), which admits only programs the analysis understands.
+   */
+  readonly exact?: boolean;
   matches(command: PolicyCommand, forDeny: boolean): boolean;
 }
 
@@ -226,7 +227,10 @@ export function compileCommandPolicy(
   const list = (rules: unknown, name: string): CompiledRule[] | undefined => {
     if (rules === undefined) return undefined;
     if (!Array.isArray(rules)) throw invalidArg(`${field}.${name}`, 'must be an array of rules');
-    return rules.map((r: unknown, i) => compileRule(r, `${field}.${name}[${i}]`, platform));
+    return rules.map((r: unknown, i) => ({
+      ...compileRule(r, `${field}.${name}[${i}]`, platform),
+      exact: typeof r === 'function' || (typeof r === 'string' && !/[*?]/.test(r)),
+    }));
   };
   if (p.shellLines !== undefined && p.shellLines !== 'check' && p.shellLines !== 'deny') {
     throw invalidArg(`${field}.shellLines`, `must be 'check' or 'deny', got ${JSON.stringify(p.shellLines)}`);
@@ -253,6 +257,8 @@ export interface CommandCheck {
   path: string | undefined;
   /** Program resolution (the core's `resolveProgram`). */
   resolve: ResolveProgramFn;
+  /** A resolved program's path with its symlinks resolved (default: this machine's `realpath`; a remote backend's far end). */
+  realPath?: (file: string) => string | undefined;
   /** The environment policy, for variables the line assigns (under an allow list). */
   env?: CompiledEnvPolicy;
   /**
@@ -460,13 +466,50 @@ function realPathOf(file: string): string | undefined {
  * fail. Throws `ERR_POLICY_DENIED` with a message naming the program and the rule.
  */
 export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck): CommandCheckResult {
+  refuseBeforeAnalysis(policy, check);
+  const analysis = check.shellLine ? shellCommandWords(check.command) : argvCommandWords([check.command, ...check.args]);
+  return judge(policy, check, analysis);
+}
+
+/**
+ * `checkCommand` with the analysis computed off the JS thread (a libuv worker), so that checking a long line
+ * never stalls the event loop: what `TerminalHost` uses.
+ */
+export async function checkCommandAsync(policy: CompiledCommandPolicy, check: CommandCheck): Promise<CommandCheckResult> {
+  refuseBeforeAnalysis(policy, check);
+  const analysis = check.shellLine ? await shellCommandWordsAsync(check.command) : await argvCommandWordsAsync([check.command, ...check.args]);
+  return judge(policy, check, analysis);
+}
+
+/**
+ * The longest string the kernel passes to a program (`MAX_ARG_STRLEN`, 128 KiB with its NUL): a longer line
+ * or argument could not be run at all (`E2BIG`), so it is refused before it is analysed.
+ */
+export const MAX_CHECKED_STRING_BYTES = 131_071;
+
+function refuseBeforeAnalysis(policy: CompiledCommandPolicy, check: CommandCheck): void {
   if (check.shellLine && policy.shellLines === 'deny') {
     throw denied(
       'command: shell lines are not allowed by this client; send the program in `command` and its arguments in `args`',
       { field: 'command', reason: 'shell-line' },
     );
   }
-  const analysis = check.shellLine ? shellCommandWords(check.command) : argvCommandWords([check.command, ...check.args]);
+  [check.command, ...check.args].forEach((s, i) => {
+    // A UTF-16 length is at most the UTF-8 one, and at least a third of it: count bytes only when it may matter.
+    if (s.length * 3 <= MAX_CHECKED_STRING_BYTES) return;
+    const bytes = Buffer.byteLength(s);
+    if (bytes <= MAX_CHECKED_STRING_BYTES) return;
+    const field = i === 0 ? 'command' : `args[${i - 1}]`;
+    throw new AcpTerminalError(
+      'ERR_INVALID_ARG',
+      `${field}: ${bytes} bytes, more than the ${MAX_CHECKED_STRING_BYTES} a single argument of a program may have, so it cannot run (the command policy does not analyse it)`,
+      { field, bytes, limit: MAX_CHECKED_STRING_BYTES },
+    );
+  });
+}
+
+/** The command policy's verdict on a request, given the analysis of its line or argv. */
+function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: ShellAnalysis): CommandCheckResult {
   if (analysis.incomplete && policy.allow) {
     throw denied('command: the shell line is malformed or too deeply nested, so its programs cannot be checked', {
       field: 'command',
@@ -495,7 +538,7 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
     const command: PolicyCommand = {
       word: w.word,
       path: resolved,
-      realPath: resolved === undefined ? undefined : realPathOf(resolved),
+      realPath: resolved === undefined ? undefined : (check.realPath ?? realPathOf)(resolved),
       builtin: !w.word.includes('/') && SHELL_BUILTINS.has(w.word) && !top,
       dynamic: w.dynamic,
       ...(w.runsCode !== undefined ? { runsCode: w.runsCode } : {}),
@@ -540,7 +583,11 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
         );
       }
       if (command.builtin && SAFE_SHELL_BUILTINS.has(command.word)) continue;
-      if (policy.allow.some((r) => r.matches(command, false))) continue;
+      const matching = policy.allow.filter((r) => r.matches(command, false));
+      if (matching.length > 0) {
+        refuseNotUnderstood(command, matching);
+        continue;
+      }
       const notFound = command.path === undefined && !command.builtin ? ' (not found in PATH)' : '';
       throw denied(`command: ${describe(command)}${notFound} is not among the commands this client allows`, {
         field: 'command',
@@ -554,6 +601,52 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
     return { ...rebuilt(analysis, commands, check), commands };
   }
   return { ...(program !== undefined ? { program } : {}), commands };
+}
+
+/** The grammar the analysis reads a program name's arguments with, or null (not understood); cached. */
+const grammars = new Map<string, string | null>();
+function grammarOf(name: string): string | null {
+  let g = grammars.get(name);
+  if (g === undefined) {
+    g = loadNative().shellProgramGrammar(name) ?? null;
+    if (grammars.size < 4096) grammars.set(name, g);
+  }
+  return g;
+}
+
+/**
+ * Refuse what is not understood (`unknown-program`), under an allow list, for a program that `matching`
+ * rules allow:
+ * - a program that runs under another name than the word checked (its real path is `vim` where the word
+ *   was `rvim`, `busybox` where it was `ls`) when the analysis reads the two names differently: the
+ *   rebuild runs the real path, so the arguments were judged by the wrong grammar;
+ * - a program the analysis does not understand (not a plain program, wrapper, code runner or shell of its
+ *   tables) that only broad rules (a glob, a directory, a RegExp) allow: it may run another program or code
+ *   through options nobody read (`setpriv`, `valgrind`, `gdb`, ...). A rule naming it exactly admits it.
+ */
+function refuseNotUnderstood(command: PolicyCommand, matching: readonly CompiledRule[]): void {
+  const real = command.realPath ?? command.path;
+  const name = path.basename(command.word);
+  let grammar = grammarOf(name);
+  if (!command.builtin && real !== undefined) {
+    const runs = path.basename(real);
+    const runsGrammar = runs === name ? grammar : grammarOf(runs);
+    // A plain program's arguments cannot make it run anything: under whatever name it was checked, it may run.
+    if (runsGrammar === 'plain') grammar = runsGrammar;
+    if (runsGrammar !== null && runsGrammar !== grammar) {
+      throw denied(
+        `command: ${describe(command)} runs as \`${runs}\`, which reads its arguments differently from \`${name}\` as they were checked; name the program by its real path, or allow it only inside the sandbox`,
+        { field: 'command', reason: 'unknown-program', word: command.word, program: real, runsAs: runs },
+      );
+    }
+    // What runs is the real path: understood only when that name is too (`npm` whose real path is npm-cli.js is not).
+    if (runsGrammar === null) grammar = null;
+  }
+  if (grammar !== null || matching.some((r) => r.exact)) return;
+  throw denied(
+    `command: ${describe(command)} is allowed only by the broad rule ${matching[0]!.label}, and this client's command policy does not know what \`${name}\` may run (it is not among the programs whose options the analysis reads); allow it by naming it exactly (${JSON.stringify(real ?? command.word)}) if it may run anything its arguments say`,
+    { field: 'command', reason: 'unknown-program', word: command.word, program: command.path, rule: matching[0]!.label },
+  );
 }
 
 /**

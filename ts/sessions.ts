@@ -48,9 +48,10 @@
 
 import * as fs from 'node:fs';
 import { AcpTerminalError, invalidArg } from './errors';
+import { RemoteTerminal } from './backends/terminal';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
-import { loadNative } from './native';
+import { loadNative, nativeCreateTerminal } from './native';
 import { commandInput, commandLine, commandText } from './session-protocol';
 import { type Early, promptState, Session, SESSION_TAG_VAR } from './session';
 import type {
@@ -523,7 +524,7 @@ export class ShellSessions implements AsyncDisposable {
     };
     session.size = { cols: this.cols, rows: this.rows };
     try {
-      const backend: PtyCreateTerminalFn = this.backend ?? loadNative().createTerminal;
+      const backend: PtyCreateTerminalFn = this.backend ?? nativeCreateTerminal();
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
       // Every process the session starts inherits its tag, which close() finds them by.
       const tag = [{ name: SESSION_TAG_VAR, value: session.tag }];
@@ -546,6 +547,12 @@ export class ShellSessions implements AsyncDisposable {
           ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
         },
       );
+      if (terminal instanceof RemoteTerminal) {
+        // The session watches its shell on this machine (/proc, the session tree it kills at close): a far
+        // end's pid names another process here, or none.
+        await terminal.release().catch(() => undefined);
+        throw invalidArg('options.createTerminal', "returned a remote backend's terminal: ShellSessions runs its shells on this machine only");
+      }
       session.attach(terminal);
       // The rc is typed rather than given by `--rcfile`, which would also read the system bashrc (and
       // be a file); its echo and the default prompt come before the first marker and are dropped.

@@ -147,3 +147,13 @@ export function shellCommandWords(line: string): ShellAnalysis {
 export function argvCommandWords(argv: readonly string[]): ShellAnalysis {
   return fromNative(loadNative().analyseShellArgv([...argv]));
 }
+
+/** `shellCommandWords` off the JS thread (a libuv worker): a long line does not block the event loop. */
+export async function shellCommandWordsAsync(line: string): Promise<ShellAnalysis> {
+  return fromNative(await loadNative().analyseShellLineAsync(line));
+}
+
+/** `argvCommandWords` off the JS thread. */
+export async function argvCommandWordsAsync(argv: readonly string[]): Promise<ShellAnalysis> {
+  return fromNative(await loadNative().analyseShellArgvAsync([...argv]));
+}

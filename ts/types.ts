@@ -6,6 +6,7 @@
  */
 
 import type * as Native from '../index.js';
+import type { NetworkListener } from './network-proxy';
 
 /**
  * How a command ended: `exitCode` is null when a signal killed it, `signal` is a name such as `"SIGTERM"`.
@@ -76,7 +77,13 @@ export interface CreateTerminalParams {
 export type CreateTerminalOptions = Pick<
   Native.CreateTerminalOptions,
   'allowedRoots' | 'shell' | 'inheritEnv' | 'killGraceMs' | 'timeoutMs' | 'limits' | 'sandbox' | 'onOutput'
->;
+> & {
+  /**
+   * With `sandbox.network: { allow }`: receives every connection through the terminal's network proxy when
+   * it is over (see docs/sandbox.md). Served by the package's `createTerminal`, not by the native core.
+   */
+  onNetwork?: NetworkListener | null;
+};
 
 /** The OS sandbox of a command: the native schema (see `index.d.ts`). */
 export type SandboxOptions = Native.SandboxOptions;

@@ -5,6 +5,7 @@
 
 import * as path from 'node:path';
 import { invalidArg } from './errors';
+import { loadNative } from './native';
 import type { EnvVariable } from './types';
 
 /** Returns `value` if it is a non-empty string, else throws naming `field`. */
@@ -13,9 +14,12 @@ export function requireString(value: unknown, field: string): string {
   return value;
 }
 
-/** Throws `ERR_INVALID_ARG` naming `field` when `value` contains a NUL byte (no C string can carry it). */
+/**
+ * Throws `ERR_INVALID_ARG` naming `field` when `value` contains a NUL byte (no C string can carry it):
+ * the core's rule (`checkText`), asked before the policy sees a request.
+ */
 export function rejectNul(value: string, field: string): void {
-  if (value.includes('\0')) throw invalidArg(field, 'contains a NUL byte');
+  loadNative().checkText(value, field);
 }
 
 /** Returns `value` if it is undefined/null or a non-negative safe integer, else throws naming `field`. */
@@ -58,12 +62,13 @@ export function normalizeEnv(
   const entries: EnvVariable[] = Array.isArray(value)
     ? (value as readonly EnvVariable[]).map((e) => ({ name: e?.name, value: e?.value }))
     : Object.entries(value as Record<string, string>).map(([name, v]) => ({ name, value: v }));
+  // The types are checked here; which names and values the OS can take is the core's rule.
+  const core = entries.length > 0 ? loadNative() : undefined;
   entries.forEach((e, i) => {
-    if (typeof e.name !== 'string' || e.name === '' || e.name.includes('=') || e.name.includes('\0')) {
-      throw invalidArg(`${field}[${i}].name`, `invalid variable name ${JSON.stringify(e.name)}`);
-    }
+    if (typeof e.name !== 'string') throw invalidArg(`${field}[${i}].name`, `invalid variable name ${JSON.stringify(e.name)}`);
+    core!.checkEnvName(e.name, `${field}[${i}].name`);
     if (typeof e.value !== 'string') throw invalidArg(`${field}[${i}].value`, 'must be a string');
-    if (e.value.includes('\0')) throw invalidArg(`${field}[${i}].value`, 'contains a NUL byte');
+    core!.checkText(e.value, `${field}[${i}].value`);
   });
   return entries;
 }

@@ -67,6 +67,28 @@ export async function eventually(cond: () => boolean, what: string, timeoutMs = 
   }
 }
 
+/**
+ * Resolves with the output once what a listener attached now has received satisfies `done`: waits on
+ * the output event itself. The listener is removed then; fails after `timeoutMs`.
+ */
+export function outputReaching(t: TerminalHandle, done: (received: Buffer) => boolean, what: string, timeoutMs = 20000): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      unsubscribe();
+      reject(new Error(`timed out waiting for: ${what}`));
+    }, timeoutMs);
+    const unsubscribe = t.onOutput((chunk) => {
+      chunks.push(chunk);
+      const received = Buffer.concat(chunks);
+      if (!done(received)) return;
+      clearTimeout(timer);
+      unsubscribe();
+      resolve(received);
+    });
+  });
+}
+
 /** Open file descriptors of this process. */
 export function fdCount(): number {
   return fs.readdirSync('/proc/self/fd').length;

@@ -2,7 +2,7 @@
 // starts; listeners attached in the tick that receives the handle get the whole stream too.
 import { TerminalHost } from '../../ts/host';
 import { pacedLines } from '../fixtures/paced-lines';
-import { blockingListener, createTerminal, eventually } from './helpers';
+import { blockingListener, createTerminal, eventually, outputReaching } from './helpers';
 
 /** `n` distinct lines, `line 000000001\n` ...: 15 bytes each (paced: see the fixture). */
 const DISTINCT = pacedLines;
@@ -148,13 +148,14 @@ describe('listeners attached in the tick that receives the handle', () => {
   });
 
   test('after that tick, a listener gets what arrives from its subscription on (replay: the retained tail)', async () => {
-    const t = await createTerminal({ command: 'printf early; sleep 0.3; printf late' });
-    await new Promise((r) => setImmediate(r));
-    await eventually(() => t.outputBytes >= 5, "'early' read");
+    // `late` is written once the test writes a line, after both listeners are attached.
+    const t = await createTerminal({ command: 'printf early; read _; printf late' }, { stdin: 'pipe' });
+    await outputReaching(t, (b) => b.toString() === 'early', "'early'");
     const plain = collector();
     const replayed = collector();
     t.onOutput(plain.listener);
     t.onOutput(replayed.listener, { replay: true });
+    await t.write('\n');
     await t.waitForExit();
     await eventually(() => plain.bytes >= 4 && replayed.bytes >= 9, 'delivered');
     expect(plain.all().toString()).toBe('late');

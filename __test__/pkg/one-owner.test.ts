@@ -1,6 +1,7 @@
-// One owner per rule: the host's program lookup, allowedRoots check and environment defaults are the
-// core's (through the binding), and the platform list is package.json's napi.targets. Each test swaps
-// the core for a stub with a different rule and checks the TS layer follows it.
+// One owner per rule: the host's program lookup, allowedRoots (resolving the roots and checking a cwd
+// against them) and environment defaults are the core's (through the binding), and the platform list
+// is package.json's napi.targets. Each test swaps the core for a stub with a different rule and checks
+// the TS layer follows it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -84,6 +85,62 @@ describe('environment defaults: the core owns them', () => {
 });
 
 describe('allowedRoots: the host asks the core', () => {
+  test("a TerminalHost's roots are the core's canonicalRoots answer, errors included; no realpath in the TS layer", async () => {
+    const calls: unknown[] = [];
+    const stub = {
+      canonicalRoots: (roots: string[]) => {
+        calls.push(roots);
+        if (roots.includes('/refused')) throw Object.assign(new Error('options.allowedRoots[0]: the core says no'), { code: 'ERR_INVALID_ARG' });
+        return roots.map((r) => `/pinned${r}`);
+      },
+      cwdInRoots: async (cwd: string, roots: string[]) => ({ resolved: cwd, inside: roots.some((r) => cwd.startsWith(r)) }),
+    };
+    const { host, refused } = withCore(stub, () => {
+      const { TerminalHost } = require('../../ts/host') as typeof import('../../ts/host');
+      let error: unknown;
+      try {
+        new TerminalHost({ allowedRoots: ['/refused'] });
+      } catch (e) {
+        error = e;
+      }
+      return { host: new TerminalHost({ allowedRoots: ['/r'], cwd: '/r', createTerminal: async () => ({}) as never }), refused: error };
+    });
+    expect(refused).toMatchObject({ code: 'ERR_INVALID_ARG', message: 'options.allowedRoots[0]: the core says no' });
+    expect(calls).toEqual([['/refused'], ['/r']]);
+    await expect(host.authorize({ sessionId: 's', command: 'true', cwd: '/elsewhere' })).rejects.toMatchObject({
+      code: 'ERR_CWD_OUTSIDE_ROOTS',
+      details: { allowedRoots: ['/pinned/r'] },
+    });
+    await host.close();
+    // No second resolution of the roots in TS (the command policy's real path of a program is another rule).
+    const policy = fs.readFileSync(path.join(root, 'ts/policy.ts'), 'utf8');
+    const compileRoots = policy.slice(policy.indexOf('export function compileRoots'), policy.indexOf('export async function resolveCwdInRoots'));
+    expect(compileRoots).toContain('canonicalRoots');
+    const code = (file: string): string => fs.readFileSync(path.join(root, file), 'utf8').replace(/^\s*(\/\/|\*).*$/gm, '');
+    expect([compileRoots, code('ts/host-options.ts'), code('ts/host-create.ts')].map((text) => /realpath|statSync/.test(text))).toEqual([false, false, false]);
+  });
+
+  test('the core: canonicalRoots resolves a symlinked root and refuses a relative, missing or file root naming it', () => {
+    const core = jest.requireActual<typeof import('../../index.js')>('../../index.js');
+    const tmp = fs.mkdtempSync(path.join(fs.realpathSync(require('node:os').tmpdir()), 'roots-'));
+    try {
+      fs.mkdirSync(path.join(tmp, 'root'));
+      fs.symlinkSync(path.join(tmp, 'root'), path.join(tmp, 'link'));
+      fs.writeFileSync(path.join(tmp, 'file'), '');
+      expect(core.canonicalRoots([path.join(tmp, 'link'), path.join(tmp, 'root', '..', 'root')])).toEqual([path.join(tmp, 'root'), path.join(tmp, 'root')]);
+      for (const [roots, field] of [
+        [['relative'], 'options.allowedRoots[0]: must be an absolute path'],
+        [[tmp, path.join(tmp, 'nope')], 'options.allowedRoots[1]: '],
+        [[path.join(tmp, 'file')], 'options.allowedRoots[0]: '],
+        [[`${tmp}\0x`], 'options.allowedRoots[0]: contains a NUL byte'],
+      ] as const) {
+        expect(() => core.canonicalRoots([...roots])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringContaining(field) }));
+      }
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
   test('resolveCwdInRoots follows the core cwdInRoots verdict and resolved path', async () => {
     const calls: unknown[] = [];
     const stub = {
@@ -119,6 +176,52 @@ describe('allowedRoots: the host asks the core', () => {
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a request's strings: NUL bytes and variable names are the core's rule", () => {
+  test('the host refuses what the core checkText / checkEnvName refuse, with their errors, and nothing else', async () => {
+    const seen: string[] = [];
+    const refuse = (field: string, value: string) => {
+      seen.push(field);
+      if (value.includes('bad')) throw Object.assign(new Error(`${field}: the core says no`), { code: 'ERR_INVALID_ARG' });
+    };
+    const stub = { checkText: (value: string, field: string) => refuse(field, value), checkEnvName: (name: string, field: string) => refuse(field, name) };
+    const host = withCore(stub, () => {
+      const { TerminalHost } = require('../../ts/host') as typeof import('../../ts/host');
+      return new TerminalHost({ createTerminal: async () => ({}) as never });
+    });
+    try {
+      for (const [request, message] of [
+        [{ command: 'bad' }, 'command: the core says no'],
+        [{ command: 'true', args: ['ok', 'bad'] }, 'args[1]: the core says no'],
+        [{ command: 'true', env: [{ name: 'bad', value: '1' }] }, 'env[0].name: the core says no'],
+        [{ command: 'true', env: [{ name: 'A', value: 'bad' }] }, 'env[0].value: the core says no'],
+        [{ command: 'true', cwd: '/bad' }, 'cwd: the core says no'],
+      ] as Array<[Record<string, unknown>, string]>) {
+        await expect(host.authorize({ sessionId: 's', ...request } as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message });
+      }
+      // What the core accepts passes, whatever its bytes (here a name with '=' and a NUL, which the real core refuses).
+      seen.length = 0;
+      await expect(host.authorize({ sessionId: 's', command: 'true', args: ['a\0'], env: [{ name: 'A=B', value: 'x' }] })).resolves.toBeDefined();
+      expect(seen).toEqual(expect.arrayContaining(['command', 'args[0]', 'env[0].name', 'env[0].value']));
+    } finally {
+      await host.close();
+    }
+    for (const file of ['ts/validate.ts', 'ts/host-create.ts']) {
+      const code = fs.readFileSync(path.join(root, file), 'utf8').replace(/^\s*(\/\/|\*).*$/gm, '');
+      expect({ file, nul: code.includes("'\\0'"), equals: code.includes("includes('=')") }).toEqual({ file, nul: false, equals: false });
+    }
+  });
+
+  test('the core: checkText and checkEnvName name the field', () => {
+    const core = jest.requireActual<typeof import('../../index.js')>('../../index.js');
+    expect(() => core.checkText('a\0b', 'args[2]')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: 'args[2]: contains a NUL byte' }));
+    expect(core.checkText('ab', 'args[2]')).toBeUndefined();
+    for (const name of ['', 'A=B', 'A\0']) {
+      expect(() => core.checkEnvName(name, 'env[0].name')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/^env\[0\]\.name: /) }));
+    }
+    expect(core.checkEnvName('PATH', 'env[0].name')).toBeUndefined();
   });
 });
 

@@ -6,5 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash scripts/remote/setup.sh
 node scripts/build-ts.js
-ACP_TERMINAL_REQUIRE="${ACP_TERMINAL_REQUIRE:+$ACP_TERMINAL_REQUIRE,}root,podman,sshd,acp-terminal-server" \
-  npx jest __test__/remote-server.test.ts __test__/remote-ssh.test.ts __test__/remote-podman.test.ts
+ACP_TERMINAL_REQUIRE="${ACP_TERMINAL_REQUIRE:+$ACP_TERMINAL_REQUIRE,}root,podman,sshd,kubectl,acp-terminal-server" \
+  npx jest __test__/remote-server.test.ts __test__/remote-ssh.test.ts __test__/remote-podman.test.ts \
+    __test__/remote-host.test.ts __test__/remote-kubectl.test.ts __test__/remote-mcp.test.ts

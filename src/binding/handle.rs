@@ -114,6 +114,15 @@ impl TerminalHandle {
         self.term.cwd().to_string_lossy().into_owned()
     }
 
+    /// With `sandbox.network: { allow }`: the listening socket of the sandbox's network
+    /// namespace (127.0.0.1:3128 there), as a descriptor number the caller now owns, for the
+    /// host's allow-list proxy (the package's `createTerminal` takes it and serves the proxy);
+    /// null otherwise or once taken. Untaken, it is closed at release.
+    #[napi]
+    pub fn take_network_listener(&self) -> Option<i32> {
+        self.term.take_network_listener().map(|l| l.into_raw_fd())
+    }
+
     /// Pid of the child; it leads its own process group with the same id.
     #[napi(getter)]
     pub fn pid(&self) -> u32 {

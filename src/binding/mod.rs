@@ -15,7 +15,7 @@
 //! | `render.rs` | `renderTerminalOutput[Async]` |
 //! | `process.rs` | `containmentInfo`, `resolveProgram`, `envDefaults`, `cwdInRoots`, keys, session trees, process groups |
 //! | `sandbox.rs` | `SandboxConfig` (a sandbox configured once, its roots pinned) |
-//! | `shell.rs` | `analyseShellLine`, `analyseShellArgv` (the command policy's shell analysis) |
+//! | `shell.rs` | `analyseShellLine`, `analyseShellArgv`, `shellProgramGrammar` (the command policy's shell analysis) |
 
 use napi::bindgen_prelude::*;
 use napi::Env;

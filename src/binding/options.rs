@@ -170,9 +170,14 @@ pub struct SandboxOptions {
     /// resolved once, at create). None of them may be `/` or be, contain or lie inside
     /// /proc, /sys or /dev. May be empty (only the private TMPDIR is writable).
     pub writable_roots: Vec<String>,
-    /// Allow network access (default `false`: no sockets but unix ones, no `connect`, no
-    /// TCP through Landlock, no io_uring).
-    pub network: Option<bool>,
+    /// Network access. `false` (default): a network namespace of its own with only its
+    /// loopback (no sockets but unix ones, no `connect`, no TCP through Landlock, no
+    /// io_uring). `true`: the host's network. `{ allow, deny }`: the network namespace whose
+    /// only way out is the host's allow-list proxy (HTTP CONNECT and SOCKS5 at
+    /// 127.0.0.1:3128 inside, `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` set): served by the
+    /// package's `createTerminal`, `TerminalHost` and `ShellSessions` (see docs/sandbox.md).
+    #[napi(ts_type = "boolean | NetworkOptions | null")]
+    pub network: Option<Either<bool, NetworkOptions>>,
     /// Kept for compatibility: `true` (the default) is all it may be. The sandbox always runs
     /// the command in its own PID namespace; `false` is refused with `ERR_INVALID_ARG`.
     #[allow(dead_code)] // the schema of index.d.ts; checked when read
@@ -180,6 +185,68 @@ pub struct SandboxOptions {
     /// Size of the private /tmp (the command's TMPDIR, also bounding what it may write there)
     /// in bytes, a positive integer (default 256 MiB; its pages are memory).
     pub tmp_bytes: Option<f64>,
+}
+
+/// `sandbox.network` as an allow list: host patterns reached through the host's proxy.
+#[napi(object, object_to_js = false)]
+pub struct NetworkOptions {
+    /// Host patterns the command may connect to: `host`, `*.domain` (any name below it),
+    /// an IP literal (`127.0.0.1`, `[::1]`), each optionally with `:port` (else every port).
+    pub allow: Vec<String>,
+    /// Patterns refused even when allowed (deny wins).
+    pub deny: Option<Vec<String>>,
+}
+
+/// Reads `network` of a sandbox option (`field` names it): a boolean, or `{ allow, deny }`
+/// with arrays of non-empty strings (the patterns' grammar is the proxy's, in the TypeScript
+/// layer); unknown keys refused.
+fn read_network(o: &Object, field: &str) -> Parsed<Option<Either<bool, NetworkOptions>>> {
+    let v = get(o, "network")?;
+    if is_nullish(&v)? {
+        return Ok(None);
+    }
+    if type_of(&v)? == ValueType::Boolean {
+        return opt_bool(o, "network", field).map(|b| b.map(Either::A));
+    }
+    let n = as_object(&v, field).map_err(|_| {
+        TermError::invalid_arg(format!(
+            "{field} must be a boolean or {{ allow: string[], deny?: string[] }}, got {}",
+            describe(&v)
+        ))
+    })?;
+    for k in Object::keys(&n).map_err(internal)? {
+        if k != "allow" && k != "deny" {
+            return Err(TermError::invalid_arg(format!(
+                "{field}.{k} is not a network option (known: allow, deny)"
+            )));
+        }
+    }
+    let list = |key: &str, required: bool| -> Parsed<Option<Vec<String>>> {
+        let name = format!("{field}.{key}");
+        let Some(items) = opt_array(&n, key, &name)? else {
+            if required {
+                return Err(TermError::invalid_arg(format!(
+                    "{name} is required (an array of host patterns; [] refuses everything)"
+                )));
+            }
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let s = as_string(item, &format!("{name}[{i}]"))?;
+            if s.is_empty() || s.contains('\0') {
+                return Err(TermError::invalid_arg(format!(
+                    "{name}[{i}] must be a non-empty host pattern without NUL"
+                )));
+            }
+            out.push(s);
+        }
+        Ok(Some(out))
+    };
+    Ok(Some(Either::B(NetworkOptions {
+        allow: list("allow", true)?.unwrap_or_default(),
+        deny: list("deny", false)?,
+    })))
 }
 
 impl SandboxOptions {
@@ -231,7 +298,7 @@ impl SandboxOptions {
         }
         Ok(Self {
             writable_roots,
-            network: opt_bool(o, "network", &format!("{FIELD}.network"))?,
+            network: read_network(o, &format!("{FIELD}.network"))?,
             isolate_processes,
             tmp_bytes,
         })
@@ -241,7 +308,14 @@ impl SandboxOptions {
         let d = SandboxSpec::default();
         SandboxSpec {
             writable_roots: self.writable_roots.clone(),
-            network: self.network.unwrap_or(d.network),
+            network: matches!(self.network, Some(Either::A(true))),
+            proxy: match &self.network {
+                Some(Either::B(n)) => Some(crate::sandbox::NetworkRules {
+                    allow: n.allow.clone(),
+                    deny: n.deny.clone().unwrap_or_default(),
+                }),
+                _ => None,
+            },
             tmp_bytes: self.tmp_bytes.map_or(d.tmp_bytes, |n| n as u64),
             pinned: None,
         }

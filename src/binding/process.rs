@@ -9,6 +9,7 @@ use napi_derive::napi;
 
 use super::args::*;
 use super::errors::{js_error, rejected, settle};
+use crate::containment::{ProcessGroup, SessionTree};
 use crate::error::TermError;
 use crate::keys;
 use crate::spawn;
@@ -59,16 +60,13 @@ pub fn containment_info() -> ContainmentInfo {
 
 /// The guardian's pid (Unix; Windows has no guardian: the job's `KILL_ON_JOB_CLOSE` ends a
 /// terminal's tree when Node dies).
-#[allow(unreachable_code)] // on Unix, the answer for platforms without a guardian
 fn guardian_pid() -> Option<u32> {
-    #[cfg(unix)]
-    return crate::guardian::guardian_pid().map(|p| p as u32);
-    None
+    crate::sys::guardian::guardian_pid().map(|p| p as u32)
 }
 
 /// The refusal of a tool by process group or session id where there are none (Windows: a
-/// terminal's Job Object holds its tree, and `terminal.kill()` ends all of it).
-#[cfg_attr(unix, allow(dead_code))]
+/// terminal's Job Object holds its tree, and `terminal.kill()` ends all of it): `sys`
+/// refused the group or session.
 fn no_process_groups(what: &str) -> TermError {
     TermError::new(
         "ENOTSUP",
@@ -144,7 +142,7 @@ fn sandbox_info() -> SandboxInfo {
         minimal_dev: ns,
         process_isolation: ns,
         ipc_isolation: ns,
-        new_session: cfg!(target_os = "linux"),
+        new_session: crate::sandbox::NEW_SESSION,
         no_terminal_injection: seccomp,
         network_off: seccomp,
     };
@@ -286,6 +284,46 @@ pub fn cwd_in_roots<'env>(
     )
 }
 
+/// The roots of `options.allowedRoots` as `createTerminal` compares a working directory with
+/// them: each absolute, opened as a directory and resolved (symlinks, `..`) now, in the form the
+/// opened cwd is read back in. Synchronous, for a caller that pins its roots once, when it is
+/// configured. Throws with `code` `ERR_INVALID_ARG` naming `options.allowedRoots[i]` (relative,
+/// a NUL byte, missing, not a directory).
+#[napi(ts_args_type = "allowedRoots: string[]")]
+pub fn canonical_roots(env: &Env, allowed_roots: Unknown) -> Result<Vec<String>> {
+    let roots = as_array(&allowed_roots, "options.allowedRoots")
+        .and_then(|items| {
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, r)| as_string(r, &format!("options.allowedRoots[{i}]")))
+                .collect::<Parsed<Vec<_>>>()
+        })
+        .map_err(|e| js_error(env, e))?;
+    let resolved = spawn::canonical_roots(Some(&roots)).map_err(|e| js_error(env, e))?;
+    Ok(resolved
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect())
+}
+
+/// Throws `ERR_INVALID_ARG` naming `field` when `value` holds a NUL byte: the rule
+/// `createTerminal` applies to every string it passes to the OS, for a caller that checks a
+/// request before starting it.
+#[napi]
+pub fn check_text(env: &Env, value: String, field: String) -> Result<()> {
+    spawn::check_text(&value, &field).map_err(|e| js_error(env, e))
+}
+
+/// Throws `ERR_INVALID_ARG` naming `field` unless `name` is a variable name `createTerminal`
+/// accepts (non-empty, no `=`, no NUL byte), for a caller that checks a request before
+/// starting it.
+#[napi]
+pub fn check_env_name(env: &Env, name: String, field: String) -> Result<()> {
+    spawn::check_env_name(&name, &field).map_err(|e| js_error(env, e))
+}
+
 /// True when `name`, as written, is a tmux key name that `sendKeys()` sends as a key: the
 /// canonical spelling only (case-sensitive): optional `C-`, `M-`, `S-` prefixes, then a named
 /// key exactly as tmux spells it (`Enter`, `Up`, `F5`, `PgUp`, `BSpace`, `DC`, …) or, after at
@@ -303,17 +341,16 @@ pub fn is_key_name(name: String) -> bool {
 /// listed. Throws `ERR_INVALID_ARG` naming `shellPid` for anything but a positive integer,
 /// and `ENOTSUP` on Windows, which has no sessions (a terminal's job holds its tree).
 #[napi(ts_args_type = "shellPid: number")]
-#[allow(unreachable_code)] // on Unix, the refusal for platforms without sessions
 pub fn session_tree_pids(env: &Env, shell_pid: Unknown) -> Result<Vec<u32>> {
-    let sid = pid(&shell_pid, "shellPid").map_err(|e| js_error(env, e))?;
-    #[cfg(unix)]
-    return Ok(crate::containment::SessionTree(sid)
-        .pids()
-        .into_iter()
-        .map(|p| p as u32)
-        .collect());
-    let _ = sid;
-    Err(js_error(env, no_process_groups("sessionTreePids")))
+    let tree = session_tree(&shell_pid, "sessionTreePids").map_err(|e| js_error(env, e))?;
+    Ok(tree.pids().into_iter().map(|p| p as u32).collect())
+}
+
+/// The session tree of the pid in `shell_pid` (`ERR_INVALID_ARG` naming `shellPid`), or
+/// `what`'s `ENOTSUP` where there are no sessions.
+fn session_tree(shell_pid: &Unknown, what: &str) -> Parsed<SessionTree> {
+    let sid = pid(shell_pid, "shellPid")?;
+    SessionTree::new(sid).map_err(|_| no_process_groups(what))
 }
 
 /// The bash a `ShellSessions` session runs unless `options.shell` names one: `'bash'` on Unix
@@ -344,16 +381,10 @@ pub fn session_bash(env: &Env) -> Result<String> {
 /// Node process itself. Throws `ERR_INVALID_ARG` naming `shellPid`, and `ENOTSUP` on
 /// Windows (no sessions there: releasing the shell's terminal ends its whole job).
 #[napi(ts_args_type = "shellPid: number")]
-#[allow(unreachable_code)] // on Unix, the refusal for platforms without sessions
 pub fn kill_session_tree(env: &Env, shell_pid: Unknown) -> Result<()> {
-    let sid = pid(&shell_pid, "shellPid").map_err(|e| js_error(env, e))?;
-    #[cfg(unix)]
-    {
-        crate::containment::SessionTree(sid).kill_all(10);
-        return Ok(());
-    }
-    let _ = sid;
-    Err(js_error(env, no_process_groups("killSessionTree")))
+    let tree = session_tree(&shell_pid, "killSessionTree").map_err(|e| js_error(env, e))?;
+    tree.kill_all(10);
+    Ok(())
 }
 
 /// What `killProcessGroup()` did to a process group.
@@ -369,7 +400,6 @@ pub struct ProcessGroupKill {
     pub signal: Either<String, Null>,
 }
 
-#[cfg(unix)]
 impl From<crate::containment::GroupEnd> for ProcessGroupKill {
     fn from(end: crate::containment::GroupEnd) -> Self {
         use crate::containment::GroupEnd;
@@ -420,29 +450,16 @@ pub fn process_wait_state(env: &Env, pid: Unknown) -> Result<&'static str> {
     ts_args_type = "pgid: number, graceMs?: number | null",
     ts_return_type = "Promise<ProcessGroupKill>"
 )]
-#[allow(unreachable_code)] // on Unix, the refusal for platforms without process groups
 pub fn kill_process_group<'env>(
     env: &'env Env,
     pgid: Unknown<'env>,
     grace_ms: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, ProcessGroupKill>> {
-    #[cfg(unix)]
-    return kill_group(env, pgid, grace_ms);
-    let _ = (pgid, grace_ms);
-    rejected(env, no_process_groups("killProcessGroup"))
-}
-
-/// `killProcessGroup()` where there are process groups.
-#[cfg(unix)]
-fn kill_group<'env>(
-    env: &'env Env,
-    pgid: Unknown<'env>,
-    grace_ms: Option<Unknown<'env>>,
-) -> Result<PromiseRaw<'env, ProcessGroupKill>> {
     use crate::terminal::DEFAULT_KILL_GRACE;
-    let parsed = (|| -> Parsed<(i32, std::time::Duration)> {
+    let parsed = (|| -> Parsed<(ProcessGroup, std::time::Duration)> {
         let pgid = pid(&pgid, "pgid")?;
-        if pgid <= 1 || pgid == nix::unistd::getpgrp().as_raw() {
+        let group = ProcessGroup::new(pgid).map_err(|_| no_process_groups("killProcessGroup"))?;
+        if pgid <= 1 || group.is_callers() {
             return Err(TermError::invalid_arg(format!(
                 "pgid {pgid} is {}: refusing to signal it",
                 if pgid <= 1 {
@@ -456,15 +473,15 @@ fn kill_group<'env>(
             Some(g) => opt_grace(g, "graceMs")?,
             None => None,
         };
-        Ok((pgid, grace.unwrap_or(DEFAULT_KILL_GRACE)))
+        Ok((group, grace.unwrap_or(DEFAULT_KILL_GRACE)))
     })();
-    let (pgid, grace) = match parsed {
+    let (group, grace) = match parsed {
         Ok(v) => v,
         Err(e) => return rejected(env, e),
     };
     settle(
         env,
-        async move { Ok(crate::containment::kill_group(pgid, grace).await) },
+        async move { Ok(crate::containment::kill_group(group, grace).await) },
         |_env, end| Ok(ProcessGroupKill::from(end)),
     )
 }

@@ -37,17 +37,33 @@ impl SandboxConfig {
     /// The writable roots as pinned: resolved, nested ones merged into their parent.
     #[napi(getter)]
     pub fn writable_roots(&self) -> Vec<String> {
-        #[cfg(target_os = "linux")]
-        if let Some(p) = &self.spec.pinned {
-            return p
-                .0
-                .roots
-                .iter()
-                .map(|r| r.path.to_string_lossy().into_owned())
-                .collect();
-        }
-        Vec::new()
+        self.spec
+            .pinned
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.paths())
     }
+
+    /// `network` as configured: `true`/`false`, or `{ allow, deny }` (served by the host's
+    /// proxy).
+    #[napi(getter, ts_return_type = "boolean | NetworkRules")]
+    pub fn network(&self) -> Either<bool, NetworkRules> {
+        match &self.spec.proxy {
+            Some(r) => Either::B(NetworkRules {
+                allow: r.allow.clone(),
+                deny: r.deny.clone(),
+            }),
+            None => Either::A(self.spec.network),
+        }
+    }
+}
+
+/// What `network` was configured as: a boolean, or the allow list's patterns.
+#[napi(object)]
+pub struct NetworkRules {
+    /// Patterns allowed through the proxy.
+    pub allow: Vec<String>,
+    /// Patterns refused even when allowed.
+    pub deny: Vec<String>,
 }
 
 fn configure(options: &Unknown, field: &str) -> Parsed<SandboxConfig> {

@@ -1,6 +1,7 @@
-//! `analyseShellLine` / `analyseShellArgv`: the core's shell-line analysis ([`crate::shell`]) as
+//! `analyseShellLine` / `analyseShellArgv` (and their `Async` variants) / `shellProgramGrammar`: the core's shell-line analysis ([`crate::shell`]) as
 //! plain objects for the TS command policy.
 
+use napi::{Env, Result, Task};
 use napi_derive::napi;
 
 use crate::shell::{self, Analysis};
@@ -141,4 +142,49 @@ pub fn analyse_shell_line(line: String) -> ShellLineAnalysis {
 #[napi]
 pub fn analyse_shell_argv(argv: Vec<String>) -> ShellLineAnalysis {
     to_js(shell::analyse_argv(&argv))
+}
+
+/// The grammar the shell analysis reads a program's arguments with, by its file name (`"plain"`
+/// for programs whose options cannot run code, `"awk"`, `"shell"`, `"git"`, ...), or `null` for a
+/// program the analysis does not understand: a broad allow rule does not admit it.
+#[napi]
+pub fn shell_program_grammar(name: String) -> Option<String> {
+    shell::program_grammar(&name).map(str::to_string)
+}
+
+/// One `analyseShellLineAsync()` / `analyseShellArgvAsync()` call: the input copied on the JS
+/// thread, analysed on a libuv worker thread.
+pub struct AnalyseTask {
+    input: std::result::Result<String, Vec<String>>,
+}
+
+impl Task for AnalyseTask {
+    type Output = Analysis;
+    type JsValue = ShellLineAnalysis;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(match &self.input {
+            Ok(line) => shell::analyse_line(line),
+            Err(argv) => shell::analyse_argv(argv),
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, a: Self::Output) -> Result<Self::JsValue> {
+        Ok(to_js(a))
+    }
+}
+
+/// `analyseShellLine()` off the JS thread: the same result, computed on a libuv worker thread so
+/// that a long line never blocks the event loop.
+#[napi(ts_return_type = "Promise<ShellLineAnalysis>")]
+pub fn analyse_shell_line_async(line: String) -> napi::bindgen_prelude::AsyncTask<AnalyseTask> {
+    napi::bindgen_prelude::AsyncTask::new(AnalyseTask { input: Ok(line) })
+}
+
+/// `analyseShellArgv()` off the JS thread.
+#[napi(ts_return_type = "Promise<ShellLineAnalysis>")]
+pub fn analyse_shell_argv_async(
+    argv: Vec<String>,
+) -> napi::bindgen_prelude::AsyncTask<AnalyseTask> {
+    napi::bindgen_prelude::AsyncTask::new(AnalyseTask { input: Err(argv) })
 }

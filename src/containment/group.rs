@@ -1,17 +1,16 @@
-//! Targets made of plain process ids (Unix: there are no process groups or sessions on
-//! Windows, where a terminal's job holds its tree): a process group, and a shell's session
-//! tree. What they are and how they are signalled is the platform's
+//! Targets made of plain process ids: a process group, and a shell's session tree (Windows
+//! has neither, a terminal's job holds its tree: [`crate::sys::contain`] never makes one
+//! there). What they are and how they are signalled is the platform's
 //! ([`crate::sys::contain`]); here they become [`Target`]s.
 
 use super::escalate::GROUP_POLL;
 use super::{escalate, Target};
-use crate::sys::contain::signal_pids;
 pub use crate::sys::contain::{ProcessGroup, SessionTree};
 use crate::sys::signals::Stop;
 
 impl Target for ProcessGroup {
     fn signal(&self, stop: Stop) {
-        self.send(stop.into());
+        self.signal(stop);
     }
 
     fn alive(&self) -> bool {
@@ -21,7 +20,7 @@ impl Target for ProcessGroup {
 
 impl Target for SessionTree {
     fn signal(&self, stop: Stop) {
-        signal_pids(&self.pids(), stop.into());
+        self.signal(stop);
     }
 
     fn alive(&self) -> bool {
@@ -43,11 +42,11 @@ pub enum GroupEnd {
     Killed,
 }
 
-/// Terminates process group `pgid` with [`escalate`] (no leader to wait for: its membership
+/// Terminates process `group` with [`escalate`] (no leader to wait for: its membership
 /// is polled), then waits (bounded) until no live member is left. Says which signal ended
 /// the group, if any was needed.
-pub async fn kill_group(pgid: i32, grace: std::time::Duration) -> GroupEnd {
-    let group = Signalled::new(ProcessGroup(pgid));
+pub async fn kill_group(group: impl Target, grace: std::time::Duration) -> GroupEnd {
+    let group = Signalled::new(group);
     if !escalate(&group, grace, async {}).await {
         return if group.any_sent() {
             GroupEnd::Terminated
@@ -92,7 +91,8 @@ impl<T: Target> Target for Signalled<T> {
     }
 }
 
-#[cfg(test)]
+// Unix processes (Windows has no process groups).
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use nix::sys::signal::Signal;
@@ -167,7 +167,7 @@ mod tests {
         wait_until("2 members", || g.live_members().len() == 2);
         let reaper = reap(child);
         assert_eq!(
-            kill_group(g.0, Duration::from_secs(10)).await,
+            kill_group(g, Duration::from_secs(10)).await,
             GroupEnd::Terminated
         );
         reaper.join().unwrap();
@@ -175,12 +175,12 @@ mod tests {
         wait_until("the trap", || g.live_members().len() >= 2);
         let reaper = reap(child);
         assert_eq!(
-            kill_group(g.0, Duration::from_millis(200)).await,
+            kill_group(g, Duration::from_millis(200)).await,
             GroupEnd::Killed
         );
         reaper.join().unwrap();
         assert_eq!(
-            kill_group(g.0, Duration::from_secs(10)).await,
+            kill_group(g, Duration::from_secs(10)).await,
             GroupEnd::WasEmpty
         );
     }

@@ -2,7 +2,7 @@
 //!
 //! A [`Target`] is something that can be signalled as a whole and asked whether anything of
 //! it still runs: a process group ([`ProcessGroup`]), a shell's session tree
-//! ([`SessionTree`]) (both Unix only: Windows has neither), or a terminal's full
+//! ([`SessionTree`]) (Windows has neither: there `sys` never makes one), or a terminal's full
 //! containment ([`Containment`]: on Unix its process group, pty session and cgroups, on
 //! Windows its Job Object; the platform's part is [`crate::sys::contain`]). [`escalate`] is the only implementation of
 //! TERM -> grace -> KILL; `kill()`, the timeout, `release()`, `killProcessGroup()` all call it,
@@ -16,14 +16,12 @@
 //!   having sent SIGKILL if anything was still alive then.
 
 mod escalate;
-#[cfg(unix)]
 mod group;
 mod terminal;
 
 pub use escalate::escalate;
-#[cfg(unix)]
-pub use group::{kill_group, GroupEnd, SessionTree};
-pub use terminal::{Containment, Prepared};
+pub use group::{kill_group, GroupEnd, ProcessGroup, SessionTree};
+pub use terminal::{hold, Containment};
 
 use crate::sys::signals::Stop;
 

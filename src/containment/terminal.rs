@@ -3,59 +3,24 @@
 //! Job Object) and its OS sandbox's leftovers (the PID namespace's init, the private TMPDIR);
 //! on Unix registered with the guardian while anything of it may run.
 
-#[cfg(unix)]
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::Target;
 use crate::error::TermError;
-#[cfg(unix)]
-use crate::guardian;
 use crate::sandbox::SandboxGuard;
 use crate::spawn::Limits;
 use crate::sys::contain::{self, PrepareError};
+use crate::sys::guardian;
 use crate::sys::signals::Stop;
-use crate::sys::spawn::{Join, Leader};
 
-/// A terminal's containment made before its command is spawned (cgroups, or a job).
-#[derive(Debug)]
-pub struct Prepared {
-    inner: contain::Prepared,
-}
-
-impl Prepared {
-    /// Makes what will hold the command, with the request's `limits` that the containment
-    /// enforces (a pids cgroup for `limits.processes` on Linux; job limits on Windows). A
-    /// limit the platform cannot enforce fails with its `ENOTSUP` naming the field.
-    pub fn new(limits: &Limits) -> Result<Self, TermError> {
-        let inner = contain::Prepared::new(limits).map_err(prepare_error)?;
-        Ok(Self { inner })
-    }
-
-    /// What the child is put into before it runs (cgroups' `cgroup.procs`, or the job).
-    pub fn join(&self) -> Join<'_> {
-        self.inner.join()
-    }
-
-    /// The containment of the started `leader` (which on Unix leads its own process group,
-    /// and on a pty, `session`, its own session; and may be sandboxed); on Unix the guardian
-    /// lists it from now on.
-    pub fn contain(
-        self,
-        leader: Leader,
-        session: bool,
-        sandbox: Option<SandboxGuard>,
-    ) -> Containment {
-        let held = self.inner.contain(leader, session);
-        #[cfg(unix)]
-        guardian::track(held.pgid(), held.cgroup_dir());
-        Containment {
-            held,
-            sandbox: Mutex::new(sandbox),
-            #[cfg(unix)]
-            tracked: AtomicBool::new(true),
-        }
-    }
+/// Makes what will hold a terminal's command (cgroups, or a job), with the request's
+/// `limits` that the containment enforces (a pids cgroup for `limits.processes` on Linux;
+/// job limits on Windows). A limit the platform cannot enforce fails with its `ENOTSUP`
+/// naming the field. Its [`contain::Holder::join`] is what the child is put into before it
+/// runs; [`contain::Holder::contain`] takes the started leader for [`Containment::new`].
+pub fn hold(limits: &Limits) -> Result<contain::Holder, TermError> {
+    contain::Holder::new(limits).map_err(prepare_error)
 }
 
 /// The error a refused containment is reported with: a limit the platform cannot enforce is
@@ -77,11 +42,22 @@ pub struct Containment {
     /// when the containment is dropped).
     sandbox: Mutex<Option<SandboxGuard>>,
     /// The guardian still lists this terminal.
-    #[cfg(unix)]
     tracked: AtomicBool,
 }
 
 impl Containment {
+    /// The containment of a started terminal: what holds its processes (`held`, which on Unix
+    /// leads its own process group, and on a pty its own session) and, when sandboxed, what
+    /// its sandbox leaves running. The guardian lists it from now on.
+    pub fn new(held: contain::Held, sandbox: Option<SandboxGuard>) -> Self {
+        guardian::track(held.pgid(), held.cgroup_dir());
+        Self {
+            held,
+            sandbox: Mutex::new(sandbox),
+            tracked: AtomicBool::new(true),
+        }
+    }
+
     /// The process group id (the child's pid; on Windows, which has no groups, the leader's
     /// pid).
     pub fn pgid(&self) -> i32 {
@@ -100,7 +76,6 @@ impl Containment {
     /// about to exit).
     pub fn kill_now(&self) {
         self.signal(Stop::Kill);
-        #[cfg(target_os = "linux")]
         if let Some(g) = self.take_sandbox() {
             g.finish_now();
         }
@@ -114,6 +89,15 @@ impl Containment {
         let _ended = self.take_sandbox();
     }
 
+    /// The sandbox's network-proxy listener, once (see [`crate::sandbox::proxy`]).
+    pub fn take_network_listener(&self) -> Option<crate::sandbox::NetworkListener> {
+        self.sandbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+            .and_then(SandboxGuard::take_listener)
+    }
+
     fn take_sandbox(&self) -> Option<SandboxGuard> {
         self.sandbox
             .lock()
@@ -124,7 +108,6 @@ impl Containment {
     /// Tells the guardian the terminal's processes are gone (only once). Windows has no
     /// guardian (the job's `KILL_ON_JOB_CLOSE` does its work): nothing to tell there.
     pub fn untrack(&self) {
-        #[cfg(unix)]
         if self.tracked.swap(false, Ordering::AcqRel) {
             guardian::untrack(self.pgid(), self.held.cgroup_dir());
         }

@@ -36,6 +36,8 @@ pub enum Step {
     Seccomp = 8,
     /// Bringing up the network namespace's loopback interface.
     Loopback = 11,
+    /// The proxy's listener in the network namespace, sent to the host.
+    Proxy = 12,
 }
 
 impl Step {
@@ -54,6 +56,7 @@ impl Step {
             Mounts,
             Cwd,
             Loopback,
+            Proxy,
         ]
         .into_iter()
         .find(|s| *s as i32 == n)
@@ -66,6 +69,7 @@ impl Step {
                 "the namespaces (mount, PID, IPC and network, in a user namespace when not root)"
             }
             Step::Loopback => "the network namespace's loopback interface",
+            Step::Proxy => "the network proxy's listener in the network namespace",
             Step::Mounts => "the read-only filesystem, /dev and the private /tmp (mounts)",
             Step::Cwd => {
                 "the working directory (it is not visible in the sandbox: under /tmp or moved?)"
@@ -79,8 +83,8 @@ impl Step {
     }
 }
 
-/// What the child needs, as plain values and pointers into the parent's [`super::Prepared`]
-/// (alive while the parent waits for the vfork child).
+/// What the child needs, as plain values and pointers into the parent's
+/// [`super::linux::SandboxLaunch`] (alive while the parent waits for the vfork child).
 #[derive(Debug, Clone, Copy)]
 pub struct ChildSandbox {
     /// The Landlock ruleset (close-on-exec); -1 only for the namespace probe.
@@ -95,8 +99,8 @@ pub struct ChildSandbox {
     pub lock_root: bool,
 }
 
-// SAFETY: the pointers refer to data owned by the `Prepared` the launching caller keeps alive
-// until the launch returned; the launcher thread only reads them.
+// SAFETY: the pointers refer to data owned by the `SandboxLaunch` the launching caller keeps
+// alive until the launch returned; the launcher thread only reads them.
 unsafe impl Send for ChildSandbox {}
 
 /// The confinement step of a sandboxed launch: `arg` is a [`ChildSandbox`]. Fails with the

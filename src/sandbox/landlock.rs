@@ -15,8 +15,8 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 
 /// Files outside the roots the command may still write (when they exist).
@@ -29,6 +29,7 @@ pub fn ruleset(
     roots: &super::roots::Roots,
     tty: Option<BorrowedFd<'_>>,
     network: bool,
+    proxy_port: Option<u16>,
 ) -> Result<(OwnedFd, u64), String> {
     let abi = ABI::from(abi as i32);
     let all = AccessFs::from_all(abi);
@@ -51,6 +52,12 @@ pub fn ruleset(
             .map_err(|e| err(&e))?;
     }
     let mut created = rs.create().map_err(|e| err(&e))?;
+    if let (false, true, Some(port)) = (network, abi >= ABI::V4, proxy_port) {
+        // Behind the proxy: TCP connects to its port only (in the namespace: the proxy).
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(|e| err(&e))?;
+    }
     let open = |p: &Path| PathFd::new(p).map_err(|e| err(&e));
     let mut rules: Vec<(PathFd, BitFlags<AccessFs>)> = vec![(open(Path::new("/"))?, read)];
     for root in &roots.roots {

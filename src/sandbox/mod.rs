@@ -25,6 +25,13 @@
 //!   signal and abstract-socket scoping from ABI 6); the [`seccomp`] filter (no `TIOCSTI` or
 //!   `TIOCLINUX`, no `clone3`, and without network no socket but unix ones, no `connect`, no
 //!   io_uring).
+//! - [`proxy`]: with `network: { allow, deny }`, the network namespace gets a TCP listener on
+//!   [`PROXY_ADDR`], made by C inside the namespace and passed to the host over a socketpair
+//!   (`SCM_RIGHTS`) before anything runs there; the host (the TypeScript layer) serves the
+//!   allow-list proxy on it from its own namespace. The command gets the proxy variables; its
+//!   seccomp filter allows IP sockets and `connect` (the namespace has no route out) but no
+//!   unix socket it could connect elsewhere; Landlock (ABI >= 4) allows TCP connects only to
+//!   the proxy's port.
 //! - Resource limits and cgroups are the launch's own steps, as without a sandbox.
 //!
 //! Fail closed: [`prepare`] checks each part against what this kernel provides ([`support`])
@@ -50,14 +57,27 @@ mod mounts;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
 #[cfg(target_os = "linux")]
+pub mod proxy;
+#[cfg(target_os = "linux")]
 pub mod roots;
 #[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
 mod support;
 
+// The platform's part: Linux's sandbox, or elsewhere a refusal of every one.
 #[cfg(target_os = "linux")]
-pub use support::support;
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as imp;
+#[cfg(not(target_os = "linux"))]
+mod none;
+#[cfg(not(target_os = "linux"))]
+use none as imp;
+
+pub use imp::{
+    prepare_launch, step_error, support, NetworkListener, Pinned, SandboxGuard, NEW_SESSION,
+};
 
 /// Error code of a sandbox part this kernel (or this process) cannot provide.
 pub const ERR_SANDBOX_UNAVAILABLE: &str = "ERR_SANDBOX_UNAVAILABLE";
@@ -69,6 +89,10 @@ pub struct SandboxSpec {
     pub writable_roots: Vec<String>,
     /// Allow network connections (default false).
     pub network: bool,
+    /// `network: { allow, deny }`: a network namespace whose only way out is the host's
+    /// allow-list proxy (`network` is then false). The patterns are kept for the host's proxy
+    /// (the TypeScript layer matches them); the core only makes the listener.
+    pub proxy: Option<NetworkRules>,
     /// Size of the private /tmp in bytes (default [`DEFAULT_TMP_BYTES`]).
     pub tmp_bytes: u64,
     /// The writable roots pinned once, when the sandbox was configured ([`pin`]); `None`:
@@ -76,39 +100,43 @@ pub struct SandboxSpec {
     pub pinned: Option<Pinned>,
 }
 
-/// Writable roots pinned by [`pin`] (Linux: [`roots::Roots`]), shared by every create of the
-/// configuration; equal only to itself.
-#[derive(Debug, Clone)]
-pub struct Pinned(#[cfg(target_os = "linux")] pub std::sync::Arc<roots::Roots>);
-
-impl PartialEq for Pinned {
-    fn eq(&self, other: &Self) -> bool {
-        #[cfg(target_os = "linux")]
-        return std::sync::Arc::ptr_eq(&self.0, &other.0);
-        #[cfg(not(target_os = "linux"))]
-        {
-            let _ = other;
-            true
-        }
-    }
+/// The host patterns of `network: { allow, deny }`, as given (non-empty strings).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NetworkRules {
+    /// Hosts the command may reach through the proxy.
+    pub allow: Vec<String>,
+    /// Hosts it may not, even when allowed.
+    pub deny: Vec<String>,
 }
-impl Eq for Pinned {}
+
+/// Where the proxy listens inside a sandbox's network namespace (a fresh namespace: the port
+/// is always free): HTTP (CONNECT and absolute-form requests) and SOCKS5 on one port.
+pub const PROXY_ADDR: ([u8; 4], u16) = ([127, 0, 0, 1], 3128);
+
+/// The environment a command behind the proxy gets (replacing any value it had), and the
+/// variables removed (`NO_PROXY` would let a client skip the proxy, which only fails).
+pub fn proxy_env() -> (Vec<(String, String)>, &'static [&'static str]) {
+    let ([a, b, c, d], port) = PROXY_ADDR;
+    let http = format!("http://{a}.{b}.{c}.{d}:{port}");
+    let socks = format!("socks5h://{a}.{b}.{c}.{d}:{port}");
+    let mut env = Vec::new();
+    for (name, value) in [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("ALL_PROXY", &socks),
+    ] {
+        env.push((name.to_string(), value.clone()));
+        env.push((name.to_ascii_lowercase(), value.clone()));
+    }
+    (env, &["NO_PROXY", "no_proxy"])
+}
 
 /// Validates `spec`'s writable roots and pins them (see [`roots`]), once for every create
 /// of a configuration (`field` names the option in errors). Elsewhere than Linux: refused as
 /// every sandbox is.
 pub fn pin(spec: &SandboxSpec, field: &str) -> Result<Pinned, TermError> {
     let resolved = validate_roots(spec, field)?;
-    #[cfg(target_os = "linux")]
-    return Ok(Pinned(std::sync::Arc::new(roots::pin(&resolved, field)?)));
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = resolved;
-        Err(unavailable(
-            "the sandbox (Landlock, seccomp and namespaces)",
-            "it needs Linux",
-        ))
-    }
+    imp::pin(&resolved, field)
 }
 
 /// The default size of a sandbox's private /tmp (`sandbox.tmpBytes`): 256 MiB. Its pages are
@@ -120,6 +148,7 @@ impl Default for SandboxSpec {
         Self {
             writable_roots: Vec::new(),
             network: false,
+            proxy: None,
             tmp_bytes: DEFAULT_TMP_BYTES,
             pinned: None,
         }
@@ -147,55 +176,6 @@ pub struct Support {
     pub process_isolation: Option<&'static str>,
     /// Why the missing parts are missing (empty when everything is there).
     pub reasons: Vec<String>,
-}
-
-/// A sandbox ready for one launch: the namespace plan (with the mounts) and the command's
-/// confinement.
-#[cfg(target_os = "linux")]
-#[derive(Debug)]
-pub struct Prepared {
-    _ruleset: std::os::fd::OwnedFd,
-    _fprogs: Vec<libc::sock_fprog>,
-    ns: Box<namespaces::NsPlan>,
-    child: Box<child::ChildSandbox>,
-}
-
-#[cfg(target_os = "linux")]
-// SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as
-// the process (see `seccomp::program`); nothing in them is ever written after creation.
-unsafe impl Send for Prepared {}
-
-/// Owns the namespace's init of a sandboxed terminal. Dropping it (at release) SIGKILLs the
-/// init at once (the kernel then kills every process still in the namespace and frees its
-/// tmpfs and IPC objects) and reaps it on a background thread, off the release path.
-/// [`SandboxGuard::finish_now`] reaps before returning.
-#[derive(Debug, Default)]
-// Outside Linux no sandbox is ever created, so nothing reads this.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub struct SandboxGuard {
-    init_pid: Option<i32>,
-}
-
-impl SandboxGuard {
-    /// Kills the namespace and reaps its init before returning (for a process about to exit,
-    /// where a background thread would not get to it).
-    #[cfg(target_os = "linux")]
-    pub fn finish_now(mut self) {
-        if let Some(pid) = self.init_pid.take() {
-            cleanup::kill_init(pid);
-            cleanup::reap(pid);
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for SandboxGuard {
-    fn drop(&mut self) {
-        if let Some(pid) = self.init_pid.take() {
-            cleanup::kill_init(pid);
-            cleanup::reap_later(pid);
-        }
-    }
 }
 
 fn unavailable(part: &str, why: impl std::fmt::Display) -> TermError {
@@ -250,49 +230,6 @@ pub fn validate_roots(spec: &SandboxSpec, field: &str) -> Result<Vec<PathBuf>, T
     Ok(out)
 }
 
-#[cfg(target_os = "linux")]
-impl Prepared {
-    /// The launch's isolation step (valid while `self` lives).
-    pub fn isolation(&self) -> crate::sys::spawn::Isolation {
-        crate::sys::spawn::Isolation {
-            enter: namespaces::enter,
-            arg: &*self.ns as *const namespaces::NsPlan as *const libc::c_void,
-        }
-    }
-
-    /// The launch's confinement step (valid while `self` lives).
-    pub fn confinement(&self) -> crate::sys::spawn::ChildStep {
-        crate::sys::spawn::ChildStep {
-            run: child::confine,
-            arg: &*self.child as *const child::ChildSandbox as *const libc::c_void,
-        }
-    }
-
-    /// The guard that owns the namespace's init (`init_pid` from the launch).
-    pub fn into_guard(self, init_pid: Option<i32>) -> SandboxGuard {
-        SandboxGuard { init_pid }
-    }
-}
-
-/// The sandbox's answer to an error of its launch steps: `ERR_SANDBOX_UNAVAILABLE` naming the
-/// part the kernel refused (`code` is the failed [`child::Step`]).
-#[cfg(target_os = "linux")]
-pub fn step_error(code: i32, context: &str, e: &dyn std::fmt::Display) -> TermError {
-    if code == child::Step::Cwd as i32 {
-        // Not the kernel's refusal: the directory that was checked is not found at its path in
-        // the new tree (moved, replaced or swapped for a symlink since): nothing is started.
-        return TermError::invalid_cwd(format!(
-            "{context}: the working directory is no longer the one that was checked at its \
-             path (it was moved or replaced): {e}"
-        ));
-    }
-    let part = child::Step::from_i32(code).map_or("an unknown step", child::Step::part);
-    TermError::new(
-        ERR_SANDBOX_UNAVAILABLE,
-        format!("{context}: sandbox: {part} was refused by the kernel: {e}"),
-    )
-}
-
 /// Builds the sandbox for one terminal in the parent: `cwd` is the checked working directory
 /// the command gets, `tty` the pty slave it gets (pty terminals), `field` names the option in
 /// errors. Fails closed with `ERR_SANDBOX_UNAVAILABLE` naming the part the kernel cannot
@@ -303,7 +240,7 @@ pub fn prepare(
     cwd: std::os::fd::BorrowedFd<'_>,
     tty: Option<std::os::fd::BorrowedFd<'_>>,
     field: &str,
-) -> Result<Prepared, TermError> {
+) -> Result<imp::SandboxLaunch, TermError> {
     use std::os::fd::AsRawFd;
     let pinned_now;
     let roots: &roots::Roots = match &spec.pinned {
@@ -358,9 +295,16 @@ pub fn prepare(
         .map_err(|e| TermError::from_io(&e, "sandbox: the pty's path"))?;
     let mounts = mounts::MountPlan::new(roots, spec.tmp_bytes, tty_path.as_deref())
         .map_err(|e| unavailable("the mounts", e))?;
-    let (ruleset, tmp_access) = landlock::ruleset(s.landlock_abi, roots, tty, spec.network)
-        .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
-    let program = seccomp::program(spec.network)
+    let proxy_port = spec.proxy.as_ref().map(|_| PROXY_ADDR.1);
+    let (ruleset, tmp_access) =
+        landlock::ruleset(s.landlock_abi, roots, tty, spec.network, proxy_port)
+            .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
+    let net_mode = match (spec.network, &spec.proxy) {
+        (true, _) => seccomp::Net::On,
+        (false, Some(_)) => seccomp::Net::Proxy,
+        (false, None) => seccomp::Net::Off,
+    };
+    let program = seccomp::program(net_mode)
         .map_err(|e| unavailable("the network and terminal part (seccomp)", e))?;
     let fprogs = vec![libc::sock_fprog {
         len: program.len() as u16,
@@ -368,6 +312,13 @@ pub fn prepare(
     }];
     let mut ns = Box::new(namespaces::NsPlan::new(userns, sleep, null_fd, mounts));
     ns.net = !spec.network;
+    let proxy = spec
+        .proxy
+        .as_ref()
+        .map(|_| proxy::Channel::new())
+        .transpose()
+        .map_err(|e| unavailable("the network proxy's channel (socketpair)", e))?;
+    ns.proxy_sock = proxy.as_ref().map_or(-1, proxy::Channel::child_fd);
     ns.ruleset_fd = ruleset.as_raw_fd();
     ns.tmp_access = tmp_access;
     ns.cwd_path = crate::sys::spawn::cpath(&cwd_path)
@@ -383,31 +334,12 @@ pub fn prepare(
         // SAFETY: geteuid has no preconditions.
         lock_root: userns || unsafe { libc::geteuid() } == 0,
     });
-    Ok(Prepared {
+    Ok(imp::SandboxLaunch {
         _ruleset: ruleset,
         _fprogs: fprogs,
         ns,
         child,
-    })
-}
-
-/// Elsewhere than Linux there is no sandbox: every request is refused, naming the part.
-#[cfg(not(target_os = "linux"))]
-pub fn prepare(spec: &SandboxSpec, field: &str) -> Result<std::convert::Infallible, TermError> {
-    validate_roots(spec, field)?;
-    Err(unavailable(
-        "the sandbox (Landlock, seccomp and namespaces)",
-        "it needs Linux",
-    ))
-}
-
-/// What this platform provides: nothing, outside Linux.
-#[cfg(not(target_os = "linux"))]
-pub fn support() -> &'static Support {
-    static S: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
-    S.get_or_init(|| Support {
-        reasons: vec!["the sandbox needs Linux (Landlock, seccomp, namespaces)".into()],
-        ..Default::default()
+        proxy,
     })
 }
 

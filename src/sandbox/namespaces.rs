@@ -6,7 +6,8 @@
 //!    uid and gid: files keep their owner; the command keeps no capability once it execs); a
 //!    new network namespace has only its loopback interface, brought up here: no route leaves
 //!    it, and the host's abstract unix sockets (which live in the host's network namespace)
-//!    are unreachable from it, both ways;
+//!    are unreachable from it, both ways; with a proxy, its listener is made there and sent to
+//!    the parent ([`super::proxy`]);
 //! 2. the filesystem ([`super::mounts`]), then the Landlock rule for the new /tmp (the
 //!    ruleset is the terminal's own, built in the parent);
 //! 3. the working directory looked up again by its path in the new tree and used only if it is
@@ -33,6 +34,9 @@ pub struct NsPlan {
     maps: Option<(CString, CString)>,
     /// Create a network namespace (loopback only).
     pub net: bool,
+    /// C's end of the proxy's channel (-1: no proxy): the namespace's listener is sent over it
+    /// ([`super::proxy::listen_and_send`]).
+    pub proxy_sock: RawFd,
     /// The filesystem.
     pub mounts: MountPlan,
     /// The terminal's Landlock ruleset (-1: none), which gets the rule for the new /tmp.
@@ -78,6 +82,7 @@ impl NsPlan {
         NsPlan {
             maps,
             net: true,
+            proxy_sock: -1,
             mounts,
             ruleset_fd: -1,
             tmp_access: 0,
@@ -253,6 +258,9 @@ pub unsafe fn enter(
     }
     if plan.net {
         loopback_up().map_err(step(Step::Loopback))?;
+        if plan.proxy_sock >= 0 {
+            super::proxy::listen_and_send(plan.proxy_sock).map_err(step(Step::Proxy))?;
+        }
     }
     super::mounts::apply(&plan.mounts).map_err(step(Step::Mounts))?;
     if plan.ruleset_fd >= 0 {

@@ -40,8 +40,22 @@ pub fn arch_supported() -> bool {
     target_arch().is_some()
 }
 
-/// The rules (all answered EPERM): the terminal ioctls, and without `network` the network.
-fn rules(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+/// What the network rules allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Net {
+    /// `network: false`: unix sockets only, no `connect`.
+    Off,
+    /// `network: true`: no network rule.
+    On,
+    /// Behind the host's proxy (a network namespace whose only way out is the proxy's listener):
+    /// IP sockets and `connect`, but no `socket(AF_UNIX)` and no datagram `socketpair` (either
+    /// could `connect` to a host service behind a pathname socket, e.g. `docker.sock`); stream
+    /// and seqpacket socketpairs stay (pipes between processes).
+    Proxy,
+}
+
+/// The rules (all answered EPERM): the terminal ioctls, and the network as `net` says.
+fn rules(net: Net) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     let e = |e: seccompiler::BackendError| e.to_string();
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     let ioctl = |request: u64| -> Result<SeccompRule, String> {
@@ -60,7 +74,34 @@ fn rules(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
         libc::SYS_ioctl,
         vec![ioctl(libc::TIOCSTI as u64)?, ioctl(TIOCLINUX)?],
     );
-    if !network {
+    let cond = |arg: u8, op: SeccompCmpOp, v: u64| -> Result<SeccompCondition, String> {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, v).map_err(e)
+    };
+    if net == Net::Proxy {
+        for nr in [
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+        ] {
+            rules.insert(nr, vec![]);
+        }
+        let not_ip = SeccompRule::new(vec![
+            cond(0, SeccompCmpOp::Ne, libc::AF_INET as u64)?,
+            cond(0, SeccompCmpOp::Ne, libc::AF_INET6 as u64)?,
+        ])
+        .map_err(e)?;
+        rules.insert(libc::SYS_socket, vec![not_ip]);
+        let not_unix =
+            SeccompRule::new(vec![cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?]).map_err(e)?;
+        let dgram = SeccompRule::new(vec![cond(
+            1,
+            SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
+            libc::SOCK_DGRAM as u64,
+        )?])
+        .map_err(e)?;
+        rules.insert(libc::SYS_socketpair, vec![not_unix, dgram]);
+    }
+    if net == Net::Off {
         for nr in [
             libc::SYS_connect,
             libc::SYS_io_uring_setup,
@@ -83,6 +124,9 @@ fn rules(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     Ok(rules)
 }
 
+/// The socket type's bits of `socket`/`socketpair`'s second argument (without the flags).
+const SOCK_TYPE_MASK: u64 = 0xf;
+
 /// `TIOCLINUX` (not in the libc crate).
 const TIOCLINUX: u64 = 0x541C;
 
@@ -102,9 +146,9 @@ fn ret_errno(n: i32) -> u32 {
 /// One filter (one `seccomp` call, one JIT compilation in the kernel): a hand-written
 /// prologue answering ENOSYS (x32 numbers, `clone3`), then seccompiler's program, which checks
 /// the architecture (any other is killed) and answers EPERM to the network rules.
-fn compile(network: bool) -> Result<Vec<sock_filter>, String> {
+fn compile(net: Net) -> Result<Vec<sock_filter>, String> {
     let arch = target_arch().ok_or("no seccomp filter for this architecture")?;
-    let rules = rules(network)?;
+    let rules = rules(net)?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -131,14 +175,25 @@ fn compile(network: bool) -> Result<Vec<sock_filter>, String> {
     Ok(prog)
 }
 
-/// The compiled filter for `network` (compiled once per process, then shared).
-pub fn program(network: bool) -> Result<&'static [sock_filter], String> {
-    static CACHE: [OnceLock<Result<Vec<sock_filter>, String>>; 2] =
-        [OnceLock::new(), OnceLock::new()];
-    CACHE[network as usize]
-        .get_or_init(|| compile(network))
+/// The compiled filter for `net` (compiled once per process, then shared).
+pub fn program(net: Net) -> Result<&'static [sock_filter], String> {
+    static CACHE: [OnceLock<Result<Vec<sock_filter>, String>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    CACHE[net as usize]
+        .get_or_init(|| compile(net))
         .as_deref()
         .map_err(|e| e.clone())
+}
+
+#[cfg(test)]
+impl From<bool> for Net {
+    fn from(network: bool) -> Net {
+        if network {
+            Net::On
+        } else {
+            Net::Off
+        }
+    }
 }
 
 #[cfg(test)]
@@ -147,8 +202,8 @@ mod tests {
 
     /// Installs the filter in a forked child, runs `probe` there (system calls only) and
     /// returns its exit code.
-    fn in_filtered_child(network: bool, probe: fn() -> i32) -> i32 {
-        let prog = program(network).unwrap();
+    fn in_filtered_child(network: impl Into<Net>, probe: fn() -> i32) -> i32 {
+        let prog = program(network.into()).unwrap();
         let fprog = libc::sock_fprog {
             len: prog.len() as u16,
             filter: prog.as_ptr() as *mut libc::sock_filter,
@@ -216,7 +271,7 @@ mod tests {
 
     #[test]
     fn tiocsti_and_tioclinux_are_refused_other_ioctls_pass_with_or_without_network() {
-        for network in [false, true] {
+        for network in [Net::Off, Net::On, Net::Proxy] {
             // SAFETY: ioctls on a pty this child opens; TIOCSTI's argument is a valid byte.
             let code = in_filtered_child(network, || unsafe {
                 let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
@@ -234,13 +289,71 @@ mod tests {
                     1
                 }
             });
-            assert_eq!(code, 0, "network {network}");
+            assert_eq!(code, 0, "network {network:?}");
         }
+    }
+
+    /// Behind the proxy: IP sockets and `connect` work (the namespace bounds where they go);
+    /// nothing can make a socket that would `connect` to a pathname unix socket of the host
+    /// (`socket(AF_UNIX)`, a datagram socketpair); stream socketpairs and io_uring as before.
+    #[test]
+    fn behind_the_proxy_ip_sockets_connect_but_no_unix_socket_can() {
+        // SAFETY: plain system calls with valid or null arguments.
+        let code = in_filtered_child(Net::Proxy, || unsafe {
+            let inet = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            let inet6 = err_of(libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) as _);
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            addr.sin_port = 1u16.to_be();
+            addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+            // Allowed by the filter: the kernel answers (nothing listens on port 1).
+            let connect = err_of(libc::connect(
+                inet,
+                &addr as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_in>() as _,
+            ) as _);
+            let unix = err_of(libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) as _);
+            let unix_dgram = err_of(libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM, 0) as _);
+            let netlink = err_of(libc::socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) as _);
+            let mut sv = [0; 2];
+            let pair = err_of(libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                sv.as_mut_ptr(),
+            ) as _);
+            let dgram_pair = err_of(libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+                0,
+                sv.as_mut_ptr(),
+            ) as _);
+            let uring = err_of(libc::syscall(
+                libc::SYS_io_uring_setup,
+                1,
+                std::ptr::null::<u8>(),
+            ));
+            let ok = inet >= 0
+                && inet6 == 0
+                && connect == libc::ECONNREFUSED
+                && unix == libc::EPERM
+                && unix_dgram == libc::EPERM
+                && netlink == libc::EPERM
+                && pair == 0
+                && dgram_pair == libc::EPERM
+                && uring == libc::EPERM;
+            if ok {
+                0
+            } else {
+                1
+            }
+        });
+        assert_eq!(code, 0);
     }
 
     #[test]
     fn the_prologue_answers_x32_numbers_and_clone3_before_anything_else() {
-        for network in [false, true] {
+        for network in [Net::Off, Net::On, Net::Proxy] {
             let p = program(network).unwrap();
             assert_eq!((p[0].code, p[0].k), (LD_W_ABS, 0));
             assert_eq!((p[1].code, p[1].k), (JGE_K, X32_SYSCALL_BIT));
@@ -254,7 +367,7 @@ mod tests {
     /// test above pins the filter's own answer.)
     #[test]
     fn clone3_and_x32_numbers_are_enosys_with_or_without_network() {
-        for network in [false, true] {
+        for network in [Net::Off, Net::On, Net::Proxy] {
             // SAFETY: clone3 with a null argument fails before doing anything unless
             // filtered; the x32 number of socket(AF_INET) must not create a socket.
             let code = in_filtered_child(network, || unsafe {
@@ -272,7 +385,7 @@ mod tests {
                     1
                 }
             });
-            assert_eq!(code, 0, "network {network}");
+            assert_eq!(code, 0, "network {network:?}");
         }
         // SAFETY: a plain socket call.
         let code = in_filtered_child(true, || unsafe {

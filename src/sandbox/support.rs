@@ -176,37 +176,43 @@ pub fn namespaces() -> Result<&'static str, String> {
 /// Landlock, no seccomp) and checks it exits 0: only trying tells whether this kernel, its
 /// sysctls, security modules and the container we may run in allow it.
 fn probe() -> Result<(), String> {
-    use crate::sys::spawn::{self as launch, Isolation, LaunchSpec, SessionMode};
+    use crate::sys::spawn::{self as launch, ChildSteps, Command, Io, Isolation};
     let program = ["/bin/true", "/usr/bin/true"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .ok_or("no `true` program to probe with")?;
-    let null = std::fs::File::open("/dev/null").map_err(|e| e.to_string())?;
     let root = crate::sys::cwd::open_dir(std::path::Path::new("/")).map_err(|e| e.to_string())?;
     let (sleep, null_fd, userns) = fixed()?;
     let mounts = super::mounts::MountPlan::new(&super::roots::Roots::default(), 1 << 20, None)?;
     let mut plan = NsPlan::new(userns, sleep, null_fd, mounts);
     plan.cwd_id = super::namespaces::fd_id(root.as_raw_fd()).map_err(|e| e.to_string())?;
-    let spec = LaunchSpec {
-        program: CString::new(program).expect("literal"),
-        argv: vec![CString::new("true").expect("literal")],
-        envp: Vec::new(),
-        cwd: root.as_raw_fd(),
-        stdio: [null.as_raw_fd(); 3],
-        session: SessionMode::NewSession(None),
-        rlimits: Vec::new(),
-        parent_death_signal: Some(libc::SIGKILL),
-        cgroup_procs: Vec::new(),
-        isolate: Some(Isolation {
-            enter: super::namespaces::enter,
-            arg: &plan as *const NsPlan as *const libc::c_void,
-        }),
-        confine: None,
-    };
-    let launched = launch::launch_with(spec).map_err(|e| e.to_string())?;
+    let ends = launch::open_ends(Io::Pipe).map_err(|e| e.to_string())?;
+    let (started, leader) = launch::spawn(
+        Command {
+            program: program.as_ref(),
+            argv: &["true".into()],
+            shell_line: false,
+            env: &[],
+            cwd: &root,
+            own_session: true,
+            limits: &Default::default(),
+            join: Default::default(),
+            steps: Some(ChildSteps {
+                isolate: Some(Isolation {
+                    enter: super::namespaces::enter,
+                    arg: &plan as *const NsPlan as *const libc::c_void,
+                }),
+                confine: None,
+            }),
+        },
+        ends,
+    )
+    .map_err(|e| e.to_string())?;
     let _guard = super::SandboxGuard {
-        init_pid: launched.init_pid,
+        init_pid: started.init_pid,
+        listener: None,
     };
+    let launched = leader;
     let mut status = 0;
     // SAFETY: reaping our own child.
     unsafe { libc::waitpid(launched.pid, &mut status, 0) };

@@ -53,43 +53,57 @@ fn a_symlink_to_a_forbidden_place_is_refused() {
 /// included) and exit code; the namespace ends with the guard, dropped here.
 #[cfg(target_os = "linux")]
 fn run_sandboxed(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i32, String) {
-    use crate::sys::spawn::{launch_with, LaunchSpec, SessionMode};
-    use std::ffi::CString;
+    use crate::sys::spawn::{self as launch, Command, Io};
     use std::io::Read;
-    use std::os::fd::{AsFd, AsRawFd};
+    use std::os::fd::AsFd;
     let cwd = crate::sys::cwd::open_dir(cwd).unwrap();
+    let ends = launch::open_ends(Io::Pipe).unwrap();
     let prepared = prepare(spec, cwd.as_fd(), None, "sandbox").unwrap();
-    let (r, w) = crate::sys::pipe::pipe_cloexec().unwrap();
-    let null = std::fs::File::open("/dev/null").unwrap();
-    let launched = launch_with(LaunchSpec {
-        program: CString::new("/bin/sh").unwrap(),
-        argv: ["sh", "-c", script]
-            .iter()
-            .map(|a| CString::new(*a).unwrap())
-            .collect(),
-        envp: vec![
-            CString::new("PATH=/usr/bin:/bin").unwrap(),
-            CString::new("TMPDIR=/tmp").unwrap(),
-        ],
-        cwd: cwd.as_raw_fd(),
-        stdio: [null.as_raw_fd(), w.as_raw_fd(), w.as_raw_fd()],
-        session: SessionMode::NewSession(None),
-        rlimits: vec![],
-        parent_death_signal: Some(libc::SIGKILL),
-        cgroup_procs: vec![],
-        isolate: Some(prepared.isolation()),
-        confine: Some(prepared.confinement()),
-    })
+    let (started, leader) = launch::spawn(
+        Command {
+            program: "/bin/sh".as_ref(),
+            argv: &["sh".into(), "-c".into(), script.into()],
+            shell_line: false,
+            env: &[
+                ("PATH".into(), "/usr/bin:/bin".into()),
+                ("TMPDIR".into(), "/tmp".into()),
+            ],
+            cwd: &cwd,
+            own_session: true,
+            limits: &Default::default(),
+            join: Default::default(),
+            steps: Some(prepared.steps()),
+        },
+        ends,
+    )
     .unwrap();
-    drop(w);
-    let mut out = String::new();
-    std::fs::File::from(r).read_to_string(&mut out).unwrap();
+    // Our end is non-blocking: wait for more until end of file.
+    let mut out = Vec::new();
+    let mut r = std::fs::File::from(started.output);
+    let mut buf = [0u8; 4096];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+                let _ = poll(
+                    &mut [PollFd::new(r.as_fd(), PollFlags::POLLIN)],
+                    PollTimeout::NONE,
+                );
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
     let mut status = 0;
     // SAFETY: reaping our own child.
-    unsafe { libc::waitpid(launched.pid, &mut status, 0) };
-    assert!(launched.init_pid.is_some());
-    drop(prepared.into_guard(launched.init_pid));
-    (libc::WEXITSTATUS(status), out)
+    unsafe { libc::waitpid(leader.pid, &mut status, 0) };
+    assert!(started.init_pid.is_some());
+    drop(prepared.into_guard(started.init_pid));
+    (
+        libc::WEXITSTATUS(status),
+        String::from_utf8_lossy(&out).into_owned(),
+    )
 }
 
 /// Whether the sandbox can run here; where not, the test says why and is skipped, or fails in

@@ -29,6 +29,7 @@
 //!   subscribing, marking a release) happens before the next request is read.
 
 mod frame;
+mod lookup;
 mod request;
 // The server's tests run sh lines: Unix-only, like the core's own process tests (the server is
 // built for Linux far ends).
@@ -534,6 +535,7 @@ impl Conn {
                 "resume is only the first request of a reattached link",
             )),
             "create" => self.create(req),
+            "lookup" => lookup::lookup(req),
             "output" => {
                 let (_, t) = self.term(req)?;
                 t.check_live()?;

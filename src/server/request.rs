@@ -202,6 +202,7 @@ fn sandbox(o: &Map<String, Value>) -> Parsed<SandboxSpec> {
     Ok(SandboxSpec {
         writable_roots,
         network: opt_bool(o, "network", "options.sandbox.network")?.unwrap_or(d.network),
+        proxy: None,
         tmp_bytes: tmp_bytes.map_or(d.tmp_bytes, |n| n as u64),
         // Plain options are configured at each create, as the addon does for plain options.
         pinned: None,

@@ -371,3 +371,71 @@ async fn the_end_of_the_input_kills_every_command_and_ends_the_server() {
         assert!(!alive(p), "pid {p} outlived the connection");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lookup_answers_from_the_servers_path_and_file_system() {
+    let dir = std::env::temp_dir().join(format!("acp-lookup-{}", std::process::id()));
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let tool = bin.join("far-tool");
+    std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let link = dir.join("link");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&bin, &link).unwrap();
+    let (bin_s, link_s) = (bin.to_str().unwrap(), link.to_str().unwrap());
+    let mut c = Client::start().await;
+    let r = c
+        .ok(
+            1,
+            json!({"op": "lookup", "programs": [
+                {"command": "far-tool", "path": bin_s},
+                {"command": "no-such-program-here", "path": bin_s},
+                {"command": "./far-tool", "cwd": bin_s},
+            ], "realPaths": [format!("{link_s}/far-tool"), "/no/such/file"],
+               "roots": [link_s], "cwd": "/", "env": true}),
+        )
+        .await;
+    let real_bin = std::fs::canonicalize(&bin).unwrap();
+    let real_tool = real_bin.join("far-tool");
+    assert_eq!(r["programs"][0]["path"], tool.to_str().unwrap());
+    assert_eq!(r["programs"][1]["error"]["code"], "ENOENT");
+    assert_eq!(r["programs"][2]["path"], tool.to_str().unwrap());
+    assert_eq!(r["realPaths"], json!([real_tool.to_str().unwrap(), null]));
+    assert_eq!(r["roots"], json!([real_bin.to_str().unwrap()]));
+    assert_eq!(r["cwdInRoots"]["inside"], false);
+    assert_eq!(r["cwdInRoots"]["resolved"], "/");
+    assert_eq!(r["path"], json!(std::env::var("PATH").ok()));
+    assert!(r["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["name"] == "PATH"));
+    let inside = c
+        .ok(2, json!({"op": "lookup", "roots": [link_s], "cwd": link_s}))
+        .await;
+    assert_eq!(inside["cwdInRoots"]["inside"], true);
+    let missing = c
+        .ok(
+            3,
+            json!({"op": "lookup", "roots": ["/"], "cwd": "/no/such/dir"}),
+        )
+        .await;
+    assert_eq!(missing["cwdInRoots"]["error"]["code"], "ERR_INVALID_CWD");
+    let bad = c
+        .call(4, json!({"op": "lookup", "roots": ["/no/such/root"]}))
+        .await;
+    assert_eq!(bad["error"]["code"], "ERR_INVALID_ARG");
+    assert!(bad["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("roots[0]"));
+    let bad = c
+        .call(5, json!({"op": "lookup", "programs": [{"cwd": "/"}]}))
+        .await;
+    assert!(bad["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("programs[0].command"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -224,6 +224,13 @@ impl<'o> Command<'o> {
         {
             return None;
         }
+        if let Some(why) = parsed.opts.iter().find_map(|o| refused_option(name, o)) {
+            self.refuse(RefusalReason::WrapperOption, why, Some(name));
+            for (k, word) in words[first..to].iter().enumerate() {
+                self.push(word, Some(first + k), true);
+            }
+            return None;
+        }
         if w.moves
             || parsed
                 .opts
@@ -267,6 +274,16 @@ impl<'o> Command<'o> {
             c += 1;
         }
         if c >= to {
+            return None;
+        }
+        if w.moves {
+            // `chroot DIR PROG`: PROG is looked up inside DIR, not the file the check would pin.
+            let construct = format!(
+                "`{name}` running a program of another root (`{}`), which is not the file checked",
+                words[c].text
+            );
+            self.refuse(RefusalReason::WrapperOption, construct, Some(name));
+            self.push(&words[c], Some(c), true);
             return None;
         }
         if w.joins {
@@ -368,18 +385,47 @@ impl<'o> Command<'o> {
                 break;
             }
             if t.starts_with("--") {
-                if t == "--rcfile" || t == "--init-file" {
-                    i += 1;
+                // bash's long options: only those that read no file and change no parsing.
+                const LONG: &[&str] = &[
+                    "--norc",
+                    "--noprofile",
+                    "--posix",
+                    "--login",
+                    "--restricted",
+                    "--verbose",
+                    "--noediting",
+                    "--version",
+                    "--help",
+                ];
+                if !LONG.contains(&t) {
+                    let construct = format!("`{name}` option `{t}` (it reads a file, or this analysis does not know it)");
+                    self.refuse(RefusalReason::WrapperOption, construct, Some(name));
+                    return;
                 }
                 i += 1;
                 continue;
             }
             if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+                let on = t.starts_with('-');
                 for c in t[1..].chars() {
                     match c {
                         'c' => command = true,
                         's' => stdin = true,
-                        'o' | 'O' => i += 1,
+                        'k' if on => {
+                            let construct = format!("`{name} -k` (every later `NAME=value` word becomes the environment of a command)");
+                            self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                            return;
+                        }
+                        'o' | 'O' => {
+                            i += 1;
+                            let value = words.get(i).filter(|_| i < to).map(|w| w.text.as_str());
+                            if let Some(why) = value.and_then(|v| shell_option_refused(on, c, v)) {
+                                let construct =
+                                    format!("`{name} {t} {}` ({why})", value.unwrap_or(""));
+                                self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                                return;
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -442,6 +488,21 @@ impl<'o> Command<'o> {
     }
 }
 
+/// A wrapper option that makes it run something the analysis cannot pin: why.
+fn refused_option(wrapper: &str, o: &super::options::Opt) -> Option<String> {
+    let v = o.value.as_deref().unwrap_or("");
+    let why = match (wrapper, o.name.as_str()) {
+        ("su" | "runuser", "s" | "shell") => "runs the line with a shell of its choosing",
+        ("sudo", "R" | "chroot") => "runs the program of another root, not the file checked",
+        ("strace" | "ltrace", "E") => "sets the environment of the program it runs",
+        ("strace" | "ltrace", "o") if v.starts_with(['|', '!']) => {
+            "pipes its output to a shell command"
+        }
+        _ => return None,
+    };
+    Some(format!("`{wrapper} {}` ({why})", o.written))
+}
+
 fn is_assignment(w: &str) -> bool {
     match w.split_once('=') {
         Some((name, _)) => {
@@ -453,9 +514,84 @@ fn is_assignment(w: &str) -> bool {
     }
 }
 
+/// A shell option set with `-o NAME` / `-O NAME` (`on`) that changes how later words are read or
+/// makes history expansion run: why it is refused.
+fn shell_option_refused(on: bool, letter: char, value: &str) -> Option<&'static str> {
+    if !on {
+        return None;
+    }
+    match (letter, value) {
+        ('o', "keyword") => {
+            Some("every later `NAME=value` word becomes the environment of a command")
+        }
+        ('o', "history" | "histexpand") => Some("history expansion rewrites later lines"),
+        ('O', "extdebug" | "expand_aliases") => Some("it changes what later commands run"),
+        _ => None,
+    }
+}
+
+/// `set`'s options that change how later words are read: why.
+fn refused_set(args: &[Word]) -> Option<&'static str> {
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if args[i].dynamic {
+            return Some("`set` with an option known only at run time");
+        }
+        if t == "--" || t == "-" || !t.starts_with('-') && !t.starts_with('+') {
+            return None;
+        }
+        let on = t.starts_with('-');
+        for c in t[1..].chars() {
+            match c {
+                'k' if on => return Some(
+                    "`set -k` (every later `NAME=value` word becomes the environment of a command)",
+                ),
+                'H' if on => return Some("`set -H` (history expansion rewrites later lines)"),
+                'o' => {
+                    i += 1;
+                    let v = args.get(i).map_or("", |w| w.text.as_str());
+                    if shell_option_refused(on, 'o', v).is_some() {
+                        return Some("`set -o keyword`/`history`/`histexpand` (they change how later lines are read)");
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Builtins refused under an allow list, and why.
 fn refused_builtin(name: &str, args: &[Word]) -> Option<(RefusalReason, String)> {
     let why = match name {
+        "set" => refused_set(args)?,
+        "shopt"
+            if args
+                .iter()
+                .any(|a| a.dynamic || matches!(a.text.as_str(), "extdebug" | "expand_aliases")) =>
+        {
+            "`shopt` of `extdebug`/`expand_aliases` (they change what later commands run)"
+        }
+        "jobs"
+            if args
+                .iter()
+                .any(|a| a.dynamic || a.text.starts_with('-') && a.text.contains('x')) =>
+        {
+            "`jobs -x` (runs a command)"
+        }
+        "wait"
+            if args
+                .iter()
+                .any(|a| a.dynamic || a.text.starts_with('-') && a.text.contains('p')) =>
+        {
+            "`wait -p` (assigns a name whose subscript bash evaluates)"
+        }
+        "getopts" => "`getopts` (assigns a name whose subscript bash evaluates)",
+        "command" | "builtin" if args.first().is_some_and(|a| a.dynamic) => {
+            "a builtin run by a name known only at run time"
+        }
         "eval" => "`eval` (runs its arguments as a shell line)",
         "source" | "." => "`source`/`.` (runs a file's commands)",
         "exec" => "`exec` (replaces the shell; `exec -a` renames the program)",
@@ -550,6 +686,58 @@ mod tests {
         for line in ["./t && cd x", "cd x && /bin/t", "cd x && make"] {
             assert!(analyse_line(line).refusals.is_empty(), "{line}");
         }
+    }
+
+    #[test]
+    fn options_and_builtins_that_run_what_the_check_cannot_pin_are_refused() {
+        for line in [
+            "su -s /usr/bin/python3 -c 'x' root",
+            "runuser --shell=/bin/perl -c x root",
+            "chroot /tmp/root /bin/sh",
+            "sudo -R /tmp/root ls",
+            "strace -E LD_PRELOAD=/tmp/x.so ls",
+            "strace -o '|sh' ls",
+            "ltrace -o '!sh' ls",
+            "bash --rcfile ./rc -ic :",
+            "bash --init-file ./rc -c :",
+            "bash --debugger -c :",
+            "bash -kc 'ls x=1'",
+            "sh -o keyword -c ls",
+            "bash -O extdebug -c ls",
+            "set -k; ls",
+            "set -eo keyword",
+            "set -H",
+            "set -o histexpand",
+            "shopt -s expand_aliases",
+            "jobs -x rm x",
+            "wait -p x",
+            "getopts a 'x[$(id)]'",
+        ] {
+            let a = analyse_line(line);
+            assert!(
+                a.refusals.iter().any(|r| matches!(
+                    r.reason,
+                    RefusalReason::WrapperOption | RefusalReason::ShellConstruct
+                )),
+                "{line}: {:?}",
+                a.refusals
+            );
+        }
+        for line in [
+            "set -e; set -o pipefail; set -- -k",
+            "set +k",
+            "bash --norc --noprofile -lc ls",
+            "jobs -l",
+            "strace -o out.txt ls",
+            "su -c ls root",
+        ] {
+            assert!(analyse_line(line).refusals.is_empty(), "{line}");
+        }
+        // A deny list still sees what chroot would run.
+        assert!(analyse_line("chroot /r rm x")
+            .programs
+            .iter()
+            .any(|p| p.word == "rm" && p.guessed));
     }
 
     #[test]

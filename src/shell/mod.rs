@@ -17,6 +17,7 @@
 //! | `walk.rs` | the tree walk: statements, words, redirections, refused constructs; the rebuild |
 //! | `command.rs` | one simple command: its programs, behind wrappers; nested `-c` lines handed back to the walk |
 //! | `wrappers.rs` | table: wrappers (`env`, `xargs`, `timeout`, `sudo`, ...) and their option grammars |
+//! | `programs.rs` | table: plain programs, and the grammar a program name is read with (what is understood) |
 //! | `runners.rs` | table: programs that run code from arguments or options (`git`, `tar`, `node`, `make`, ...), read with their grammars |
 //! | `options.rs` | reading options with a grammar (clusters, values, GNU abbreviations) |
 //! | `words.rs` | one word: its value (quotes removed, run-time parts flagged) and its rebuild (quoted) |
@@ -28,6 +29,7 @@
 mod command;
 mod options;
 mod parse;
+mod programs;
 mod runners;
 mod walk;
 mod words;
@@ -136,6 +138,13 @@ pub enum Piece {
     Open,
     /// The end of a nested line.
     Close,
+}
+
+/// The grammar the analysis reads `name`'s arguments with (`"plain"`, `"awk"`, `"shell"`, ...), or
+/// `None` for a program it does not understand (which an allow list admits only when a rule names
+/// it exactly).
+pub fn program_grammar(name: &str) -> Option<&'static str> {
+    programs::grammar(name)
 }
 
 /// Analyses a shell line (the text a host hands to `sh -c`).

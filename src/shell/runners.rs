@@ -30,6 +30,11 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
         ));
     }
     let a: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    if LAUNCHERS.contains(&name) {
+        return code(format!(
+            "`{name}` runs another program, or commands given in its arguments or stdin, through options this analysis does not read"
+        ));
+    }
     match name {
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(name, &a),
         "sed" | "gsed" => sed(name, &a),
@@ -73,10 +78,21 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
         )),
         _ if is_ld_so(name) => a
             .iter()
-            .find(|a| a.starts_with("--preload") || a.starts_with("--audit"))
+            .take_while(|a| a.starts_with("--"))
+            .find(|a| {
+                [
+                    "--preload",
+                    "--audit",
+                    "--library-path",
+                    "--glibc-hwcaps-prepend",
+                    "--argv0",
+                ]
+                .iter()
+                .any(|o| a.starts_with(o))
+            })
             .and_then(|a| {
                 code(format!(
-                    "the dynamic loader's `{a}` loads code into the program"
+                    "the dynamic loader's `{a}` loads code into the program or renames it"
                 ))
             }),
         "python" | "python3" | "python2" | "pypy" | "pypy3" => python(name, &a),
@@ -88,66 +104,106 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
     }
 }
 
+/// Programs that run another program, or commands given in their arguments or stdin, through a
+/// grammar this analysis does not read (`setpriv PROG`, `valgrind PROG`, `script -c LINE`,
+/// `gdb -ex '!cmd'`, `sqlite3 .shell`): always [`Verdict::Code`].
+pub const LAUNCHERS: &[&str] = &[
+    "bwrap",
+    "dbus-launch",
+    "dbus-run-session",
+    "expect",
+    "fakechroot",
+    "fakeroot",
+    "firejail",
+    "gdb",
+    "i386",
+    "linux32",
+    "linux64",
+    "lldb",
+    "newgrp",
+    "nsenter",
+    "parallel",
+    "perf",
+    "prlimit",
+    "proot",
+    "rr",
+    "run-parts",
+    "screen",
+    "script",
+    "setarch",
+    "setpriv",
+    "sg",
+    "sqlite3",
+    "ssh-agent",
+    "systemd-run",
+    "tmux",
+    "unshare",
+    "valgrind",
+    "x86_64",
+];
+
 /// True for a program of the table.
-fn in_table(name: &str) -> bool {
-    matches!(
-        name,
-        "awk"
-            | "gawk"
-            | "mawk"
-            | "nawk"
-            | "busybox-awk"
-            | "sed"
-            | "gsed"
-            | "git"
-            | "tar"
-            | "gtar"
-            | "sort"
-            | "make"
-            | "gmake"
-            | "node"
-            | "nodejs"
-            | "rg"
-            | "ssh"
-            | "scp"
-            | "sftp"
-            | "zip"
-            | "man"
-            | "npx"
-            | "bunx"
-            | "pnpx"
-            | "npm"
-            | "pnpm"
-            | "yarn"
-            | "find"
-            | "xargs"
-            | "env"
-            | "rsync"
-            | "less"
-            | "more"
-            | "most"
-            | "vi"
-            | "vim"
-            | "nvim"
-            | "view"
-            | "vimdiff"
-            | "ex"
-            | "ed"
-            | "emacs"
-            | "nano"
-            | "perl"
-            | "bun"
-            | "deno"
-            | "php"
-            | "ruby"
-            | "irb"
-            | "lua"
-            | "luajit"
-            | "Rscript"
-            | "tclsh"
-            | "wish"
-            | "osascript"
-    ) || is_ld_so(name)
+pub fn in_table(name: &str) -> bool {
+    LAUNCHERS.contains(&name)
+        || matches!(
+            name,
+            "awk"
+                | "gawk"
+                | "mawk"
+                | "nawk"
+                | "busybox-awk"
+                | "sed"
+                | "gsed"
+                | "git"
+                | "tar"
+                | "gtar"
+                | "sort"
+                | "make"
+                | "gmake"
+                | "node"
+                | "nodejs"
+                | "rg"
+                | "ssh"
+                | "scp"
+                | "sftp"
+                | "zip"
+                | "man"
+                | "npx"
+                | "bunx"
+                | "pnpx"
+                | "npm"
+                | "pnpm"
+                | "yarn"
+                | "find"
+                | "xargs"
+                | "env"
+                | "rsync"
+                | "less"
+                | "more"
+                | "most"
+                | "vi"
+                | "vim"
+                | "nvim"
+                | "view"
+                | "vimdiff"
+                | "ex"
+                | "ed"
+                | "emacs"
+                | "nano"
+                | "perl"
+                | "bun"
+                | "deno"
+                | "php"
+                | "ruby"
+                | "irb"
+                | "lua"
+                | "luajit"
+                | "Rscript"
+                | "tclsh"
+                | "wish"
+                | "osascript"
+        )
+        || is_ld_so(name)
         || name.starts_with("python")
         || name.starts_with("pypy")
 }
@@ -514,6 +570,15 @@ fn make(name: &str, args: &[&str]) -> Option<Verdict> {
             if let Some(o) = p.opts.iter().find(|o| o.name == "E" || o.name == "eval") {
                 return code(runs_a_command(name, o));
             }
+            if let Some(o) = p.opts.iter().find(|o| {
+                matches!(o.name.as_str(), "f" | "file" | "makefile")
+                    && o.value.as_deref().is_some_and(reads_stdin)
+            }) {
+                return code(format!(
+                    "`{name} {}` reads its makefile from stdin or a device",
+                    o.written
+                ));
+            }
             p.operands
                 .iter()
                 .map(|&i| args[i])
@@ -695,12 +760,20 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
         )
     });
     match p.operands.first().map(|&i| args[i]) {
-        Some("-") => code(format!("`{name} -` reads its program from stdin")),
+        Some(s) if reads_stdin(s) => code(format!(
+            "`{name} {s}` reads its program from stdin or a device"
+        )),
         None if !ends => code(format!(
             "`{name}` without a script reads its program from stdin"
         )),
         _ => None,
     }
+}
+
+/// A script or makefile path that is stdin or a device (`-`, `/dev/stdin`, `/dev/fd/0`,
+/// `/proc/self/fd/0`), not a file.
+fn reads_stdin(path: &str) -> bool {
+    path == "-" || path.starts_with("/dev/") || path.starts_with("/proc/")
 }
 
 const PYTHON: Spec = Spec {
@@ -743,7 +816,9 @@ fn python(name: &str, args: &[&str]) -> Option<Verdict> {
             || o.name == "version"
     });
     match p.operands.first().map(|&i| args[i]) {
-        Some("-") => code(format!("`{name} -` reads its program from stdin")),
+        Some(s) if !ends && reads_stdin(s) => code(format!(
+            "`{name} {s}` reads its program from stdin or a device"
+        )),
         None if !ends => code(format!(
             "`{name}` without a script reads its program from stdin"
         )),
@@ -780,10 +855,13 @@ fn ssh(name: &str, args: &[&str]) -> Option<Verdict> {
     for o in &p.opts {
         let runs = match o.name.as_str() {
             "o" => {
+                // ssh strips quotes around the keyword (`"ProxyCommand" x`) and reads it
+                // case-insensitively.
                 let v = o
                     .value
                     .as_deref()
                     .unwrap_or("")
+                    .replace('"', "")
                     .trim_start()
                     .to_ascii_lowercase();
                 let key = v
@@ -1098,7 +1176,34 @@ fn awk(name: &str, args: &[&str]) -> Option<Verdict> {
                     args.get(i + 1).copied().unwrap_or("")
                 });
                 i += usize::from(a.len() == 2);
-            } else if matches!(a, "-v" | "-F" | "-W") {
+            } else if c == 'W' {
+                // `-W exec FILE` (mawk; also abbreviated, `-We`) and gawk's `-W file=...`: a
+                // program read from a file. Only the options known to read nothing are let by.
+                let value = if a.len() > 2 {
+                    &a[2..]
+                } else {
+                    i += 1;
+                    args.get(i).copied().unwrap_or("")
+                };
+                let key = value.split(['=', ' ']).next().unwrap_or("");
+                const QUIET: &[&str] = &[
+                    "version",
+                    "dump",
+                    "help",
+                    "usage",
+                    "posix_space",
+                    "posix",
+                    "lint",
+                    "traditional",
+                    "compat",
+                    "sprintf",
+                    "random",
+                    "interactive",
+                ];
+                if !QUIET.contains(&key) {
+                    return Some(unknown(name, &format!("`-W {value}`")));
+                }
+            } else if matches!(a, "-v" | "-F") {
                 i += 1;
             }
             i += 1;
@@ -1250,6 +1355,11 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
         if (name == "deno" || name == "bun") && matches!(a, "eval" | "x" | "repl") {
             return Some(format!("`{name} {a}` runs code given as an argument"));
         }
+        if reads_stdin(a) {
+            return Some(format!(
+                "`{name} {a}` reads its program from stdin or a device"
+            ));
+        }
         return None; // a script file
     }
     if i >= args.len() {
@@ -1378,6 +1488,54 @@ mod tests {
             "less f",
         ] {
             assert_eq!(verdict(line), "code", "{line}");
+        }
+    }
+
+    #[test]
+    fn the_third_attacks_runner_gaps_are_flagged() {
+        for line in [
+            "setpriv --reuid=0 sh -c x",
+            "unshare -r sh",
+            "prlimit --nofile=1 sh",
+            "setarch x86_64 sh",
+            "nsenter -t 1 sh",
+            "fakeroot sh",
+            "valgrind sh",
+            "perf record sh",
+            "ssh-agent sh",
+            "script -c x /dev/null",
+            "sg root -c x",
+            "run-parts .",
+            "gdb -ex '!id'",
+            "sqlite3 x .shell",
+            "/lib64/ld-linux-x86-64.so.2 --library-path /tmp/x /bin/ls",
+            "/lib64/ld-linux-x86-64.so.2 --argv0 sh /bin/busybox",
+            "perl /dev/stdin",
+            "perl -w /proc/self/fd/0",
+            "python3 /dev/fd/0",
+            "node /dev/stdin",
+            "make -f -",
+            "make --file=/dev/stdin",
+            "make --makef=-",
+            "ssh -o '\"ProxyCommand\" sh' h",
+            "ssh -o '\"proxycommand\"=sh' h",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+        for line in [
+            "mawk -W exec f",
+            "mawk -Wexec f",
+            "mawk -W e f",
+            "gawk -W file=f",
+        ] {
+            assert_eq!(verdict(line), "unknown", "{line}");
+        }
+        for line in [
+            "mawk -W version",
+            "make -f Makefile",
+            "perl x.pl /dev/stdin",
+        ] {
+            assert_eq!(verdict(line), "-", "{line}");
         }
     }
 

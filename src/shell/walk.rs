@@ -947,7 +947,7 @@ mod tests {
     }
 
     #[test]
-    fn the_issues_dash_and_bash_attacks_are_refused() {
+    fn lines_that_hide_a_command_from_dash_or_bash_are_refused() {
         for line in [
             "((rm -f y))",
             "[[ x ; rm -f y ; ]]",

@@ -96,13 +96,32 @@ pub struct SpawnPlan {
     pub sandbox: Option<SandboxSpec>,
 }
 
-fn reject_nul(value: &str, field: &str) -> Result<(), TermError> {
+/// A string of the request that reaches the OS (command, argument, environment entry, shell,
+/// cwd): refused with `ERR_INVALID_ARG` naming `field` when it holds a NUL byte, which no C
+/// string carries. The one rule for this: [`plan`] applies it, and the TS layer asks it
+/// (`checkText`) before its policy sees a request.
+pub fn check_text(value: &str, field: &str) -> Result<(), TermError> {
     if value.contains('\0') {
         return Err(TermError::invalid_arg(format!(
-            "{field} contains a NUL byte"
+            "{field}: contains a NUL byte"
         )));
     }
     Ok(())
+}
+
+/// An environment variable's name: non-empty, without `=` and without a NUL byte, else
+/// `ERR_INVALID_ARG` naming `field`. The one rule for this: [`plan`] applies it, and the TS
+/// layer asks it (`checkEnvName`).
+pub fn check_env_name(name: &str, field: &str) -> Result<(), TermError> {
+    if name.is_empty() {
+        return Err(TermError::invalid_arg(format!("{field}: is empty")));
+    }
+    if name.contains('=') {
+        return Err(TermError::invalid_arg(format!(
+            "{field}: `{name}` contains '='"
+        )));
+    }
+    check_text(name, field)
 }
 
 /// Validates the request and resolves program, argv, environment and cwd.
@@ -115,21 +134,13 @@ pub fn plan(
     if req.command.is_empty() {
         return Err(TermError::invalid_arg("command must be a non-empty string"));
     }
-    reject_nul(&req.command, "command")?;
+    check_text(&req.command, "command")?;
     for (i, a) in req.args.iter().enumerate() {
-        reject_nul(a, &format!("args[{i}]"))?;
+        check_text(a, &format!("args[{i}]"))?;
     }
     for (i, (name, value)) in req.env.iter().enumerate() {
-        if name.is_empty() {
-            return Err(TermError::invalid_arg(format!("env[{i}].name is empty")));
-        }
-        if name.contains('=') {
-            return Err(TermError::invalid_arg(format!(
-                "env[{i}].name `{name}` contains '='"
-            )));
-        }
-        reject_nul(name, &format!("env[{i}].name"))?;
-        reject_nul(value, &format!("env[{i}].value"))?;
+        check_env_name(name, &format!("env[{i}].name"))?;
+        check_text(value, &format!("env[{i}].value"))?;
     }
     // Some(shell to run the line with; None: the platform's default), or None: never a shell.
     let shell: Option<Option<&str>> = match &req.shell {
@@ -139,7 +150,7 @@ pub fn plan(
             ))
         }
         Shell::Custom(s) => {
-            reject_nul(s, "options.shell")?;
+            check_text(s, "options.shell")?;
             Some(Some(s.as_str()))
         }
         Shell::Default => Some(None),
@@ -190,8 +201,10 @@ pub fn plan(
     })
 }
 
-/// The roots, each absolute and resolved (symlinks, `..`) as they are now.
-fn canonical_roots(roots: Option<&[String]>) -> Result<Option<Vec<PathBuf>>, TermError> {
+/// The roots, each absolute and resolved (symlinks, `..`) as they are now: opened as directories
+/// and read back, the form [`cwd_in_roots`] and [`plan`] compare the opened cwd in. Errors are
+/// `ERR_INVALID_ARG`, the message starting `options.allowedRoots[i]: `.
+pub fn canonical_roots(roots: Option<&[String]>) -> Result<Option<Vec<PathBuf>>, TermError> {
     let Some(roots) = roots else {
         return Ok(None);
     };
@@ -199,18 +212,19 @@ fn canonical_roots(roots: Option<&[String]>) -> Result<Option<Vec<PathBuf>>, Ter
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let field = format!("options.allowedRoots[{i}]");
-            reject_nul(r, &field)?;
+            let invalid =
+                |why: String| TermError::invalid_arg(format!("options.allowedRoots[{i}]: {why}"));
+            if r.contains('\0') {
+                return Err(invalid("contains a NUL byte".into()));
+            }
             if !Path::new(r).is_absolute() {
-                return Err(TermError::invalid_arg(format!(
-                    "{field} must be an absolute path, got `{r}`"
-                )));
+                return Err(invalid(format!("must be an absolute path, got `{r}`")));
             }
             // Resolved as the cwd is (its opened directory's path), so both are compared in
             // one form (Windows' canonicalize answers `\\?\` paths, the cwd's has none).
             crate::sys::cwd::open_dir(Path::new(r))
                 .and_then(|d| crate::sys::cwd::dir_path(&d))
-                .map_err(|e| TermError::invalid_arg(format!("{field} `{r}`: {e}")))
+                .map_err(|e| invalid(format!("`{r}`: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
@@ -347,7 +361,7 @@ pub fn resolve(name: &str, path_var: Option<&OsStr>, cwd: &Path) -> Result<PathB
     if name.is_empty() {
         return Err(TermError::invalid_arg("command must be a non-empty string"));
     }
-    reject_nul(name, "command")?;
+    check_text(name, "command")?;
     let inherited: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let default_path = rules::default_path();
     let pathext = env_value(&inherited, "PATHEXT");

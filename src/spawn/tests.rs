@@ -1,9 +1,10 @@
 //! Planning and spawning, without Node.
 
 use super::*;
+use crate::sys::pty::PtySize;
 use plan::PTY_TERM;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn req(command: &str, args: &[&str]) -> SpawnRequest {
     SpawnRequest {
@@ -181,7 +182,7 @@ fn spawn_runs_and_merges_streams() {
         Path::new("/"),
     )
     .unwrap();
-    let (s, leader) = spawn(&p, Default::default()).unwrap();
+    let (s, leader, _) = spawn(&p, Default::default()).unwrap();
     let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(leader.pid), None).unwrap();
     assert_eq!(
         status,

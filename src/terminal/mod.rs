@@ -26,7 +26,7 @@ use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::output::OutputBuffer;
 use crate::render::TextScreen;
-use crate::spawn::Spawned;
+use crate::sys::spawn::Started;
 
 mod input;
 mod pump;
@@ -144,21 +144,28 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// Starts the reader task (and the input task) for a spawned child in its containment.
-    /// Must run inside a tokio runtime.
-    pub fn start(
-        spawned: Spawned,
+    /// The sandbox's network-proxy listener, once: the caller serves the proxy on it and owns
+    /// it from then on (`None`: no `network: { allow }`, or already taken).
+    pub fn take_network_listener(&self) -> Option<crate::sandbox::NetworkListener> {
+        self.containment.take_network_listener()
+    }
+
+    /// The terminal of a started child in its containment, with its reader task (and input
+    /// task) running; `cwd` is the working directory the child got. Must run inside a tokio
+    /// runtime.
+    pub fn new(
+        started: Started,
+        cwd: std::path::PathBuf,
         config: TerminalConfig,
         containment: Containment,
     ) -> Result<Arc<Self>, TermError> {
-        let Spawned {
+        let Started {
             child,
             output,
             input,
             pty,
-            cwd,
-            sandbox: _, // owned by the containment (see `start`)
-        } = spawned;
+            init_pid: _, // the sandbox's guard owns it (in the containment)
+        } = started;
         // The child runs but might not be watched: an error leaves nothing behind (it is
         // killed and reaped).
         let mut child = Some(child);
@@ -526,5 +533,6 @@ fn exited_error(id: &str) -> TermError {
     )
 }
 
-#[cfg(test)]
+// sh lines and signals: Unix (Windows: __test__/windows/lifecycle.test.mjs).
+#[cfg(all(test, unix))]
 mod tests;

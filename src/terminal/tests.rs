@@ -1,7 +1,5 @@
 //! The terminal with real processes, without Node: draining after the exit, kill through the
 //! containment's escalation, the timeout, release.
-// The tests that start sh lines are Unix's; their helpers go unused on Windows.
-#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
 
 use std::time::Duration;
 
@@ -43,8 +41,6 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-// sh lines and signals: Unix (Windows: __test__/windows/lifecycle.test.mjs).
-#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn every_byte_written_before_the_exit_is_in_when_it_is_published() {
     let t = run(&request(
@@ -60,8 +56,6 @@ async fn every_byte_written_before_the_exit_is_in_when_it_is_published() {
     t.finish_release().await;
 }
 
-// sh lines and signals: Unix (Windows: __test__/windows/lifecycle.test.mjs).
-#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_descendant_holding_the_pipe_does_not_hold_back_the_exit() {
     let t = run(&request("echo first; sleep 30 & echo $! ; exit 0", 2000));
@@ -81,8 +75,6 @@ async fn a_descendant_holding_the_pipe_does_not_hold_back_the_exit() {
     assert!(!alive(sleeper));
 }
 
-// sh lines and signals: Unix (Windows: __test__/windows/lifecycle.test.mjs).
-#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn kill_is_term_for_a_plain_command_and_kill_for_one_that_traps_it() {
     let plain = run(&request("exec sleep 30", 5000));
@@ -112,8 +104,6 @@ async fn kill_is_term_for_a_plain_command_and_kill_for_one_that_traps_it() {
     }
 }
 
-// sh lines and signals: Unix (Windows: __test__/windows/lifecycle.test.mjs).
-#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_timeout_kills_through_the_same_escalation() {
     let mut req = request("exec sleep 30", 2000);

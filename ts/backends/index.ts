@@ -22,10 +22,14 @@ import { shellQuote } from '../shell-quote';
 import type * as Native from '../../index.js';
 import type { CreateTerminalParams } from '../types';
 import { Connection, backendLost, type ConnectionListeners } from './connection';
+import type { LookupRequest, LookupResult } from './far';
 import { RemoteTerminal, type RemoteOutputListener, type TerminalSubs, type CreatedInfo } from './terminal';
 
 export { Connection, RemoteError, backendLost } from './connection';
 export { RemoteTerminal } from './terminal';
+export { FarEnd } from './far';
+export { backendFromSpec, BACKEND_SPEC_FORMS } from './spec';
+export type { FarFacts, LookupBackend, LookupRequest, LookupResult } from './far';
 export type { RemoteChunkInfo, RemoteOutputListener } from './terminal';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -255,6 +259,15 @@ export class Backend {
     // Listeners attached in this tick subscribe before the hold ends: they get the first byte on.
     setImmediate(() => conn.call('releaseHold', { term: t.term }).catch(() => {}));
     return t;
+  }
+
+  /**
+   * Asks the far end (its PATH, its file system) where programs are, files' real paths, whether a cwd
+   * lies inside roots, its environment: what `TerminalHost({ backend })` judges before anything starts.
+   */
+  async lookup(request: LookupRequest): Promise<LookupResult> {
+    const conn = await this.connection();
+    return (await conn.call('lookup', { ...request })) as unknown as LookupResult;
   }
 
   /** The transport process of the live connection (for fault tests), if any. */

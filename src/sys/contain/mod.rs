@@ -1,6 +1,6 @@
 //! A terminal's containment, the platform's part: what holds every process of the command
-//! and how they are stopped. [`Prepared`] exists before the launch (its [`Prepared::join`]
-//! is what the child is put into before it runs); [`Prepared::contain`] takes the started
+//! and how they are stopped. A [`Holder`] exists before the launch (its [`Holder::join`]
+//! is what the child is put into before it runs); [`Holder::contain`] takes the started
 //! [`crate::sys::spawn::Leader`] and gives the [`Held`] tree, which the core's
 //! `containment` signals with a platform-neutral [`crate::sys::signals::Stop`].
 //!
@@ -17,11 +17,11 @@
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{signal_pids, Held, Prepared, ProcessGroup, SessionTree, JOB_OBJECTS};
+pub use unix::{Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-pub use windows::{Held, Prepared, JOB_OBJECTS};
+pub use windows::{Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
 
 /// Why a terminal's containment could not be prepared.
 #[derive(Debug)]

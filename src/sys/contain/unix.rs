@@ -23,15 +23,15 @@ const CGROUP_EMPTY_WAIT: Duration = Duration::from_millis(200);
 
 /// The cgroups of a terminal about to be spawned (none where cgroups are unavailable).
 #[derive(Debug, Default)]
-pub struct Prepared {
+pub struct Holder {
     cgroup: Option<Cgroup>,
     pids: Option<PidsCgroup>,
 }
 
-impl Prepared {
+impl Holder {
     /// Creates the terminal's cgroup and, for `limits.processes`, a pids cgroup capping it.
     /// Refuses nothing: the other limits are the launch's rlimits.
-    pub fn new(limits: &Limits) -> Result<Prepared, PrepareError> {
+    pub fn new(limits: &Limits) -> Result<Holder, PrepareError> {
         let cgroup = Cgroup::create();
         let pids = limits
             .processes
@@ -165,7 +165,25 @@ impl Drop for Held {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessGroup(pub i32);
 
+/// Process groups and sessions always exist on Unix: nothing is refused.
+pub type NoProcessGroups = std::convert::Infallible;
+
 impl ProcessGroup {
+    /// Process group `pgid` (never refused here; Windows has none).
+    pub fn new(pgid: i32) -> Result<Self, NoProcessGroups> {
+        Ok(Self(pgid))
+    }
+
+    /// True when it is the group of this (Node's) process.
+    pub fn is_callers(&self) -> bool {
+        self.0 == nix::unistd::getpgrp().as_raw()
+    }
+
+    /// Sends `stop` to the group; false when the group no longer exists (or is pgid 0/1).
+    pub fn signal(&self, stop: Stop) -> bool {
+        self.send(stop.into())
+    }
+
     /// Sends `sig` to the group; false when the group no longer exists (or is pgid 0/1).
     pub fn send(&self, sig: Signal) -> bool {
         self.0 > 1 && !matches!(killpg(Pid::from_raw(self.0), sig), Err(Errno::ESRCH))
@@ -197,6 +215,16 @@ impl ProcessGroup {
 pub struct SessionTree(pub i32);
 
 impl SessionTree {
+    /// The tree of session `sid` (never refused here; Windows has no sessions).
+    pub fn new(sid: i32) -> Result<Self, NoProcessGroups> {
+        Ok(Self(sid))
+    }
+
+    /// Sends `stop` to every process of the tree (gone ones are skipped).
+    pub fn signal(&self, stop: Stop) {
+        signal_pids(&self.pids(), stop.into());
+    }
+
     /// The live pids of the tree.
     pub fn pids(&self) -> Vec<i32> {
         procs::session_tree(self.0)

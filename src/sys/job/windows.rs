@@ -201,6 +201,11 @@ impl TerminalJob {
         self.pid
     }
 
+    /// No cgroup: the job holds the tree (what the guardian would empty on Unix).
+    pub fn cgroup_dir(&self) -> Option<&std::path::Path> {
+        None
+    }
+
     /// `Term`: Ctrl+C on a pty's console; on pipes, which have no graceful stop on Windows,
     /// the job is terminated. `Kill`: the job is terminated. `Continue`: nothing (there is
     /// no stopped state to leave).

@@ -15,4 +15,7 @@ pub(super) fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((r, w))
 }
 
-pub(super) fn grow(_fd: BorrowedFd<'_>, _bytes: i32) {}
+/// Pipes cannot be sized here: `None`.
+pub(super) fn grow(_fd: BorrowedFd<'_>, _bytes: i32) -> Option<usize> {
+    None
+}

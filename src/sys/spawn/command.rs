@@ -1,14 +1,13 @@
 //! What a terminal's launch is made of, in no platform's terms: the resolved [`Command`], its
 //! standard I/O ([`Io`]: pipes or a pseudo-terminal), its resource [`Limits`], and what comes
-//! back ([`Started`]). `open_ends` and `start` (per platform: `start_unix.rs`,
-//! `start_windows.rs`) make the descriptors or handles and launch it.
+//! back ([`Started`], and the [`super::Leader`] the containment takes). `open_ends` and
+//! `start` (per platform: `start_unix.rs`, `start_windows.rs`) make the descriptors or
+//! handles and launch it.
 
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::Join;
-#[cfg(target_os = "linux")]
-use super::{ChildStep, Isolation};
+use super::{ChildSteps, Join};
 use crate::sys::cwd::Dir;
 use crate::sys::pty::PtySize;
 
@@ -62,33 +61,28 @@ pub struct Command<'a> {
     #[cfg_attr(windows, allow(dead_code))] // a console of its own already (see windows.rs)
     pub own_session: bool,
     /// Resource limits (Unix: rlimits in the child; Windows: already the job's).
-    #[cfg_attr(windows, allow(dead_code))] // the job holds them (containment's Prepared)
+    #[cfg_attr(windows, allow(dead_code))] // the job holds them (the containment's `Holder`)
     pub limits: &'a Limits,
     /// What the child is put into before it runs.
     pub join: Join<'a>,
-    /// The sandbox's namespaces (Linux).
-    #[cfg(target_os = "linux")]
-    pub isolate: Option<Isolation>,
-    /// The sandbox's last step before exec (Linux).
-    #[cfg(target_os = "linux")]
-    pub confine: Option<ChildStep>,
+    /// A higher layer's steps in the child (a sandbox's namespaces and its last step before
+    /// exec; only Linux has any).
+    pub steps: Option<ChildSteps>,
 }
 
 /// A launched terminal command: the child to watch, our ends of its I/O.
 #[derive(Debug)]
 pub struct Started {
-    /// The child, for the exit watch.
+    /// The child (its pid, or on Windows its process handle), for the exit watch.
     pub child: crate::sys::exit_watch::Child,
-    /// Who the containment takes (its pid; on Windows a pty's console input too).
-    pub leader: super::Leader,
     /// Our end of its output (stdout and stderr on one pipe, or the pty's output).
     pub output: crate::sys::pipe::OwnedEnd,
     /// Our end of its input (`None`: stdin is the null device).
     pub input: Option<crate::sys::pipe::OwnedEnd>,
     /// On a pty: the window-size control and the initial size.
     pub pty: Option<(crate::sys::pty::Control, PtySize)>,
-    /// With a sandbox's PID namespace (Linux): its init, for the sandbox's guard.
-    #[cfg(target_os = "linux")]
+    /// With a sandbox's PID namespace (Linux): its init, for the sandbox's guard; `None`
+    /// without one.
     pub init_pid: Option<i32>,
 }
 

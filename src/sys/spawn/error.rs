@@ -1,7 +1,5 @@
 //! How a launch fails: the child-side [`Stage`] that failed, with its errno, carried inside an
 //! `io::Error` as a [`LaunchError`]. Decoded once, by the caller of the launch.
-// Windows launches fail with plain I/O errors: none of this is constructed there.
-#![cfg_attr(windows, allow(dead_code))]
 
 use std::io;
 
@@ -24,7 +22,7 @@ pub enum Stage {
     /// The parent exited before the parent-death signal was armed (Linux only).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     ParentGone,
-    /// A step of the caller ([`Isolation`], [`ChildStep`]) failed with this code.
+    /// A step of the caller ([`super::ChildSteps`]) failed with this code.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Step(i32),
 }
@@ -46,8 +44,6 @@ impl Stage {
 
 /// A child-side failure: which step failed, with its errno.
 #[derive(Debug)]
-// Only Linux's launch has sandbox steps, whose stage a caller reads.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct LaunchError {
     /// errno reported by the child.
     pub errno: i32,
@@ -82,8 +78,21 @@ impl std::fmt::Display for LaunchError {
 }
 
 /// The child-side failure of a launch error, if it is one.
-pub fn launch_failure(e: &io::Error) -> Option<&LaunchError> {
+fn launch_failure(e: &io::Error) -> Option<&LaunchError> {
     e.get_ref()?.downcast_ref::<LaunchError>()
+}
+
+/// The code a higher layer's step ([`Stage::Step`]) failed the launch with, if it did.
+pub fn failed_step(e: &io::Error) -> Option<i32> {
+    match launch_failure(e)?.stage {
+        Stage::Step(code) => Some(code),
+        _ => None,
+    }
+}
+
+/// The errno the child reported, for a child-side failure.
+pub fn child_errno(e: &io::Error) -> Option<i32> {
+    launch_failure(e).map(|f| f.errno)
 }
 
 impl std::error::Error for LaunchError {}

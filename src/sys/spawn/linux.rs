@@ -17,6 +17,23 @@ use std::os::fd::RawFd;
 use super::{ChildStep, Isolation, LaunchError, LaunchSpec, Launched, Rlimit, SessionMode, Stage};
 
 pub(super) const PARENT_DEATH_SIGNAL: bool = true;
+
+/// A higher layer's steps in the child (a sandbox's): its namespaces, and its last step
+/// before `execve`.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildSteps {
+    /// The new namespaces the command starts in.
+    pub isolate: Option<Isolation>,
+    /// The last step before `execve`.
+    pub confine: Option<ChildStep>,
+}
+
+impl ChildSteps {
+    /// The launch's two fields.
+    pub(super) fn into_parts(self) -> (Option<Isolation>, Option<ChildStep>) {
+        (self.isolate, self.confine)
+    }
+}
 pub(super) const ADDRESS_SPACE_LIMIT: bool = true;
 
 /// Failure stages reported by the child.

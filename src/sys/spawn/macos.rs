@@ -27,6 +27,23 @@ use super::posix_spawn::{failed_stage, flags, Grouping, Prepared};
 use super::{LaunchError, LaunchSpec, Launched, SessionMode, Stage};
 
 pub(super) const PARENT_DEATH_SIGNAL: bool = false;
+
+/// A higher layer's steps in the child: macOS's launch runs none (no sandbox here), so none
+/// is ever made.
+#[derive(Debug, Clone, Copy)]
+pub enum ChildSteps {}
+
+impl ChildSteps {
+    /// Never reached (none is made).
+    pub(super) fn into_parts(
+        self,
+    ) -> (
+        Option<super::spec::Isolation>,
+        Option<super::spec::ChildStep>,
+    ) {
+        match self {}
+    }
+}
 pub(super) const ADDRESS_SPACE_LIMIT: bool = false;
 
 /// Apple's `POSIX_SPAWN_SETEXEC`: `posix_spawn` replaces the calling process, like `execve`.

@@ -1,16 +1,19 @@
 //! Starting a process without forking Node.
 //!
-//! The interface: a [`LaunchSpec`] prepared in the parent (every string a C string, every
-//! descriptor open) and [`launch`], which returns the child's pid once the child has exec'd
-//! (or the error of the step that failed in the child). What the child does before `execve`,
-//! in this order: default signal dispositions and an empty mask, a new process group or
-//! session (with a controlling terminal), the parent-death signal, resource limits, joining
-//! cgroups, stdio, the working directory, and last the caller's [`ChildStep`] (e.g. a
-//! sandbox's confinement). With an [`Isolation`] (Linux), the launch goes
-//! through an intermediate process that runs it (new namespaces and their init, which
-//! [`launch_with`] also returns) before starting the command. This layer knows no policy:
-//! the steps are function pointers of a higher layer, and their failures come back as
-//! [`Stage::Step`] codes that layer decodes.
+//! The interface, for every caller (a terminal, the guardian, the sandbox's probe): a
+//! [`Command`] on the [`Ends`] that `open_ends` made, given to `spawn` (Unix also has
+//! `spawn_detached`, without the parent-death signal), which returns the [`Started`] child and
+//! its [`Leader`] once the child has exec'd (or the error of the step that failed in the
+//! child; [`failed_step`] and [`child_errno`] decode it). On Unix it becomes a `LaunchSpec`
+//! prepared in the parent (every string a C string, every descriptor open) for the launcher
+//! thread's private `launch`. What the child does before `execve`, in this order: default
+//! signal dispositions and an empty mask, a new process group or session (with a controlling
+//! terminal), the parent-death signal, resource limits, joining cgroups, stdio, the working
+//! directory, and last the caller's [`ChildSteps`] confinement (e.g. a sandbox's). With its
+//! isolation (Linux), the launch goes through an intermediate process that runs it (new
+//! namespaces and their init, returned as [`Started::init_pid`]) before starting the command.
+//! This layer knows no policy: the steps are function pointers of a higher layer, and their
+//! failures come back as [`failed_step`] codes that layer decodes.
 //!
 //! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`; `macos.rs`:
 //! `posix_spawn`, with a `fork` first for a controlling terminal or resource limits, and
@@ -28,22 +31,22 @@ use std::sync::{Mutex, OnceLock};
 mod command;
 #[cfg(unix)]
 mod cstr;
+#[cfg(unix)]
 mod error;
 mod spec;
 
-pub use command::{Command, Io, Limits, Lookup};
+pub use command::{Command, Io, Limits, Lookup, Started};
 #[cfg(unix)]
 pub use cstr::{cpath, cstring, envp};
 #[cfg(all(test, unix))]
 pub use error::launch_errno;
-pub use error::launch_failure;
 #[cfg(unix)]
-pub use error::{LaunchError, Stage};
+pub use error::{child_errno, failed_step, LaunchError, Stage};
 #[cfg(target_os = "linux")]
 pub use spec::{ChildStep, Isolation};
 pub use spec::{Join, Leader};
 #[cfg(unix)]
-pub use spec::{LaunchSpec, Launched, Rlimit, SessionMode};
+use spec::{LaunchSpec, Launched, Rlimit, SessionMode};
 
 // A terminal's launch (its ends, then the launch) and the rules a request is planned by.
 #[cfg(unix)]
@@ -52,25 +55,27 @@ pub mod rules;
 #[cfg(unix)]
 mod start_unix;
 #[cfg(unix)]
-pub use start_unix::{open_ends, start, Ends};
+pub use start_unix::{open_ends, spawn, spawn_detached, Ends};
 #[cfg(windows)]
 #[path = "rules_windows.rs"]
 pub mod rules;
 #[cfg(windows)]
 mod start_windows;
 #[cfg(windows)]
-pub use start_windows::{open_ends, start, Ends};
+pub use start_windows::{child_errno, failed_step, open_ends, spawn, ChildSteps, Ends};
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
 #[cfg(target_os = "linux")]
-pub use linux::{default_signals, errno};
+pub use linux::{default_signals, errno, ChildSteps};
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
+#[cfg(target_os = "macos")]
+pub use macos::ChildSteps;
 // macOS launches through it; Linux compiles it for its unit tests only (glibc has the same
 // calls), so the posix_spawn path runs in the Linux CI too.
 #[cfg(any(target_os = "macos", all(test, target_os = "linux")))]
@@ -106,12 +111,6 @@ pub const ADDRESS_SPACE_LIMIT: bool = true;
 type Job = (LaunchSpec, mpsc::SyncSender<io::Result<Launched>>);
 
 #[cfg(unix)]
-/// Starts `spec` on the launcher thread and returns the child's pid.
-pub fn launch(spec: LaunchSpec) -> io::Result<i32> {
-    launch_with(spec).map(|l| l.pid)
-}
-
-#[cfg(unix)]
 /// Starts the launcher thread.
 fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
     let (tx, rx) = mpsc::channel::<Job>();
@@ -128,7 +127,7 @@ fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
 
 #[cfg(unix)]
 /// Starts `spec` on the launcher thread and returns the child (and a namespace's init).
-pub fn launch_with(spec: LaunchSpec) -> io::Result<Launched> {
+fn launch(spec: LaunchSpec) -> io::Result<Launched> {
     static LAUNCHER: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
     let tx = LAUNCHER
         .get_or_init(launcher)
@@ -181,7 +180,7 @@ mod tests {
     /// Launches, waits, then reads everything the child wrote (the write end is closed first).
     fn run(s: LaunchSpec, out: std::fs::File, w: std::fs::File) -> (i32, String) {
         use std::io::Read;
-        let pid = launch(s).unwrap();
+        let pid = launch(s).unwrap().pid;
         drop(w);
         let mut status = 0;
         // SAFETY: reaping our own child into a local.

@@ -1,9 +1,10 @@
 //! A terminal's launch on Unix: its descriptors ([`open_ends`]: one pipe for stdout and
-//! stderr, stdin on /dev/null or a pipe, or a pty pair) and the launch ([`start`]) of the
+//! stderr, stdin on /dev/null or a pipe, or a pty pair) and the launch ([`spawn`]) of the
 //! child as leader of a new process group (a new session on a pty, or when asked), with its
-//! rlimits, SIGKILL as its parent-death signal, its cgroups and a higher layer's steps.
-//! Our copies of the child's ends are closed before [`start`] returns, so end of file (EIO on
-//! a pty) arrives when the child's copies are gone.
+//! rlimits, SIGKILL as its parent-death signal, its cgroups and a higher layer's steps
+//! ([`spawn_detached`]: the same without the parent-death signal, for the guardian, which
+//! must outlive Node). Our copies of the child's ends are closed before either returns, so
+//! end of file (EIO on a pty) arrives when the child's copies are gone.
 
 use std::io;
 #[cfg(target_os = "linux")]
@@ -14,7 +15,7 @@ use std::sync::OnceLock;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
 use super::command::{Command, Io, Limits, Started};
-use super::{cpath, cstring, envp, LaunchSpec, Leader, Rlimit, SessionMode};
+use super::{cpath, cstring, envp, ChildSteps, LaunchSpec, Leader, Rlimit, SessionMode};
 use crate::sys::pty::{self, PtySize};
 
 /// The descriptors of one launch, opened before it (a sandbox needs the pty's slave).
@@ -111,8 +112,23 @@ pub fn rlimits(limits: &Limits) -> Vec<Rlimit> {
     .collect()
 }
 
-/// Launches `cmd` on `ends` (see the module docs).
-pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
+/// Launches `cmd` on `ends` (see the module docs), with the [`Leader`] its containment takes.
+pub fn spawn(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
+    launch_command(cmd, ends, Some(libc::SIGKILL))
+}
+
+/// Launches `cmd` on `ends` as a process that outlives Node (no parent-death signal): the
+/// guardian, whose work starts when Node is gone.
+pub fn spawn_detached(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
+    launch_command(cmd, ends, None)
+}
+
+/// The launch of [`spawn`] and [`spawn_detached`], with `parent_death_signal`.
+fn launch_command(
+    cmd: Command<'_>,
+    ends: Ends,
+    parent_death_signal: Option<i32>,
+) -> io::Result<(Started, Leader)> {
     let Ends {
         output,
         child_in,
@@ -131,6 +147,7 @@ pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
         (None, true) => SessionMode::NewSession(None),
         (None, false) => SessionMode::NewGroup,
     };
+    let (isolate, confine) = cmd.steps.map_or((None, None), ChildSteps::into_parts);
     let spec = LaunchSpec {
         program: cpath(cmd.program)?,
         argv: cmd
@@ -143,28 +160,21 @@ pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
         stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
         session,
         rlimits: rlimits(cmd.limits),
-        parent_death_signal: Some(libc::SIGKILL),
+        parent_death_signal,
         cgroup_procs: cmd.join.cgroup_procs,
-        #[cfg(target_os = "linux")]
-        isolate: cmd.isolate,
-        #[cfg(target_os = "linux")]
-        confine: cmd.confine,
-        #[cfg(not(target_os = "linux"))]
-        isolate: None,
-        #[cfg(not(target_os = "linux"))]
-        confine: None,
+        isolate,
+        confine,
     };
-    let launched = super::launch_with(spec)?;
+    let launched = super::launch(spec)?;
     // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
     drop(child_out);
     drop(child_in);
-    Ok(Started {
+    let started = Started {
         child: crate::sys::exit_watch::Child::from_pid(launched.pid),
-        leader: Leader { pid: launched.pid },
         output,
         input,
         pty,
-        #[cfg(target_os = "linux")]
         init_pid: launched.init_pid,
-    })
+    };
+    Ok((started, Leader { pid: launched.pid }))
 }

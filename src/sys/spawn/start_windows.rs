@@ -86,8 +86,27 @@ fn command_line(cmd: &Command<'_>) -> io::Result<WinCommand> {
     })
 }
 
-/// Launches `cmd` on `ends` (see the module docs).
-pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
+/// A higher layer's steps in the child: Windows' launch runs none (no sandbox here), so none
+/// is ever made.
+#[derive(Debug, Clone, Copy)]
+pub enum ChildSteps {}
+
+/// The step code of a launch's failed [`ChildSteps`]: never, on Windows.
+pub fn failed_step(_e: &io::Error) -> Option<i32> {
+    None
+}
+
+/// The errno a launch's child reported: Windows' launches fail with plain I/O errors.
+pub fn child_errno(_e: &io::Error) -> Option<i32> {
+    None
+}
+
+/// Launches `cmd` on `ends` (see the module docs), with the [`Leader`] its containment takes.
+pub fn spawn(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
+    // No step runs here (none is ever made: there is no sandbox).
+    if let Some(steps) = cmd.steps {
+        match steps {}
+    }
     let job = cmd
         .join
         .job
@@ -127,11 +146,12 @@ pub fn start(cmd: Command<'_>, ends: Ends) -> io::Result<Started> {
         _ => None,
     };
     let pid = launched.pid as i32;
-    Ok(Started {
+    let started = Started {
         child: crate::sys::exit_watch::Child::from_handle(Arc::new(launched.process)),
-        leader: Leader { pid, console_input },
         output,
         input,
         pty: console,
-    })
+        init_pid: None,
+    };
+    Ok((started, Leader { pid, console_input }))
 }

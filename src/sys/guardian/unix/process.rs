@@ -7,14 +7,11 @@
 //! own session) with the platform's commands ([`GUARDIAN_KILL`]), in batches of 500
 //! terminals, then remove the cgroup directories.
 
-use std::ffi::OsStr;
-use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd};
-
-use nix::fcntl::{fcntl, FcntlArg, OFlag};
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
 
 use crate::sys::procs::GUARDIAN_KILL;
-use crate::sys::spawn::{cstring, launch, LaunchSpec, SessionMode};
+use crate::sys::spawn::{self, Io, Join, Limits};
 
 /// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
 /// quadratic and burned a core under 1,000 terminals). Ignored signals survive the exec.
@@ -99,46 +96,52 @@ pub(super) fn start() -> Option<Process> {
 }
 
 /// Starts a guardian that, when it ends, removes the cgroup directories `base` and
-/// `pids_base` (empty: none).
+/// `pids_base` (empty: none). It is launched as every terminal is ([`spawn::Command`]), in a
+/// session of its own and without the parent-death signal: it must outlive Node.
 pub(super) fn start_with(base: &OsStr, pids_base: &OsStr) -> Option<Process> {
-    let (read, write) = crate::sys::pipe::pipe_cloexec().ok()?;
     let root = crate::sys::cwd::open_dir("/".as_ref()).ok()?;
-    let null: OwnedFd = File::options().write(true).open("/dev/null").ok()?.into();
-    let spec = LaunchSpec {
-        program: cstring("/bin/sh".as_ref()).ok()?,
-        argv: vec![
-            cstring("sh".as_ref()).ok()?,
-            cstring("-c".as_ref()).ok()?,
-            // The script travels in the environment so `ps` shows a short command line.
-            cstring("eval \"$ACP_TERMINAL_GUARDIAN\"".as_ref()).ok()?,
-            cstring("acp-terminal-guardian".as_ref()).ok()?,
-            cstring(base).ok()?,
-            cstring(pids_base).ok()?,
-        ],
-        envp: vec![
-            cstring("PATH=/usr/bin:/bin".as_ref()).ok()?,
-            cstring(format!("ACP_TERMINAL_GUARDIAN={SCRIPT}").as_ref()).ok()?,
-            cstring(format!("ACP_TERMINAL_KILL_BEFORE={}", GUARDIAN_KILL.before_groups).as_ref())
-                .ok()?,
-            cstring(format!("ACP_TERMINAL_KILL_AFTER={}", GUARDIAN_KILL.after_groups).as_ref())
-                .ok()?,
-        ],
-        cwd: root.as_raw_fd(),
-        stdio: [read.as_raw_fd(), null.as_raw_fd(), null.as_raw_fd()],
-        session: SessionMode::NewSession(None),
-        rlimits: Vec::new(),
-        parent_death_signal: None,
-        cgroup_procs: Vec::new(),
-        isolate: None,
-        confine: None,
-    };
-    let pid = launch(spec).ok()?;
-    drop(read);
-    // Writes never block: a guardian that stops reading costs a replacement, not a hang.
-    fcntl(&write, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).ok()?;
+    let argv: Vec<OsString> = [
+        "sh".as_ref(),
+        "-c".as_ref(),
+        // The script travels in the environment so `ps` shows a short command line.
+        "eval \"$ACP_TERMINAL_GUARDIAN\"".as_ref(),
+        "acp-terminal-guardian".as_ref(),
+        base,
+        pids_base,
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    let env: Vec<(OsString, OsString)> = [
+        ("PATH", "/usr/bin:/bin"),
+        ("ACP_TERMINAL_GUARDIAN", SCRIPT),
+        ("ACP_TERMINAL_KILL_BEFORE", GUARDIAN_KILL.before_groups),
+        ("ACP_TERMINAL_KILL_AFTER", GUARDIAN_KILL.after_groups),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.into(), v.into()))
+    .collect();
+    // Its input is a pipe only we write to (non-blocking: a guardian that stops reading costs
+    // a replacement, not a hang); its output is read by nobody.
+    let ends = spawn::open_ends(Io::PipeWithStdin).ok()?;
+    let (started, leader) = spawn::spawn_detached(
+        spawn::Command {
+            program: "/bin/sh".as_ref(),
+            argv: &argv,
+            shell_line: false,
+            env: &env,
+            cwd: &root,
+            own_session: true,
+            limits: &Limits::default(),
+            join: Join::default(),
+            steps: None,
+        },
+        ends,
+    )
+    .ok()?;
     Some(Process {
-        pipe: std::sync::Arc::new(write),
-        pid,
+        pipe: std::sync::Arc::new(started.input?),
+        pid: leader.pid,
     })
 }
 
