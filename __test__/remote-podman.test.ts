@@ -61,15 +61,15 @@ describeIf('podman', ready, why)('podman exec', () => {
     expect((await t.currentOutput()).output).toBe('ok\n');
     await other.close();
     expect(inContainer(name, 'cmp -s /tmp/acp-other/server ' + other.serverPath).status).toBe(0);
-    expect(inContainer(name, '/tmp/acp-other/server --version').out).toMatch(new RegExp('^' + String.fromCharCode(0x1e) + 'ACP-TERMINAL-SERVER/1 '));
+    expect(inContainer(name, '/tmp/acp-other/server --version').out).toMatch(new RegExp('^' + String.fromCharCode(0x1e) + 'ACP-TERMINAL-SERVER/2 '));
   });
 
   describe('acceptance', () => {
     acceptance(() => backend, '/tmp');
   });
 
-  test('the transport killed mid-flood: calls reject with ERR_BACKEND_LOST, nothing is left in the container', async () => {
-    const b = backends.podman(name, { serverBinary: STATIC_SERVER, env: podmanEnv() });
+  test('the transport killed mid-flood without a grace: calls reject with ERR_BACKEND_LOST, nothing is left in the container', async () => {
+    const b = backends.podman(name, { serverBinary: STATIC_SERVER, env: podmanEnv(), reconnectGraceMs: 0 });
     const t = await b.createTerminal({ command: 'yes flood' });
     const sleeper = await b.createTerminal({ command: "trap '' TERM; sleep 1000" });
     let got = 0;
@@ -90,7 +90,7 @@ describeIf('podman', ready, why)('podman exec', () => {
     const other = `acp-rt-stop-${process.pid}`;
     startContainer(other);
     try {
-      const b = backends.podman(other, { serverBinary: STATIC_SERVER, env: podmanEnv(), handshakeTimeoutMs: 20000 });
+      const b = backends.podman(other, { serverBinary: STATIC_SERVER, env: podmanEnv(), handshakeTimeoutMs: 20000, reconnectGraceMs: 2000 });
       const ts = await Promise.all([1, 2, 3].map(() => b.createTerminal({ command: 'sleep 1000' })));
       const waits = ts.map((t) => t.waitForExit());
       spawnSync('podman', ['stop', '-t', '0', other], { env: podmanEnv() });

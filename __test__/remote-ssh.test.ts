@@ -4,6 +4,7 @@
  * banner found past a login shell's noise.
  */
 
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -36,14 +37,14 @@ test('the banner is found past noise printed before it, even split across reads'
   const r = new FrameReader();
   const stream = Buffer.concat([
     Buffer.from('Welcome!\nlast login: never\n\x1eACP-TERM'),
-    Buffer.from('INAL-SERVER/1 9.9.9\n'),
+    Buffer.from('INAL-SERVER/2 9.9.9\n'),
     jsonFrame({ event: 'exit', term: 1, status: {} }),
   ]);
   const msgs = [];
   for (let i = 0; i < stream.length; i += 7) msgs.push(...r.push(stream.subarray(i, i + 7)));
-  expect(r.banner).toEqual({ protocol: 1, version: '9.9.9' });
+  expect(r.banner).toEqual({ protocol: 2, version: '9.9.9' });
   expect(r.noise).toBe('Welcome!\nlast login: never\n');
-  expect(msgs).toEqual([{ kind: 'json', value: { event: 'exit', term: 1, status: {} } }]);
+  expect(msgs).toEqual([{ kind: 'json', value: { event: 'exit', term: 1, status: {} }, size: jsonFrame({ event: 'exit', term: 1, status: {} }).length }]);
 });
 
 testIf('acp-terminal-server', fs.existsSync(HOST_SERVER), 'the host server is not built (bash scripts/remote/build-server.sh)')('a transport that prints before starting the server still connects', async () => {
@@ -58,8 +59,9 @@ describeIf('sshd', hasSshd && fs.existsSync(HOST_SERVER), 'needs root with opens
   let sshd: Sshd;
   let backend: backends.Backend;
   const serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-ssh-server-'));
-  const make = (): backends.Backend =>
+  const make = (extra: backends.BackendOptions = {}): backends.Backend =>
     backends.ssh('root@127.0.0.1', {
+      ...extra,
       port: sshd.port,
       identity: sshd.key,
       extraArgs: ['-F', '/dev/null'],
@@ -107,8 +109,24 @@ describeIf('sshd', hasSshd && fs.existsSync(HOST_SERVER), 'needs root with opens
     }
   });
 
-  test('the ssh client killed mid-flood: calls reject with ERR_BACKEND_LOST, nothing is left at the far end', async () => {
-    const b = make();
+  test('the ssh client killed mid-flood: the backend reconnects through ssh, the output is the local one byte for byte', async () => {
+    const b = make({ reconnectGraceMs: 20000 });
+    const chunks: Buffer[] = [];
+    let got = 0;
+    const flood = 'i=0; while [ $i -lt 40 ]; do seq $((i*5000+1)) $((i*5000+5000)); i=$((i+1)); sleep 0.03; done';
+    const t = await b.createTerminal({ command: flood }, { onOutput: (c: Buffer) => (chunks.push(Buffer.from(c)), (got += c.length)) });
+    const conn = await b.connection();
+    expect(await until(() => got > 100_000)).toBe(true);
+    process.kill(conn.pid!, 'SIGKILL');
+    expect(await t.waitForExit()).toEqual({ exitCode: 0, signal: null });
+    expect(conn.reconnects).toBe(1);
+    expect(Buffer.concat(chunks).equals(execFileSync('seq', ['1', '200000'], { maxBuffer: 64 << 20 }))).toBe(true);
+    await b.close();
+    expect(await until(() => !alive(conn.serverPid!))).toBe(true);
+  });
+
+  test('the ssh client killed mid-flood without a grace: calls reject with ERR_BACKEND_LOST, nothing is left at the far end', async () => {
+    const b = make({ reconnectGraceMs: 0 });
     const t = await b.createTerminal({ command: 'yes flood' });
     const sleeper = await b.createTerminal({ command: "trap '' TERM; sleep 1000" });
     let got = 0;

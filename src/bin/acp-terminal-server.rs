@@ -1,6 +1,8 @@
 //! `acp-terminal-server`: the native core as a standalone executable. It serves one
 //! connection on its stdin and stdout (the protocol of `acp_terminal::server`), and when its
-//! stdin ends it kills every command it started and exits. Built without the `napi` feature:
+//! stdin ends it kills every command it started and exits (after the grace a client asked for
+//! in `hello`, if no new link reattached meanwhile). `acp-terminal-server --attach PATH`
+//! splices its stdio to the live server listening at PATH (a reattaching client's new link). Built without the `napi` feature:
 //! `cargo build --release --no-default-features --features server --bin acp-terminal-server`.
 
 fn main() {
@@ -11,8 +13,15 @@ fn main() {
             print!("{}", acp_terminal::server::banner());
             return;
         }
+        Some("--attach") => {
+            let Some(path) = args.next() else {
+                eprintln!("acp-terminal-server: --attach needs the socket path");
+                std::process::exit(2);
+            };
+            std::process::exit(acp_terminal::server::attach(std::path::Path::new(&path)));
+        }
         Some(other) => {
-            eprintln!("acp-terminal-server: unknown argument {other:?} (usage: acp-terminal-server [--version])");
+            eprintln!("acp-terminal-server: unknown argument {other:?} (usage: acp-terminal-server [--version | --attach PATH])");
             std::process::exit(2);
         }
     }

@@ -13,8 +13,9 @@
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-/// The protocol version the banner announces; a client speaking another one reinstalls.
-pub const PROTOCOL: u32 = 1;
+/// The protocol version the banner announces; a client speaking another one reinstalls (2:
+/// `hello {graceMs, replayBytes}`, reattach with `resume`, `shutdown`).
+pub const PROTOCOL: u32 = 2;
 /// What the banner line starts with (after any noise).
 pub const BANNER_PREFIX: &str = "\x1eACP-TERMINAL-SERVER/";
 /// Longest frame the server accepts (the length field's value).

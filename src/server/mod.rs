@@ -8,10 +8,19 @@
 //! `{event: "end", sub}`, and output arrives in output frames per subscription.
 //!
 //! Invariants:
-//! - The connection owns its terminals: when its input ends (the client, or the transport,
-//!   is gone) or its output fails, every terminal is released (TERM -> grace -> KILL through
-//!   the core's containment) before [`serve`] returns; the guardian covers a server that is
-//!   killed outright.
+//! - The session owns its terminals. When its link ends (input EOF, output failure) after the
+//!   client said `shutdown`, or when the client asked for no grace (the default), every terminal
+//!   is released (TERM -> grace -> KILL through the core's containment) before [`serve`]
+//!   returns; the guardian covers a server that is killed outright.
+//! - Reattach: a client that said `hello {graceMs}` gets a socket path and a random token. When
+//!   its link is lost the session detaches and keeps its terminals for `graceMs`, queueing what
+//!   it would have sent; a new link (`acp-terminal-server --attach PATH`) that presents the token
+//!   in `resume {token, offset}` continues it: the server resends what it wrote from
+//!   the client's byte `offset` (from a replay ring of the last `replayBytes` written, so nothing
+//!   is lost or sent twice) and says how many client frames it read (the client resends the
+//!   rest). A client behind the ring (the dead link swallowed more than it keeps) is refused
+//!   (`ERR_REPLAY_LOST`) and the session ends. After the grace without a resume, the session
+//!   ends as above.
 //! - Output is bounded per subscription ([`HIGH_WATER_MARK`]): a reader that falls behind loses
 //!   the oldest bytes (counted in the next output frame), never the server's memory; the
 //!   retained output (`output`) is never affected.
@@ -36,7 +45,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::Notify;
+use tokio::sync::{mpsc, Notify};
 
 pub use frame::{banner, BANNER_PREFIX, MAX_FRAME, PROTOCOL};
 use frame::{json_frame, output_frame, read_frame, Frame, FrameError};
@@ -44,6 +53,7 @@ use frame::{json_frame, output_frame, read_frame, Frame, FrameError};
 use crate::error::TermError;
 use crate::exit::ExitStatus;
 use crate::pending::{Pending, HIGH_WATER_MARK};
+use crate::sys::attach::{BoxRead, BoxWrite, Listener};
 use crate::sys::pty::PtySize;
 use crate::terminal::{OutputSink, SharedSink, Terminal};
 
@@ -56,6 +66,16 @@ pub const ERR_UNKNOWN_OP: &str = "ERR_UNKNOWN_OP";
 /// A request naming a terminal or subscription this connection does not have (never created,
 /// or released).
 pub const ERR_UNKNOWN_TERMINAL: &str = "ERR_UNKNOWN_TERMINAL";
+/// A reattach without the session's token (or not starting with `resume`).
+pub const ERR_ATTACH_REFUSED: &str = "ERR_ATTACH_REFUSED";
+/// A resume from behind the replay ring where answers or events were lost: it cannot continue.
+pub const ERR_REPLAY_LOST: &str = "ERR_REPLAY_LOST";
+/// The replay ring's default size: what a lost link may have swallowed in flight.
+pub const REPLAY_BYTES: usize = 8 << 20;
+/// The longest grace a client may ask for (a day).
+const MAX_GRACE_MS: u64 = 86_400_000;
+/// What `--attach` prints when no server listens at its path (the client stops retrying).
+pub const GONE_MARKER: &str = "\x1eACP-TERMINAL-SERVER-GONE\n";
 
 /// What the writer sends next.
 enum Item {
@@ -70,8 +90,73 @@ enum Item {
 struct OutState {
     queue: VecDeque<Item>,
     subs: HashMap<u32, SubOut>,
-    /// No more frames: the connection is over.
+    /// No more frames: the session is over.
     closed: bool,
+    ring: Ring,
+}
+
+/// One batch handed to a link's writer.
+struct Entry {
+    bytes: Vec<u8>,
+}
+
+/// The last bytes written to the client, by stream offset (everything after the banner of the
+/// first link), kept so a resumed link continues exactly where the client stopped reading.
+#[derive(Default)]
+struct Ring {
+    entries: VecDeque<Entry>,
+    bytes: usize,
+    /// Bytes kept at most (0: none; the newest batch is kept whole when larger).
+    cap: usize,
+    /// Stream offset of the first kept byte.
+    start: u64,
+}
+
+impl Ring {
+    fn add(&mut self, e: Entry) {
+        self.bytes += e.bytes.len();
+        self.entries.push_back(e);
+        while self.bytes > self.cap && (self.cap == 0 || self.entries.len() > 1) {
+            let Some(old) = self.entries.pop_front() else {
+                break;
+            };
+            self.bytes -= old.bytes.len();
+            self.start += old.bytes.len() as u64;
+        }
+    }
+
+    /// The bytes to resend to a client that read `offset` bytes; refused when some of what it
+    /// missed is no longer kept.
+    fn resume(&self, offset: u64) -> Result<Vec<u8>, TermError> {
+        let end = self.start + self.bytes as u64;
+        if offset > end {
+            return Err(TermError::invalid_arg(format!(
+                "offset {offset} is past the {end} bytes sent"
+            )));
+        }
+        if offset < self.start {
+            return Err(TermError::new(
+                ERR_REPLAY_LOST,
+                format!(
+                    "the link lost {} bytes in flight, more than the {}-byte replay ring keeps",
+                    self.start - offset,
+                    self.cap
+                ),
+            ));
+        }
+        let mut out = Vec::new();
+        let mut skip = offset - self.start;
+        for e in &self.entries {
+            let n = e.bytes.len() as u64;
+            if skip >= n {
+                skip -= n;
+                continue;
+            }
+            out.extend_from_slice(&e.bytes[skip as usize..]);
+            skip = 0;
+        }
+        Ok(out)
+    }
 }
 
 struct SubOut {
@@ -86,8 +171,6 @@ struct SubOut {
 struct Outbox {
     state: Mutex<OutState>,
     ready: Notify,
-    /// The writer failed (the stream is gone).
-    failed: Notify,
 }
 
 impl Outbox {
@@ -147,35 +230,44 @@ impl Outbox {
         self.ready.notify_one();
     }
 
+    fn set_ring(&self, cap: usize) {
+        self.lock().ring.cap = cap;
+    }
+
     /// The next bytes to write, up to about `max`; `None` when closed and empty.
     async fn next_batch(&self, max: usize) -> Option<Vec<u8>> {
         loop {
             {
                 let mut s = self.lock();
-                let mut out = Vec::new();
-                while out.len() < max {
+                let mut e = Entry { bytes: Vec::new() };
+                while e.bytes.len() < max {
                     let Some(item) = s.queue.pop_front() else {
                         break;
                     };
                     match item {
-                        Item::Frame(f) => out.extend_from_slice(&f),
+                        Item::Frame(f) => {
+                            e.bytes.extend_from_slice(&f);
+                        }
                         Item::Output(sub) => {
                             if let Some(o) = s.subs.get_mut(&sub) {
                                 o.queued = false;
                                 if let Some((data, dropped)) = o.pending.take() {
-                                    out.extend_from_slice(&output_frame(sub, dropped, &data));
+                                    e.bytes
+                                        .extend_from_slice(&output_frame(sub, dropped, &data));
                                 }
                             }
                         }
                         Item::End(sub) => {
                             s.subs.remove(&sub);
-                            out.extend_from_slice(&json_frame(
+                            e.bytes.extend_from_slice(&json_frame(
                                 &json!({"event": "end", "sub": sub}),
                             ));
                         }
                     }
                 }
-                if !out.is_empty() {
+                if !e.bytes.is_empty() {
+                    let out = e.bytes.clone();
+                    s.ring.add(e);
                     return Some(out);
                 }
                 if s.closed {
@@ -204,13 +296,41 @@ impl OutputSink for ConnSink {
 
 type Reply = Pin<Box<dyn Future<Output = Result<Value, TermError>> + Send>>;
 
-/// One connection: its terminals and subscriptions.
+/// A link that asked to continue the session: its stream and its `resume` request.
+struct Attached {
+    read: BoxRead,
+    write: BoxWrite,
+    id: Value,
+    req: Map<String, Value>,
+}
+
+/// The reattach point, once a client asked for a grace.
+struct Reattach {
+    listener: Arc<Listener>,
+    token: String,
+    grace: std::time::Duration,
+}
+
+/// One session: its terminals and subscriptions, over one link at a time.
 struct Conn {
     outbox: Arc<Outbox>,
     terms: Mutex<HashMap<u32, Arc<Terminal>>>,
     /// Subscription -> (terminal, the core's subscriber key).
     subs: Mutex<HashMap<u32, (u32, u64)>>,
     next: AtomicU32,
+    reattach: Mutex<Option<Reattach>>,
+    /// Links that presented the token, for the serving loop.
+    attached: mpsc::UnboundedSender<Attached>,
+    /// The client said `shutdown`: the end of this link ends the session.
+    closing: std::sync::atomic::AtomicBool,
+}
+
+fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 fn status_json(s: &ExitStatus) -> Value {
@@ -245,13 +365,83 @@ fn u32_field(req: &Map<String, Value>, key: &str) -> Result<u32, TermError> {
 }
 
 impl Conn {
-    fn new() -> Arc<Self> {
+    fn new(attached: mpsc::UnboundedSender<Attached>) -> Arc<Self> {
         Arc::new(Self {
             outbox: Arc::new(Outbox::default()),
             terms: Mutex::default(),
             subs: Mutex::default(),
             next: AtomicU32::new(1),
+            reattach: Mutex::default(),
+            attached,
+            closing: Default::default(),
         })
+    }
+
+    fn reattach(&self) -> MutexGuard<'_, Option<Reattach>> {
+        self.reattach.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The grace a lost link gets (zero: none asked).
+    fn grace(&self) -> std::time::Duration {
+        if self.closing.load(Ordering::Relaxed) {
+            return std::time::Duration::ZERO;
+        }
+        self.reattach()
+            .as_ref()
+            .map_or(std::time::Duration::ZERO, |r| r.grace)
+    }
+
+    /// `hello {graceMs?, replayBytes?}`: with a grace, binds the reattach socket (once) and
+    /// answers its path and token.
+    fn hello(self: &Arc<Self>, req: &Map<String, Value>) -> Result<Reply, TermError> {
+        let mut v = json!({
+            "protocol": PROTOCOL,
+            "version": env!("CARGO_PKG_VERSION"),
+            "pid": std::process::id(),
+        });
+        let grace = match req.get("graceMs") {
+            None | Some(Value::Null) => 0,
+            Some(g) => g.as_u64().filter(|g| *g <= MAX_GRACE_MS).ok_or_else(|| {
+                TermError::invalid_arg(format!(
+                    "graceMs must be an integer from 0 to {MAX_GRACE_MS}"
+                ))
+            })?,
+        };
+        let ring = match req.get("replayBytes") {
+            None | Some(Value::Null) => REPLAY_BYTES,
+            Some(b) => b.as_u64().filter(|b| *b <= 1 << 30).ok_or_else(|| {
+                TermError::invalid_arg("replayBytes must be an integer up to 1 GiB")
+            })? as usize,
+        };
+        if grace > 0 {
+            let mut r = self.reattach();
+            if r.is_none() {
+                let listener = Arc::new(Listener::bind().map_err(|e| {
+                    TermError::new("ERR_ATTACH_UNAVAILABLE", format!("no reattach socket: {e}"))
+                })?);
+                let token = crate::sys::attach::random_token().map_err(|e| {
+                    TermError::new("ERR_ATTACH_UNAVAILABLE", format!("no token: {e}"))
+                })?;
+                tokio::spawn(accept_loop(self.clone(), listener.clone(), token.clone()));
+                *r = Some(Reattach {
+                    listener,
+                    token,
+                    grace: std::time::Duration::ZERO,
+                });
+            }
+            let r = r.as_mut().expect("bound above");
+            r.grace = std::time::Duration::from_millis(grace);
+            self.outbox.set_ring(ring);
+            v["attach"] = json!({
+                "path": r.listener.path().to_string_lossy(),
+                "token": r.token,
+                "graceMs": grace,
+                "replayBytes": ring,
+            });
+        } else if let Some(r) = self.reattach().as_mut() {
+            r.grace = std::time::Duration::ZERO;
+        }
+        now(v)
     }
 
     fn terms(&self) -> MutexGuard<'_, HashMap<u32, Arc<Terminal>>> {
@@ -335,11 +525,15 @@ impl Conn {
             .and_then(Value::as_str)
             .ok_or_else(|| TermError::new(ERR_BAD_FRAME, "a request needs an op (a string)"))?;
         match op {
-            "hello" => now(json!({
-                "protocol": PROTOCOL,
-                "version": env!("CARGO_PKG_VERSION"),
-                "pid": std::process::id(),
-            })),
+            "hello" => self.hello(req),
+            "shutdown" => {
+                self.closing.store(true, Ordering::Relaxed);
+                now(json!({}))
+            }
+            "resume" => Err(TermError::new(
+                ERR_ATTACH_REFUSED,
+                "resume is only the first request of a reattached link",
+            )),
             "create" => self.create(req),
             "lookup" => lookup::lookup(req),
             "output" => {
@@ -573,43 +767,200 @@ fn write(t: &Arc<Terminal>, data: Vec<u8>) -> Result<Reply, TermError> {
     }))
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(outbox: Arc<Outbox>, mut w: W) -> std::io::Result<()> {
-    w.write_all(banner().as_bytes()).await?;
-    w.flush().await?;
-    while let Some(batch) = outbox.next_batch(1 << 20).await {
-        w.write_all(&batch).await?;
-        w.flush().await?;
-    }
-    Ok(())
+/// `acp-terminal-server --attach PATH`: splices stdio to the live server at `path` (see
+/// [`crate::sys::attach::attach`]); returns the exit code.
+pub fn attach(path: &std::path::Path) -> i32 {
+    crate::sys::attach::attach(path, GONE_MARKER)
 }
 
-/// Serves one connection: the banner on `output`, then requests from `input` until it ends
-/// (or `output` fails); then releases every terminal it started and returns.
-pub async fn serve<R, W>(mut input: R, output: W)
+/// What ended a link.
+enum LinkEnd {
+    /// The input ended or the output failed.
+    Lost,
+    /// Another link presented the token: it takes over.
+    Superseded(Attached),
+}
+
+/// One link: the input being read and the task writing the outbox to the output.
+struct Link {
+    read: BoxRead,
+    writer: tokio::task::JoinHandle<()>,
+    failed: Arc<Notify>,
+}
+
+impl Link {
+    /// Starts writing `prefix` (out of the stream's count: the banner, a resume's answer and
+    /// replay), then the outbox, to `write`.
+    fn start(outbox: Arc<Outbox>, read: BoxRead, mut write: BoxWrite, prefix: Vec<u8>) -> Self {
+        let failed = Arc::new(Notify::new());
+        let f = failed.clone();
+        let writer = tokio::spawn(async move {
+            let r = async {
+                write.write_all(&prefix).await?;
+                write.flush().await?;
+                while let Some(batch) = outbox.next_batch(1 << 20).await {
+                    write.write_all(&batch).await?;
+                    write.flush().await?;
+                }
+                std::io::Result::Ok(())
+            }
+            .await;
+            if r.is_err() {
+                f.notify_one();
+            }
+        });
+        Self {
+            read,
+            writer,
+            failed,
+        }
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.writer.abort();
+    }
+}
+
+/// Accepts reattaching links: each must send `resume` with the token first.
+async fn accept_loop(conn: Arc<Conn>, listener: Arc<Listener>, token: String) {
+    while let Ok((read, write)) = listener.accept().await {
+        let tx = conn.attached.clone();
+        let token = token.clone();
+        tokio::spawn(async move {
+            if let Some(a) = handshake(read, write, &token).await {
+                let _ = tx.send(a);
+            }
+        });
+    }
+}
+
+async fn handshake(mut read: BoxRead, mut write: BoxWrite, token: &str) -> Option<Attached> {
+    write.write_all(banner().as_bytes()).await.ok()?;
+    write.flush().await.ok()?;
+    let first = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        read_frame(&mut read, 1 << 20),
+    )
+    .await;
+    let req = match first {
+        Ok(Ok(Some(Ok(Frame::Json(text))))) => match serde_json::from_slice::<Value>(&text) {
+            Ok(Value::Object(req)) => Some(req),
+            _ => None,
+        },
+        _ => None,
+    };
+    let ok = req.as_ref().is_some_and(|r| {
+        r.get("op").and_then(Value::as_str) == Some("resume")
+            && r.get("token")
+                .and_then(Value::as_str)
+                .is_some_and(|t| same_token(t, token))
+    });
+    let id = req
+        .as_ref()
+        .and_then(|r| r.get("id").cloned())
+        .unwrap_or(Value::Null);
+    if !ok {
+        let e = TermError::new(
+            ERR_ATTACH_REFUSED,
+            "a reattached link must first send resume with the session token",
+        );
+        let _ = write.write_all(&json_frame(&reply_json(&id, Err(e)))).await;
+        let _ = write.flush().await;
+        return None;
+    }
+    Some(Attached {
+        read,
+        write,
+        id,
+        req: req.unwrap_or_default(),
+    })
+}
+
+/// Serves a session: the banner on `output`, then requests from `input`. When the link ends it
+/// waits for a reattach if the client asked for a grace (see the module's invariants), else (or
+/// after the grace) releases every terminal it started and returns.
+pub async fn serve<R, W>(input: R, output: W)
 where
-    R: AsyncRead + Unpin,
+    R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let conn = Conn::new();
-    let outbox = conn.outbox.clone();
-    let writer = tokio::spawn(async move {
-        let r = write_loop(outbox.clone(), output).await;
-        if r.is_err() {
-            outbox.close();
-            outbox.failed.notify_one();
-        }
-    });
+    let (tx, mut attached) = mpsc::unbounded_channel();
+    let conn = Conn::new(tx);
+    let mut link = Link::start(
+        conn.outbox.clone(),
+        Box::new(input),
+        Box::new(output),
+        banner().into_bytes(),
+    );
+    // Client frames read so far (a resumed client resends the ones after).
+    let mut received: u64 = 0;
     loop {
-        let frame = tokio::select! {
-            f = read_frame(&mut input, MAX_FRAME) => f,
-            _ = conn.outbox.failed.notified() => break,
+        let end = loop {
+            let frame = tokio::select! {
+                f = read_frame(&mut link.read, MAX_FRAME) => f,
+                _ = link.failed.notified() => break LinkEnd::Lost,
+                Some(a) = attached.recv() => break LinkEnd::Superseded(a),
+            };
+            match frame {
+                Ok(Some(f)) => {
+                    received += 1;
+                    conn.handle(f);
+                }
+                Ok(None) | Err(_) => break LinkEnd::Lost,
+            }
         };
-        match frame {
-            Ok(Some(f)) => conn.handle(f),
-            Ok(None) | Err(_) => break,
+        drop(link);
+        let next = match end {
+            LinkEnd::Superseded(a) => a,
+            LinkEnd::Lost => {
+                let grace = conn.grace();
+                if grace.is_zero() {
+                    break;
+                }
+                match tokio::time::timeout(grace, attached.recv()).await {
+                    Ok(Some(a)) => a,
+                    _ => break,
+                }
+            }
+        };
+        match conn.resume(next, received) {
+            Ok(l) => link = l,
+            Err((mut w, refusal)) => {
+                let _ = w.write_all(&refusal).await;
+                let _ = w.flush().await;
+                break;
+            }
         }
     }
     conn.release_all().await;
     conn.outbox.close();
-    let _ = writer.await;
+    let reattach = conn.reattach().take();
+    if let Some(r) = reattach {
+        // The accept task holds the listener too: remove the socket now (the process may exit
+        // before that task is dropped).
+        r.listener.remove();
+    }
+}
+
+impl Conn {
+    /// Continues the session on a link that presented the token, or refuses it (and the
+    /// session ends: what the client missed cannot be made up).
+    fn resume(&self, a: Attached, received: u64) -> Result<Link, (BoxWrite, Vec<u8>)> {
+        let r = match a.req.get("offset").and_then(Value::as_u64) {
+            Some(offset) => self.outbox.lock().ring.resume(offset),
+            None => Err(TermError::invalid_arg(
+                "resume needs offset (the bytes the client read)",
+            )),
+        };
+        match r {
+            Ok(bytes) => {
+                let mut prefix = json_frame(&reply_json(&a.id, Ok(json!({"received": received}))));
+                prefix.extend_from_slice(&bytes);
+                Ok(Link::start(self.outbox.clone(), a.read, a.write, prefix))
+            }
+            Err(e) => Err((a.write, json_frame(&reply_json(&a.id, Err(e))))),
+        }
+    }
 }

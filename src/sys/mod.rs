@@ -19,8 +19,10 @@
 //! | [`symbol`] | `lookup(name)`: a host-process function at run time | `dlsym(RTLD_DEFAULT)` | `dlsym(RTLD_DEFAULT)` | `GetProcAddress` on the executable (node.exe) |
 //! | [`pipe`] | `pipe_cloexec`, `OutputReader` (`read`, `read_now`), `InputWriter` (`try_write`, `writable`), `reader_gone` | `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ` | `pipe` + `FD_CLOEXEC`; no resizing | `pipe`, `null_input` (`CreatePipe`, `NUL`), `PipeReader` / `PipeWriter` (a thread per pipe, bounded queues); `OutputReader` over a `PipeReader`, `InputWriter` over a `PipeWriter` |
 //! | [`signals`] | `name(signo)`; `Stop` (Term, Continue, Kill: what containment asks) | `nix`'s names, `SIGRTMIN`..`SIGRTMAX`; `Stop` as its signal | `nix`'s names; `Stop` as its signal | the numbers Node names on Windows (`SIGTERM` 15, `SIGKILL` 9); no signals otherwise (a pty terminal's graceful stop is Ctrl+C, ETX written to its input) |
+//! | [`attach`] | `Listener` (`bind`, `path`, `accept`), `attach(path)`, `random_token` | a unix socket in a fresh 0700 directory of the temp dir | as Linux | none (`Unsupported`) |
 //! | [`reactor`] | `register_readable`, `register_writable` | tokio's `AsyncFd` (epoll) | tokio's `AsyncFd` (kqueue) | none (not compiled: the Windows pipes are read and written by threads, `PipeReader` / `PipeWriter`) |
 
+pub mod attach;
 pub mod bash;
 pub mod cgroup;
 pub mod contain;

@@ -4,10 +4,18 @@
  * their answers, the terminals' exit events and their output, multiplexed.
  *
  * Invariants:
- * - Every request is answered, or rejected with `ERR_BACKEND_LOST` when the transport ends first;
+ * - Every request is answered, or rejected with `ERR_BACKEND_LOST` when the connection is lost;
  *   once lost, every later call rejects with it (a released terminal's `release()` resolves).
- * - Ending the connection (`close()`, or the transport dying) ends the server's input, and the server
- *   then kills every command it started; a server killed outright leaves that to its guardian.
+ * - Reconnect: with a grace (`hello {graceMs}`, the default 30 s), a transport that dies while the
+ *   server lives is replaced: `attachArgv` runs `acp-terminal-server --attach PATH` through the same
+ *   transport, `resume` presents the session token and this side's cursor (the stream bytes read),
+ *   the server resends what it wrote from there and says how many of this side's frames it read; the
+ *   frames after are sent again. Calls made meanwhile wait. Nothing is lost or delivered twice. The
+ *   connection is lost (`ERR_BACKEND_LOST`) when the grace ends without a resume, when the server is
+ *   gone (`--attach` says so), or when the dead link swallowed more than the server's replay ring
+ *   keeps (`ERR_REPLAY_LOST`: the server then ends everything).
+ * - `close()` says `shutdown` first, so the server then kills every command it started without a grace;
+ *   a server killed outright leaves that to its guardian.
  * - Output arrives per subscription, in order; the server bounds what waits for a slow reader.
  */
 
@@ -38,6 +46,9 @@ export function backendLost(reason: string): AcpTerminalError {
 interface Pending {
   resolve(value: Record<string, unknown>): void;
   reject(error: Error): void;
+  /** Its frame, and its place among the frames this side sent (a resume resends the unread ones). */
+  frame: Buffer;
+  index: number;
 }
 
 /** What a connection tells about a subscription and a terminal. */
@@ -59,30 +70,169 @@ export interface OpenOptions {
   expectVersion?: string;
   /** Extra environment of the transport process. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Milliseconds the server keeps a session whose transport died, waiting for a reattach (default
+   * 30000; 0: none, a lost transport ends everything at once).
+   */
+  reconnectGraceMs?: number;
+  /** Bytes of written output the server keeps for a resume (default: the server's, 8 MiB). */
+  replayBytes?: number;
+  /** The argv that runs `acp-terminal-server --attach PATH` through the transport (no argv: no reconnect). */
+  attachArgv?: (socketPath: string) => string[];
 }
 
-/** A live connection to one server. */
+/** A link's transport process and the reader of its stream. */
+interface Link {
+  child: ChildProcess;
+  reader: FrameReader;
+}
+
+/** Starts `argv` and reads up to the banner (past any noise); resolves with what came. */
+function startLink(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv | undefined,
+  timeoutMs: number,
+): Promise<{ link: Link; msgs: ServerMessage[]; stderr: string } | { missing: true; noise: string } | { gone: string }> {
+  const [cmd, ...args] = argv;
+  if (cmd === undefined) throw new AcpTerminalError('ERR_INVALID_ARG', 'argv must name a program');
+  const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env });
+  const reader = new FrameReader();
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    const early: Buffer[] = [];
+    const onErr = (c: Buffer): void => {
+      stderr = (stderr + c.toString('utf8')).slice(-4096);
+    };
+    const done = (): void => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.stderr!.off('data', onErr);
+      child.off('close', onClose);
+      child.off('error', onError);
+    };
+    const onData = (chunk: Buffer): void => {
+      early.push(chunk);
+      let msgs: ServerMessage[];
+      try {
+        msgs = reader.push(chunk);
+      } catch (e) {
+        done();
+        child.kill('SIGKILL');
+        reject(backendLost((e as Error).message));
+        return;
+      }
+      if (reader.missing || reader.gone) {
+        done();
+        child.stdin!.end();
+        child.once('close', () => resolve(reader.gone ? { gone: stderr.trim() } : { missing: true, noise: reader.noise }));
+        return;
+      }
+      if (reader.banner === undefined) return;
+      done();
+      resolve({ link: { child, reader }, msgs, stderr });
+    };
+    const onClose = (code: number | null, signal: string | null): void => {
+      done();
+      const out = Buffer.concat(early).toString('utf8').trim();
+      reject(
+        backendLost(
+          `the transport ${argv.join(' ')} ended before the server answered (${signal ?? `exit code ${code}`})` +
+            (stderr.trim() ? `: ${stderr.trim()}` : '') +
+            (out ? ` (output: ${out.slice(0, 200)})` : ''),
+        ),
+      );
+    };
+    const onError = (e: Error): void => {
+      done();
+      reject(backendLost(`the transport ${cmd} could not be started: ${e.message}`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      child.kill('SIGKILL');
+      reject(backendLost(`no answer from the server within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onErr);
+    child.once('close', onClose);
+    child.once('error', onError);
+    child.stdin!.on('error', () => {});
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A live connection to one server (over one transport at a time: see the reconnect invariant). */
 export class Connection {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private nextSub = 1;
   private lostError: Error | undefined;
-  private readonly closed: Promise<void>;
   /** Stderr of the transport, its last 4 KiB (for error messages). */
   private stderr = '';
+  private link: Link;
+  /** The transport is being replaced: calls wait. */
+  private reconnecting = false;
+  private closing = false;
+  /** What `hello` answered about reattaching (none: a lost transport loses the connection). */
+  private attach: { path: string; token: string; graceMs: number } | undefined;
+  /** This side's frames so far (the in-band ones; a resume's own frame is not counted). */
+  private framesSent = 0;
+  /** The resume cursor: stream bytes read so far (after the first banner; out-of-band answers aside). */
+  private offset = 0;
+  /** How many times the transport was replaced (for tests and diagnostics). */
+  reconnects = 0;
+  /** The server's pid at the far end (from `hello`). */
+  serverPid: number | undefined;
 
   private constructor(
-    private readonly child: ChildProcess,
-    private readonly reader: FrameReader,
+    link: Link,
     private readonly listeners: ConnectionListeners,
     /** The server's banner. */
     readonly banner: Banner,
+    private readonly options: OpenOptions,
   ) {
-    this.closed = new Promise((resolve) => child.once('close', () => resolve()));
+    this.link = link;
+    this.adopt(link);
+  }
+
+  /** Starts `argv` and waits for the server's banner (past any noise); then says `hello`. */
+  static async open(argv: readonly string[], listeners: ConnectionListeners, options: OpenOptions = {}): Promise<OpenResult> {
+    const r = await startLink(argv, options.env, options.handshakeTimeoutMs ?? 30000);
+    if ('missing' in r) return r;
+    if ('gone' in r) throw backendLost('the server is gone');
+    const { link, msgs } = r;
+    const banner = link.reader.banner!;
+    if (banner.protocol !== PROTOCOL || (options.expectVersion !== undefined && banner.version !== options.expectVersion)) {
+      link.child.stdin!.end();
+      await new Promise<void>((resolve) => link.child.once('close', () => resolve()));
+      return { mismatch: banner };
+    }
+    const c = new Connection(link, listeners, banner, options);
+    c.stderr = r.stderr;
+    for (const m of msgs) c.dispatch(m);
+    const graceMs = options.reconnectGraceMs ?? 30000;
+    const hello = c.call('hello', { graceMs: options.attachArgv ? graceMs : 0, replayBytes: options.replayBytes });
+    hello.then(
+      (h) => {
+        c.serverPid = typeof h.pid === 'number' ? h.pid : undefined;
+        const a = h.attach as { path?: string; token?: string; graceMs?: number } | undefined;
+        if (a?.path && a.token) c.attach = { path: a.path, token: a.token, graceMs: a.graceMs ?? graceMs };
+      },
+      () => {},
+    );
+    await hello.catch(() => {});
+    if (c.lostError) throw c.lostError;
+    return { connection: c };
+  }
+
+  /** Listens to a link's stream and its end. */
+  private adopt(link: Link): void {
+    const { child, reader } = link;
     child.stdout!.on('data', (chunk: Buffer) => {
+      if (this.link !== link) return;
       let msgs: ServerMessage[];
       try {
-        msgs = this.reader.push(chunk);
+        msgs = reader.push(chunk);
       } catch (e) {
         this.lose(`the server's stream is corrupt: ${(e as Error).message}`);
         child.kill('SIGKILL');
@@ -95,91 +245,100 @@ export class Connection {
     });
     child.stdin!.on('error', () => {});
     child.once('close', (code, signal) => {
+      if (this.link !== link) return;
       const why = signal ? `the transport was killed by ${signal}` : `the transport exited with code ${code}`;
-      this.lose(this.stderr.trim() ? `${why}: ${this.stderr.trim().split('\n').slice(-2).join(' | ')}` : why);
+      const reason = this.stderr.trim() ? `${why}: ${this.stderr.trim().split('\n').slice(-2).join(' | ')}` : why;
+      if (this.attach && this.options.attachArgv && !this.closing && !this.lostError) void this.reconnect(reason);
+      else this.lose(reason);
     });
   }
 
-  /** Starts `argv` and waits for the server's banner (past any noise). */
-  static open(argv: readonly string[], listeners: ConnectionListeners, options: OpenOptions = {}): Promise<OpenResult> {
-    const [cmd, ...args] = argv;
-    if (cmd === undefined) throw new AcpTerminalError('ERR_INVALID_ARG', 'argv must name a program');
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? process.env });
-    const reader = new FrameReader();
-    return new Promise<OpenResult>((resolve, reject) => {
-      let stderr = '';
-      const early: Buffer[] = [];
-      const onErr = (c: Buffer): void => {
-        stderr = (stderr + c.toString('utf8')).slice(-4096);
-      };
-      const done = (): void => {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        child.stderr!.off('data', onErr);
-        child.off('close', onClose);
-        child.off('error', onError);
+  /** Replaces a dead transport within the grace, or loses the connection. */
+  private async reconnect(reason: string): Promise<void> {
+    const attach = this.attach!;
+    this.reconnecting = true;
+    const deadline = Date.now() + attach.graceMs;
+    let last = reason;
+    for (let delay = 50; Date.now() < deadline && !this.closing; delay = Math.min(delay * 2, 1000)) {
+      try {
+        const timeout = Math.max(1, Math.min(this.options.handshakeTimeoutMs ?? 30000, deadline - Date.now()));
+        const r = await startLink(this.options.attachArgv!(attach.path), this.options.env, timeout);
+        if ('gone' in r || 'missing' in r) {
+          this.reconnecting = false;
+          this.lose(`${reason}; the server is gone${'gone' in r && r.gone ? `: ${r.gone}` : ''}`);
+          return;
+        }
+        if (await this.resume(r.link, r.msgs, attach.token)) return;
+        if (this.lostError) return;
+      } catch (e) {
+        last = (e as Error).message;
+      }
+      await sleep(Math.min(delay, Math.max(0, deadline - Date.now())));
+    }
+    this.reconnecting = false;
+    this.lose(`${reason}; no reattach within ${attach.graceMs} ms (${last})`);
+  }
+
+  /** Sends `resume` on a new link and, once answered, continues on it. False: it died first. */
+  private resume(link: Link, early: ServerMessage[], token: string): Promise<boolean> {
+    link.child.stdin!.on('error', () => {});
+    link.child.stdin!.write(jsonFrame({ id: 0, op: 'resume', token, offset: this.offset }));
+    return new Promise((resolve) => {
+      let queue = early;
+      const finish = (msgs: ServerMessage[]): boolean => {
+        const answer = msgs[0];
+        if (!answer) return false;
+        if (answer.kind !== 'json' || answer.value.id !== 0) {
+          this.lose('the reattached server did not answer resume first');
+          link.child.kill('SIGKILL');
+          return true;
+        }
+        link.child.stdout!.off('data', onData);
+        link.child.off('close', onClose);
+        const err = answer.value.error as { code?: string; message?: string } | undefined;
+        if (err) {
+          this.reconnecting = false;
+          this.lose(`the server refused the resume: ${err.code}: ${err.message}`);
+          link.child.kill('SIGKILL');
+          return true;
+        }
+        const result = answer.value.result as { received: number };
+        const old = this.link;
+        this.link = link;
+        this.reconnecting = false;
+        this.reconnects++;
+        old.child.stdout!.removeAllListeners('data');
+        this.adopt(link);
+        const resend = [...this.pending.values()].filter((p) => p.index >= result.received).sort((a, b) => a.index - b.index);
+        for (const p of resend) link.child.stdin!.write(p.frame);
+        for (const m of msgs.slice(1)) this.dispatch(m);
+        resolve(true);
+        return true;
       };
       const onData = (chunk: Buffer): void => {
-        early.push(chunk);
-        let msgs: ServerMessage[];
         try {
-          msgs = reader.push(chunk);
+          queue = queue.concat(link.reader.push(chunk));
         } catch (e) {
-          done();
-          child.kill('SIGKILL');
-          reject(backendLost((e as Error).message));
+          link.child.kill('SIGKILL');
+          this.lose(`the reattached stream is corrupt: ${(e as Error).message}`);
+          resolve(true);
           return;
         }
-        if (reader.missing) {
-          done();
-          child.stdin!.end();
-          child.once('close', () => resolve({ missing: true, noise: reader.noise }));
-          return;
-        }
-        if (reader.banner === undefined) return;
-        done();
-        const banner = reader.banner;
-        if (banner.protocol !== PROTOCOL || (options.expectVersion !== undefined && banner.version !== options.expectVersion)) {
-          child.stdin!.end();
-          child.once('close', () => resolve({ mismatch: banner }));
-          return;
-        }
-        const c = new Connection(child, reader, listeners, banner);
-        c.stderr = stderr;
-        resolve({ connection: c });
-        for (const m of msgs) c.dispatch(m);
+        if (finish(queue)) resolve(true);
       };
-      const onClose = (code: number | null, signal: string | null): void => {
-        done();
-        const out = Buffer.concat(early).toString('utf8').trim();
-        reject(
-          backendLost(
-            `the transport ${argv.join(' ')} ended before the server answered (${signal ?? `exit code ${code}`})` +
-              (stderr.trim() ? `: ${stderr.trim()}` : '') +
-              (out ? ` (output: ${out.slice(0, 200)})` : ''),
-          ),
-        );
+      const onClose = (): void => {
+        link.child.stdout!.off('data', onData);
+        resolve(false);
       };
-      const onError = (e: Error): void => {
-        done();
-        reject(backendLost(`the transport ${cmd} could not be started: ${e.message}`));
-      };
-      const timer = setTimeout(() => {
-        done();
-        child.kill('SIGKILL');
-        reject(backendLost(`no answer from the server within ${options.handshakeTimeoutMs ?? 30000} ms`));
-      }, options.handshakeTimeoutMs ?? 30000);
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onErr);
-      child.once('close', onClose);
-      child.once('error', onError);
-      child.stdin!.on('error', () => {});
+      if (finish(queue)) return;
+      link.child.stdout!.on('data', onData);
+      link.child.once('close', onClose);
     });
   }
 
   /** The transport process's pid. */
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.link.child.pid;
   }
 
   /** Why the connection is gone, if it is. */
@@ -220,12 +379,14 @@ export class Connection {
 
   private send(id: number, frame: Buffer): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.child.stdin!.write(frame);
+      this.pending.set(id, { resolve, reject, frame, index: this.framesSent++ });
+      // While the transport is replaced the frame waits: the resume sends it.
+      if (!this.reconnecting) this.link.child.stdin!.write(frame);
     });
   }
 
   private dispatch(m: ServerMessage): void {
+    this.offset += m.size;
     if (m.kind === 'output') {
       this.listeners.output(m.sub, m.data, m.dropped);
       return;
@@ -254,18 +415,24 @@ export class Connection {
   }
 
   /**
-   * Ends the connection: the server's input ends, it kills every command it started and exits.
-   * Resolves when the transport exited (after `graceMs`, it is killed).
+   * Ends the connection: says `shutdown` (no grace), then ends the server's input; it kills every
+   * command it started and exits. Resolves when the transport exited (after `graceMs`, it is killed).
    */
   async close(graceMs = 30000): Promise<void> {
-    this.child.stdin!.end();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    await this.closed;
+    this.closing = true;
+    const child = this.link.child;
+    if (!this.lostError && !this.reconnecting) {
+      child.stdin!.write(jsonFrame({ id: this.nextId++, op: 'shutdown' }));
+    }
+    const closed = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => child.once('close', () => r()));
+    child.stdin!.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await closed;
     clearTimeout(timer);
   }
 
   /** Kills the transport process (a fault, as when `podman exec` is killed). */
   kill(signal: NodeJS.Signals = 'SIGKILL'): void {
-    this.child.kill(signal);
+    this.link.child.kill(signal);
   }
 }

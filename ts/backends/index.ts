@@ -82,6 +82,13 @@ export interface BackendOptions {
   handshakeTimeoutMs?: number;
   /** Environment of the transport process (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Milliseconds the far end keeps its terminals when the transport dies, for this side to reattach
+   * and resume them (default 30000; 0: a lost transport ends them at once). See docs/remote.md.
+   */
+  reconnectGraceMs?: number;
+  /** Bytes of sent output the server keeps for a resume (default 8 MiB). */
+  replayBytes?: number;
 }
 
 /** How a backend reaches its far side. */
@@ -97,7 +104,8 @@ export interface Transport {
 // A server is run only when it is a regular file of the far end's user (not a link): the default path is in
 // /tmp, where another user of the far end could plant one first. A planted file is then replaced by the
 // install (or, where it cannot be, the install fails: nothing of another user's runs).
-const LAUNCH = `p="$1"; if [ -f "$p" ] && [ ! -L "$p" ] && [ -O "$p" ] && [ -x "$p" ]; then exec "$p"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'`;
+// Arguments after the path are the server's (`--attach SOCKET` when reattaching).
+const LAUNCH = `p="$1"; shift; if [ -f "$p" ] && [ ! -L "$p" ] && [ -O "$p" ] && [ -x "$p" ]; then exec "$p" "$@"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'`;
 const INSTALL = `set -e; p="$1"; mkdir -p "$(dirname "$p")"; t=$(mktemp "$p.XXXXXX"); cat > "$t"; chmod 755 "$t"; mv -f "$t" "$p"`;
 
 /** Terminals on one far side, over one connection at a time. */
@@ -140,14 +148,26 @@ export class Backend {
 
   private async connect(): Promise<Connection> {
     const subs = this.listeners();
-    const open = { handshakeTimeoutMs: this.options.handshakeTimeoutMs, env: this.options.env, expectVersion: SERVER_VERSION };
+    const base = {
+      handshakeTimeoutMs: this.options.handshakeTimeoutMs,
+      env: this.options.env,
+      expectVersion: SERVER_VERSION,
+      reconnectGraceMs: this.options.reconnectGraceMs,
+      replayBytes: this.options.replayBytes,
+    };
     if (this.transport.argv) {
-      const r = await Connection.open(this.transport.argv, subs, open);
+      const argv = this.transport.argv;
+      const open = { ...base, attachArgv: (socket: string) => [...argv, '--attach', socket] };
+      const r = await Connection.open(argv, subs, open);
       if ('connection' in r) return r.connection;
       throw backendLost(`${this.transport.name}: the server did not start (${JSON.stringify(r)})`);
     }
     const exec = this.transport.exec!;
     const serverPath = this.serverPath;
+    const open = {
+      ...base,
+      attachArgv: (socket: string) => exec(['sh', '-c', LAUNCH, 'acp-terminal-launch', serverPath, '--attach', socket]),
+    };
     for (let attempt = 0; ; attempt++) {
       const r = await Connection.open(exec(['sh', '-c', LAUNCH, 'acp-terminal-launch', serverPath]), subs, open);
       if ('connection' in r) return r.connection;

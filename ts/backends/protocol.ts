@@ -6,12 +6,14 @@
  * id u32, terminal u32, data).
  */
 
-/** The protocol version this client speaks. */
-export const PROTOCOL = 1;
+/** The protocol version this client speaks (2: `hello {graceMs}`, reattach and `resume`, `shutdown`). */
+export const PROTOCOL = 2;
 /** What the server's banner line starts with. */
 export const BANNER_PREFIX = '\x1eACP-TERMINAL-SERVER/';
 /** What the launcher prints when the server binary is not at its path. */
 export const MISSING_MARKER = '\x1eACP-TERMINAL-SERVER-MISSING';
+/** What `acp-terminal-server --attach` prints when no server listens at its path (retrying is vain). */
+export const GONE_MARKER = '\x1eACP-TERMINAL-SERVER-GONE';
 /** Kinds of frames. */
 export const KIND_JSON = 1;
 export const KIND_OUTPUT = 2;
@@ -24,9 +26,13 @@ export const MAX_INCOMING_FRAME = 64 << 20;
 export const MAX_NOISE = 1 << 20;
 
 /** A message from the server. */
-export type ServerMessage =
+export type ServerMessage = (
   | { kind: 'json'; value: Record<string, unknown> }
-  | { kind: 'output'; sub: number; dropped: number; data: Buffer };
+  | { kind: 'output'; sub: number; dropped: number; data: Buffer }
+) & {
+  /** Bytes of the frame on the stream (the resume cursor counts them). */
+  size: number;
+};
 
 /** The banner: protocol and server version. */
 export interface Banner {
@@ -63,6 +69,8 @@ export class FrameReader {
   banner: Banner | undefined;
   /** Set when the launcher said the server binary is missing. */
   missing = false;
+  /** Set when `--attach` said no server listens (it is gone). */
+  gone = false;
   /** What preceded the banner (noise), kept for error messages. */
   noise = '';
 
@@ -82,13 +90,14 @@ export class FrameReader {
       const body = this.buf.subarray(off + 5, off + 4 + len);
       off += 4 + len;
       if (kind === KIND_JSON) {
-        out.push({ kind: 'json', value: JSON.parse(body.toString('utf8')) as Record<string, unknown> });
+        out.push({ kind: 'json', value: JSON.parse(body.toString('utf8')) as Record<string, unknown>, size: 4 + len });
       } else if (kind === KIND_OUTPUT && body.length >= 12) {
         out.push({
           kind: 'output',
           sub: body.readUInt32BE(0),
           dropped: Number(body.readBigUInt64BE(4)),
           data: Buffer.from(body.subarray(12)),
+          size: 4 + len,
         });
       } else {
         throw new Error(`the server sent a frame of unknown kind ${kind}`);
@@ -100,6 +109,13 @@ export class FrameReader {
 
   private findBanner(): boolean {
     const text = this.buf.toString('latin1');
+    const goneAt = text.indexOf(GONE_MARKER);
+    if (goneAt >= 0 && !text.slice(0, goneAt).includes(BANNER_PREFIX)) {
+      this.gone = true;
+      this.noise = text.slice(0, goneAt);
+      this.buf = Buffer.alloc(0);
+      return false;
+    }
     const missingAt = text.indexOf(MISSING_MARKER);
     const at = text.indexOf(BANNER_PREFIX);
     if (missingAt >= 0 && (at < 0 || missingAt < at)) {
