@@ -66,8 +66,8 @@ describeIf(
     acceptance(() => backend, tmp);
   });
 
-  test('the exec killed: pending calls reject with ERR_BACKEND_LOST and the far end kills what it ran', async () => {
-    const b = backends.kubectl('agent-pod', { namespace: 'agents', extraArgs: kube.kubectlArgs, serverBinary: HOST_SERVER, serverPath });
+  test('the exec killed with no reconnect grace: pending calls reject with ERR_BACKEND_LOST and the far end kills what it ran', async () => {
+    const b = backends.kubectl('agent-pod', { namespace: 'agents', extraArgs: kube.kubectlArgs, serverBinary: HOST_SERVER, serverPath, reconnectGraceMs: 0 });
     const t = await b.createTerminal({ command: "trap '' TERM; sleep 1000 & echo $!; wait" }, { killGraceMs: 200 });
     let out = '';
     for (let k = 0; k < 250 && !out.endsWith('\n'); k++) {
