@@ -101,8 +101,9 @@ test("TerminalHost command policy: a shell line's words are judged through the P
   // envPolicy allows PATH: a shell line's programs are then looked up through the request's PATH
   // (the one cmd.exe will search). Spelled `Path`, it is still that PATH.
   const t = twoTools();
-  // A RegExp rule (matched on the resolved path): only the host's acp-tool.cmd is allowed.
-  const onlyReal = new RegExp(`^${t.tool.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')}$`, 'i');
+  // A function rule (it names the program exactly, matched on the resolved path, in any case): only the
+  // host's acp-tool.cmd is allowed.
+  const onlyReal = (cmd) => typeof cmd.path === 'string' && cmd.path.toLowerCase() === t.tool.toLowerCase();
   const host = new acp.TerminalHost({ env: { PATH: `${t.real};${process.env.PATH}` }, commandPolicy: { allow: [onlyReal] }, envPolicy: { allow: ['PATH'] } });
   try {
     // Control: the rule admits the host's program.
