@@ -12,7 +12,7 @@ import { agentTerminals } from '../ts/agent-terminals';
 import { registerTerminalHandlers } from '../ts/handlers';
 import { TerminalHost } from '../ts/host';
 import { completeUtf8Length, OutputTail } from '../ts/agent-output';
-import { alive, runV1Client, runV2Client, streamPair, until, upd, v1AgentApp, v2AgentApp, type Update } from './fixtures/agent-apps';
+import { alive, runV1Client, runV2Client, streamPair, terminalOutputText, until, upd, v1AgentApp, v2AgentApp, type Update } from './fixtures/agent-apps';
 import { spawnAgent, type AgentProcess } from './fixtures/agent-process';
 import { v2Schema } from './fixtures/json-schema';
 import { ZedTerminalDecoder } from './fixtures/zed-terminal-decoder';
@@ -177,8 +177,7 @@ describe('in process', () => {
     const connector = kit.v1(app);
     const run = (op: Parameters<typeof runV1Client>[2]): Promise<SessionNotification[]> =>
       runV1Client(connector, { _meta: { terminal_output: true } }, op);
-    const text = (updates: SessionNotification[]): string =>
-      updates.map((u) => ((upd(u)._meta as { terminal_output?: { data: string } })?.terminal_output?.data ?? '')).join('');
+    const text = terminalOutputText;
     const first = await run(async (ctx, updates) => {
       await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
       await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
@@ -309,7 +308,7 @@ describe('in process, more', () => {
       await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
       await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
     });
-    const text = updates.map((u) => ((upd(u)._meta as { terminal_output?: { data: string } })?.terminal_output?.data ?? '')).join('');
+    const text = terminalOutputText(updates);
     expect(text).toMatch(/\[acp-terminal: \d+ bytes not shown\]/);
     expect(text.endsWith(all.slice(-limit + 200))).toBe(true);
     await kit.close();
@@ -525,8 +524,7 @@ test('release() while a client replays (its session/load not answered yet): the 
   const connector = kit.v1(app);
   const run = (op: Parameters<typeof runV1Client>[2]): Promise<SessionNotification[]> =>
     runV1Client(connector, { _meta: { terminal_output: true } }, op);
-  const text = (updates: SessionNotification[]): string =>
-    updates.map((u) => ((upd(u)._meta as { terminal_output?: { data: string } })?.terminal_output?.data ?? '')).join('');
+  const text = terminalOutputText;
   const exitOf = (updates: SessionNotification[]): unknown => updates.map((u) => (upd(u)._meta as { terminal_exit?: unknown })?.terminal_exit).find(Boolean);
   await run(async (ctx, updates) => {
     await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
