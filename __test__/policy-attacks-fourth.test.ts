@@ -31,7 +31,7 @@ const PRINTF = '/usr/bin/printf';
 type Attack = [string, string[], Request, Record<string, unknown>];
 const ATTACKS: Attack[] = [
   ['sed label ended by `;`', ['sed'], { command: 'sed', args: ['-n', `:a;e ${EVIL} sed-label`, 'slash.txt'] }, { reason: 'code-execution', word: 'sed' }],
-  ['sed `/` inside a bracket expression', ['sed'], { command: `sed -n '/[/]/e ${EVIL} sed-bracket' slash.txt` }, { reason: 'code-execution', word: 'sed' }],
+  ['sed `/` inside a bracket expression', ['sed'], { command: `sed -n '/[/]/e ./t/../evil sed-bracket' slash.txt` }, { reason: 'code-execution', word: 'sed' }],
   ['python3 -m timeit CODE', ['/usr/bin/python3'], { command: '/usr/bin/python3', args: ['-m', 'timeit', '-n', '1', `__import__('os').system('${EVIL} timeit')`] }, { reason: 'code-execution', word: '/usr/bin/python3' }],
   ['python3 //dev/stdin', ['/usr/bin/python3'], { command: `printf '%s' "__import__('os').system('${EVIL} py-stdin')" | /usr/bin/python3 //dev/stdin` }, { reason: 'code-execution', word: '/usr/bin/python3' }],
   ['python3 -m code (stdin)', ['/usr/bin/python3'], { command: `printf '%s\\n' "__import__('os').system('${EVIL} py-code')" | /usr/bin/python3 -m code` }, { reason: 'code-execution', word: '/usr/bin/python3' }],
@@ -60,6 +60,8 @@ async function run(h: TerminalHost, request: Request): Promise<string> {
 function workspace(dir: string): void {
   fs.writeFileSync(path.join(dir, 'evil'), `#!/bin/sh\necho "$*" >> "${path.join(dir, HIT)}"\n`, { mode: 0o755 });
   fs.mkdirSync(path.join(dir, 'hit'), { recursive: true });
+  // `./t/../evil`: read as ending the address at the bracket's `/`, the script's next command is `t` (a label)
+  fs.mkdirSync(path.join(dir, 't'), { recursive: true });
   fs.chmodSync(path.join(dir, 'hit'), 0o777); // man runs its programs as the `man` user
   fs.writeFileSync(path.join(dir, 'slash.txt'), 'a/b\n');
   fs.writeFileSync(path.join(dir, 'x.js'), 'setTimeout(() => {}, 100);\n');
