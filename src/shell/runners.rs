@@ -1420,9 +1420,6 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
             if let Some(c) = cluster.chars().find(|c| code.contains(*c)) {
                 return Some(format!("`{name} -{c}` runs code given as an argument"));
             }
-            if name.starts_with("python") && cluster.starts_with('m') {
-                return None; // -m module: runs a module (a file), like a script
-            }
             if VALUED.contains(&a) {
                 i += 1;
             }
