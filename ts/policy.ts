@@ -615,11 +615,18 @@ function grammarOf(name: string): string | null {
 }
 
 /**
+ * Programs that restrict themselves when started under this name (`rbash` is `bash -r`, `rvim` is `vim -Z`):
+ * run by a real path under another name (the rebuild runs `/usr/bin/bash` for `rbash`), the restrictions are gone.
+ */
+const RESTRICTED: ReadonlySet<string> = new Set(['rbash', 'rksh', 'rksh93', 'rzsh', 'rmksh', 'rview', 'rvim', 'rgvim', 'rgview', 'red', 'rnano']);
+
+/**
  * Refuse what is not understood (`unknown-program`), under an allow list, for a program that `matching`
  * rules allow:
  * - a program that runs under another name than the word checked (its real path is `vim` where the word
  *   was `rvim`, `busybox` where it was `ls`) when the analysis reads the two names differently: the
  *   rebuild runs the real path, so the arguments were judged by the wrong grammar;
+ * - a restricted name (`rbash`, `rvim`, ...) whose real path has another name: it would run unrestricted;
  * - a program the analysis does not understand (not a plain program, wrapper, code runner or shell of its
  *   tables) that only broad rules (a glob, a directory, a RegExp) allow: it may run another program or code
  *   through options nobody read (`setpriv`, `valgrind`, `gdb`, ...). A rule naming it exactly admits it.
@@ -630,6 +637,12 @@ function refuseNotUnderstood(command: PolicyCommand, matching: readonly Compiled
   let grammar = grammarOf(name);
   if (!command.builtin && real !== undefined) {
     const runs = path.basename(real);
+    if (RESTRICTED.has(name) && runs !== name) {
+      throw denied(
+        `command: ${describe(command)} runs as \`${runs}\`: \`${name}\` is restricted only when it runs under its own name, so its real path would run without the restrictions; allow it only inside the sandbox`,
+        { field: 'command', reason: 'unknown-program', word: command.word, program: real, runsAs: runs },
+      );
+    }
     const runsGrammar = runs === name ? grammar : grammarOf(runs);
     // A plain program's arguments cannot make it run anything: under whatever name it was checked, it may run.
     if (runsGrammar === 'plain') grammar = runsGrammar;

@@ -46,7 +46,8 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
         "rg" => named(name, &a, &["pre", "hostname-bin"], "", false),
         "ssh" | "scp" | "sftp" => ssh(name, &a),
         "zip" => zip(&a),
-        "man" => named(name, &a, &["pager", "html"], "PH", true),
+        // `-C`/`--config-file`: a man-db config whose DEFINE lines name the programs man runs
+        "man" => named(name, &a, &["pager", "html", "config-file"], "PHC", true),
         "npx" | "bunx" | "pnpx" => code(format!(
             "`{name}` runs a package's code (fetched if missing)"
         )),
@@ -729,8 +730,12 @@ const NODE: Spec = Spec {
     numeric: false,
 };
 
-/// Node: code given as an option (`-e`, `-p`, `--import data:...`), options that load code or
-/// open a debugger, a program read from stdin.
+/// The test reporters built into node (`--test-reporter=NAME`); any other value names a module.
+const NODE_REPORTERS: &[&str] = &["spec", "tap", "dot", "junit", "lcov"];
+
+/// Node: code given as an option (`-e`, `-p`, `--import data:...`, a `--test-reporter` module,
+/// `--run`'s package.json script), options that load code or open a debugger (`--inspect*`, the
+/// `inspect` subcommand), a program read from stdin.
 fn node(name: &str, args: &[&str]) -> Option<Verdict> {
     let p = match parse(&NODE, args) {
         Err(option) => return Some(unknown(name, &option)),
@@ -747,6 +752,14 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
             | "experimental-default-config-file" => true,
             n if n.starts_with("inspect") || n == "debug-port" => true,
             "import" | "loader" | "experimental-loader" | "r" | "require" => url,
+            // a reporter is a module loaded by name, path or URL unless it is a built-in one
+            "test-reporter" => !o
+                .value
+                .as_deref()
+                .is_some_and(|v| NODE_REPORTERS.contains(&v)),
+            "test-reporter-destination" => url,
+            // `--run` runs a package.json script through a shell
+            "run" => true,
             _ => false,
         };
         if runs {
@@ -756,12 +769,15 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
     let ends = p.opts.iter().any(|o| {
         matches!(
             o.name.as_str(),
-            "run" | "test" | "v" | "version" | "h" | "help" | "c" | "check"
+            "test" | "v" | "version" | "h" | "help" | "c" | "check"
         )
     });
     match p.operands.first().map(|&i| args[i]) {
         Some(s) if reads_stdin(s) => code(format!(
             "`{name} {s}` reads its program from stdin or a device"
+        )),
+        Some(s @ ("inspect" | "debug")) if !ends => code(format!(
+            "`{name} {s}` runs its script under a debugger that any local process can connect to"
         )),
         None if !ends => code(format!(
             "`{name}` without a script reads its program from stdin"
@@ -771,9 +787,23 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
 }
 
 /// A script or makefile path that is stdin or a device (`-`, `/dev/stdin`, `/dev/fd/0`,
-/// `/proc/self/fd/0`), not a file.
+/// `/proc/self/fd/0`), not a file, however it is spelled: repeated slashes and `.` are dropped
+/// (`//dev/stdin`, `/dev/./stdin`), and a path that climbs with `..` reads a device when what
+/// follows its last `..` is `dev/...` or `proc/...` (`../../dev/stdin`, `/tmp/x/../dev/stdin`:
+/// where `..` lands depends on the cwd and on symlinks this analysis does not see).
 fn reads_stdin(path: &str) -> bool {
-    path == "-" || path.starts_with("/dev/") || path.starts_with("/proc/")
+    if path == "-" {
+        return true;
+    }
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    let device = |rest: &[&str]| matches!(rest.first(), Some(&"dev" | &"proc"));
+    match parts.iter().rposition(|c| *c == "..") {
+        Some(last) => device(&parts[last + 1..]),
+        None => path.starts_with('/') && device(&parts),
+    }
 }
 
 const PYTHON: Spec = Spec {
@@ -791,7 +821,8 @@ const PYTHON: Spec = Spec {
     numeric: false,
 };
 
-/// Python: `-c`, `-i` (a prompt on stdin), a program read from stdin; `-m` runs a module.
+/// Python: `-c`, `-i` (a prompt on stdin), `-m` (a module: many run code given in their
+/// arguments or stdin), a program read from stdin.
 fn python(name: &str, args: &[&str]) -> Option<Verdict> {
     // `-c` and `-m` end the options: what follows is the program's.
     let end = args
@@ -805,6 +836,12 @@ fn python(name: &str, args: &[&str]) -> Option<Verdict> {
     if let Some(o) = p.opts.iter().find(|o| o.name == "c" || o.name == "i") {
         return code(format!(
             "`{name} {}` runs code given as an argument or on stdin",
+            o.written
+        ));
+    }
+    if let Some(o) = p.opts.iter().find(|o| o.name == "m") {
+        return code(format!(
+            "`{name} {}` runs a module, and what a module does with its arguments is not read (`timeit`, `cProfile`, `code`, `asyncio` run code given in them or on stdin)",
             o.written
         ));
     }
@@ -1226,11 +1263,58 @@ fn awk(name: &str, args: &[&str]) -> Option<Verdict> {
     })
 }
 
-/// True when a sed script holds an `e` command or an `s` command with the `e` flag.
+/// True when a sed script holds an `e` command or an `s` command with the `e` flag, under any of
+/// the readings seds differ on: GNU sed takes a delimiter inside a bracket expression (`/[/]/`) as
+/// literal, busybox and older seds end the regex there; a backslash inside brackets escapes or is
+/// literal. A script that runs a command under one reading is refused.
 fn sed_script_executes(script: &str) -> bool {
     let chars: Vec<char> = script.chars().collect();
+    [None, Some(false), Some(true)]
+        .into_iter()
+        .any(|brackets| sed_reading_executes(&chars, brackets))
+}
+
+/// The index just past the regex that starts at `i` and ends at `delim`. `brackets`: `None` when
+/// bracket expressions are not read, else whether a backslash escapes inside them.
+fn sed_regex_end(chars: &[char], mut i: usize, delim: char, brackets: Option<bool>) -> usize {
+    while i < chars.len() && chars[i] != delim {
+        match chars[i] {
+            '\\' => i += 2,
+            '[' if brackets.is_some() => {
+                i += 1;
+                if chars.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&']') {
+                    i += 1; // a leading `]` is a member
+                }
+                while i < chars.len() && chars[i] != ']' {
+                    match (chars[i], chars.get(i + 1)) {
+                        ('[', Some(&k @ (':' | '.' | '='))) => {
+                            // `[:alpha:]`, `[.x.]`, `[=x=]`: up to the closing `k]`
+                            i += 2;
+                            while i < chars.len()
+                                && !(chars[i] == k && chars.get(i + 1) == Some(&']'))
+                            {
+                                i += 1;
+                            }
+                            i += 2;
+                        }
+                        ('\\', _) if brackets == Some(true) => i += 2,
+                        _ => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    i + 1
+}
+
+/// One reading of a sed script (see [`sed_script_executes`]).
+fn sed_reading_executes(chars: &[char], brackets: Option<bool>) -> bool {
     let mut i = 0;
-    let at_command = |c: char| c.is_ascii_alphabetic() || c == '{' || c == '}' || c == '=';
     while i < chars.len() {
         let c = chars[i];
         match c {
@@ -1243,11 +1327,7 @@ fn sed_script_executes(script: &str) -> bool {
                 } else {
                     '/'
                 };
-                i += if c == '\\' { 2 } else { 1 };
-                while i < chars.len() && chars[i] != delim {
-                    i += if chars[i] == '\\' { 2 } else { 1 };
-                }
-                i += 1;
+                i = sed_regex_end(chars, i + if c == '\\' { 2 } else { 1 }, delim, brackets);
                 while i < chars.len() && matches!(chars[i], 'I' | 'M') {
                     i += 1;
                 }
@@ -1257,13 +1337,9 @@ fn sed_script_executes(script: &str) -> bool {
                 let Some(&delim) = chars.get(i + 1) else {
                     return false;
                 };
-                i += 2;
-                for _ in 0..2 {
-                    while i < chars.len() && chars[i] != delim {
-                        i += if chars[i] == '\\' { 2 } else { 1 };
-                    }
-                    i += 1;
-                }
+                // the regex (brackets read for `s`), then the replacement or the second set
+                i = sed_regex_end(chars, i + 2, delim, brackets.filter(|_| c == 's'));
+                i = sed_regex_end(chars, i, delim, None);
                 if c == 's' {
                     while i < chars.len() && !matches!(chars[i], ';' | '\n' | '}') {
                         if chars[i] == 'e' {
@@ -1278,15 +1354,16 @@ fn sed_script_executes(script: &str) -> bool {
             }
             'a' | 'i' | 'c' | 'r' | 'R' | 'w' | 'W' | 'b' | 't' | 'T' | ':' | 'q' | 'Q' | 'l'
             | 'L' => {
-                // the rest of the line is text, a label or a file name
+                // the rest of the line is text or a file name; a label (GNU sed: also `:`'s) or a
+                // number ends at `;` too
                 while i < chars.len()
                     && chars[i] != '\n'
-                    && !(matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L') && chars[i] == ';')
+                    && !(matches!(c, 'b' | 't' | 'T' | ':' | 'q' | 'Q' | 'l' | 'L')
+                        && chars[i] == ';')
                 {
                     i += 1;
                 }
             }
-            _ if at_command(c) => i += 1,
             _ => i += 1,
         }
     }
@@ -1342,9 +1419,6 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
         if let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty()) {
             if let Some(c) = cluster.chars().find(|c| code.contains(*c)) {
                 return Some(format!("`{name} -{c}` runs code given as an argument"));
-            }
-            if name.starts_with("python") && cluster.starts_with('m') {
-                return None; // -m module: runs a module (a file), like a script
             }
             if VALUED.contains(&a) {
                 i += 1;
@@ -1425,7 +1499,6 @@ mod tests {
             "sed -n 's/a/b/gp' f",
             "sed '/x/d;s/e/E/g' f",
             "python3 script.py -c x",
-            "python3 -m pytest",
             "node build.js",
             "node --test",
             "perl script.pl",
@@ -1534,6 +1607,74 @@ mod tests {
             "mawk -W version",
             "make -f Makefile",
             "perl x.pl /dev/stdin",
+        ] {
+            assert_eq!(verdict(line), "-", "{line}");
+        }
+    }
+
+    #[test]
+    fn the_fourth_attacks_runner_gaps_are_flagged() {
+        for line in [
+            // GNU sed ends a `:` label at `;`
+            "sed -n ':a;e rm x' f",
+            "sed -n ':a;s/.*/rm x/e' f",
+            // a delimiter inside a bracket expression is literal (GNU sed)
+            "sed -n '/[/]/e rm x' f",
+            "sed -n '\\,[,],e rm x' f",
+            "sed -n '/[[:alpha:]/]/e rm x' f",
+            "sed -n '/[]/]/e rm x' f",
+            "sed -n 's/[/]/rm x/e' f",
+            // a module runs code given in its arguments or on stdin
+            "python3 -m timeit 1",
+            "python3 -m timeit -s 'import os' pass",
+            "python3 -m cProfile -m timeit 1",
+            "python3 -Im timeit 1",
+            "python3 -m code",
+            "python3 -m asyncio",
+            "python3 -m pytest",
+            // node: reporter modules, package.json scripts, the inspector subcommand
+            "node --test-reporter=data:text/javascript,1 --test",
+            "node --test-reporter=DATA:text/javascript,1 --test",
+            "node --test-reporter ./r.mjs --test",
+            "node --test-reporter=some-package --test",
+            "node --test-reporter=spec --test-reporter-destination=data:x --test",
+            "node --run build",
+            "node inspect x.js",
+            "node debug x.js",
+            // stdin and devices however the path is spelled
+            "python3 //dev/stdin",
+            "python3 /dev//stdin",
+            "python3 //proc/self/fd/0",
+            "python3 /proc//self/fd/0",
+            "perl /./dev/stdin",
+            "perl /tmp/../dev/stdin",
+            "perl ../../../../dev/stdin",
+            "perl x/../../proc/self/fd/0",
+            "node //dev/stdin",
+            "make -f //dev/stdin",
+            "make --file=//proc/self/fd/0",
+            // man-db's config names the programs man runs
+            "man -C man.conf ls",
+            "man -aC man.conf ls",
+            "man --config-file=man.conf ls",
+            "man --conf man.conf ls",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+        for line in [
+            "sed -n ':a;p' f",
+            "sed -n '/[/]/p' f",
+            "sed -n 's/[/]/x/gp' f",
+            "sed '/[e]/d' f",
+            "node --test-reporter=spec --test",
+            "node --test-reporter=tap --test-reporter-destination=out.txt --test",
+            "node x.js inspect",
+            "python3 x.py -m timeit",
+            "perl ./dev/x.pl",
+            "perl ../lib/x.pl",
+            "perl dev/stdin",
+            "make -f ../Makefile",
+            "man -Tutf8 ls",
         ] {
             assert_eq!(verdict(line), "-", "{line}");
         }

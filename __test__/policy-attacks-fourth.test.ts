@@ -1,0 +1,178 @@
+// The fourth independent attack on the allow list: an allow list naming only one program (no codeRunners)
+// ran a payload it never allowed through that program's own grammar (a sed label ending at `;`, a `/` inside
+// a bracket expression, `python3 -m timeit CODE`, a node test-reporter module, stdin spelled `//dev/stdin`,
+// `man -C CONFIG`, the `node inspect` subcommand, `rbash` run by its real path `bash`). Each request is first
+// shown doing what it does through a host without a policy, then refused by the allow list with nothing run;
+// the same requests are refused as nobody.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { TerminalHost, type HostCreateTerminalRequest } from '../ts/host';
+import { removePackageCopy, runAsNobody } from './core/helpers';
+import { testIf } from './fixtures/require-feature';
+
+const S = 'fourth';
+let tmp: string;
+const hosts: TerminalHost[] = [];
+type Request = Omit<HostCreateTerminalRequest, 'sessionId'>;
+
+const which = (name: string): string | undefined => {
+  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  return r.status === 0 && r.stdout.startsWith('/') ? fs.realpathSync(r.stdout.trim()) : undefined;
+};
+
+/** The payload the allow lists never name: it writes HIT. Files relative to the request's cwd. */
+const EVIL = './evil';
+const HIT = 'hit/HIT';
+const PRINTF = '/usr/bin/printf';
+
+/** [label, programs the allow list names (besides printf), the request, what the refusal says] */
+type Attack = [string, string[], Request, Record<string, unknown>];
+const ATTACKS: Attack[] = [
+  ['sed label ended by `;`', ['sed'], { command: 'sed', args: ['-n', `:a;e ${EVIL} sed-label`, 'slash.txt'] }, { reason: 'code-execution', word: 'sed' }],
+  ['sed `/` inside a bracket expression', ['sed'], { command: `sed -n '/[/]/e ./t/../evil sed-bracket' slash.txt` }, { reason: 'code-execution', word: 'sed' }],
+  ['python3 -m timeit CODE', ['/usr/bin/python3'], { command: '/usr/bin/python3', args: ['-m', 'timeit', '-n', '1', `__import__('os').system('${EVIL} timeit')`] }, { reason: 'code-execution', word: '/usr/bin/python3' }],
+  ['python3 //dev/stdin', ['/usr/bin/python3'], { command: `printf '%s' "__import__('os').system('${EVIL} py-stdin')" | /usr/bin/python3 //dev/stdin` }, { reason: 'code-execution', word: '/usr/bin/python3' }],
+  ['python3 -m code (stdin)', ['/usr/bin/python3'], { command: `printf '%s\\n' "__import__('os').system('${EVIL} py-code')" | /usr/bin/python3 -m code` }, { reason: 'code-execution', word: '/usr/bin/python3' }],
+  ['perl /tmp/../dev/stdin', ['perl'], { command: `printf '%s' 'system("${EVIL} perl")' | perl /tmp/../dev/stdin` }, { reason: 'code-execution', word: 'perl' }],
+  ['make --file=//proc/self/fd/0', ['make'], { command: `printf 'all:\\n\\t%s make\\n' ${EVIL} | make -s --file=//proc/self/fd/0` }, { reason: 'code-execution', word: 'make' }],
+  ['node --test-reporter=data:...', ['node'], { command: 'node', args: [`--test-reporter=data:text/javascript,import{execSync}from'child_process';execSync('${EVIL} reporter')`, '--test'] }, { reason: 'code-execution', word: 'node' }],
+  ['man -C CONFIG', ['man'], { command: `man -C man.conf -l page.1` }, { reason: 'code-execution', word: 'man' }],
+  ['man --config-file=CONFIG', ['man'], { command: `man --config-file=man.conf -l page.1` }, { reason: 'code-execution', word: 'man' }],
+];
+
+function host(allow?: string[]): TerminalHost {
+  const h = new TerminalHost({ cwd: tmp, ...(allow ? { commandPolicy: { allow: [PRINTF, ...allow.map((p) => which(p) ?? p)] } } : {}), timeoutMs: 20_000 });
+  hosts.push(h);
+  return h;
+}
+
+async function run(h: TerminalHost, request: Request): Promise<string> {
+  const { terminalId } = await h.createTerminal({ sessionId: S, cwd: tmp, ...request });
+  await h.waitForTerminalExit({ sessionId: S, terminalId });
+  const { output } = await h.terminalOutput({ sessionId: S, terminalId });
+  await h.releaseTerminal({ sessionId: S, terminalId });
+  return output;
+}
+
+/** Writes the workspace files the attacks use (the agent could write each with one printf redirection). */
+function workspace(dir: string): void {
+  fs.writeFileSync(path.join(dir, 'evil'), `#!/bin/sh\necho "$*" >> "${path.join(dir, HIT)}"\n`, { mode: 0o755 });
+  fs.mkdirSync(path.join(dir, 'hit'), { recursive: true });
+  // `./t/../evil`: read as ending the address at the bracket's `/`, the script's next command is `t` (a label)
+  fs.mkdirSync(path.join(dir, 't'), { recursive: true });
+  fs.chmodSync(path.join(dir, 'hit'), 0o777); // man runs its programs as the `man` user
+  fs.writeFileSync(path.join(dir, 'slash.txt'), 'a/b\n');
+  fs.writeFileSync(path.join(dir, 'x.js'), 'setTimeout(() => {}, 100);\n');
+  fs.writeFileSync(path.join(dir, 'page.1'), '.TH X 1\n.SH NAME\nx \\- y\n');
+  const evil = path.join(dir, 'evil');
+  fs.writeFileSync(path.join(dir, 'man.conf'), `DEFINE\tnroff\t${evil} nroff\nDEFINE\ttroff\t${evil} troff\nDEFINE\tcol\t${evil} col\n`);
+  for (const f of ['slash.txt', 'x.js', 'page.1', 'man.conf']) fs.chmodSync(path.join(dir, f), 0o644);
+}
+
+const hit = (): boolean => fs.existsSync(path.join(tmp, HIT));
+const installed = ([, programs]: Attack): boolean => programs.every((p) => (p.startsWith('/') ? fs.existsSync(p) : which(p) !== undefined));
+
+beforeAll(() => {
+  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-fourth-')));
+  fs.chmodSync(tmp, 0o755); // man runs its programs as the `man` user
+  workspace(tmp);
+});
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.close()));
+  fs.rmSync(path.join(tmp, HIT), { force: true });
+});
+afterAll(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+  removePackageCopy();
+});
+
+describe('an allow list naming one program refuses what that program would run from its arguments', () => {
+  test.each(ATTACKS)('%s', async (label, programs, request, refusal) => {
+    for (const p of programs) expect(p.startsWith('/') ? fs.existsSync(p) && p : which(p) ?? `${p} not installed`).toMatch(/^\//);
+    await run(host(), request);
+    expect([label, hit()]).toEqual([label, true]); // the attack works without the policy
+    fs.rmSync(path.join(tmp, HIT), { force: true });
+    const h = host(programs);
+    await expect(h.createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED', details: refusal });
+    expect(hit()).toBe(false);
+    expect(h.liveTerminals).toBe(0);
+  });
+
+  test('node inspect opens an inspector (any local process may connect and run code): refused', async () => {
+    // `--port=0`: a free port, so that the demonstration does not depend on 9229 being free.
+    const request: Request = { command: 'node', args: ['inspect', '--port=0', 'x.js'] };
+    const h = host();
+    const { terminalId } = await h.createTerminal({ sessionId: S, cwd: tmp, ...request });
+    let output = '';
+    for (let i = 0; i < 200 && !/Debugger listening on ws:\/\/127\.0\.0\.1:\d+/.test(output); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      output = (await h.terminalOutput({ sessionId: S, terminalId })).output;
+    }
+    await h.killTerminal({ sessionId: S, terminalId });
+    expect(output).toMatch(/Debugger listening on ws:\/\/127\.0\.0\.1:\d+/);
+    await expect(host(['node']).createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({
+      code: 'ERR_POLICY_DENIED',
+      details: { reason: 'code-execution', word: 'node' },
+    });
+  });
+
+  testIf('bash', which('rbash') !== undefined, 'no rbash on PATH')('rbash whose real path is bash runs unrestricted: refused', async () => {
+    const request: Request = { command: 'rbash', args: ['-c', `echo unrestricted > ${HIT}`] };
+    // rbash refuses the redirection; its real path (what the rebuild runs) does not.
+    await run(host(), request);
+    expect(hit()).toBe(false);
+    await run(host(), { ...request, command: which('rbash')! });
+    expect(hit()).toBe(true);
+    fs.rmSync(path.join(tmp, HIT), { force: true });
+    await expect(host(['rbash']).createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({
+      code: 'ERR_POLICY_DENIED',
+      details: { reason: 'unknown-program', word: 'rbash', runsAs: 'bash' },
+    });
+    expect(hit()).toBe(false);
+  });
+
+  test('what these programs are for still runs under the same allow lists', async () => {
+    expect(await run(host(['sed']), { command: `sed -n '/[/]/p;:a;p' slash.txt` })).toBe('a/b\na/b\n');
+    expect(await run(host(['node']), { command: 'node x.js; echo done' })).toBe('done\n');
+  });
+});
+
+testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as nobody: the same attacks work without a policy and are refused by the allow list', () => {
+  const cases = ATTACKS.filter(installed).map(([label, programs, request]) => ({ label, request, allow: [PRINTF, ...programs.map((p) => which(p) ?? p)] }));
+  const { out } = runAsNobody(
+    (lib, dir) => `const { TerminalHost } = require(${JSON.stringify(lib)});
+const fs = require('fs');
+const path = require('path');
+const dir = ${JSON.stringify(dir)};
+(${workspace.toString().replace(/\bHIT\b/g, JSON.stringify(HIT))})(dir);
+const hit = path.join(dir, ${JSON.stringify(HIT)});
+(async () => {
+  const results = {};
+  for (const c of ${JSON.stringify(cases)}) {
+    const r = {};
+    for (const policy of [undefined, { allow: c.allow }]) {
+      fs.rmSync(hit, { force: true });
+      const h = new TerminalHost({ cwd: dir, timeoutMs: 20000, ...(policy ? { commandPolicy: policy } : {}) });
+      try {
+        const { terminalId } = await h.createTerminal({ sessionId: 's', cwd: dir, ...c.request });
+        await h.waitForTerminalExit({ sessionId: 's', terminalId });
+        r[policy ? 'allow' : 'open'] = fs.existsSync(hit) ? 'ran' : 'held';
+      } catch (e) {
+        r[policy ? 'allow' : 'open'] = (e.details && e.details.reason) + (fs.existsSync(hit) ? ' ran' : ' held');
+      }
+      await h.close();
+    }
+    results[c.label] = r;
+  }
+  console.log(JSON.stringify(results));
+})();
+`,
+  );
+  const results = JSON.parse(out) as Record<string, { open: string; allow: string }>;
+  for (const [label, , , refusal] of ATTACKS.filter(installed)) {
+    // man drops to its own user as root only: as nobody it runs the payload as nobody, which is what we show.
+    expect([label, results[label]]).toEqual([label, { open: 'ran', allow: `${refusal.reason as string} held` }]);
+  }
+});
