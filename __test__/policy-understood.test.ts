@@ -78,6 +78,10 @@ const ATTACKS: Array<[string, Request, TerminalHostOptions, Record<string, unkno
   ['bash -k', { command: `bash -kc 'bash -c : BASH_ENV=./rc'` }, {}, { reason: 'shell-construct', word: 'bash' }],
   ['jobs -x (bash)', { command: 'jobs -x rm -f victim' }, { shell: 'bash' }, { reason: 'shell-construct', word: 'jobs' }],
   ['bash --rcfile', { command: 'bash --rcfile ./rc -ic :' }, {}, { reason: 'wrapper-option', word: 'bash' }],
+  // Start-up files the line writes (HOME is the host's choice, here the cwd).
+  ['bash -lc (login start-up file)', { command: `printf 'rm -f victim\\n' > .bash_profile; bash -lc true` }, { env: { HOME: '.' } }, { reason: 'shell-construct', word: 'bash' }],
+  ['bash -ic (interactive start-up file)', { command: `printf 'rm -f victim\\n' > .bashrc; bash -ic true` }, { env: { HOME: '.' } }, { reason: 'shell-construct', word: 'bash' }],
+  ['sh -l -c (login start-up file)', { command: `printf 'rm -f victim\\n' > .profile; sh -l -c true` }, { env: { HOME: '.' } }, { reason: 'shell-construct', word: 'sh' }],
 ];
 
 /**
