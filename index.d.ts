@@ -784,6 +784,12 @@ export interface ShellLineAnalysis {
    * as one quoted word. In an argv rebuild each top-level piece (or group) is one argument.
    */
   rebuild?: Array<ShellPiece>
+  /**
+   * How many programs the line names. When more than [`MAX_PROGRAMS`], only the first
+   * `MAX_PROGRAMS + 1` are in `programs` (and the other lists are cut the same way, `rebuild`
+   * is null): converting them all would hold the JS thread, and such a line is refused anyway.
+   */
+  programCount: number
 }
 
 /** A piece of a rebuild. */

@@ -84,6 +84,9 @@ describe('envPolicy', () => {
     'PROMPT_COMMAND', 'IFS', 'PATH', 'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0',
     'GIT_CONFIG_PARAMETERS', 'GIT_EXEC_PATH', 'GIT_EXTERNAL_DIFF', 'GIT_PAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'PAGER',
     'NODE_OPTIONS', 'PYTHONSTARTUP', 'PYTHONPATH', 'PERL5OPT', 'PERL5LIB', 'RUBYOPT', 'JAVA_TOOL_OPTIONS', 'ld_preload',
+    // Programs and code named for make's built-in rules, perl's debugger, version-manager shims, wget.
+    'CC', 'CXX', 'CPP', 'LD', 'AR', 'YACC', 'MAKE', 'CFLAGS', 'LDFLAGS', 'RUSTFLAGS', 'GOFLAGS', 'LDLIBS', 'PERL5DB', 'PERLDB_OPTS',
+    'PYTHONBREAKPOINT', 'PYENV_HOOK_PATH', 'RBENV_HOOK_PATH', 'NODENV_HOOK_PATH', 'WGETRC',
   ])('with a command policy, a request setting %s is refused (reason env, naming it)', async (name) => {
     host = newHost({ commandPolicy: { deny: ['rm'] } });
     const err = await failure(host.createTerminal(req(name)));

@@ -3,6 +3,7 @@
 // deny-only policy), then refused by the host's default policy, with nothing spawned.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TerminalAuditEvent } from '../ts/events';
@@ -327,5 +328,118 @@ describe('shell lines judged on tree-sitter-bash', () => {
     const h = host({ commandPolicy: { allow: abs, codeRunners: ['awk'] } }).host;
     await run(h, { command: `awk 'BEGIN{system("touch ${m}")}'` });
     expect(fs.existsSync(m)).toBe(true);
+  });
+});
+
+// Independent attack of 2026-11-27 (r22, r15, r16, r6/r7/r18): each shown to run, then refused.
+describe('wrapper globs, start-up files, network redirections, build-tool env', () => {
+  const MAKE = which('make');
+  const PERL = which('perl');
+  const TIMEOUT = which('timeout');
+  const SH = which('sh')!;
+  const TRUE = which('true')!;
+
+  testIf('timeout', TIMEOUT !== undefined, 'no timeout on PATH')('a glob in a wrapper option: `timeout -k * 5 prog` with files 0, 1, touch', async () => {
+    const results: string[] = [];
+    for (const policy of [undefined, { allow: [TIMEOUT!, TRUE] }]) {
+      const dir = fs.mkdtempSync(path.join(tmp, 'glob-'));
+      for (const f of ['0', '1', 'touch']) fs.writeFileSync(path.join(dir, f), 'x');
+      const { host: h } = host(policy ? { commandPolicy: policy } : {});
+      try {
+        await run(h, { command: `timeout -k * 5 ${TRUE}`, cwd: dir });
+        results.push(fs.existsSync(path.join(dir, '5')) ? 'touch ran' : 'nothing ran');
+      } catch (e) {
+        results.push(`${(e as { details: { reason: string } }).details.reason}${fs.existsSync(path.join(dir, '5')) ? ' touch ran' : ''}`);
+      }
+    }
+    // Without a policy the shell expands `*` to `0 1 touch`: timeout -k 0 1 touch 5 true.
+    expect(results).toEqual(['touch ran', 'wrapper-option']);
+  });
+
+  test.each([['timeout * ls'], ['timeout $T ls'], ['nice -n ~ ls'], ['find . -name *.c -exec ls {} ;']])('run-time words before a wrapped program are refused: %s', async (line) => {
+    const { host: h } = host({ commandPolicy: { allow: [LS, ...['timeout', 'nice', 'find'].map((p) => which(p) ?? `/usr/bin/${p}`)] } });
+    await expect(h.createTerminal({ sessionId: S, command: line })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED', details: { reason: 'wrapper-option' } });
+  });
+
+  // HOME is the host's choice (the overlay is not judged); the agent could write the start-up files there.
+  testIf('bash', BASH !== undefined, 'no bash on PATH').each([
+    ['bash -l -c true'],
+    ['bash -lc true'],
+    ['bash --login -c true'],
+    ['bash -i -c true'],
+    ['bash -ic true'],
+    ['sh -l -c true'],
+    ["sh -c 'bash -lc true'"],
+  ])('a shell that reads start-up files: %s', async (line) => {
+    const home = fs.mkdtempSync(path.join(tmp, 'home-'));
+    for (const f of ['.bash_profile', '.bashrc', '.profile']) fs.writeFileSync(path.join(home, f), 'touch "$ACPT_MARKER"\n');
+    const options = (commandPolicy?: TerminalHostOptions['commandPolicy']): TerminalHostOptions => ({
+      env: { HOME: home },
+      ...(commandPolicy ? { commandPolicy } : {}),
+    });
+    await attack(
+      (m) => ({ command: line, env: [{ name: 'ACPT_MARKER', value: m }] }),
+      options(),
+      options({ allow: [BASH!, SH, TRUE] }),
+      { reason: 'shell-construct' },
+    );
+  });
+
+  testIf('bash', BASH !== undefined, 'no bash on PATH')('bash --noprofile --norc -lc: no start-up file, allowed', async () => {
+    const home = fs.mkdtempSync(path.join(tmp, 'home-'));
+    fs.writeFileSync(path.join(home, '.bash_profile'), 'touch "$ACPT_MARKER"\n');
+    const m = marker();
+    const { host: h } = host({ env: { HOME: home }, commandPolicy: { allow: [BASH!, TRUE] } });
+    await run(h, { command: 'bash --noprofile --norc -lc true', env: [{ name: 'ACPT_MARKER', value: m }] });
+    expect(fs.existsSync(m)).toBe(false);
+  });
+
+  testIf('bash', BASH !== undefined, 'no bash on PATH').each([['> /dev/tcp/127.0.0.1/PORT'], ['2>> /dev/tcp/127.0.0.1/PORT']])(
+    "shell 'bash': a redirection %s reaches the network",
+    async (redirect) => {
+      let connections = 0;
+      const server = net.createServer((s) => {
+        connections++;
+        s.destroy();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as net.AddressInfo).port;
+      try {
+        const line = `${LS} -d / /nonexistent ${redirect.replace('PORT', String(port))}`;
+        await run(host({ shell: BASH! }).host, { command: line });
+        const shown = connections;
+        const { host: h } = host({ shell: BASH!, commandPolicy: { allow: [LS] } });
+        await expect(h.createTerminal({ sessionId: S, command: line })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED', details: { reason: 'shell-construct' } });
+        expect([shown, connections]).toEqual([1, 1]);
+      } finally {
+        server.close();
+      }
+    },
+  );
+
+  testIf('make', MAKE !== undefined, 'no make on PATH').each([['request env'], ['line assignment']])("make's built-in rule runs CC (%s)", async (how) => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'make-'));
+    fs.writeFileSync(path.join(dir, 'hello.c'), 'int main(void) { return 0; }\n');
+    const request = (m: string): Omit<HostCreateTerminalRequest, 'sessionId'> =>
+      how === 'request env'
+        ? { command: MAKE!, args: ['hello'], cwd: dir, env: [{ name: 'CC', value: `touch ${m} #` }] }
+        : { command: `CC='touch ${m} #' make hello`, cwd: dir };
+    const policy = (extra: TerminalHostOptions = {}): TerminalHostOptions => ({ commandPolicy: { allow: [MAKE!] }, ...extra });
+    await attack(request, policy({ envPolicy: { allow: ['CC'] } }), policy(), {
+      reason: 'env',
+      name: 'CC',
+      field: how === 'request env' ? 'env' : 'command',
+    });
+  });
+
+  testIf('perl', PERL !== undefined, 'no perl on PATH')('PERL5DB with an allowed perl -d -w', async () => {
+    const script = path.join(tmp, 'plain.pl');
+    fs.writeFileSync(script, '1;\n');
+    await attack(
+      (m) => ({ command: PERL!, args: ['-d', '-w', script], env: [{ name: 'PERL5DB', value: `BEGIN { open my $f, ">", "${m}" }` }] }),
+      strictArgv(PERL!, { envPolicy: { allow: ['PERL5DB'] } }),
+      strictArgv(PERL!),
+      { reason: 'env', name: 'PERL5DB', field: 'env' },
+    );
   });
 });

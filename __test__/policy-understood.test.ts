@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TerminalHost, type HostCreateTerminalRequest, type TerminalHostOptions } from '../ts/host';
+import { MAX_CHECKED_PROGRAMS } from '../ts/policy';
 import { shellCommandWords } from '../ts/shell-analysis';
 import { removePackageCopy, runAsNobody } from './core/helpers';
 import { testIf } from './fixtures/require-feature';
@@ -77,6 +78,10 @@ const ATTACKS: Array<[string, Request, TerminalHostOptions, Record<string, unkno
   ['bash -k', { command: `bash -kc 'bash -c : BASH_ENV=./rc'` }, {}, { reason: 'shell-construct', word: 'bash' }],
   ['jobs -x (bash)', { command: 'jobs -x rm -f victim' }, { shell: 'bash' }, { reason: 'shell-construct', word: 'jobs' }],
   ['bash --rcfile', { command: 'bash --rcfile ./rc -ic :' }, {}, { reason: 'wrapper-option', word: 'bash' }],
+  // Start-up files the line writes (HOME is the host's choice, here the cwd).
+  ['bash -lc (login start-up file)', { command: `printf 'rm -f victim\\n' > .bash_profile; bash -lc true` }, { env: { HOME: '.' } }, { reason: 'shell-construct', word: 'bash' }],
+  ['bash -ic (interactive start-up file)', { command: `printf 'rm -f victim\\n' > .bashrc; bash -ic true` }, { env: { HOME: '.' } }, { reason: 'shell-construct', word: 'bash' }],
+  ['sh -l -c (login start-up file)', { command: `printf 'rm -f victim\\n' > .profile; sh -l -c true` }, { env: { HOME: '.' } }, { reason: 'shell-construct', word: 'sh' }],
 ];
 
 /**
@@ -143,8 +148,34 @@ describe('a broad allow rule admits only programs the analysis understands', () 
     }, 1);
     const { terminalId } = await h.createTerminal({ sessionId: S, cwd: tmp, command: line });
     clearInterval(timer);
+    maxGap = Math.max(maxGap, performance.now() - last); // a loop blocked until the end never ran the timer
     await h.waitForTerminalExit({ sessionId: S, terminalId });
     expect(maxGap).toBeLessThan(syncMs / 2);
+  });
+
+  test('a line of more programs than the policy judges is refused (ERR_INVALID_ARG) without holding the event loop', async () => {
+    const h = host({ commandPolicy: BROAD });
+    const line = 'ls;'.repeat(40_000); // 117 KiB, 40 000 programs: judging each (PATH lookup, real path) is JS work
+    const t0 = performance.now();
+    const analysis = shellCommandWords(line);
+    expect([analysis.programCount, analysis.words.length, analysis.rebuild]).toEqual([40_000, MAX_CHECKED_PROGRAMS + 1, undefined]);
+    const syncMs = performance.now() - t0; // the analysis alone, synchronously
+    let last = performance.now();
+    let maxGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      maxGap = Math.max(maxGap, now - last);
+      last = now;
+    }, 1);
+    const err = await h.createTerminal({ sessionId: S, cwd: tmp, command: line }).catch((e: unknown) => e);
+    clearInterval(timer);
+    maxGap = Math.max(maxGap, performance.now() - last); // a loop blocked until the end never ran the timer
+    expect(err).toMatchObject({ code: 'ERR_INVALID_ARG', details: { field: 'command', programs: 40_000, limit: MAX_CHECKED_PROGRAMS } });
+    expect(h.liveTerminals).toBe(0);
+    // The loop waits at most for the analysis' result to be read, never for 40 000 programs to be judged.
+    expect(maxGap).toBeLessThan(syncMs / 2);
+    // A line just at the limit is judged as before.
+    await expect(h.createTerminal({ sessionId: S, cwd: tmp, command: 'true;'.repeat(MAX_CHECKED_PROGRAMS) })).resolves.toHaveProperty('terminalId');
   });
 });
 

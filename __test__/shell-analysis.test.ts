@@ -12,7 +12,11 @@ describe('shellCommandWords', () => {
 
   test('large input stays linear enough', () => {
     const line = Array.from({ length: 20000 }, (_, i) => `echo ${i}`).join(' && ');
-    expect(shellCommandWords(line).words).toHaveLength(20000);
+    const a = shellCommandWords(line);
+    expect(a.programCount).toBe(20000);
+    // Beyond the 1000 programs a policy judges, only the first 1001 cross into JS (and no rebuild).
+    expect([a.words.length, a.words[1000]?.word, a.rebuild]).toEqual([1001, 'echo', undefined]);
+    expect(shellCommandWords('ls;'.repeat(1000)).words).toHaveLength(1000);
   });
 
   test('a refusal names the construct and its position as a JS string index', () => {

@@ -508,8 +508,23 @@ function refuseBeforeAnalysis(policy: CompiledCommandPolicy, check: CommandCheck
   });
 }
 
+/**
+ * The most programs one request may name. Judging a program (its lookup on PATH, its real path) is
+ * synchronous work on the JS thread: bounding the count bounds how long one request holds the event loop
+ * (a 120 KiB `ls;ls;...` names ~40 000); the core hands over no more than the first 1001 of them
+ * (`MAX_PROGRAMS` in src/binding/shell.rs, the same number). No terminal command needs more.
+ */
+export const MAX_CHECKED_PROGRAMS = 1000;
+
 /** The command policy's verdict on a request, given the analysis of its line or argv. */
 function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: ShellAnalysis): CommandCheckResult {
+  if (analysis.programCount > MAX_CHECKED_PROGRAMS) {
+    throw new AcpTerminalError(
+      'ERR_INVALID_ARG',
+      `command: ${analysis.programCount} programs, more than the ${MAX_CHECKED_PROGRAMS} the command policy checks in one request; split the work into several commands`,
+      { field: 'command', programs: analysis.programCount, limit: MAX_CHECKED_PROGRAMS },
+    );
+  }
   if (analysis.incomplete && policy.allow) {
     throw denied('command: the shell line is malformed or too deeply nested, so its programs cannot be checked', {
       field: 'command',

@@ -62,6 +62,11 @@ export interface ShellRefusal {
 export interface ShellAnalysis {
   /** Programs in the order found, including those inside refused constructs (for deny lists). */
   words: CommandWord[];
+  /**
+   * How many programs the line names. Above `MAX_CHECKED_PROGRAMS` (1000) only the first 1001 are in
+   * `words` (and in `assignments` / `refusals`; no `rebuild`): such a line is refused before it is judged.
+   */
+  programCount: number;
   /** True when the line is not valid bash (unterminated quote, unclosed `if`, dangling `|`, ...). */
   incomplete: boolean;
   /** Variables the line sets (`NAME=value`, `export`, `env NAME=value`, `read NAME`); `word` is the name. */
@@ -123,6 +128,7 @@ function fromNative(a: NativeAnalysis): ShellAnalysis {
       ...(p.guessed ? { guessed: true } : {}),
       ...(p.unknownOption != null ? { unknownOption: p.unknownOption } : {}),
     })),
+    programCount: a.programCount,
     incomplete: a.malformed,
     assignments: a.assignments.map((s) => ({ word: s.name, dynamic: s.dynamic })),
     refusals,

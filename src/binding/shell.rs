@@ -64,7 +64,14 @@ pub struct ShellLineAnalysis {
     /// written as the program checked for it; `open`..`close` enclose a nested `-c` line, written
     /// as one quoted word. In an argv rebuild each top-level piece (or group) is one argument.
     pub rebuild: Option<Vec<ShellPiece>>,
+    /// How many programs the line names. When more than [`MAX_PROGRAMS`], only the first
+    /// `MAX_PROGRAMS + 1` are in `programs` (and the other lists are cut the same way, `rebuild`
+    /// is null): converting them all would hold the JS thread, and such a line is refused anyway.
+    pub program_count: u32,
 }
+
+/// The most programs a policy judges in one line (`MAX_CHECKED_PROGRAMS` in ts/policy.ts).
+pub const MAX_PROGRAMS: usize = 1000;
 
 /// A piece of a rebuild.
 #[napi(object)]
@@ -94,10 +101,18 @@ fn piece(p: shell::Piece) -> ShellPiece {
 
 fn to_js(a: Analysis) -> ShellLineAnalysis {
     let pos = |p: usize| u32::try_from(p).unwrap_or(u32::MAX);
+    let count = a.programs.len();
+    let keep = if count > MAX_PROGRAMS {
+        MAX_PROGRAMS + 1
+    } else {
+        usize::MAX
+    };
     ShellLineAnalysis {
+        program_count: pos(count),
         programs: a
             .programs
             .into_iter()
+            .take(keep)
             .map(|p| ShellProgram {
                 word: p.word,
                 dynamic: p.dynamic,
@@ -110,6 +125,7 @@ fn to_js(a: Analysis) -> ShellLineAnalysis {
         assignments: a
             .assignments
             .into_iter()
+            .take(keep)
             .map(|s| ShellAssignment {
                 name: s.name,
                 dynamic: s.dynamic,
@@ -118,6 +134,7 @@ fn to_js(a: Analysis) -> ShellLineAnalysis {
         refusals: a
             .refusals
             .into_iter()
+            .take(keep)
             .map(|r| ShellRefusal {
                 reason: r.reason.as_str().to_string(),
                 construct: r.construct,
@@ -126,7 +143,10 @@ fn to_js(a: Analysis) -> ShellLineAnalysis {
             })
             .collect(),
         malformed: a.malformed,
-        rebuild: a.rebuild.map(|r| r.into_iter().map(piece).collect()),
+        rebuild: a
+            .rebuild
+            .filter(|_| count <= MAX_PROGRAMS)
+            .map(|r| r.into_iter().map(piece).collect()),
     }
 }
 

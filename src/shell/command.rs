@@ -209,12 +209,22 @@ impl<'o> Command<'o> {
             }
         };
         let first = parsed.operands.first().map_or(to, |&k| from + k);
-        if let Some(d) = words[from..first]
-            .iter()
-            .find(|w| w.dynamic && w.text.starts_with('-'))
-        {
-            let construct = format!("`{name}` option `{}` (known only at run time)", d.text);
+        // Every word before the command it runs (options, their values, `timeout DURATION`)
+        // must be the literal that was read: a glob or expansion there can become other options
+        // or another command once the shell expands it (`timeout -k * 5 prog`).
+        let before = (first + w.positional).min(to);
+        if let Some(d) = words[from..before].iter().find(|w| w.dynamic) {
+            let construct = format!(
+                "`{name}` option or operand `{}` (known only at run time)",
+                d.text
+            );
             self.refuse(RefusalReason::WrapperOption, construct, Some(name));
+            // A deny list still sees the words that may be the command.
+            for (k, word) in words[first..to].iter().enumerate() {
+                if !word.dynamic {
+                    self.push(word, Some(first + k), true);
+                }
+            }
             return None;
         }
         if parsed
@@ -369,6 +379,7 @@ impl<'o> Command<'o> {
         let mut i = from;
         let mut command = false;
         let mut stdin = false;
+        let mut quiet: Vec<char> = Vec::new();
         while i < to {
             let w = &words[i];
             if w.dynamic && command {
@@ -390,14 +401,25 @@ impl<'o> Command<'o> {
                     "--norc",
                     "--noprofile",
                     "--posix",
-                    "--login",
                     "--restricted",
                     "--verbose",
                     "--noediting",
                     "--version",
                     "--help",
                 ];
-                if !LONG.contains(&t) {
+                // Start-up files an interactive (`-i`) or login (`-l`) shell would read are
+                // allowed only when bash was told not to read them (a shell without these
+                // options refuses to start).
+                match t {
+                    "--norc" => quiet.push('i'),
+                    "--noprofile" => quiet.push('l'),
+                    "--login" if !quiet.contains(&'l') => {
+                        let construct = format!("`{name} --login` (a login shell runs start-up files the line can write; bash's `--noprofile` before it turns them off)");
+                        self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                    }
+                    _ => {}
+                }
+                if t != "--login" && !LONG.contains(&t) {
                     let construct = format!("`{name}` option `{t}` (it reads a file, or this analysis does not know it)");
                     self.refuse(RefusalReason::WrapperOption, construct, Some(name));
                     return;
@@ -411,6 +433,11 @@ impl<'o> Command<'o> {
                     match c {
                         'c' => command = true,
                         's' => stdin = true,
+                        // Refused, and the line still read: a deny list sees its programs.
+                        'i' | 'l' if on && !quiet.contains(&c) => {
+                            let construct = format!("`{name} {t}` (an interactive or login shell runs start-up files the line can write; bash's `--norc` / `--noprofile` before it turn them off)");
+                            self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                        }
                         'k' if on => {
                             let construct = format!("`{name} -k` (every later `NAME=value` word becomes the environment of a command)");
                             self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
@@ -467,6 +494,12 @@ impl<'o> Command<'o> {
 
     /// `find ... -exec CMD ... ;` (and `-execdir`, `-ok`, `-okdir`): CMD is a program too.
     fn find_exec(&mut self, words: &[Word], from: usize, to: usize) {
+        // A glob or expansion among find's words can become `-exec PROG ;` (or end one early)
+        // once the shell expands it: only literal words say what find runs.
+        if let Some(d) = words[from..to].iter().find(|w| w.dynamic) {
+            let construct = format!("`find` word `{}` (known only at run time)", d.text);
+            self.refuse(RefusalReason::WrapperOption, construct, Some("find"));
+        }
         let mut i = from;
         while i < to {
             let t = words[i].text.as_str();
@@ -654,6 +687,9 @@ mod tests {
         );
         assert_eq!(words("rbash -c 'rm x'"), ["rbash", "rm"]);
         assert_eq!(words("bash -lc 'ls && rm x'"), ["bash", "ls", "rm"]);
+        // Refused under an allow list, still seen by a deny list.
+        assert_eq!(words("timeout * rm x"), ["timeout", "rm", "x"]);
+        assert_eq!(words("find * -exec rm {} +"), ["find", "rm"]);
         assert_eq!(words("find . -name x -exec rm {} +"), ["find", "rm"]);
         assert_eq!(words("sudo -u root -E rm"), ["sudo", "rm"]);
         assert_eq!(
@@ -699,6 +735,22 @@ mod tests {
             "strace -o '|sh' ls",
             "ltrace -o '!sh' ls",
             "bash --rcfile ./rc -ic :",
+            "bash -i -c ls",
+            "bash -ic ls",
+            "bash -l -c ls",
+            "bash -lc ls",
+            "bash --login -c ls",
+            "sh -l -c ls",
+            "sh -c 'bash -lc ls'",
+            "bash --norc -lc ls",
+            "bash --noprofile -ic ls",
+            "timeout -k * 5 ls",
+            "timeout * ls",
+            "timeout $T ls",
+            "nice -n ~ ls",
+            "env -u {a,b} ls",
+            "find . -name *.c -exec ls {} ;",
+            "find $D -exec ls {} ;",
             "bash --init-file ./rc -c :",
             "bash --debugger -c :",
             "bash -kc 'ls x=1'",
@@ -727,6 +779,10 @@ mod tests {
             "set -e; set -o pipefail; set -- -k",
             "set +k",
             "bash --norc --noprofile -lc ls",
+            "bash --norc --noprofile -ilc ls",
+            "bash --noprofile --login -c ls",
+            "timeout -k 2 5 ls *",
+            "find . -name '*.c' -exec ls {} ;",
             "jobs -l",
             "strace -o out.txt ls",
             "su -c ls root",

@@ -233,8 +233,8 @@ mod tests {
             Some("FOO='a b' <ls> -la 'my file' >out.txt; <echo> ${HOME}")
         );
         assert_eq!(
-            line("bash -lc 'ls && rm \"x y\"' name").as_deref(),
-            Some("<bash> -lc [<ls> && <rm> 'x y'] name")
+            line("bash -c 'ls && rm \"x y\"' name").as_deref(),
+            Some("<bash> -c [<ls> && <rm> 'x y'] name")
         );
         assert_eq!(
             line("cat <<'EOF' | tail -1\n$(rm x)\nEOF\nls").as_deref(),
@@ -253,13 +253,13 @@ mod tests {
             Some("<env> A=1 <timeout> 5 <rm> x")
         );
         assert_eq!(line("echo $(id)"), None);
-        let argv: Vec<String> = ["bash", "-lc", "ls x; rm y"]
+        let argv: Vec<String> = ["bash", "-c", "ls x; rm y"]
             .iter()
             .map(|s| s.to_string())
             .collect();
         assert_eq!(
             written(&analyse_argv(&argv), true).as_deref(),
-            Some("<bash>|-lc|[<ls> x; <rm> y]")
+            Some("<bash>|-c|[<ls> x; <rm> y]")
         );
     }
 
@@ -286,7 +286,7 @@ mod tests {
             assert!(refused(&a), "{line:?}: {:?}", a.refusals);
         }
         for script in ["ls \\\r\nrm -f victim", "x\\\n#; rm -f victim"] {
-            let argv: Vec<String> = ["bash", "-lc", script]
+            let argv: Vec<String> = ["bash", "-c", script]
                 .iter()
                 .map(|s| s.to_string())
                 .collect();

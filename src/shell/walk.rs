@@ -754,6 +754,12 @@ impl Walk<'_, '_> {
                             word.text
                         );
                         self.refuse(child, &construct);
+                    } else if is_network_path(&word.text) {
+                        let construct = format!(
+                            "a redirection to `{}` (bash and ksh open a network connection)",
+                            word.text
+                        );
+                        self.refuse(child, &construct);
                     }
                     self.emit_word(&word);
                 }
@@ -877,6 +883,16 @@ impl Walk<'_, '_> {
 }
 
 /// The variable `${NAME:=word}` / `${NAME=word}` assigns.
+/// True for the paths bash (and ksh) open as a socket in a redirection (`/dev/tcp/HOST/PORT`,
+/// `/dev/udp/HOST/PORT`), also when written with doubled slashes or `.` components.
+fn is_network_path(path: &str) -> bool {
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    path.starts_with('/') && matches!(parts.as_slice(), ["dev", "tcp" | "udp", ..])
+}
+
 fn assigning_expansion(text: &str) -> Option<String> {
     let inner = text.strip_prefix("${")?;
     let end = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
@@ -982,6 +998,11 @@ mod tests {
             "ls |& cat",
             "ls &",
             "cat <<< x",
+            "printf x > /dev/tcp/127.0.0.1/80",
+            "ls 3<>/dev/udp/127.0.0.1/53",
+            "cat < //dev/./tcp/127.0.0.1/80",
+            "ls 2>>/dev/tcp/h/1",
+            "bash -c 'echo > /dev/tcp/h/1'",
             "ls &> f",
             "ls > $F",
             "cat <<EOF\n$(rm x)\nEOF",
