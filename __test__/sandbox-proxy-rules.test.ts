@@ -140,7 +140,10 @@ describe('the network proxy alone', () => {
     return new Promise((resolve) => {
       // A socket the proxy closed (or that stays blocked past `ms`) ends the flood too.
       const stop = setTimeout(() => resolve(sent), ms + 500);
-      s.once('close', () => resolve(sent));
+      s.once('close', () => {
+        clearTimeout(stop);
+        resolve(sent);
+      });
       const pump = (): void => {
         while (Date.now() - t0 < ms && sent < max && !s.destroyed) {
           sent += chunk.length;
