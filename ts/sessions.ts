@@ -28,7 +28,8 @@
 ///   the command's completion then reports `exitCode: null`. While the shell's stderr is not the
 ///   terminal, `PROMPT_COMMAND` prints a marker without a status: completions then say `exitCode: null`.
 /// - `exitCode` is `$?` from the prompt, the shell's exit code when the shell itself ended, otherwise
-///   null: never invented. `workingDir` is read from `/proc/<shell pid>/cwd`.
+///   null, never invented by the host (a command that prints the shell's own marker and then fails can
+///   still be reported as 0: an open gap, docs/host-policy.md). `workingDir` is read from `/proc/<shell pid>/cwd`.
 /// - Content is the raw output of the command alone, rendered by the native terminal emulator at the
 ///   pty's size (escapes consumed, `\r` overwrites applied); the terminal runs in text mode for its
 ///   emulator, which answers terminal queries and shows a full-screen program's screen while it runs.
