@@ -112,6 +112,137 @@ describe('the network proxy alone', () => {
     });
   });
 
+  /** Samples the event loop's lateness and the process's RSS until `stop()`: the worst of each. */
+  function monitor(): { stop: () => { maxLagMs: number; rssGrowth: number } } {
+    const rss0 = process.memoryUsage().rss;
+    let rssMax = rss0;
+    let maxLagMs = 0;
+    let last = Date.now();
+    const timer = setInterval(() => {
+      const now = Date.now();
+      maxLagMs = Math.max(maxLagMs, now - last - 20);
+      rssMax = Math.max(rssMax, process.memoryUsage().rss);
+      last = now;
+    }, 20);
+    return {
+      stop: () => {
+        clearInterval(timer);
+        return { maxLagMs, rssGrowth: rssMax - rss0 };
+      },
+    };
+  }
+
+  /** Writes 1 MiB chunks to `s` as fast as it drains, for `ms` or `max` bytes; resolves with the bytes written. */
+  function flood(s: net.Socket, ms: number, max: number): Promise<number> {
+    const chunk = Buffer.alloc(1 << 20, 0x41);
+    const t0 = Date.now();
+    let sent = 0;
+    return new Promise((resolve) => {
+      // A socket the proxy closed (or that stays blocked past `ms`) ends the flood too.
+      const stop = setTimeout(() => resolve(sent), ms + 500);
+      s.once('close', () => {
+        clearTimeout(stop);
+        resolve(sent);
+      });
+      const pump = (): void => {
+        while (Date.now() - t0 < ms && sent < max && !s.destroyed) {
+          sent += chunk.length;
+          if (!s.write(chunk)) return void s.once('drain', pump);
+        }
+        clearTimeout(stop);
+        resolve(sent);
+      };
+      pump();
+    });
+  }
+
+  test.each([
+    ['HTTP CONNECT', (p: number) => Buffer.from(`CONNECT slow.example:${p} HTTP/1.1\r\nHost: x\r\n\r\n`)],
+    ['SOCKS5', (p: number) => Buffer.concat([Buffer.from([5, 1, 0, 5, 1, 0, 3, 12]), Buffer.from('slow.example'), Buffer.from([p >> 8, p & 0xff])])],
+  ])('%s: while the upstream hangs, a client streaming megabytes is held back (bounded reads, memory and event-loop lag), then every byte arrives', async (_name, request) => {
+    let sunk = 0;
+    const sink = net.createServer((s) => s.on('data', (d: Buffer) => (sunk += d.length)));
+    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', () => r()));
+    const sinkPort = (sink.address() as net.AddressInfo).port;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // The name resolves only when the test says so: until then the proxy is connecting.
+    const hanging = async (): Promise<string[]> => {
+      await gate;
+      return ['127.0.0.1'];
+    };
+    const events: NetworkConnectionEvent[] = [];
+    const rules = parseNetworkRules({ allow: [`slow.example:${sinkPort}`, `127.0.0.1:${sinkPort}`] }, 'network');
+    const proxy = startNetworkProxy({ host: '127.0.0.1', port: 0 }, rules, { resolve: hanging, onConnection: (e) => events.push(e) });
+    const accepted: net.Socket[] = [];
+    proxy.server.on('connection', (s: net.Socket) => accepted.push(s));
+    await new Promise((r) => proxy.server.once('listening', r));
+    const client = net.connect((proxy.server.address() as net.AddressInfo).port, '127.0.0.1');
+    client.on('error', () => undefined);
+    const replies: Buffer[] = [];
+    client.on('data', (d: Buffer) => replies.push(d));
+    try {
+      await new Promise((r) => client.once('connect', r));
+      const head = request(sinkPort);
+      client.write(head);
+      const load = monitor();
+      const sent = await flood(client, 2000, 512 << 20);
+      const { maxLagMs, rssGrowth } = load.stop();
+      // The proxy read the request and at most a bounded handshake buffer (plus the socket's own read-ahead),
+      // not the client's megabytes: they wait in the kernel, and the client's writes block.
+      const readByProxy = accepted[0]?.bytesRead ?? -1;
+      expect({ readByProxy: readByProxy <= 1 << 20, rssGrowth: rssGrowth < 128 << 20, maxLagMs: maxLagMs < 1000 }).toEqual({
+        readByProxy: true,
+        rssGrowth: true,
+        maxLagMs: true,
+      });
+      expect(readByProxy).toBeGreaterThanOrEqual(head.length);
+      // Once the name resolves, the tunnel comes up and every byte the client wrote reaches the host, once.
+      release();
+      client.end();
+      for (let i = 0; i < 1000 && (sunk < sent || events.length === 0); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(sunk).toBe(sent);
+      expect(events).toEqual([expect.objectContaining({ host: 'slow.example', decision: 'allowed', address: '127.0.0.1', bytesSent: sent })]);
+    } finally {
+      release();
+      client.destroy();
+      proxy.close();
+      sink.close();
+    }
+  });
+
+  test('a request head without an end, streamed by the megabyte, is refused at the cap and the connection closed', async () => {
+    const proxy = startNetworkProxy({ host: '127.0.0.1', port: 0 }, parseNetworkRules({ allow: [`127.0.0.1:${port}`] }, 'network'));
+    const accepted: net.Socket[] = [];
+    proxy.server.on('connection', (s: net.Socket) => accepted.push(s));
+    await new Promise((r) => proxy.server.once('listening', r));
+    const client = net.connect((proxy.server.address() as net.AddressInfo).port, '127.0.0.1');
+    client.on('error', () => undefined);
+    const replies: Buffer[] = [];
+    client.on('data', (d: Buffer) => replies.push(d));
+    let closed = false;
+    client.on('close', () => (closed = true));
+    try {
+      await new Promise((r) => client.once('connect', r));
+      client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nX-Filler: `);
+      const load = monitor();
+      await flood(client, 3000, 512 << 20);
+      const { maxLagMs, rssGrowth } = load.stop();
+      for (let i = 0; i < 250 && !closed; i++) await new Promise((r) => setTimeout(r, 20));
+      const readByProxy = accepted[0]?.bytesRead ?? -1;
+      expect({ closed, readByProxy: readByProxy <= 1 << 20, rssGrowth: rssGrowth < 128 << 20, maxLagMs: maxLagMs < 1000 }).toEqual({
+        closed: true,
+        readByProxy: true,
+        rssGrowth: true,
+        maxLagMs: true,
+      });
+      expect(readByProxy).toBeGreaterThan(16 * 1024);
+    } finally {
+      client.destroy();
+      proxy.close();
+    }
+  });
+
   test('a client that never finishes its handshake is closed, and connections beyond the cap are closed at once', async () => {
     const events: NetworkConnectionEvent[] = [];
     const rules = parseNetworkRules({ allow: [`127.0.0.1:${port}`] }, 'network');

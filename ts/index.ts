@@ -256,6 +256,7 @@ export {
   type ShellSessionsOptions,
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';
+export { quoteForPrompt } from './prompt-quote';
 export type { McpHttpOptions, McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
 
 /**

@@ -279,8 +279,17 @@ export interface NetworkProxy {
 
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
-/** Largest HTTP request head the proxy reads. */
+/** Largest HTTP request head the proxy reads (a longer one is answered 400). */
 const MAX_HEAD = 16 * 1024;
+
+/**
+ * Most bytes the proxy holds for one connection before its tunnel is up (a request head and what came with it
+ * in the same reads; reading is paused while the proxy connects); a client that sends more is closed.
+ */
+const MAX_HANDSHAKE_BUFFER = 128 * 1024;
+
+/** Milliseconds a refused connection may stay open for its reply to be read. */
+const LINGER_MS = 2000;
 
 /**
  * Connections one proxy serves at once (each holds two of Node's descriptors); more are closed at once, so a
@@ -357,13 +366,13 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     if (first === undefined) return void client.destroy();
     if (first[0] === 0x05) return socks5(client, reader);
     // An HTTP method starts with a capital letter; anything else (SOCKS4, TLS) is not spoken here.
-    if ((first[0] ?? 0) < 0x41 || (first[0] ?? 0) > 0x5a) return void client.end(BAD_REQUEST);
+    if ((first[0] ?? 0) < 0x41 || (first[0] ?? 0) > 0x5a) return void reader.refuse(BAD_REQUEST);
     return http(client, reader);
   }
 
   async function http(client: net.Socket, reader: Reader): Promise<void> {
     const head = await reader.until(Buffer.from('\r\n\r\n'), MAX_HEAD);
-    if (head === undefined) return void client.end(BAD_REQUEST);
+    if (head === undefined) return void reader.refuse(BAD_REQUEST);
     const text = head.toString('latin1');
     const lineEnd = text.indexOf('\r\n');
     const [method = '', target = '', version = ''] = text.slice(0, lineEnd).split(' ');
@@ -374,7 +383,7 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     if (method === 'CONNECT') {
       protocol = 'connect';
       const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(target);
-      if (!m) return void client.end(BAD_REQUEST);
+      if (!m) return void reader.refuse(BAD_REQUEST);
       host = m[1] ?? '';
       port = Number(m[2]);
     } else {
@@ -383,10 +392,10 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
       try {
         url = new URL(target);
       } catch {
-        return void client.end(BAD_REQUEST);
+        return void reader.refuse(BAD_REQUEST);
       }
       if (url.protocol !== 'http:' || !/^HTTP\/1\.[01]$/.test(version)) {
-        return void client.end(BAD_REQUEST);
+        return void reader.refuse(BAD_REQUEST);
       }
       host = url.hostname;
       port = url.port === '' ? 80 : Number(url.port);
@@ -398,7 +407,7 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     if ('refused' in decided) {
       event.reason = decided.refused;
       const body = `acp-terminal sandbox: ${decided.host}:${port} is not allowed (${decided.refused})\n`;
-      client.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      reader.refuse(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       return report(event);
     }
     event.decision = 'allowed';
@@ -407,7 +416,7 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
       upstream = await connectAny(decided.addresses, port, timeoutMs);
     } catch (error) {
       event.reason = `connect failed: ${(error as { code?: string }).code ?? String(error)}`;
-      client.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      reader.refuse('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return report(event);
     }
     event.address = upstream.remoteAddress;
@@ -433,7 +442,7 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     if (greeting === undefined) return void client.destroy();
     const methods = await reader.read(greeting[1] ?? 0);
     if (methods === undefined) return void client.destroy();
-    if (!methods.includes(0x00)) return void client.end(Buffer.from([0x05, 0xff]));
+    if (!methods.includes(0x00)) return void reader.refuse(Buffer.from([0x05, 0xff]));
     client.write(Buffer.from([0x05, 0x00]));
     const req = await reader.read(4);
     if (req === undefined) return void client.destroy();
@@ -453,18 +462,18 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
       if (!name) return void client.destroy();
       host = name.toString('latin1');
     } else {
-      return void client.end(reply(0x08)); // address type not supported
+      return void reader.refuse(reply(0x08)); // address type not supported
     }
     const portBytes = await reader.read(2);
     if (portBytes === undefined) return void client.destroy();
     const port = portBytes.readUInt16BE(0);
-    if (req[0] !== 0x05 || req[1] !== 0x01) return void client.end(reply(0x07)); // command not supported
+    if (req[0] !== 0x05 || req[1] !== 0x01) return void reader.refuse(reply(0x07)); // command not supported
     const event: NetworkConnectionEvent = { protocol: 'socks5', host, port, decision: 'refused', bytesSent: 0, bytesReceived: 0 };
     const decided = await decide(rules, host, port, resolve);
     event.host = decided.host;
     if ('refused' in decided) {
       event.reason = decided.refused;
-      client.end(reply(0x02)); // connection not allowed by ruleset
+      reader.refuse(reply(0x02)); // connection not allowed by ruleset
       return report(event);
     }
     event.decision = 'allowed';
@@ -474,7 +483,7 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     } catch (error) {
       const code = (error as { code?: string }).code;
       event.reason = `connect failed: ${code ?? String(error)}`;
-      client.end(reply(code === 'ECONNREFUSED' ? 0x05 : 0x04));
+      reader.refuse(reply(code === 'ECONNREFUSED' ? 0x05 : 0x04));
       return report(event);
     }
     event.address = upstream.remoteAddress;
@@ -496,20 +505,50 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
   };
 }
 
-/** Reads a socket's handshake byte by byte count, then hands the unread rest over. */
+/**
+ * Reads a socket's handshake by byte count or up to a marker, then hands the unread rest over. It reads only
+ * what a caller waits for: between reads the socket is paused (backpressure: while the proxy resolves and
+ * connects, the client's bytes stay in the kernel's buffers and the client blocks), and it never holds more
+ * than `MAX_HANDSHAKE_BUFFER` bytes (a client that sends more is closed). Each byte is copied once into a
+ * buffer that grows by doubling.
+ */
 class Reader {
-  private buffered: Buffer = Buffer.alloc(0);
+  private buf: Buffer = Buffer.alloc(0);
+  /** The unread bytes are `buf[start, end)`. */
+  private start = 0;
+  private end = 0;
   private ended = false;
   private wake: (() => void) | undefined;
+  private readonly detach: () => void;
 
-  constructor(socket: net.Socket) {
+  constructor(private readonly socket: net.Socket) {
     const onData = (d: Buffer): void => {
-      this.buffered = Buffer.concat([this.buffered, d]);
-      this.wake?.();
+      const unread = this.end - this.start;
+      if (unread + d.length > MAX_HANDSHAKE_BUFFER) {
+        // More than any handshake needs: refused (the 'close' that follows ends the waiting read).
+        socket.destroy();
+        return;
+      }
+      if (this.end + d.length > this.buf.length) {
+        // Earlier views (handed out by read/until) keep the old buffer: it is never written again.
+        const grown = Buffer.allocUnsafe(Math.min(MAX_HANDSHAKE_BUFFER, Math.max(4096, 2 * (unread + d.length))));
+        this.buf.copy(grown, 0, this.start, this.end);
+        this.buf = grown;
+        this.start = 0;
+        this.end = unread;
+      }
+      d.copy(this.buf, this.end);
+      this.end += d.length;
+      const wake = this.wake;
+      this.wake = undefined;
+      if (wake) wake();
+      else socket.pause();
     };
     const onEnd = (): void => {
       this.ended = true;
-      this.wake?.();
+      const wake = this.wake;
+      this.wake = undefined;
+      wake?.();
     };
     socket.on('data', onData);
     socket.once('end', onEnd);
@@ -522,42 +561,65 @@ class Reader {
     };
   }
 
-  private readonly detach: () => void;
-
+  /** Waits for the next chunk (reading resumes until it comes); false at EOF. */
   private async more(): Promise<boolean> {
     if (this.ended) return false;
     await new Promise<void>((resolve) => {
       this.wake = resolve;
+      this.socket.resume();
     });
-    this.wake = undefined;
     return true;
   }
 
   /** The next `n` bytes (`consume` false: peek), or undefined at EOF. */
   async read(n: number, consume = true): Promise<Buffer | undefined> {
-    while (this.buffered.length < n) if (!(await this.more())) return undefined;
-    const out = this.buffered.subarray(0, n);
-    if (consume) this.buffered = this.buffered.subarray(n);
+    while (this.end - this.start < n) if (!(await this.more())) return undefined;
+    const out = this.buf.subarray(this.start, this.start + n);
+    if (consume) this.start += n;
     return out;
   }
 
   /** Everything up to and including `marker`, at most `max` bytes; undefined when longer or at EOF. */
   async until(marker: Buffer, max: number): Promise<Buffer | undefined> {
+    let from = this.start;
     for (;;) {
-      const at = this.buffered.indexOf(marker);
+      const at = this.buf.subarray(0, this.end).indexOf(marker, from);
       if (at >= 0) {
-        const out = this.buffered.subarray(0, at + marker.length);
-        this.buffered = this.buffered.subarray(at + marker.length);
+        const out = this.buf.subarray(this.start, at + marker.length);
+        this.start = at + marker.length;
         return out;
       }
-      if (this.buffered.length > max || !(await this.more())) return undefined;
+      if (this.end - this.start > max) return undefined;
+      // Only the new bytes (and a marker's length before them) are searched again.
+      const offset = this.end - this.start - (marker.length - 1);
+      if (!(await this.more())) return undefined;
+      from = this.start + Math.max(0, offset);
     }
   }
 
   /** Stops reading and returns what was read but not consumed; the socket is paused. */
   rest(): Buffer {
     this.detach();
-    return this.buffered;
+    return this.buf.subarray(this.start, this.end);
+  }
+
+  /**
+   * Refuses the connection: stops reading, sends `reply` and closes. What the client still sends is read
+   * and dropped, up to `MAX_HANDSHAKE_BUFFER` bytes or `LINGER_MS`, then the socket is destroyed.
+   */
+  refuse(reply: string | Buffer): void {
+    this.detach();
+    const socket = this.socket;
+    let dropped = 0;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.on('data', (d: Buffer) => {
+      dropped += d.length;
+      if (dropped > MAX_HANDSHAKE_BUFFER) socket.destroy();
+    });
+    socket.end(reply);
+    socket.resume();
   }
 }
 
