@@ -720,6 +720,50 @@ describe('a network namespace', () => {
   asRoot('as nobody', () => {
     expectIsolated(nodeJson<Seen>(NOBODY, script));
   });
+
+  // The launch joins a network namespace made ahead (src/sandbox/netpool.rs) where one is ready:
+  // each must still be given to one command only, never the host's, and (unprivileged) come with a
+  // user namespace of its own. Four terminals alive at once, each created once the previous one
+  // ran (so that the later ones take namespaces made ahead), see four namespaces.
+  const distinct = `
+    const { createTerminal } = require('.');
+    const fs = require('node:fs');
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    (async () => {
+      const ts = [], seen = [];
+      for (let i = 0; i < 4; i++) {
+        const t = await createTerminal({ command: 'readlink /proc/self/ns/net /proc/self/ns/user; exec sleep 30', cwd: '/' }, { sandbox: { writableRoots: [] } });
+        let out = '';
+        for (let k = 0; k < 500 && (out = (await t.currentOutput()).output).trim().split('\\n').length < 2; k++) await sleep(10);
+        seen.push(out.trim().split('\\n'));
+        ts.push(t);
+        await sleep(50);
+      }
+      for (const t of ts) { await t.kill(); await t.release(); }
+      console.log(JSON.stringify({ host: ['net', 'user'].map((n) => fs.readlinkSync('/proc/self/ns/' + n)), seen }));
+    })();`;
+  function expectDistinct(r: { host: string[]; seen: string[][] }, ownUserNamespace: boolean) {
+    expect(r.seen).toHaveLength(4);
+    const nets = r.seen.map((s) => s[0]);
+    const users = r.seen.map((s) => s[1]);
+    nets.forEach((n) => expect(n).toMatch(/^net:\[\d+\]$/));
+    expect(new Set(nets).size).toBe(4);
+    expect(nets).not.toContain(r.host[0]);
+    if (ownUserNamespace) {
+      expect(new Set(users).size).toBe(4);
+      expect(users).not.toContain(r.host[1]);
+    } else {
+      expect(users).toEqual([r.host[1], r.host[1], r.host[1], r.host[1]]);
+    }
+  }
+
+  it('each terminal has a network namespace of its own, never shared and never the host\'s', () => {
+    expectDistinct(nodeJson([], distinct), info.processIsolation === 'user+pid-namespace');
+  });
+
+  asRoot('as nobody: a user namespace of its own with each', () => {
+    expectDistinct(nodeJson(NOBODY, distinct), true);
+  });
 });
 
 // Issue 26, attack 5: writable roots were resolved again at every create, and bound with their

@@ -8,9 +8,10 @@
 //!
 //! - [`namespaces`]: new mount, PID and IPC namespaces (inside a user namespace that maps only
 //!   the caller's uid and gid where it is not root with CAP_SYS_ADMIN), made by the launch's
-//!   intermediate process, whose namespace init (pid 1, `sleep` with SIGCHLD ignored) holds
-//!   them until release; release SIGKILLs it and the kernel ends everything in the namespace,
-//!   its tmpfs and its IPC objects with it. No host process exists in the PID namespace (no
+//!   intermediate process, whose namespace init (pid 1, SIGCHLD ignored, waiting in the
+//!   program of [`init`]) holds them until release; the network namespace is one made ahead
+//!   by [`netpool`] when one is ready (each serves one command). Release SIGKILLs the init
+//!   and the kernel ends everything in the namespace, its tmpfs and its IPC objects with it. No host process exists in the PID namespace (no
 //!   signal, ptrace, `prlimit`, `setpriority`, `sched_*` or `/proc/<pid>` reaches one); no host
 //!   SysV object exists in the IPC namespace.
 //! - [`mounts`]: the host's tree bound read-only, `nosuid`, `nodev`; the writable roots bound
@@ -51,11 +52,15 @@ pub mod child;
 #[cfg(target_os = "linux")]
 mod cleanup;
 #[cfg(target_os = "linux")]
+mod init;
+#[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
+#[cfg(target_os = "linux")]
+mod netpool;
 #[cfg(target_os = "linux")]
 pub mod proxy;
 #[cfg(target_os = "linux")]
@@ -312,6 +317,11 @@ pub fn prepare(
     }];
     let mut ns = Box::new(namespaces::NsPlan::new(userns, sleep, null_fd, mounts));
     ns.net = !spec.network;
+    let netns = ns.net.then(|| netpool::take(userns)).flatten();
+    if let Some(p) = &netns {
+        ns.net_fd = p.net.as_raw_fd();
+        ns.user_fd = p.user.as_ref().map_or(-1, |u| u.as_raw_fd());
+    }
     let proxy = spec
         .proxy
         .as_ref()
@@ -340,6 +350,7 @@ pub fn prepare(
         ns,
         child,
         proxy,
+        _netns: netns,
     })
 }
 

@@ -4,10 +4,11 @@
 //! 1. `unshare` of the mount, PID, IPC and (without `network: true`) network namespaces,
 //!    inside a new user namespace where the caller lacks CAP_SYS_ADMIN (an identity map of its
 //!    uid and gid: files keep their owner; the command keeps no capability once it execs); a
-//!    new network namespace has only its loopback interface, brought up here: no route leaves
-//!    it, and the host's abstract unix sockets (which live in the host's network namespace)
-//!    are unreachable from it, both ways; with a proxy, its listener is made there and sent to
-//!    the parent ([`super::proxy`]);
+//!    new network namespace has only its loopback interface: no route leaves it, and the
+//!    host's abstract unix sockets (which live in the host's network namespace) are
+//!    unreachable from it, both ways; with a proxy, the loopback is brought up and the proxy's
+//!    listener made there and sent to the parent ([`super::proxy`]) (without one it stays
+//!    down: seccomp leaves the command no socket but unix ones);
 //! 2. the filesystem ([`super::mounts`]), then the Landlock rule for the new /tmp (the
 //!    ruleset is the terminal's own, built in the parent);
 //! 3. the working directory looked up again by its path in the new tree and used only if it is
@@ -17,7 +18,8 @@
 //!    pid 1 of the namespace, a child of the launcher thread with SIGKILL as its parent-death
 //!    signal, in a session of its own, SIGCHLD ignored (the kernel then reaps every orphan
 //!    reparented to it; the setting survives `execve`). It mounts the namespace's own read-only
-//!    `/proc` and execs `sleep` with an empty environment: it holds the namespaces until the
+//!    `/proc` and execs a program that waits forever ([`super::init`]: a static one of 154
+//!    bytes on x86-64, else `sleep`) with an empty environment: it holds the namespaces until the
 //!    terminal is released; when it dies, the kernel kills everything left in the namespace and
 //!    frees its tmpfs and IPC objects.
 
@@ -34,6 +36,10 @@ pub struct NsPlan {
     maps: Option<(CString, CString)>,
     /// Create a network namespace (loopback only).
     pub net: bool,
+    /// A network namespace made ahead ([`super::netpool`]) to join instead of creating one
+    /// (-1: none), and the user namespace that owns it, entered first (-1: none).
+    pub net_fd: RawFd,
+    pub user_fd: RawFd,
     /// C's end of the proxy's channel (-1: no proxy): the namespace's listener is sent over it
     /// ([`super::proxy::listen_and_send`]).
     pub proxy_sock: RawFd,
@@ -47,7 +53,9 @@ pub struct NsPlan {
     pub cwd_path: CString,
     /// ...and its identity (device, inode).
     pub cwd_id: (u64, u64),
-    /// The init's program (`sleep`), its argv and empty environment.
+    /// The init's program: the static one of [`super::init`] (-1: none), else `sleep`; its
+    /// argv and empty environment.
+    init_fd: RawFd,
     init_program: CString,
     _init_args: Vec<CString>,
     init_argv: Vec<*const libc::c_char>,
@@ -82,12 +90,15 @@ impl NsPlan {
         NsPlan {
             maps,
             net: true,
+            net_fd: -1,
+            user_fd: -1,
             proxy_sock: -1,
             mounts,
             ruleset_fd: -1,
             tmp_access: 0,
             cwd_path: CString::new("/").expect("literal"),
             cwd_id: (0, 0),
+            init_fd: super::init::program_fd(),
             init_program: sleep,
             _init_args: args,
             init_argv: argv,
@@ -241,26 +252,35 @@ pub unsafe fn enter(
 ) -> Result<(), (i32, i32)> {
     let plan = &*(arg as *const NsPlan);
     let step = |s: Step| move |e: i32| (s as i32, e);
+    // A user namespace made ahead with the network namespace is entered first, so that the
+    // namespaces created next belong to it, as they would to one created here.
+    let premade_user = plan.maps.is_some() && plan.user_fd >= 0;
+    if premade_user && libc::setns(plan.user_fd, libc::CLONE_NEWUSER) != 0 {
+        return Err((Step::Namespaces as i32, errno()));
+    }
     let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-    if plan.maps.is_some() {
+    if plan.maps.is_some() && !premade_user {
         flags |= libc::CLONE_NEWUSER;
     }
-    if plan.net {
+    if plan.net && plan.net_fd < 0 {
         flags |= libc::CLONE_NEWNET;
     }
     if libc::unshare(flags) != 0 {
         return Err((Step::Namespaces as i32, errno()));
     }
-    if let Some((uid_map, gid_map)) = &plan.maps {
+    if let (Some((uid_map, gid_map)), false) = (&plan.maps, premade_user) {
         write_file(c"/proc/self/setgroups", b"deny").map_err(step(Step::Namespaces))?;
         write_file(c"/proc/self/uid_map", uid_map.as_bytes()).map_err(step(Step::Namespaces))?;
         write_file(c"/proc/self/gid_map", gid_map.as_bytes()).map_err(step(Step::Namespaces))?;
     }
-    if plan.net {
+    if plan.net && plan.net_fd >= 0 && libc::setns(plan.net_fd, libc::CLONE_NEWNET) != 0 {
+        return Err((Step::Namespaces as i32, errno()));
+    }
+    // The loopback interface is brought up only for the proxy's listener: with `network:
+    // false` seccomp refuses every socket but unix ones, so nothing inside could use it.
+    if plan.net && plan.proxy_sock >= 0 {
         loopback_up().map_err(step(Step::Loopback))?;
-        if plan.proxy_sock >= 0 {
-            super::proxy::listen_and_send(plan.proxy_sock).map_err(step(Step::Proxy))?;
-        }
+        super::proxy::listen_and_send(plan.proxy_sock).map_err(step(Step::Proxy))?;
     }
     super::mounts::apply(&plan.mounts).map_err(step(Step::Mounts))?;
     if plan.ruleset_fd >= 0 {
@@ -368,6 +388,17 @@ extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        if plan.init_fd >= 0 {
+            // Returns only if this kernel refuses to exec it: then `sleep`.
+            libc::syscall(
+                libc::SYS_execveat,
+                plan.init_fd,
+                c"".as_ptr(),
+                plan.init_argv.as_ptr(),
+                plan.init_envp.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            );
+        }
         libc::execve(
             plan.init_program.as_ptr(),
             plan.init_argv.as_ptr(),
