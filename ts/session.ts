@@ -195,6 +195,11 @@ export class Session {
   private promptSite: string | null = null;
   /** Markers of the awaited command (not stale) seen in this wait: more than one means one was forged. */
   private awaitedMarkers = 0;
+  /**
+   * Output after the awaited marker while it is being confirmed: the shell's own (a prompt of its
+   * own, see `after`) once the marker completes the command, the command's when it does not.
+   */
+  private pending: Buffer[] = [];
 
   constructor(
     readonly id: string,
@@ -238,7 +243,8 @@ export class Session {
 
   private data(bytes: Buffer): void {
     if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
-    (this.completion ? this.after : this.out).push(bytes);
+    if (this.candidate && !this.candidate.stale && !this.completion) this.pending.push(bytes);
+    else (this.completion ? this.after : this.out).push(bytes);
     this.onData?.(bytes);
   }
 
@@ -263,6 +269,7 @@ export class Session {
       if (!stale) this.complete(status); // a backend that cannot tell: the marker is taken as it is
       return;
     }
+    this.settlePending(); // output between two markers of the command is the command's
     this.candidate = { exitCode: status, stale };
     if (!this.confirming) void this.confirm();
   }
@@ -271,6 +278,7 @@ export class Session {
   waitFor(seq: number | 'any'): void {
     this.waiting = { seq };
     this.candidate = null;
+    this.settlePending();
     this.tampered = false;
     this.awaitedMarkers = 0;
     this.started = false;
@@ -291,6 +299,7 @@ export class Session {
   markBroken(why: string): void {
     if (this.broken !== null || this.exit) return;
     this.broken = why;
+    this.settlePending();
     this.completion ??= { exitCode: null, ended: false };
     this.waiting = null;
     this.candidate = null;
@@ -301,6 +310,12 @@ export class Session {
     this.completion = { exitCode: this.tampered ? null : exitCode, ended: false };
     this.waiting = null;
     this.candidate = null;
+    this.settlePending();
+  }
+
+  /** Output held after a marker being confirmed goes where it belongs now (see `pending`). */
+  private settlePending(): void {
+    for (const bytes of this.pending.splice(0)) (this.completion ? this.after : this.out).push(bytes);
   }
 
   /**
@@ -385,6 +400,7 @@ export class Session {
         if (state === 'busy' || Date.now() > deadline) {
           if (!this.candidate.stale) this.tampered = true;
           this.candidate = null;
+          this.settlePending();
           break;
         }
         // The shell printed its prompt and is on its way to reading the terminal.
@@ -412,6 +428,7 @@ export class Session {
     this.data(this.scanner.flush());
     this.exit = status;
     this.candidate = null;
+    this.settlePending();
     if (!this.completion) {
       this.completion = { exitCode: status.exitCode ?? null, ended: true };
       this.waiting = null;
