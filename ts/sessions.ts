@@ -53,6 +53,7 @@ import { RemoteTerminal } from './backends/terminal';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative, nativeCreateTerminal } from './native';
+import { type NetworkConnectionEvent, networkRulesOf } from './network-proxy';
 import { commandInput, commandLine, commandText } from './session-protocol';
 import { type Early, promptState, Session, SESSION_TAG_VAR } from './session';
 import type {
@@ -63,9 +64,10 @@ import type {
   PreviousCommand,
   PtyCreateTerminalFn,
   RestartResult,
+  ShellSessionsNetworkListener,
   ShellSessionsOptions,
 } from './session-types';
-import type { EnvVariable, SandboxOptions } from './types';
+import type { EnvVariable } from './types';
 import { mergeEnv, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
 export { isKeyName, parseKeys } from './session-input';
@@ -80,6 +82,8 @@ export type {
   PtyTerminalLike,
   PreviousCommand,
   RestartResult,
+  ShellSessionsNetworkEvent,
+  ShellSessionsNetworkListener,
   ShellSessionsOptions,
 } from './session-types';
 
@@ -130,7 +134,10 @@ export class ShellSessions implements AsyncDisposable {
   private readonly startTimeoutMs: number;
   private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
-  private readonly sandbox: SandboxOptions | undefined;
+  private readonly sandbox: ShellSessionsOptions['sandbox'];
+  /** The sandbox has a network allow list: its proxy's connections go to `networkListeners`. */
+  private readonly proxied: boolean;
+  private readonly networkListeners = new Set<ShellSessionsNetworkListener>();
   private readonly inputWait: boolean;
   private readonly quietMs: number | undefined;
   private readonly maxContentChars: number | undefined;
@@ -166,7 +173,12 @@ export class ShellSessions implements AsyncDisposable {
       throw invalidArg('options.createTerminal', 'must be a function');
     }
     this.backend = options.createTerminal;
-    this.sandbox = options.sandbox;
+    this.sandbox = pinSandbox(options.sandbox, this.backend !== undefined);
+    this.proxied = networkRulesOf(this.sandbox, 'options.sandbox') !== undefined;
+    if (options.onNetwork !== undefined) {
+      if (typeof options.onNetwork !== 'function') throw invalidArg('options.onNetwork', 'must be a function');
+      this.networkListeners.add(options.onNetwork);
+    }
     if (options.returnOnInputWait !== undefined && typeof options.returnOnInputWait !== 'boolean') {
       throw invalidArg('options.returnOnInputWait', 'must be a boolean');
     }
@@ -184,6 +196,27 @@ export class ShellSessions implements AsyncDisposable {
     const own = (terminalId: string, chunk: Buffer): void => listener(terminalId, chunk);
     this.outputListeners.add(own);
     return () => void this.outputListeners.delete(own);
+  }
+
+  /**
+   * Subscribes to the connections through the sessions' network proxies (`sandbox.network: { allow }`),
+   * allowed or refused, each reported once it is over; returns the unsubscribe function.
+   */
+  onNetwork(listener: ShellSessionsNetworkListener): () => void {
+    if (typeof listener !== 'function') throw invalidArg('listener', 'must be a function');
+    const own: ShellSessionsNetworkListener = (event) => listener(event);
+    this.networkListeners.add(own);
+    return () => void this.networkListeners.delete(own);
+  }
+
+  private network(terminalId: string, event: NetworkConnectionEvent): void {
+    for (const listener of [...this.networkListeners]) {
+      try {
+        listener({ type: 'network', time: Date.now(), terminalId, ...event });
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -546,6 +579,7 @@ export class ShellSessions implements AsyncDisposable {
           ...(inheritEnv !== undefined ? { inheritEnv } : {}),
           // The sandbox as given: the session adds no writable root (it keeps no file of its own).
           ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
+          ...(this.proxied ? { onNetwork: (e: NetworkConnectionEvent) => this.network(id, e) } : {}),
         },
       );
       if (terminal instanceof RemoteTerminal) {
@@ -650,4 +684,17 @@ function killSessionTree(native: ReturnType<typeof loadNative>, shellPid: number
 
 function performanceNow(): number {
   return performance.now();
+}
+
+/**
+ * `options.sandbox` configured once, at construction, for the native backend: its writable roots are
+ * resolved, checked and opened now (`SandboxConfig`), so a command that relinks a root's path cannot
+ * point a later session elsewhere. A `SandboxConfig` is used as it is; a substitute backend gets the
+ * options as given.
+ */
+function pinSandbox(sandbox: ShellSessionsOptions['sandbox'], substitute: boolean): ShellSessionsOptions['sandbox'] {
+  if (sandbox === undefined || sandbox === null || substitute) return sandbox;
+  if (typeof sandbox !== 'object') throw invalidArg('options.sandbox', 'must be an object');
+  const { SandboxConfig } = loadNative();
+  return sandbox instanceof SandboxConfig ? sandbox : new SandboxConfig(sandbox, 'options.sandbox');
 }
