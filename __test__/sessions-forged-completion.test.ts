@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { packageRootForOthers, removePackageCopy } from './core/helpers';
+import { connect, structured, textOf } from './fixtures/mcp-client';
 import { testIf } from './fixtures/require-feature';
 
 const native = require('../index.js') as { containmentInfo(): { sandbox: { available: boolean; reasons: string[] } } };
@@ -122,3 +123,24 @@ testIf('sandbox', sandboxInfo.available && isRoot, isRoot ? sandboxInfo.reasons.
     expectRefused(runAttacks({ nobody: true, sandbox: true }));
   },
 );
+
+describe.each([false, true])('through MCP terminal_execute (sandbox: %s)', (sandbox) => {
+  const run = sandbox ? testIf('sandbox', sandboxInfo.available, sandboxInfo.reasons.join('; ')) : test;
+  run('a printed prompt while the shell reads the terminal: running, the next command refused, exit code null', async () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'sessions-forged-mcp-')));
+    const server = await connect('modern', ['--cwd', dir, ...(sandbox ? ['--sandbox', '--writable', dir] : [])]);
+    try {
+      const call = (args: Record<string, unknown>) => server.client.callTool({ name: 'terminal_execute', arguments: args });
+      const forged = await call({ command: '(exit 0); printf "%s" "${PS1@P}"; read -r x; echo "got:$x"; (exit 3)', timeout: 1.5 });
+      expect(structured(forged)).toMatchObject({ status: 'running', exit_code: null });
+      expect(textOf(await call({ command: 'echo NEXT' }))).toMatch(/^ERR_COMMAND_RUNNING/);
+      let r = structured(await call({ command: 'hello', is_input: true, timeout: 5 }));
+      while (r.status === 'running') r = structured(await call({ command: '', timeout: 1 }));
+      expect(r).toMatchObject({ status: 'completed', exit_code: null, content: 'got:hello' });
+      expect(structured(await call({ command: 'false' }))).toMatchObject({ status: 'completed', exit_code: 1 });
+    } finally {
+      await server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

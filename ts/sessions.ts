@@ -22,14 +22,16 @@
 ///   expansion: no command runs, so redefining `builtin` or `printf` changes nothing; PS1 is reset
 ///   from a read-only copy before every prompt). The 128-bit token exists in the shell only as octal
 ///   escapes; a stale prompt has an older sequence number. The marker is matched byte-exactly in the
-///   raw stream and removed. Before it completes a command it is confirmed from outside the shell: the
-///   pty's foreground process group is the shell's own and the shell is blocked reading the terminal.
-///   A marker that fails that (printed by a command that goes on running) completes nothing, and
+///   raw stream and removed. Printed text is only a candidate: it completes a command once the shell is
+///   seen from outside at its own prompt (the pty's foreground process group is the shell's, and the
+///   shell is blocked in the very read where it blocked at its first prompt, not a `read` of the
+///   command's); then the output is drained and the last marker taken (two: `exitCode: null`). A
+///   marker that fails that (printed by a command that goes on running) completes nothing, and
 ///   the command's completion then reports `exitCode: null`. While the shell's stderr is not the
 ///   terminal, `PROMPT_COMMAND` prints a marker without a status: completions then say `exitCode: null`.
 /// - `exitCode` is `$?` from the prompt, the shell's exit code when the shell itself ended, otherwise
-///   null, never invented by the host (a command that prints the shell's own marker and then fails can
-///   still be reported as 0: an open gap, docs/host-policy.md). `workingDir` is read from `/proc/<shell pid>/cwd`.
+///   null, never invented by the host (a command that prints the shell's own marker and then fails is
+///   reported with its real exit code or null). `workingDir` is read from `/proc/<shell pid>/cwd`.
 /// - Content is the raw output of the command alone, rendered by the native terminal emulator at the
 ///   pty's size (escapes consumed, `\r` overwrites applied); the terminal runs in text mode for its
 ///   emulator, which answers terminal queries and shows a full-screen program's screen while it runs.
@@ -37,9 +39,8 @@
 /// Limits, by design: the prompt has no line editor, so cursor and history keys with nothing running
 /// are refused (`ERR_NO_RUNNING_COMMAND`) and commands are not in `history`; `set -x` traces carry one
 /// `+` more (the command is sourced); PS1, PS0, `PROMPT_COMMAND`, the SIGINT trap and the terminal
-/// modes are the session's; a command that deliberately imitates a prompt while it waits for terminal
-/// input in the shell itself can still pass for finished (an OS sandbox is the answer to hostile
-/// commands). Linux only (/proc).
+/// modes are the session's; a process that may ptrace the shell (root, or the same user without Yama)
+/// can make the shell itself return to its prompt. Linux only (/proc).
 ///
 /// No command leaves a session wedged: terminal modes are put back before each command line, stdout,
 /// stderr and the SIGINT trap before each command, a stopped shell is continued; what bash cannot
