@@ -253,6 +253,8 @@ export {
   type PtyTerminalLike,
   type PreviousCommand,
   type RestartResult,
+  type ShellSessionsNetworkEvent,
+  type ShellSessionsNetworkListener,
   type ShellSessionsOptions,
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';

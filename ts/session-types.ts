@@ -4,7 +4,8 @@
  * and result.
  */
 
-import type { CreateTerminalOptions as NativeCreateTerminalOptions, PtyOptions, SandboxOptions } from '../index.js';
+import type { CreateTerminalOptions as NativeCreateTerminalOptions, PtyOptions, SandboxConfig, SandboxOptions } from '../index.js';
+import type { NetworkConnectionEvent, NetworkListener } from './network-proxy';
 import type { EnvNamePattern } from './policy-env';
 import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } from './types';
 
@@ -51,6 +52,11 @@ export type PtyCreateTerminalOptions = Pick<
 > & {
   /** Terminal size. */
   pty: PtyOptions;
+  /**
+   * With `sandbox.network: { allow }`: receives every connection through the session's network proxy
+   * (the native backend serves the proxy; a substitute may ignore it).
+   */
+  onNetwork?: NetworkListener;
 };
 
 /** The backend entry point: the native `createTerminal` (with `pty` support) or a substitute. */
@@ -58,6 +64,23 @@ export type PtyCreateTerminalFn = (
   params: CreateTerminalParams,
   options: PtyCreateTerminalOptions,
 ) => Promise<PtyTerminalLike>;
+
+/**
+ * A connection through a session's network proxy (`sandbox.network: { allow }`), allowed or refused,
+ * reported once it is over: the shape of `TerminalHost`'s `network` audit event, `terminalId` being the
+ * session's id.
+ */
+export interface ShellSessionsNetworkEvent extends NetworkConnectionEvent {
+  /** Discriminant, as in `TerminalHost`'s audit stream. */
+  type: 'network';
+  /** When it was reported (ms since the epoch). */
+  time: number;
+  /** The session's id (`execute`'s `terminalId`). */
+  terminalId: string;
+}
+
+/** A listener for `ShellSessionsNetworkEvent`s (its throws are ignored). */
+export type ShellSessionsNetworkListener = (event: ShellSessionsNetworkEvent) => void;
 
 /** Options of `new ShellSessions()`. */
 export interface ShellSessionsOptions {
@@ -105,8 +128,19 @@ export interface ShellSessionsOptions {
   screen?: boolean;
   /** Terminal backend (default: the native `createTerminal`). */
   createTerminal?: PtyCreateTerminalFn;
-  /** Run every session's shell in the OS sandbox (passed to each create; checked there, see `SandboxOptions`). */
-  sandbox?: SandboxOptions;
+  /**
+   * Run every session's shell in the OS sandbox (see `SandboxOptions`). With the native backend it is
+   * configured once, at construction (as `sandboxConfig()` does): its writable roots are resolved, checked
+   * and opened then, and every session binds those very directories, whatever later happens to their
+   * paths. A `SandboxConfig` is used as it is.
+   */
+  sandbox?: SandboxOptions | SandboxConfig;
+  /**
+   * With `sandbox.network: { allow }`: receives every connection through a session's network proxy,
+   * allowed or refused, once it is over, as `TerminalHost`'s `network` audit events (same as calling
+   * `onNetwork(listener)` right after construction).
+   */
+  onNetwork?: ShellSessionsNetworkListener;
   /**
    * Return `running` (with `early: 'input'`) before `timeoutMs` when the command waits for input: the
    * pty's foreground program (its process group's leader, or the shell itself in a `read`) is blocked

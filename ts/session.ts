@@ -13,6 +13,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { renderTerminalOutputAsync } from './screen-text';
 import { loadNative } from './native';
@@ -187,6 +188,18 @@ export class Session {
   /** The shell's program image at its first prompt (the core's `processExecStamp`), to see an `exec`. */
   private execStamp: string | null = null;
   private lastHealthCheck = 0;
+  /**
+   * Where the shell blocks at its own prompt (`readSite`), taken at its first prompt, before any
+   * command ran; null where it cannot be seen (then the weaker check of `promptState` applies).
+   */
+  private promptSite: string | null = null;
+  /** Markers of the awaited command (not stale) seen in this wait: more than one means one was forged. */
+  private awaitedMarkers = 0;
+  /**
+   * Output after the awaited marker while it is being confirmed: the shell's own (a prompt of its
+   * own, see `after`) once the marker completes the command, the command's when it does not.
+   */
+  private pending: Buffer[] = [];
 
   constructor(
     readonly id: string,
@@ -230,19 +243,14 @@ export class Session {
 
   private data(bytes: Buffer): void {
     if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
-    (this.completion ? this.after : this.out).push(bytes);
+    if (this.candidate && !this.candidate.stale && !this.completion) this.pending.push(bytes);
+    else (this.completion ? this.after : this.out).push(bytes);
     this.onData?.(bytes);
   }
 
   private marker({ kind, seq, status }: Marker): void {
     if (!this.ready) {
-      if (kind === 'prompt' && seq === 0) {
-        this.ready = true;
-        this.terminal?.savePtyModes?.();
-        // Taken at the first prompt, not at the spawn: until the launch's exec of the shell is
-        // complete, /proc may still show the image before it (a false "replaced" under load).
-        if (this.terminal) this.execStamp = loadNative().processExecStamp(this.terminal.pid);
-      }
+      if (kind === 'prompt' && seq === 0 && !this.confirming) void this.becomeReady();
       return;
     }
     const w = this.waiting;
@@ -256,10 +264,12 @@ export class Session {
     // (a prompt the shell prints once the line ran), the line failed before it set the number.
     const stale = w.seq !== 'any' && w.seq !== seq;
     if (stale && !this.started) return;
+    if (!stale) this.awaitedMarkers++;
     if (typeof this.terminal?.foregroundProcessGroup !== 'function') {
       if (!stale) this.complete(status); // a backend that cannot tell: the marker is taken as it is
       return;
     }
+    this.settlePending(); // output between two markers of the command is the command's
     this.candidate = { exitCode: status, stale };
     if (!this.confirming) void this.confirm();
   }
@@ -268,7 +278,9 @@ export class Session {
   waitFor(seq: number | 'any'): void {
     this.waiting = { seq };
     this.candidate = null;
+    this.settlePending();
     this.tampered = false;
+    this.awaitedMarkers = 0;
     this.started = false;
     this.staleSince = 0;
     this.sentAt = Date.now();
@@ -287,6 +299,7 @@ export class Session {
   markBroken(why: string): void {
     if (this.broken !== null || this.exit) return;
     this.broken = why;
+    this.settlePending();
     this.completion ??= { exitCode: null, ended: false };
     this.waiting = null;
     this.candidate = null;
@@ -297,14 +310,70 @@ export class Session {
     this.completion = { exitCode: this.tampered ? null : exitCode, ended: false };
     this.waiting = null;
     this.candidate = null;
+    this.settlePending();
+  }
+
+  /** Output held after a marker being confirmed goes where it belongs now (see `pending`). */
+  private settlePending(): void {
+    for (const bytes of this.pending.splice(0)) (this.completion ? this.after : this.out).push(bytes);
+  }
+
+  /**
+   * At the shell's first prompt (no command has run yet): waits until it is seen blocked at that
+   * prompt and takes where it blocks (`promptSite`), then the session is ready.
+   */
+  private async becomeReady(): Promise<void> {
+    this.confirming = true;
+    const terminal = this.terminal;
+    try {
+      if (terminal && typeof terminal.foregroundProcessGroup === 'function') {
+        const deadline = Date.now() + CONFIRM_MS;
+        for (let polls = 0; !this.closed && !this.exit && Date.now() < deadline; ) {
+          if (promptState(terminal) === 'prompt') {
+            this.promptSite = readSite(terminal.pid);
+            if (this.promptSite !== null || loadNative().processWaitState(terminal.pid) === 'unknown') break;
+          }
+          await new Promise((r) => (polls++ < 20 ? setImmediate(r) : setTimeout(r, Math.min(polls - 20, 10))));
+        }
+      }
+    } finally {
+      this.confirming = false;
+    }
+    this.ready = true;
+    this.terminal?.savePtyModes?.();
+    // Taken at the first prompt, not at the spawn: until the launch's exec of the shell is
+    // complete, /proc may still show the image before it (a false "replaced" under load).
+    if (this.terminal) this.execStamp = loadNative().processExecStamp(this.terminal.pid);
+    this.notify();
+  }
+
+  /**
+   * Waits until every byte the core read from the pty was delivered here (`outputBytes`), so that a
+   * marker the shell printed before it was seen at its prompt has been scanned.
+   */
+  private async drained(): Promise<void> {
+    const deadline = Date.now() + 1000;
+    for (let polls = 0; !this.closed && Date.now() < deadline; polls++) {
+      let total: number | undefined;
+      try {
+        total = this.terminal?.outputBytes;
+      } catch {
+        return;
+      }
+      if (typeof total !== 'number' || (this.receivedBytes >= total && polls >= 2)) return;
+      await new Promise((r) => (polls < 20 ? setImmediate(r) : setTimeout(r, 1)));
+    }
   }
 
   /**
    * Confirms the awaited marker from outside the shell before it completes the command: the pty's
    * foreground process group must be the shell's own and the shell must be blocked reading its
-   * terminal. A marker printed by a command that goes on running fails that (something else is in the
-   * foreground, or the shell waits for a child): it completes nothing, and the command's completion,
-   * when it comes, reports `exitCode: null`.
+   * terminal at the very call where it blocked at its first prompt (`promptSite`: not a `read` of the
+   * command's). A marker printed by a command that goes on running fails that (something else is in
+   * the foreground, the shell waits for a child, or reads elsewhere): it completes nothing, and the
+   * command's completion, when it comes, reports `exitCode: null`. Once confirmed, the output is
+   * drained first: the completion is the last awaited marker, and null when there was more than one
+   * (a command printed one and ended before it was looked at).
    */
   private async confirm(): Promise<void> {
     this.confirming = true;
@@ -312,7 +381,7 @@ export class Session {
     let polls = 0;
     try {
       while (this.candidate && !this.completion && !this.closed) {
-        const state = promptState(this.terminal!);
+        const state = promptState(this.terminal!, this.promptSite);
         if (state === 'prompt') {
           if (this.candidate.stale) {
             // The line the shell read ran and left it at its prompt without the awaited number: a line
@@ -321,6 +390,9 @@ export class Session {
             this.staleSince = Date.now();
             this.candidate = null;
           } else {
+            await this.drained();
+            if (!this.candidate || this.completion || this.closed) break;
+            if (this.awaitedMarkers > 1) this.tampered = true;
             this.complete(this.candidate.exitCode);
           }
           break;
@@ -328,6 +400,7 @@ export class Session {
         if (state === 'busy' || Date.now() > deadline) {
           if (!this.candidate.stale) this.tampered = true;
           this.candidate = null;
+          this.settlePending();
           break;
         }
         // The shell printed its prompt and is on its way to reading the terminal.
@@ -355,6 +428,7 @@ export class Session {
     this.data(this.scanner.flush());
     this.exit = status;
     this.candidate = null;
+    this.settlePending();
     if (!this.completion) {
       this.completion = { exitCode: status.exitCode ?? null, ended: true };
       this.waiting = null;
@@ -540,7 +614,7 @@ export class Session {
       this.staleSince !== 0 &&
       Date.now() - this.staleSince >= LINE_FAILED_MS &&
       this.idleSinceMs >= LINE_FAILED_MS &&
-      promptState(terminal) === 'prompt'
+      promptState(terminal, this.promptSite) === 'prompt'
     ) {
       this.markBroken(WHY_LINE_FAILED);
       return;
@@ -562,7 +636,7 @@ export class Session {
     const w = this.waiting;
     if (!w || w.seq === 'any' || this.started || this.completion || !this.terminal) return;
     if (Date.now() - this.sentAt < NEVER_STARTED_MS || this.idleSinceMs < HEALTH_MS) return;
-    if (typeof this.terminal.foregroundProcessGroup !== 'function' || promptState(this.terminal) !== 'prompt') return;
+    if (typeof this.terminal.foregroundProcessGroup !== 'function' || promptState(this.terminal, this.promptSite) !== 'prompt') return;
     this.markBroken(
       "the shell is at its prompt but never started the command: the session's prompts were changed; " +
         'restart() gives a fresh shell',
@@ -632,7 +706,7 @@ export class Session {
  * printed by a job in another process group, but not one printed by the shell itself (a builtin or a
  * function) just before it goes on running, whose forged exit code is then reported.
  */
-export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unknown' {
+export function promptState(terminal: PtyTerminalLike, site: string | null = null): 'prompt' | 'busy' | 'unknown' {
   let group: number | null;
   try {
     group = terminal.foregroundProcessGroup!();
@@ -641,8 +715,12 @@ export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unk
   }
   if (group !== terminal.pid) return 'busy';
   switch (loadNative().processWaitState(terminal.pid)) {
-    case 'reading-stdin':
-      return 'prompt';
+    case 'reading-stdin': {
+      if (site === null) return 'prompt';
+      const now = readSite(terminal.pid);
+      if (now === null) return 'unknown'; // it moved meanwhile: ask again
+      return now === site ? 'prompt' : 'busy'; // a read of the command's, not the prompt's
+    }
     case 'waiting-for-child':
       return 'busy';
     case 'running':
@@ -652,4 +730,23 @@ export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unk
     case 'unknown':
       return 'prompt'; // the core cannot tell: the foreground process group decides (see above)
   }
+}
+
+/**
+ * Where a process is blocked, from `/proc/<pid>/syscall`: the call's number, its first three arguments
+ * (descriptor, buffer, count for a read) and the user stack and instruction pointers. The shell at its
+ * prompt reads its terminal into its own input buffer from its main loop; a `read` builtin, a
+ * function or anything else a command runs reads from deeper in the stack, into another buffer: the
+ * same descriptor, a different site. Null when it is not blocked (`running`) or cannot be read.
+ */
+export function readSite(pid: number): string | null {
+  let line: string;
+  try {
+    line = fs.readFileSync(`/proc/${pid}/syscall`, 'latin1').trim();
+  } catch {
+    return null;
+  }
+  const f = line.split(' ');
+  if (f.length !== 9) return null;
+  return [f[0], f[1], f[2], f[3], f[7], f[8]].join(' ');
 }

@@ -22,14 +22,16 @@
 ///   expansion: no command runs, so redefining `builtin` or `printf` changes nothing; PS1 is reset
 ///   from a read-only copy before every prompt). The 128-bit token exists in the shell only as octal
 ///   escapes; a stale prompt has an older sequence number. The marker is matched byte-exactly in the
-///   raw stream and removed. Before it completes a command it is confirmed from outside the shell: the
-///   pty's foreground process group is the shell's own and the shell is blocked reading the terminal.
-///   A marker that fails that (printed by a command that goes on running) completes nothing, and
+///   raw stream and removed. Printed text is only a candidate: it completes a command once the shell is
+///   seen from outside at its own prompt (the pty's foreground process group is the shell's, and the
+///   shell is blocked in the very read where it blocked at its first prompt, not a `read` of the
+///   command's); then the output is drained and the last marker taken (two: `exitCode: null`). A
+///   marker that fails that (printed by a command that goes on running) completes nothing, and
 ///   the command's completion then reports `exitCode: null`. While the shell's stderr is not the
 ///   terminal, `PROMPT_COMMAND` prints a marker without a status: completions then say `exitCode: null`.
 /// - `exitCode` is `$?` from the prompt, the shell's exit code when the shell itself ended, otherwise
-///   null, never invented by the host (a command that prints the shell's own marker and then fails can
-///   still be reported as 0: an open gap, docs/host-policy.md). `workingDir` is read from `/proc/<shell pid>/cwd`.
+///   null, never invented by the host (a command that prints the shell's own marker and then fails is
+///   reported with its real exit code or null). `workingDir` is read from `/proc/<shell pid>/cwd`.
 /// - Content is the raw output of the command alone, rendered by the native terminal emulator at the
 ///   pty's size (escapes consumed, `\r` overwrites applied); the terminal runs in text mode for its
 ///   emulator, which answers terminal queries and shows a full-screen program's screen while it runs.
@@ -37,9 +39,8 @@
 /// Limits, by design: the prompt has no line editor, so cursor and history keys with nothing running
 /// are refused (`ERR_NO_RUNNING_COMMAND`) and commands are not in `history`; `set -x` traces carry one
 /// `+` more (the command is sourced); PS1, PS0, `PROMPT_COMMAND`, the SIGINT trap and the terminal
-/// modes are the session's; a command that deliberately imitates a prompt while it waits for terminal
-/// input in the shell itself can still pass for finished (an OS sandbox is the answer to hostile
-/// commands). Linux only (/proc).
+/// modes are the session's; a process that may ptrace the shell (root, or the same user without Yama)
+/// can make the shell itself return to its prompt. Linux only (/proc).
 ///
 /// No command leaves a session wedged: terminal modes are put back before each command line, stdout,
 /// stderr and the SIGINT trap before each command, a stopped shell is continued; what bash cannot
@@ -53,6 +54,7 @@ import { RemoteTerminal } from './backends/terminal';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative, nativeCreateTerminal } from './native';
+import { type NetworkConnectionEvent, networkRulesOf } from './network-proxy';
 import { commandInput, commandLine, commandText } from './session-protocol';
 import { type Early, promptState, Session, SESSION_TAG_VAR } from './session';
 import type {
@@ -63,9 +65,10 @@ import type {
   PreviousCommand,
   PtyCreateTerminalFn,
   RestartResult,
+  ShellSessionsNetworkListener,
   ShellSessionsOptions,
 } from './session-types';
-import type { EnvVariable, SandboxOptions } from './types';
+import type { EnvVariable } from './types';
 import { mergeEnv, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
 export { isKeyName, parseKeys } from './session-input';
@@ -80,6 +83,8 @@ export type {
   PtyTerminalLike,
   PreviousCommand,
   RestartResult,
+  ShellSessionsNetworkEvent,
+  ShellSessionsNetworkListener,
   ShellSessionsOptions,
 } from './session-types';
 
@@ -130,7 +135,10 @@ export class ShellSessions implements AsyncDisposable {
   private readonly startTimeoutMs: number;
   private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
-  private readonly sandbox: SandboxOptions | undefined;
+  private readonly sandbox: ShellSessionsOptions['sandbox'];
+  /** The sandbox has a network allow list: its proxy's connections go to `networkListeners`. */
+  private readonly proxied: boolean;
+  private readonly networkListeners = new Set<ShellSessionsNetworkListener>();
   private readonly inputWait: boolean;
   private readonly quietMs: number | undefined;
   private readonly maxContentChars: number | undefined;
@@ -166,7 +174,12 @@ export class ShellSessions implements AsyncDisposable {
       throw invalidArg('options.createTerminal', 'must be a function');
     }
     this.backend = options.createTerminal;
-    this.sandbox = options.sandbox;
+    this.sandbox = pinSandbox(options.sandbox, this.backend !== undefined);
+    this.proxied = networkRulesOf(this.sandbox, 'options.sandbox') !== undefined;
+    if (options.onNetwork !== undefined) {
+      if (typeof options.onNetwork !== 'function') throw invalidArg('options.onNetwork', 'must be a function');
+      this.networkListeners.add(options.onNetwork);
+    }
     if (options.returnOnInputWait !== undefined && typeof options.returnOnInputWait !== 'boolean') {
       throw invalidArg('options.returnOnInputWait', 'must be a boolean');
     }
@@ -184,6 +197,27 @@ export class ShellSessions implements AsyncDisposable {
     const own = (terminalId: string, chunk: Buffer): void => listener(terminalId, chunk);
     this.outputListeners.add(own);
     return () => void this.outputListeners.delete(own);
+  }
+
+  /**
+   * Subscribes to the connections through the sessions' network proxies (`sandbox.network: { allow }`),
+   * allowed or refused, each reported once it is over; returns the unsubscribe function.
+   */
+  onNetwork(listener: ShellSessionsNetworkListener): () => void {
+    if (typeof listener !== 'function') throw invalidArg('listener', 'must be a function');
+    const own: ShellSessionsNetworkListener = (event) => listener(event);
+    this.networkListeners.add(own);
+    return () => void this.networkListeners.delete(own);
+  }
+
+  private network(terminalId: string, event: NetworkConnectionEvent): void {
+    for (const listener of [...this.networkListeners]) {
+      try {
+        listener({ type: 'network', time: Date.now(), terminalId, ...event });
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -546,6 +580,7 @@ export class ShellSessions implements AsyncDisposable {
           ...(inheritEnv !== undefined ? { inheritEnv } : {}),
           // The sandbox as given: the session adds no writable root (it keeps no file of its own).
           ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
+          ...(this.proxied ? { onNetwork: (e: NetworkConnectionEvent) => this.network(id, e) } : {}),
         },
       );
       if (terminal instanceof RemoteTerminal) {
@@ -650,4 +685,17 @@ function killSessionTree(native: ReturnType<typeof loadNative>, shellPid: number
 
 function performanceNow(): number {
   return performance.now();
+}
+
+/**
+ * `options.sandbox` configured once, at construction, for the native backend: its writable roots are
+ * resolved, checked and opened now (`SandboxConfig`), so a command that relinks a root's path cannot
+ * point a later session elsewhere. A `SandboxConfig` is used as it is; a substitute backend gets the
+ * options as given.
+ */
+function pinSandbox(sandbox: ShellSessionsOptions['sandbox'], substitute: boolean): ShellSessionsOptions['sandbox'] {
+  if (sandbox === undefined || sandbox === null || substitute) return sandbox;
+  if (typeof sandbox !== 'object') throw invalidArg('options.sandbox', 'must be an object');
+  const { SandboxConfig } = loadNative();
+  return sandbox instanceof SandboxConfig ? sandbox : new SandboxConfig(sandbox, 'options.sandbox');
 }
