@@ -24,12 +24,15 @@
 //! - Output is bounded per subscription ([`HIGH_WATER_MARK`]): a reader that falls behind loses
 //!   the oldest bytes (counted in the next output frame), never the server's memory; the
 //!   retained output (`output`) is never affected.
+//! - A sandboxed command never gets the server's own file, nor a directory above it, among its
+//!   writable roots ([`own_file`]): the next connection's server cannot be its program.
 //! - A bad frame or request is answered with a coded error and the connection goes on.
 //! - Requests are taken in order: whatever a request does synchronously (queueing a write,
 //!   subscribing, marking a release) happens before the next request is read.
 
 mod frame;
 mod lookup;
+mod own_file;
 mod request;
 // The server's tests run sh lines: Unix-only, like the core's own process tests (the server is
 // built for Linux far ends).
@@ -47,6 +50,7 @@ use serde_json::{json, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, Notify};
 
+pub use crate::sys::attach::close_inherited_on_exec;
 pub use frame::{banner, BANNER_PREFIX, MAX_FRAME, PROTOCOL};
 use frame::{json_frame, output_frame, read_frame, Frame, FrameError};
 
@@ -323,6 +327,8 @@ struct Conn {
     attached: mpsc::UnboundedSender<Attached>,
     /// The client said `shutdown`: the end of this link ends the session.
     closing: std::sync::atomic::AtomicBool,
+    /// The server's own file and the directories above it (no sandbox may write there).
+    own: own_file::OwnFile,
 }
 
 fn same_token(a: &str, b: &str) -> bool {
@@ -374,6 +380,7 @@ impl Conn {
             reattach: Mutex::default(),
             attached,
             closing: Default::default(),
+            own: own_file::OwnFile::resolve(),
         })
     }
 
@@ -679,6 +686,9 @@ impl Conn {
             req.get("params").unwrap_or(&Value::Null),
             req.get("options"),
         )?;
+        if let Some(spec) = r.spawn.sandbox.as_mut() {
+            self.own.guard(spec, "options.sandbox")?;
+        }
         let flag = |k: &str| req.get(k).and_then(Value::as_bool).unwrap_or(false);
         let sub = match req.get("subscribe").filter(|v| !v.is_null()) {
             Some(v) => Some(self.new_sub(Some(v))?),
