@@ -52,7 +52,7 @@ use tokio::sync::{mpsc, Notify};
 
 pub use crate::sys::attach::close_inherited_on_exec;
 pub use frame::{banner, BANNER_PREFIX, MAX_FRAME, PROTOCOL};
-use frame::{json_frame, output_frame, read_frame, Frame, FrameError};
+use frame::{json_frame, push_output_frame, read_frame, Frame, FrameError};
 
 use crate::error::TermError;
 use crate::exit::ExitStatus;
@@ -99,10 +99,14 @@ struct OutState {
     ring: Ring,
 }
 
-/// One batch handed to a link's writer.
+/// One batch handed to a link's writer, shared with the replay ring (never copied).
 struct Entry {
-    bytes: Vec<u8>,
+    bytes: Arc<Vec<u8>>,
 }
+
+/// The most output bytes one output frame carries: the rest of a subscription's queue waits in
+/// its bounded queue, not in copies on the way out.
+const OUTPUT_FRAME_BYTES: usize = 1 << 20;
 
 /// The last bytes written to the client, by stream offset (everything after the banner of the
 /// first link), kept so a resumed link continues exactly where the client stopped reading.
@@ -239,40 +243,56 @@ impl Outbox {
     }
 
     /// The next bytes to write, up to about `max`; `None` when closed and empty.
-    async fn next_batch(&self, max: usize) -> Option<Vec<u8>> {
+    async fn next_batch(&self, max: usize) -> Option<Arc<Vec<u8>>> {
         loop {
             {
                 let mut s = self.lock();
-                let mut e = Entry { bytes: Vec::new() };
-                while e.bytes.len() < max {
+                let s = &mut *s;
+                let mut bytes = Vec::new();
+                while bytes.len() < max {
                     let Some(item) = s.queue.pop_front() else {
                         break;
                     };
                     match item {
                         Item::Frame(f) => {
-                            e.bytes.extend_from_slice(&f);
+                            bytes.extend_from_slice(&f);
                         }
                         Item::Output(sub) => {
                             if let Some(o) = s.subs.get_mut(&sub) {
                                 o.queued = false;
-                                if let Some((data, dropped)) = o.pending.take() {
-                                    e.bytes
-                                        .extend_from_slice(&output_frame(sub, dropped, &data));
+                                if let Some((data, dropped)) =
+                                    o.pending.take_up_to(OUTPUT_FRAME_BYTES)
+                                {
+                                    push_output_frame(&mut bytes, sub, dropped, &data);
+                                }
+                                // The rest goes after what is queued meanwhile (in turn with
+                                // the other subscriptions).
+                                if !o.pending.is_empty() {
+                                    o.queued = true;
+                                    s.queue.push_back(Item::Output(sub));
                                 }
                             }
                         }
                         Item::End(sub) => {
-                            s.subs.remove(&sub);
-                            e.bytes.extend_from_slice(&json_frame(
+                            if let Some(mut o) = s.subs.remove(&sub) {
+                                while let Some((data, dropped)) =
+                                    o.pending.take_up_to(OUTPUT_FRAME_BYTES)
+                                {
+                                    push_output_frame(&mut bytes, sub, dropped, &data);
+                                }
+                            }
+                            bytes.extend_from_slice(&json_frame(
                                 &json!({"event": "end", "sub": sub}),
                             ));
                         }
                     }
                 }
-                if !e.bytes.is_empty() {
-                    let out = e.bytes.clone();
-                    s.ring.add(e);
-                    return Some(out);
+                if !bytes.is_empty() {
+                    let bytes = Arc::new(bytes);
+                    s.ring.add(Entry {
+                        bytes: bytes.clone(),
+                    });
+                    return Some(bytes);
                 }
                 if s.closed {
                     return None;
