@@ -9,7 +9,6 @@ import * as fs from 'node:fs';
 import { HOST_SERVER, STATIC_SERVER, ensureImage, hasPodman } from './fixtures/remote-env';
 import { describeIf } from './fixtures/require-feature';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { scale } = require('../scripts/remote/scale.js') as {
   scale(o: { far: string; containers: number; terminals: number }): Promise<{ failures: string[]; allDoneMs: number }>;
 };
