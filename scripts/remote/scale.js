@@ -14,7 +14,8 @@
  * peak RSS and heap, the servers' summed RSS, and `N×M terminals: ok` or the failures (exit 1).
  * Needs lib/ (node scripts/build-ts.js). Everything it starts it removes.
  */
-const { spawn, spawnSync } = require('node:child_process');
+const { execFile, spawn, spawnSync } = require('node:child_process');
+const execFileAsync = require('node:util').promisify(execFile);
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -108,15 +109,16 @@ async function scale({ far = 'podman', containers = 50, terminals = 10, log = ()
         if (status.exitCode !== 0 || output !== want) out.failures.push(`${c}/${j}: ${JSON.stringify(status)} ${JSON.stringify(output)}`);
       }),
     );
-    let serverRss = 0;
-    for (const b of list) {
-      const pid = (await b.connection()).serverPid;
-      const status =
-        far === 'podman'
-          ? spawnSync('podman', ['exec', b.transport.name.slice('podman:'.length), 'cat', `/proc/${pid}/status`], { env }).stdout.toString()
-          : fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-      serverRss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-    }
+    // Read without blocking the event loop (a synchronous exec each would delay the checks' clocks).
+    const statuses = await Promise.all(
+      list.map(async (b) => {
+        const pid = (await b.connection()).serverPid;
+        if (far !== 'podman') return fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+        const name = b.transport.name.slice('podman:'.length);
+        return (await execFileAsync('podman', ['exec', name, 'cat', `/proc/${pid}/status`], { env })).stdout;
+      }),
+    );
+    const serverRss = statuses.reduce((sum, st) => sum + Number(/VmRSS:\s+(\d+)/.exec(st)?.[1] ?? 0) * 1024, 0);
     out.serversRssMiB = serverRss / 1048576;
     await checks;
     out.allDoneMs = lastDone - t1;
