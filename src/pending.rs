@@ -81,6 +81,38 @@ impl Pending {
         Some((out, std::mem::take(&mut self.dropped)))
     }
 
+    /// At most `limit` of the oldest pending bytes (at least one), with the number of bytes
+    /// dropped before them since the last take; `None` when nothing is pending and nothing was
+    /// dropped. The rest stays pending, in order.
+    pub fn take_up_to(&mut self, limit: usize) -> Option<(Vec<u8>, u64)> {
+        if self.len == 0 && self.dropped == 0 {
+            return None;
+        }
+        let want = self.len.min(limit.max(1));
+        let mut out = Vec::with_capacity(want);
+        while out.len() < want {
+            let Some(front) = self.chunks.front() else {
+                break;
+            };
+            let avail = &front[self.front_cut..];
+            let n = avail.len().min(want - out.len());
+            out.extend_from_slice(&avail[..n]);
+            if n == avail.len() {
+                self.chunks.pop_front();
+                self.front_cut = 0;
+            } else {
+                self.front_cut += n;
+            }
+        }
+        self.len -= out.len();
+        Some((out, std::mem::take(&mut self.dropped)))
+    }
+
+    /// Whether no byte is pending.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Forgets everything (the listener unsubscribed).
     pub fn clear(&mut self) {
         *self = Self::new(self.max);
@@ -90,6 +122,18 @@ impl Pending {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn take_up_to_takes_the_oldest_and_leaves_the_rest_in_order() {
+        let mut p = Pending::new(8);
+        p.push(b"abcdef");
+        p.push(b"ghijkl");
+        assert_eq!(p.take_up_to(3), Some((b"efg".to_vec(), 4)));
+        assert!(!p.is_empty());
+        assert_eq!(p.take_up_to(100), Some((b"hijkl".to_vec(), 0)));
+        assert!(p.is_empty());
+        assert_eq!(p.take_up_to(3), None);
+    }
 
     #[test]
     fn below_the_mark_everything_is_kept_in_order() {

@@ -5,6 +5,7 @@
 
 import * as path from 'node:path';
 import { FarEnd } from './backends/far';
+import { refuseNetworkRules } from './backends/index';
 import { errorMessage, invalidArg } from './errors';
 import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNative, loadNativeResolveProgram } from './native';
@@ -217,6 +218,7 @@ function readBackend(options: TerminalHostOptions): FarEnd | undefined {
   if (sandbox !== undefined && sandbox !== null && (typeof sandbox !== 'object' || sandbox instanceof loadNative().SandboxConfig)) {
     throw invalidArg('options.sandbox', 'with options.backend must be plain sandbox options (a SandboxConfig pins directories of this machine)');
   }
+  refuseNetworkRules(sandbox, 'options.sandbox');
   return new FarEnd(b);
 }
 

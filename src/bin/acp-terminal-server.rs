@@ -6,6 +6,8 @@
 //! `cargo build --release --no-default-features --features server --bin acp-terminal-server`.
 
 fn main() {
+    // The launcher's descriptor of this very file, or anything else the transport left open.
+    acp_terminal::server::close_inherited_on_exec();
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         None => {}

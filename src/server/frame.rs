@@ -116,14 +116,21 @@ pub fn json_frame(v: &serde_json::Value) -> Vec<u8> {
 }
 
 /// An output frame of subscription `sub`, `dropped` bytes lost before `data`.
+#[cfg(test)]
 pub fn output_frame(sub: u32, dropped: u64, data: &[u8]) -> Vec<u8> {
     let mut f = Vec::with_capacity(17 + data.len());
-    f.extend_from_slice(&((13 + data.len()) as u32).to_be_bytes());
-    f.push(KIND_OUTPUT);
-    f.extend_from_slice(&sub.to_be_bytes());
-    f.extend_from_slice(&dropped.to_be_bytes());
-    f.extend_from_slice(data);
+    push_output_frame(&mut f, sub, dropped, data);
     f
+}
+
+/// Appends an output frame to `out` (no intermediate copy of `data`).
+pub fn push_output_frame(out: &mut Vec<u8>, sub: u32, dropped: u64, data: &[u8]) {
+    out.reserve(17 + data.len());
+    out.extend_from_slice(&((13 + data.len()) as u32).to_be_bytes());
+    out.push(KIND_OUTPUT);
+    out.extend_from_slice(&sub.to_be_bytes());
+    out.extend_from_slice(&dropped.to_be_bytes());
+    out.extend_from_slice(data);
 }
 
 /// An input frame (what a client sends; used by the tests).

@@ -24,12 +24,15 @@
 //! - Output is bounded per subscription ([`HIGH_WATER_MARK`]): a reader that falls behind loses
 //!   the oldest bytes (counted in the next output frame), never the server's memory; the
 //!   retained output (`output`) is never affected.
+//! - A sandboxed command never gets the server's own file, nor a directory above it, among its
+//!   writable roots ([`own_file`]): the next connection's server cannot be its program.
 //! - A bad frame or request is answered with a coded error and the connection goes on.
 //! - Requests are taken in order: whatever a request does synchronously (queueing a write,
 //!   subscribing, marking a release) happens before the next request is read.
 
 mod frame;
 mod lookup;
+mod own_file;
 mod request;
 // The server's tests run sh lines: Unix-only, like the core's own process tests (the server is
 // built for Linux far ends).
@@ -47,8 +50,9 @@ use serde_json::{json, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, Notify};
 
+pub use crate::sys::attach::close_inherited_on_exec;
 pub use frame::{banner, BANNER_PREFIX, MAX_FRAME, PROTOCOL};
-use frame::{json_frame, output_frame, read_frame, Frame, FrameError};
+use frame::{json_frame, push_output_frame, read_frame, Frame, FrameError};
 
 use crate::error::TermError;
 use crate::exit::ExitStatus;
@@ -95,10 +99,14 @@ struct OutState {
     ring: Ring,
 }
 
-/// One batch handed to a link's writer.
+/// One batch handed to a link's writer, shared with the replay ring (never copied).
 struct Entry {
-    bytes: Vec<u8>,
+    bytes: Arc<Vec<u8>>,
 }
+
+/// The most output bytes one output frame carries: the rest of a subscription's queue waits in
+/// its bounded queue, not in copies on the way out.
+const OUTPUT_FRAME_BYTES: usize = 1 << 20;
 
 /// The last bytes written to the client, by stream offset (everything after the banner of the
 /// first link), kept so a resumed link continues exactly where the client stopped reading.
@@ -235,40 +243,56 @@ impl Outbox {
     }
 
     /// The next bytes to write, up to about `max`; `None` when closed and empty.
-    async fn next_batch(&self, max: usize) -> Option<Vec<u8>> {
+    async fn next_batch(&self, max: usize) -> Option<Arc<Vec<u8>>> {
         loop {
             {
                 let mut s = self.lock();
-                let mut e = Entry { bytes: Vec::new() };
-                while e.bytes.len() < max {
+                let s = &mut *s;
+                let mut bytes = Vec::new();
+                while bytes.len() < max {
                     let Some(item) = s.queue.pop_front() else {
                         break;
                     };
                     match item {
                         Item::Frame(f) => {
-                            e.bytes.extend_from_slice(&f);
+                            bytes.extend_from_slice(&f);
                         }
                         Item::Output(sub) => {
                             if let Some(o) = s.subs.get_mut(&sub) {
                                 o.queued = false;
-                                if let Some((data, dropped)) = o.pending.take() {
-                                    e.bytes
-                                        .extend_from_slice(&output_frame(sub, dropped, &data));
+                                if let Some((data, dropped)) =
+                                    o.pending.take_up_to(OUTPUT_FRAME_BYTES)
+                                {
+                                    push_output_frame(&mut bytes, sub, dropped, &data);
+                                }
+                                // The rest goes after what is queued meanwhile (in turn with
+                                // the other subscriptions).
+                                if !o.pending.is_empty() {
+                                    o.queued = true;
+                                    s.queue.push_back(Item::Output(sub));
                                 }
                             }
                         }
                         Item::End(sub) => {
-                            s.subs.remove(&sub);
-                            e.bytes.extend_from_slice(&json_frame(
+                            if let Some(mut o) = s.subs.remove(&sub) {
+                                while let Some((data, dropped)) =
+                                    o.pending.take_up_to(OUTPUT_FRAME_BYTES)
+                                {
+                                    push_output_frame(&mut bytes, sub, dropped, &data);
+                                }
+                            }
+                            bytes.extend_from_slice(&json_frame(
                                 &json!({"event": "end", "sub": sub}),
                             ));
                         }
                     }
                 }
-                if !e.bytes.is_empty() {
-                    let out = e.bytes.clone();
-                    s.ring.add(e);
-                    return Some(out);
+                if !bytes.is_empty() {
+                    let bytes = Arc::new(bytes);
+                    s.ring.add(Entry {
+                        bytes: bytes.clone(),
+                    });
+                    return Some(bytes);
                 }
                 if s.closed {
                     return None;
@@ -323,6 +347,8 @@ struct Conn {
     attached: mpsc::UnboundedSender<Attached>,
     /// The client said `shutdown`: the end of this link ends the session.
     closing: std::sync::atomic::AtomicBool,
+    /// The server's own file and the directories above it (no sandbox may write there).
+    own: own_file::OwnFile,
 }
 
 fn same_token(a: &str, b: &str) -> bool {
@@ -374,6 +400,7 @@ impl Conn {
             reattach: Mutex::default(),
             attached,
             closing: Default::default(),
+            own: own_file::OwnFile::resolve(),
         })
     }
 
@@ -679,6 +706,9 @@ impl Conn {
             req.get("params").unwrap_or(&Value::Null),
             req.get("options"),
         )?;
+        if let Some(spec) = r.spawn.sandbox.as_mut() {
+            self.own.guard(spec, "options.sandbox")?;
+        }
         let flag = |k: &str| req.get(k).and_then(Value::as_bool).unwrap_or(false);
         let sub = match req.get("subscribe").filter(|v| !v.is_null()) {
             Some(v) => Some(self.new_sub(Some(v))?),

@@ -198,6 +198,12 @@ fn sandbox(o: &Map<String, Value>) -> Parsed<SandboxSpec> {
             "{NAME}.tmpBytes must be a positive integer, got 0"
         )));
     }
+    if let Some(Value::Object(_)) = field(o, "network") {
+        return Err(bad(format!(
+            "{NAME}.network: {{ allow, deny }} is not supported at the far end: the allow-list \
+             proxy runs in the host's Node process; give true or false"
+        )));
+    }
     let d = SandboxSpec::default();
     Ok(SandboxSpec {
         writable_roots,

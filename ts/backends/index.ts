@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { AcpTerminalError } from '../errors';
+import { AcpTerminalError, invalidArg } from '../errors';
 import { shellQuote } from '../shell-quote';
 import type * as Native from '../../index.js';
 import type { CreateTerminalParams } from '../types';
@@ -60,12 +60,13 @@ export function findServerBinary(): string {
   return found;
 }
 
-const hashes = new Map<string, string>();
-function binaryHash(file: string): string {
-  let h = hashes.get(file);
+const digests = new Map<string, string>();
+/** The SHA-256 of a server binary (hex), what the far end's launcher checks before running its file. */
+function binaryDigest(file: string): string {
+  let h = digests.get(file);
   if (h === undefined) {
-    h = createHash('sha256').update(fs.readFileSync(file)).digest('hex').slice(0, 16);
-    hashes.set(file, h);
+    h = createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+    digests.set(file, h);
   }
   return h;
 }
@@ -101,12 +102,36 @@ export interface Transport {
   argv?: readonly string[];
 }
 
-// A server is run only when it is a regular file of the far end's user (not a link): the default path is in
-// /tmp, where another user of the far end could plant one first. A planted file is then replaced by the
-// install (or, where it cannot be, the install fails: nothing of another user's runs).
-// Arguments after the path are the server's (`--attach SOCKET` when reattaching).
-const LAUNCH = `p="$1"; shift; if [ -f "$p" ] && [ ! -L "$p" ] && [ -O "$p" ] && [ -x "$p" ]; then exec "$p" "$@"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'`;
-const INSTALL = `set -e; p="$1"; mkdir -p "$(dirname "$p")"; t=$(mktemp "$p.XXXXXX"); cat > "$t"; chmod 755 "$t"; mv -f "$t" "$p"`;
+// The launcher runs the far-end file only when it is this side's binary: it opens the file once, checks the
+// SHA-256 of what it opened against the binary's (`sha256sum`: busybox and coreutils have it), and runs
+// that very file through its descriptor (/proc/self/fd/3), never the path looked up again. A file a command
+// at the far end put there (renamed over it, or planted by another user in /tmp) is not run: it reads as
+// missing and the install replaces it. Only a regular file of the far end's user (not a link) is opened.
+// Its arguments: the digest, the path, then the server's (`--attach SOCKET` when reattaching).
+const LAUNCH =
+  `h="$1"; p="$2"; shift 2; ` +
+  `command -v sha256sum >/dev/null || { echo "acp-terminal-launch: no sha256sum here to verify the server with" >&2; exit 127; }; ` +
+  `if [ -f "$p" ] && [ ! -L "$p" ] && [ -O "$p" ] && [ -x "$p" ] && command exec 3<"$p" && [ "$(sha256sum <&3)" = "$h  -" ]; ` +
+  `then exec /proc/self/fd/3 "$@"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'`;
+// Written beside it, then renamed over it (a running server keeps its file); read-only, so even its owner
+// must change the mode before writing it in place.
+const INSTALL = `set -e; p="$1"; mkdir -p "$(dirname "$p")"; t=$(mktemp "$p.XXXXXX"); cat > "$t"; chmod 555 "$t"; mv -f "$t" "$p"`;
+
+/**
+ * `sandbox.network: { allow, deny }` cannot be served at a far end: its allow-list proxy runs in this
+ * Node process, and the far end's network namespace has no way back to it. Refused before anything is
+ * sent (`ERR_INVALID_ARG` naming the field), as the server refuses it too.
+ */
+export function refuseNetworkRules(sandbox: unknown, field: string): void {
+  if (typeof sandbox !== 'object' || sandbox === null) return;
+  const network = (sandbox as { network?: unknown }).network;
+  if (typeof network === 'object' && network !== null) {
+    throw invalidArg(
+      `${field}.network`,
+      '{ allow, deny } is not supported through a backend: the allow-list proxy runs in this Node process, not at the far end; give true or false',
+    );
+  }
+}
 
 /** Terminals on one far side, over one connection at a time. */
 export class Backend {
@@ -130,7 +155,7 @@ export class Backend {
   get serverPath(): string {
     if (this.options.serverPath) return this.options.serverPath;
     const bin = this.options.serverBinary ?? findServerBinary();
-    return `/tmp/acp-terminal-server-${SERVER_VERSION}-${binaryHash(bin)}`;
+    return `/tmp/acp-terminal-server-${SERVER_VERSION}-${binaryDigest(bin).slice(0, 16)}`;
   }
 
   /** The live connection, opened (and the server installed) on first use; reopened after a loss. */
@@ -164,16 +189,19 @@ export class Backend {
     }
     const exec = this.transport.exec!;
     const serverPath = this.serverPath;
-    const open = {
-      ...base,
-      attachArgv: (socket: string) => exec(['sh', '-c', LAUNCH, 'acp-terminal-launch', serverPath, '--attach', socket]),
-    };
+    const digest = binaryDigest(this.options.serverBinary ?? findServerBinary());
+    const launch = (...args: string[]): string[] => exec(['sh', '-c', LAUNCH, 'acp-terminal-launch', digest, serverPath, ...args]);
+    const open = { ...base, attachArgv: (socket: string) => launch('--attach', socket) };
     for (let attempt = 0; ; attempt++) {
-      const r = await Connection.open(exec(['sh', '-c', LAUNCH, 'acp-terminal-launch', serverPath]), subs, open);
+      const r = await Connection.open(launch(), subs, open);
       if ('connection' in r) return r.connection;
       if (attempt > 0 || this.options.install === false) {
         throw backendLost(
-          `${this.transport.name}: ${'missing' in r ? `no server at ${serverPath}` : `the server at ${serverPath} is version ${r.mismatch.version} (protocol ${r.mismatch.protocol})`}`,
+          `${this.transport.name}: ${
+            'missing' in r
+              ? `no server at ${serverPath} (missing, or not the expected binary: sha256 ${digest})`
+              : `the server at ${serverPath} is version ${r.mismatch.version} (protocol ${r.mismatch.protocol})`
+          }`,
         );
       }
       await this.install(exec, serverPath);
@@ -230,6 +258,7 @@ export class Backend {
   }
 
   private async create(params: CreateTerminalParams, options?: Native.CreateTerminalOptions | null): Promise<RemoteTerminal> {
+    refuseNetworkRules(options?.sandbox, 'options.sandbox');
     const conn = await this.connection();
     const { onOutput, ...rest } = (options ?? {}) as Record<string, unknown> & { onOutput?: unknown };
     if (onOutput !== undefined && onOutput !== null && typeof onOutput !== 'function') {

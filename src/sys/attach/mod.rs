@@ -8,12 +8,12 @@
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{attach, random_token, Listener};
+pub use unix::{attach, close_inherited_on_exec, random_token, Listener};
 
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-pub use windows::{attach, random_token, Listener};
+pub use windows::{attach, close_inherited_on_exec, random_token, Listener};
 
 /// The read half of an attached connection.
 pub type BoxRead = Box<dyn tokio::io::AsyncRead + Unpin + Send>;

@@ -111,3 +111,26 @@ pub fn attach(path: &Path, gone: &str) -> i32 {
     let _ = std::io::copy(&mut std::io::stdin().lock(), &mut to_server);
     0
 }
+
+/// Marks every descriptor above stderr close-on-exec: what the transport or the launcher left
+/// open in the server (the launcher's descriptor of the server file itself) never reaches a
+/// command the server starts.
+pub fn close_inherited_on_exec() {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: F_GETFD/F_SETFD on a descriptor number only change its close-on-exec flag; a
+        // number that is not open (the directory's own, closed by now) fails with EBADF.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}

@@ -37,3 +37,6 @@ pub fn attach(_path: &Path, _gone: &str) -> i32 {
     eprintln!("acp-terminal-server: --attach is not supported on Windows");
     2
 }
+
+/// Nothing to do: handles are not inherited unless asked for.
+pub fn close_inherited_on_exec() {}
