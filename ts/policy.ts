@@ -723,6 +723,36 @@ function rebuilt(analysis: ShellAnalysis, commands: readonly PolicyCommand[], ch
 }
 
 /**
+ * Under an allow list, the host's own shell may not be one that runs start-up files before each line
+ * (`['bash', '-l', '-c']`, `-i`, `--login`, `sh -l`, `--rcfile`: what the analysis refuses in a line's
+ * `bash -lc`): an allowed command can write `~/.profile` or `~/.bashrc` (`echo ... >> ~/.profile`), and
+ * the next request's shell would run it unchecked. Accepted only when a sandbox keeps the commands' `HOME`
+ * read-only (no writable root is `HOME` or above it) and the request may not choose `HOME`. Throws
+ * `ERR_INVALID_ARG` naming `options.shell`.
+ */
+export function refuseStartupShell(
+  policy: CompiledCommandPolicy | undefined,
+  argv: readonly string[],
+  home: string | undefined,
+  sandbox: { writableRoots: readonly string[] } | undefined,
+  env: CompiledEnvPolicy | undefined,
+): void {
+  if (policy?.allow === undefined) return;
+  const analysis = argvCommandWords([...argv, 'true']);
+  const startup = analysis.refusals[0];
+  if (startup === undefined && !analysis.incomplete) return;
+  const realHome = home === undefined ? undefined : realPathOf(home);
+  const inside = (root: string): boolean => realHome !== undefined && (realHome === root || realHome.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
+  const homeReadOnly = sandbox !== undefined && realHome !== undefined && !sandbox.writableRoots.some(inside) && env?.denies('HOME', undefined) !== false;
+  if (homeReadOnly) return;
+  const what = startup?.construct ?? 'a shell whose arguments the analysis cannot read';
+  throw invalidArg(
+    'options.shell',
+    `${JSON.stringify(argv)} runs start-up files before each line (${what}), which an allowed command can write (\`echo ... >> ~/.profile\`) and which no check of a request sees, so the command policy's allow list would not hold; use a shell without a login or interactive start (\`['bash', '--noprofile', '--norc', '-c']\`, or set the environment the profile sets in \`env\`), or a sandbox whose writable roots leave HOME (${JSON.stringify(home ?? '')}) read-only`,
+  );
+}
+
+/**
  * The shell for shell lines as an absolute path: a bare name (`bash`) is found through the host's PATH
  * (`hostPath`) and a relative path against the host's cwd, never through a request's PATH or cwd (the
  * core would look it up through the command's environment). An unknown shell is `ERR_INVALID_ARG`
