@@ -405,12 +405,22 @@ function describe(command: PolicyCommand): string {
   return `\`${command.word}\` (${command.path}${real})`;
 }
 
-function resolveWith(check: CommandCheck, word: string): string {
-  // Only defined fields: the core's resolveProgram rejects an explicit null although its types allow it.
-  return check.resolve(word, {
-    ...(check.cwd !== undefined ? { cwd: check.cwd } : {}),
-    ...(check.path !== undefined ? { path: check.path } : {}),
-  });
+/**
+ * What a check's lookups are given: its cwd (this process's when the request has none, as the core would
+ * take it) and PATH. Only defined fields: the core's resolveProgram rejects an explicit null although its
+ * types allow it.
+ */
+function lookupOptions(check: CommandCheck): { cwd?: string; path?: string } {
+  const cwd = check.cwd ?? processCwd();
+  return { ...(cwd !== undefined ? { cwd } : {}), ...(check.path !== undefined ? { path: check.path } : {}) };
+}
+
+function processCwd(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined; // removed: left to the core, which fails the lookup the same way
+  }
 }
 
 /**
@@ -549,6 +559,8 @@ function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: She
   // same answer within one check, and nothing is kept past it (a link retargeted before the next check is seen).
   const looked = new Map<string, { path: string | undefined; realPath: string | undefined }>();
   const realPath = check.realPath ?? realPathOf;
+  // One options object for every lookup; the cwd read once (Node keeps process.cwd() until a chdir), not once per word.
+  const lookup = lookupOptions(check);
   analysis.words.forEach((w: CommandWord, index) => {
     const top = !check.shellLine && index === 0;
     let found: { path: string | undefined; realPath: string | undefined } | undefined;
@@ -559,7 +571,7 @@ function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: She
       if (found === undefined) {
         let resolved: string | undefined;
         try {
-          resolved = resolveWith(check, w.word);
+          resolved = check.resolve(w.word, lookup);
         } catch (error) {
           if (top) throw error; // the core would fail the same way: ENOENT / EACCES
           resolved = undefined;
