@@ -1127,10 +1127,12 @@ fn wget(args: &[&str]) -> Option<Verdict> {
     for o in &p.opts {
         match o.name.as_str() {
             "use-askpass" => return code(runs_a_command("wget", o)),
-            "config" => return code(format!(
+            "config" => {
+                return code(format!(
                 "`wget {}` reads wgetrc commands from a file (`use_askpass` in it runs a program)",
                 o.written
-            )),
+            ))
+            }
             "e" | "execute" => {
                 let command = o.value.as_deref().unwrap_or_default();
                 let name: String = command
