@@ -52,9 +52,10 @@ test("shell: ['bash', '-l', '-c'] runs each shell line in a login shell (its pro
   });
 });
 
-test('under an allow list the login shell runs ls (its profile too) and rm is refused: the line is judged, not the shell', async () => {
+// An allow list refuses a login shell (its start-up files run unchecked): __test__/host-policy-login-shell.test.ts.
+test('under a deny list the login shell runs ls (its profile too) and rm is refused: the line is judged, not the shell', async () => {
   const events: TerminalAuditEvent[] = [];
-  const host = loginHost({ commandPolicy: { allow: ['ls', 'printenv'] }, onEvent: (e) => void events.push(e) });
+  const host = loginHost({ commandPolicy: { deny: ['rm'] }, onEvent: (e) => void events.push(e) });
   const listed = await run(host, `ls ${home}`);
   expect(listed).toEqual({ output: 'victim\n', exitCode: 0 });
   await expect(run(host, 'printenv LOGIN_MARK')).resolves.toEqual({ output: 'from-profile\n', exitCode: 0 });

@@ -3,6 +3,7 @@
  * defaults, and the settings every create then uses.
  */
 
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { FarEnd } from './backends/far';
 import { refuseNetworkRules } from './backends/index';
@@ -10,7 +11,7 @@ import { errorMessage, invalidArg } from './errors';
 import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalRequest, TerminalHostOptions } from './host-types';
 import { loadNative, loadNativeResolveProgram } from './native';
 import { networkRulesOf } from './network-proxy';
-import { compileCommandPolicy, compileRoots, resolveHostShell, type CompiledCommandPolicy } from './policy';
+import { compileCommandPolicy, compileRoots, refuseStartupShell, resolveHostShell, type CompiledCommandPolicy } from './policy';
 import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, OutputSnapshot, ResolveProgramFn, ResourceLimits } from './types';
 import { clampedCount, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
@@ -163,13 +164,19 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   const { shell, shellArgs } = remote
     ? farHostShell(options.shell)
     : hostShell(options.shell, hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram);
+  const sandbox = options.sandbox !== undefined ? (remote ? options.sandbox : configureSandbox(options.sandbox)) : undefined;
+  if (shellArgs !== undefined && typeof shell === 'string') {
+    const home = envOverlay.find((e) => e.name === 'HOME')?.value ?? (options.inheritEnv !== false ? process.env.HOME : undefined) ?? os.homedir();
+    const pinned = sandbox instanceof loadNative().SandboxConfig ? { writableRoots: sandbox.writableRoots } : undefined;
+    refuseStartupShell(commandPolicy, [shell, ...shellArgs], home, pinned, envPolicy);
+  }
   const backendOptions: CreateTerminalOptions = {
     ...(killGraceMs !== undefined ? { killGraceMs } : {}),
     ...(shell !== undefined ? { shell } : {}),
     ...(options.inheritEnv !== undefined ? { inheritEnv: options.inheritEnv } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(limits !== undefined ? { limits } : {}),
-    ...(options.sandbox !== undefined ? { sandbox: remote ? options.sandbox : configureSandbox(options.sandbox) } : {}),
+    ...(options.sandbox !== undefined ? { sandbox } : {}),
   };
   return {
     cwd,

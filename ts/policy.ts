@@ -405,12 +405,22 @@ function describe(command: PolicyCommand): string {
   return `\`${command.word}\` (${command.path}${real})`;
 }
 
-function resolveWith(check: CommandCheck, word: string): string {
-  // Only defined fields: the core's resolveProgram rejects an explicit null although its types allow it.
-  return check.resolve(word, {
-    ...(check.cwd !== undefined ? { cwd: check.cwd } : {}),
-    ...(check.path !== undefined ? { path: check.path } : {}),
-  });
+/**
+ * What a check's lookups are given: its cwd (this process's when the request has none, as the core would
+ * take it) and PATH. Only defined fields: the core's resolveProgram rejects an explicit null although its
+ * types allow it.
+ */
+function lookupOptions(check: CommandCheck): { cwd?: string; path?: string } {
+  const cwd = check.cwd ?? processCwd();
+  return { ...(cwd !== undefined ? { cwd } : {}), ...(check.path !== undefined ? { path: check.path } : {}) };
+}
+
+function processCwd(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined; // removed: left to the core, which fails the lookup the same way
+  }
 }
 
 /**
@@ -452,9 +462,17 @@ function refuseUncheckable(analysis: ShellAnalysis, check: CommandCheck): void {
   throw denied(`command: the line uses ${r.construct}${at}, which this client's command policy cannot check (${why[r.reason]})`, details);
 }
 
+/**
+ * `file` with its symlinks resolved, now (never cached: a link retargeted between two checks must be seen).
+ * The libc `realpath` (one readlink per component) rather than Node's JS walk (an lstat and a Stats object per
+ * component): the same answer on Unix at a third of the cost. Windows keeps Node's walk, whose answer for
+ * substituted drives and network shares the rules were written against.
+ */
+const realpathNow: (file: string) => string = process.platform === 'win32' ? fs.realpathSync : fs.realpathSync.native;
+
 function realPathOf(file: string): string | undefined {
   try {
-    return fs.realpathSync(file);
+    return realpathNow(file);
   } catch {
     return undefined;
   }
@@ -537,23 +555,36 @@ function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: She
   }
   const commands: PolicyCommand[] = [];
   let program: string | undefined;
+  // One lookup per distinct word in this check (`ls; ls | ls` looks `ls` up once): the same PATH and cwd give the
+  // same answer within one check, and nothing is kept past it (a link retargeted before the next check is seen).
+  const looked = new Map<string, { path: string | undefined; realPath: string | undefined }>();
+  const realPath = check.realPath ?? realPathOf;
+  // One options object for every lookup; the cwd read once (Node keeps process.cwd() until a chdir), not once per word.
+  const lookup = lookupOptions(check);
   analysis.words.forEach((w: CommandWord, index) => {
     const top = !check.shellLine && index === 0;
-    let resolved: string | undefined;
+    let found: { path: string | undefined; realPath: string | undefined } | undefined;
     // On a shell line a builtin name runs the builtin, whatever PATH holds: nothing to look up.
     const shellBuiltin = check.shellLine && !w.word.includes('/') && SHELL_BUILTINS.has(w.word);
     if (!w.dynamic && !shellBuiltin) {
-      try {
-        resolved = resolveWith(check, w.word);
-      } catch (error) {
-        if (top) throw error; // the core would fail the same way: ENOENT / EACCES
-        resolved = undefined;
+      found = top ? undefined : looked.get(w.word);
+      if (found === undefined) {
+        let resolved: string | undefined;
+        try {
+          resolved = check.resolve(w.word, lookup);
+        } catch (error) {
+          if (top) throw error; // the core would fail the same way: ENOENT / EACCES
+          resolved = undefined;
+        }
+        found = { path: resolved, realPath: resolved === undefined ? undefined : realPath(resolved) };
+        looked.set(w.word, found);
       }
     }
+    const resolved = found?.path;
     const command: PolicyCommand = {
       word: w.word,
       path: resolved,
-      realPath: resolved === undefined ? undefined : (check.realPath ?? realPathOf)(resolved),
+      realPath: found?.realPath,
       builtin: !w.word.includes('/') && SHELL_BUILTINS.has(w.word) && !top,
       dynamic: w.dynamic,
       ...(w.runsCode !== undefined ? { runsCode: w.runsCode } : {}),
@@ -701,6 +732,36 @@ function rebuilt(analysis: ShellAnalysis, commands: readonly PolicyCommand[], ch
   const written = writeRebuild(pieces, commands, !check.shellLine);
   if (check.shellLine) return { line: written[0] };
   return { program: written[0], argv: written };
+}
+
+/**
+ * Under an allow list, the host's own shell may not be one that runs start-up files before each line
+ * (`['bash', '-l', '-c']`, `-i`, `--login`, `sh -l`, `--rcfile`: what the analysis refuses in a line's
+ * `bash -lc`): an allowed command can write `~/.profile` or `~/.bashrc` (`echo ... >> ~/.profile`), and
+ * the next request's shell would run it unchecked. Accepted only when a sandbox keeps the commands' `HOME`
+ * read-only (no writable root is `HOME` or above it) and the request may not choose `HOME`. Throws
+ * `ERR_INVALID_ARG` naming `options.shell`.
+ */
+export function refuseStartupShell(
+  policy: CompiledCommandPolicy | undefined,
+  argv: readonly string[],
+  home: string | undefined,
+  sandbox: { writableRoots: readonly string[] } | undefined,
+  env: CompiledEnvPolicy | undefined,
+): void {
+  if (policy?.allow === undefined) return;
+  const analysis = argvCommandWords([...argv, 'true']);
+  const startup = analysis.refusals[0];
+  if (startup === undefined && !analysis.incomplete) return;
+  const realHome = home === undefined ? undefined : realPathOf(home);
+  const inside = (root: string): boolean => realHome !== undefined && (realHome === root || realHome.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
+  const homeReadOnly = sandbox !== undefined && realHome !== undefined && !sandbox.writableRoots.some(inside) && env?.denies('HOME', undefined) !== false;
+  if (homeReadOnly) return;
+  const what = startup?.construct ?? 'a shell whose arguments the analysis cannot read';
+  throw invalidArg(
+    'options.shell',
+    `${JSON.stringify(argv)} runs start-up files before each line (${what}), which an allowed command can write (\`echo ... >> ~/.profile\`) and which no check of a request sees, so the command policy's allow list would not hold; use a shell without a login or interactive start (\`['bash', '--noprofile', '--norc', '-c']\`, or set the environment the profile sets in \`env\`), or a sandbox whose writable roots leave HOME (${JSON.stringify(home ?? '')}) read-only`,
+  );
 }
 
 /**

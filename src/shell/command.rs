@@ -438,6 +438,8 @@ impl<'o> Command<'o> {
                             let construct = format!("`{name} {t}` (an interactive or login shell runs start-up files the line can write; bash's `--norc` / `--noprofile` before it turn them off)");
                             self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
                         }
+                        // zsh's `-f` (NO_RCS) and fish's `-N` (`--no-config`): no start-up file.
+                        'f' | 'N' if on => quiet.push(c),
                         'k' if on => {
                             let construct = format!("`{name} -k` (every later `NAME=value` word becomes the environment of a command)");
                             self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
@@ -460,6 +462,19 @@ impl<'o> Command<'o> {
                 continue;
             }
             break;
+        }
+        // Shells that read a start-up file even to run `-c` (zsh `~/.zshenv`, fish `config.fish`).
+        let startup = match name {
+            "zsh" if !quiet.contains(&'f') => Some("`zsh` reads `~/.zshenv` before any line, a start-up file the line can write; `zsh -f` turns it off"),
+            "fish" if !quiet.contains(&'N') => Some("`fish` reads `~/.config/fish/config.fish` before any line, a start-up file the line can write; `fish -N` turns it off"),
+            _ => None,
+        };
+        if let Some(why) = startup {
+            self.refuse(
+                RefusalReason::ShellConstruct,
+                format!("`{name}` ({why})"),
+                Some(name),
+            );
         }
         if command {
             match words.get(i).filter(|_| i < to) {
@@ -742,6 +757,9 @@ mod tests {
             "bash --login -c ls",
             "sh -l -c ls",
             "sh -c 'bash -lc ls'",
+            "zsh -c ls",
+            "sh -c 'zsh -c ls'",
+            "fish -c ls",
             "bash --norc -lc ls",
             "bash --noprofile -ic ls",
             "timeout -k * 5 ls",
@@ -781,6 +799,9 @@ mod tests {
             "bash --norc --noprofile -lc ls",
             "bash --norc --noprofile -ilc ls",
             "bash --noprofile --login -c ls",
+            "zsh -fc ls",
+            "zsh -f -c ls",
+            "fish -N -c ls",
             "timeout -k 2 5 ls *",
             "find . -name '*.c' -exec ls {} ;",
             "jobs -l",

@@ -15,7 +15,8 @@ use super::wrappers::{is_ld_so, wrapper, SHELLS};
 /// Plain programs: whatever their options and operands, they do not run another program, load
 /// code or read commands (GNU coreutils, grep, diff, the compressors, ...). Programs with one
 /// option that does (`split --filter`, `install --strip-program`, `diff3 --diff-program`,
-/// `sdiff`, `patch` (ed scripts), `dc` (`!`), `wget --use-askpass`) are not here.
+/// `sdiff`, `patch` (ed scripts), `dc` (`!`)) are not here; `wget` is read by the code-runner
+/// table (`--use-askpass`, `-e use_askpass=`).
 pub const PLAIN: &[&str] = &[
     "[",
     "arch",
@@ -214,6 +215,7 @@ fn leak(name: &str) -> &'static str {
         "sort",
         "rg",
         "zip",
+        "wget",
         "man",
         "npx",
         "bunx",

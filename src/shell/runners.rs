@@ -46,6 +46,7 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
         "rg" => named(name, &a, &["pre", "hostname-bin"], "", false),
         "ssh" | "scp" | "sftp" => ssh(name, &a),
         "zip" => zip(&a),
+        "wget" => wget(&a),
         // `-C`/`--config-file`: a man-db config whose DEFINE lines name the programs man runs
         "man" => named(name, &a, &["pager", "html", "config-file"], "PHC", true),
         "npx" | "bunx" | "pnpx" => code(format!(
@@ -168,6 +169,7 @@ pub fn in_table(name: &str) -> bool {
                 | "scp"
                 | "sftp"
                 | "zip"
+                | "wget"
                 | "man"
                 | "npx"
                 | "bunx"
@@ -929,6 +931,237 @@ fn zip(args: &[&str]) -> Option<Verdict> {
         .and_then(|a| code(format!("`zip {a}` runs a command")))
 }
 
+/// GNU Wget 1.21 (`wget --help`; `getopt_long`, so long names abbreviate and short options
+/// cluster; `-n` takes the letters of its `--no-` options: `-nv`, `-nc`, `-nH`).
+const WGET: Spec = Spec {
+    short: "46bcdhkmpqrvxEFHKLNSVa:e:i:l:n:o:t:w:A:B:D:I:O:P:Q:R:T:U:X:",
+    long: &[
+        "accept-regex=",
+        "accept=",
+        "adjust-extension",
+        "append-output=",
+        "ask-password",
+        "auth-no-challenge",
+        "background",
+        "backup-converted",
+        "backups=",
+        "base=",
+        "bind-address=",
+        "body-data=",
+        "body-file=",
+        "ca-certificate=",
+        "ca-directory=",
+        "certificate-type=",
+        "certificate=",
+        "ciphers=",
+        "compression=",
+        "config=",
+        "connect-timeout=",
+        "content-disposition",
+        "content-on-error",
+        "continue",
+        "convert-file-only",
+        "convert-links",
+        "crl-file=",
+        "cut-dirs=",
+        "debug",
+        "default-page=",
+        "delete-after",
+        "directory-prefix=",
+        "dns-timeout=",
+        "domains=",
+        "exclude-directories=",
+        "exclude-domains=",
+        "execute=",
+        "follow-ftp",
+        "follow-tags=",
+        "force-directories",
+        "force-html",
+        "ftp-password=",
+        "ftp-user=",
+        "ftps-clear-data-connection",
+        "ftps-fallback-to-ftp",
+        "ftps-implicit",
+        "ftps-resume-ssl",
+        "header=",
+        "help",
+        "hsts-file=",
+        "http-password=",
+        "http-user=",
+        "https-only",
+        "ignore-case",
+        "ignore-length",
+        "ignore-tags=",
+        "include-directories=",
+        "inet4-only",
+        "inet6-only",
+        "input-file=",
+        "keep-session-cookies",
+        "level=",
+        "limit-rate=",
+        "load-cookies=",
+        "local-encoding=",
+        "max-redirect=",
+        "method=",
+        "mirror",
+        "no-cache",
+        "no-check-certificate",
+        "no-clobber",
+        "no-config",
+        "no-cookies",
+        "no-directories",
+        "no-dns-cache",
+        "no-glob",
+        "no-host-directories",
+        "no-hsts",
+        "no-http-keep-alive",
+        "no-if-modified-since",
+        "no-iri",
+        "no-netrc",
+        "no-parent",
+        "no-passive-ftp",
+        "no-proxy",
+        "no-remove-listing",
+        "no-use-server-timestamps",
+        "no-verbose",
+        "no-warc-compression",
+        "no-warc-digests",
+        "no-warc-keep-log",
+        "output-document=",
+        "output-file=",
+        "page-requisites",
+        "password=",
+        "pinnedpubkey=",
+        "post-data=",
+        "post-file=",
+        "prefer-family=",
+        "preserve-permissions",
+        "private-key-type=",
+        "private-key=",
+        "progress=",
+        "protocol-directories",
+        "proxy-password=",
+        "proxy-user=",
+        "quiet",
+        "quota=",
+        "random-wait",
+        "read-timeout=",
+        "recursive",
+        "referer=",
+        "regex-type=",
+        "reject-regex=",
+        "reject=",
+        "rejected-log=",
+        "relative",
+        "remote-encoding=",
+        "report-speed=",
+        "restrict-file-names=",
+        "retr-symlinks",
+        "retry-connrefused",
+        "retry-on-http-error=",
+        "save-cookies=",
+        "save-headers",
+        "secure-protocol=",
+        "server-response",
+        "show-progress",
+        "span-hosts",
+        "spider",
+        "start-pos=",
+        "strict-comments",
+        "timeout=",
+        "timestamping",
+        "tries=",
+        "trust-server-names",
+        "unlink",
+        "use-askpass=",
+        "user-agent=",
+        "user=",
+        "verbose",
+        "version",
+        "wait=",
+        "waitretry=",
+        "warc-cdx",
+        "warc-dedup=",
+        "warc-file=",
+        "warc-header=",
+        "warc-max-size=",
+        "warc-tempdir=",
+        "xattr",
+    ],
+    abbreviate: true,
+    permute: true,
+    numeric: false,
+};
+
+/// The wgetrc commands `wget -e` may give (by wget's spelling rule: case, `-` and `_` ignored):
+/// settings of data only. Any other command is not read (`unknown-option`); `use_askpass` runs
+/// a program.
+const WGETRC_DATA: &[&str] = &[
+    "robots",
+    "tries",
+    "timeout",
+    "wait",
+    "waitretry",
+    "verbose",
+    "quiet",
+    "maxredirect",
+    "checkcertificate",
+    "httpsonly",
+    "noparent",
+    "reclevel",
+    "recursive",
+    "useragent",
+    "header",
+    "progress",
+    "dotstyle",
+    "showprogress",
+];
+
+/// wget: `--use-askpass=CMD` and the wgetrc command `use_askpass` (`-e`) run a program, and
+/// `--config=FILE` reads wgetrc commands from a file the agent may have written.
+fn wget(args: &[&str]) -> Option<Verdict> {
+    let p = match parse(&WGET, args) {
+        Err(option) => return Some(unknown("wget", &option)),
+        Ok(p) => p,
+    };
+    for o in &p.opts {
+        match o.name.as_str() {
+            "use-askpass" => return code(runs_a_command("wget", o)),
+            "config" => {
+                return code(format!(
+                "`wget {}` reads wgetrc commands from a file (`use_askpass` in it runs a program)",
+                o.written
+            ))
+            }
+            "e" | "execute" => {
+                let command = o.value.as_deref().unwrap_or_default();
+                let name: String = command
+                    .split('=')
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .filter(|c| !matches!(c, '-' | '_') && !c.is_whitespace())
+                    .flat_map(char::to_lowercase)
+                    .collect();
+                if name.contains("askpass") {
+                    return code(format!(
+                        "`wget {}` runs the wgetrc command `{command}`, which runs a program",
+                        o.written
+                    ));
+                }
+                if !WGETRC_DATA.contains(&name.as_str()) {
+                    return Some(Verdict::Unknown(format!(
+                        "`wget {}`: the wgetrc command `{command}`, which this analysis does not read",
+                        o.written
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// npm/pnpm/yarn: `exec`/`x`/`dlx`, `-c`/`--call`, and config options that name a program.
 fn npm(name: &str, args: &[&str]) -> Option<Verdict> {
     const RUNS: &[&str] = &[
@@ -1658,6 +1891,17 @@ mod tests {
             "man -aC man.conf ls",
             "man --config-file=man.conf ls",
             "man --conf man.conf ls",
+            // wget runs a program to ask for a password, also named by a wgetrc command
+            "wget -e use_askpass=./x http://127.0.0.1/",
+            "wget -qe use_askpass=./x http://127.0.0.1/",
+            "wget -eUSE-ASKPASS=./x http://127.0.0.1/",
+            "wget --execute=use_askpass=./x http://127.0.0.1/",
+            "wget --exe 'useaskpass = ./x' http://127.0.0.1/",
+            "wget --use-askpass=./x http://127.0.0.1/",
+            "wget --use-ask ./x http://127.0.0.1/",
+            "wget http://127.0.0.1/ --use-askpass=./x",
+            "wget --config=rc http://127.0.0.1/",
+            "wget --conf rc http://127.0.0.1/",
         ] {
             assert_eq!(verdict(line), "code", "{line}");
         }
@@ -1675,6 +1919,9 @@ mod tests {
             "perl dev/stdin",
             "make -f ../Makefile",
             "man -Tutf8 ls",
+            "wget -q -O out.html http://127.0.0.1/",
+            "wget -nv -e robots=off -r -np http://127.0.0.1/",
+            "wget --no-config -i - -P dir",
         ] {
             assert_eq!(verdict(line), "-", "{line}");
         }
@@ -1693,6 +1940,11 @@ mod tests {
             "sed --nope p f",
             "ssh -Z host",
             "tar --c=x",
+            "wget --nope http://127.0.0.1/",
+            "wget -Z http://127.0.0.1/",
+            "wget -e logfile=x http://127.0.0.1/",
+            "wget -e output_document=x http://127.0.0.1/",
+            "wget --no http://127.0.0.1/",
         ] {
             assert_eq!(verdict(line), "unknown", "{line}");
         }
