@@ -58,7 +58,7 @@ fn run_sandboxed(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i3
     use std::os::fd::AsFd;
     let cwd = crate::sys::cwd::open_dir(cwd).unwrap();
     let ends = launch::open_ends(Io::Pipe).unwrap();
-    let prepared = prepare(spec, cwd.as_fd(), None, "sandbox").unwrap();
+    let prepared = prepare_launch(spec, &cwd, &ends, "sandbox").unwrap();
     let (started, leader) = launch::spawn(
         Command {
             program: "/bin/sh".as_ref(),
