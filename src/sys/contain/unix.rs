@@ -13,7 +13,7 @@ use super::PrepareError;
 use crate::sys::cgroup::{Cgroup, PidsCgroup};
 use crate::sys::procs;
 use crate::sys::signals::Stop;
-use crate::sys::spawn::{rlimits, Join, Leader, Limits, Rlimit};
+use crate::sys::spawn::{rlimits, Join, Leader, Limits, Rlimit, ADDRESS_SPACE_LIMIT};
 
 /// Whether a terminal is a Job Object: not on Unix (`containmentInfo().jobObjects`).
 pub const JOB_OBJECTS: bool = false;
@@ -32,8 +32,16 @@ pub struct Holder {
 
 impl Holder {
     /// Creates the terminal's cgroup and, for `limits.processes`, a pids cgroup capping it;
-    /// every limit is also an rlimit of the command. Refuses nothing.
+    /// every limit is also an rlimit of the command. Refuses `limits.addressSpaceBytes` where
+    /// the system does not enforce `RLIMIT_AS` (macOS: [`ADDRESS_SPACE_LIMIT`]) with `ENOTSUP`.
     pub fn new(limits: &Limits) -> Result<Holder, PrepareError> {
+        if !ADDRESS_SPACE_LIMIT && limits.address_space_bytes.is_some() {
+            return Err(PrepareError::Unsupported {
+                field: "limits.addressSpaceBytes",
+                errno: libc::ENOTSUP,
+                why: "this system accepts RLIMIT_AS but does not enforce it",
+            });
+        }
         let cgroup = Cgroup::create();
         let pids = limits
             .processes
@@ -263,5 +271,34 @@ impl SessionTree {
 pub fn signal_pids(pids: &[i32], sig: Signal) {
     for &pid in pids {
         let _ = kill(Pid::from_raw(pid), sig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_space_limit_is_held_only_where_the_system_enforces_it() {
+        let limits = Limits {
+            address_space_bytes: Some(1 << 30),
+            ..Limits::default()
+        };
+        let held = Holder::new(&limits);
+        if ADDRESS_SPACE_LIMIT {
+            let holder = held.unwrap();
+            let join = holder.join(false);
+            assert!(join
+                .rlimits
+                .iter()
+                .any(|r| r.resource as i64 == libc::RLIMIT_AS as i64 && r.value == 1 << 30));
+        } else {
+            match held {
+                Err(PrepareError::Unsupported { field, errno, .. }) => {
+                    assert_eq!((field, errno), ("limits.addressSpaceBytes", libc::ENOTSUP))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

@@ -17,7 +17,8 @@
 //!
 //! Not on macOS: the parent-death signal (the guardian kills a Node's terminals when Node dies
 //! without running code), cgroups (none are passed here), and `RLIMIT_AS`, which macOS accepts
-//! but does not enforce: a launch with it fails with `ENOTSUP` rather than pretend.
+//! but does not enforce ([`ADDRESS_SPACE_LIMIT`]: the containment refuses it with `ENOTSUP`
+//! before anything starts, rather than pretend).
 
 use std::ffi::c_int;
 use std::io;
@@ -55,17 +56,6 @@ pub(super) fn launch_here(spec: &LaunchSpec, _parent_death: Option<i32>) -> io::
 
 fn launch_pid(spec: &LaunchSpec) -> io::Result<i32> {
     debug_assert!(spec.cgroup_procs.is_empty(), "macOS has no cgroups");
-    if !ADDRESS_SPACE_LIMIT && spec.rlimits.iter().any(|r| r.resource == libc::RLIMIT_AS) {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            LaunchError {
-                errno: libc::ENOTSUP,
-                what: "applying resource limits (limits.addressSpaceBytes: macOS does not enforce RLIMIT_AS)",
-                err: io::Error::from_raw_os_error(libc::ENOTSUP),
-                stage: Stage::Rlimit,
-            },
-        ));
-    }
     let (grouping, tty) = match spec.session {
         SessionMode::NewGroup => (Grouping::NewGroup, None),
         SessionMode::NewSession(tty) => (Grouping::NewSession, tty),
@@ -262,19 +252,6 @@ mod tests {
         std::fs::File::from(r).read_to_string(&mut text).unwrap();
         assert_eq!(reap(pid), 0);
         assert_eq!(text.trim(), "77");
-    }
-
-    #[test]
-    fn address_space_limits_are_refused_not_ignored() {
-        let root = root();
-        let mut s = spec("true", [0, 1, 2], &root);
-        s.rlimits.push(Rlimit {
-            resource: libc::RLIMIT_AS,
-            value: 1 << 30,
-        });
-        let e = launch_here(&s, None).unwrap_err();
-        assert_eq!(launch_errno(&e), Some(libc::ENOTSUP));
-        assert!(e.to_string().contains("limits.addressSpaceBytes"), "{e}");
     }
 
     #[test]

@@ -4,21 +4,25 @@
 //! [`Command`] on the [`Ends`] that `open_ends` made, given to `spawn` (Unix also has
 //! `spawn_detached`, without the parent-death signal), which returns the [`Started`] child and
 //! its [`Leader`] once the child has exec'd (or the error of the step that failed in the
-//! child; [`failed_step`] and [`child_errno`] decode it). On Unix it becomes a `LaunchSpec`
-//! prepared in the parent (every string a C string, every descriptor open) for the launcher
-//! thread's private `launch`. What the child does before `execve`, in this order: default
-//! signal dispositions and an empty mask, a new process group or session (with a controlling
-//! terminal), the parent-death signal, resource limits, joining cgroups, stdio, the working
-//! directory, and last the caller's [`ChildSteps`] confinement (e.g. a sandbox's). With its
-//! isolation (Linux), the launch goes through an intermediate process that runs it (new
-//! namespaces and their init, returned as [`Started::init_pid`]) before starting the command.
-//! This layer knows no policy: the steps are function pointers of a higher layer, and their
-//! failures come back as [`failed_step`] codes that layer decodes.
+//! child; [`failed_step`] and [`child_errno`] decode it). The command's [`Join`] (made by the
+//! containment, `sys::contain::Holder::join`) holds the values of the platform's steps
+//! (`steps/`, one concern per file): on Unix its session, rlimits and cgroups, on Windows its
+//! job. On Unix it becomes a `LaunchSpec` prepared in the parent (every string a C string,
+//! every descriptor open) for the launcher thread's private `launch`. What the child does
+//! before `execve`, in this order: default signal dispositions and an empty mask, the session
+//! step (a new process group or session, with a controlling terminal), the parent-death
+//! signal, the rlimits, the cgroups, stdio, the working directory, and last the caller's
+//! [`ChildSteps`] confinement (e.g. a sandbox's). With its isolation (Linux), the launch goes
+//! through an intermediate process that runs it (new namespaces and their init, returned as
+//! [`Started::init_pid`]) before starting the command. This layer knows no policy: the
+//! steps are function pointers of a higher layer, and their failures come back as
+//! [`failed_step`] codes that layer decodes.
 //!
 //! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`; `macos.rs`:
 //! `posix_spawn`, with a `fork` first for a controlling terminal or resource limits, and
-//! neither a parent-death signal nor cgroups); the launcher thread and the error type are
-//! shared. All launches happen on a dedicated thread that lives as long as the process: Linux
+//! neither a parent-death signal nor cgroups; `windows.rs`: `CreateProcessW` suspended, then
+//! the job step); the launcher thread and the error type are shared by the Unix launchers.
+//! All Unix launches happen on a dedicated thread that lives as long as the process: Linux
 //! sends the parent-death signal when the *thread* that created the child exits.
 
 #[cfg(unix)]
