@@ -156,7 +156,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
   }
   const roots = remote ? undefined : compileRoots(options.allowedRoots, 'options.allowedRoots');
   const commandPolicy = compileCommandPolicy(options.commandPolicy, 'options.commandPolicy');
-  const envPolicy = compileEnvPolicy(options.envPolicy, 'options.envPolicy', commandPolicy !== undefined);
+  const envPolicy = compileEnvPolicy(options.envPolicy, 'options.envPolicy', commandPolicy !== undefined, commandPolicy?.allow !== undefined);
   const dropEnv = options.inheritEnv === false ? undefined : compileEnvPatterns(options.dropInheritedEnv, 'options.dropInheritedEnv');
   const approve = options.approve;
   const resolveProgram = options.resolveProgram;

@@ -167,6 +167,7 @@ export {
   checkRequestEnv,
   DANGEROUS_ENV_PATTERNS,
   DEFAULT_ENV_ALLOW,
+  DATA_ONLY_ENV_NAMES,
   SECRET_ENV_PATTERNS,
   type EnvNamePattern,
   type EnvPolicy,

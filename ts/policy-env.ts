@@ -223,6 +223,48 @@ export const DEFAULT_ENV_ALLOW: readonly EnvRule[] = Object.freeze([
 ]);
 
 /**
+ * The variables an agent may set under a command allow list without the host opting in: names every
+ * program reads as data only, never as a program, a path to code or configuration, or options.
+ * - `LANG`, `LC_ALL` and the other `LC_*` categories glibc knows: a locale name, which glibc checks
+ *   (`valid_locale_name`: no `..` component); message catalogs are still looked up under the system's
+ *   locale directory. `LANGUAGE` is left out: gettext reads it itself, unchecked, as path components.
+ * - `TERM` (a terminfo entry found by name, never a path: ncurses refuses a `/`), `COLUMNS`, `LINES`.
+ * - `NO_COLOR`, `FORCE_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE`: colour switches.
+ * - `TZ`: a time zone rule or tzfile (data).
+ * - `CI`: the "running unattended" flag tools read as a boolean.
+ * Everything else is refused under an allow list (`env-not-allowed`): a program may read any name,
+ * and nobody can list them (`GROFF_BIN_PATH`, `OPENSSL_CONF`, `VIMINIT`, `COMPILER_PATH`, `MAILPATH`).
+ * A host allows more with `envPolicy: { allow: [...] }`.
+ */
+export const DATA_ONLY_ENV_NAMES: readonly string[] = Object.freeze([
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'LC_COLLATE',
+  'LC_MESSAGES',
+  'LC_NUMERIC',
+  'LC_TIME',
+  'LC_MONETARY',
+  'LC_PAPER',
+  'LC_NAME',
+  'LC_ADDRESS',
+  'LC_TELEPHONE',
+  'LC_MEASUREMENT',
+  'LC_IDENTIFICATION',
+  'TERM',
+  'COLUMNS',
+  'LINES',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'CLICOLOR',
+  'CLICOLOR_FORCE',
+  'TZ',
+  'CI',
+]);
+
+const DATA_ONLY = new Set(DATA_ONLY_ENV_NAMES);
+
+/**
  * Which variables a request may set. The host refuses a request whose `env` sets a name matching `deny`
  * and no `allow` rule (`ERR_POLICY_DENIED`, reason `env`); under a command allow list, a shell line
  * that assigns or exports such a name is refused too. Active when the host has a `commandPolicy` or an
@@ -239,6 +281,11 @@ export interface EnvPolicy {
 export interface CompiledEnvPolicy {
   /** True when `name` (with `value`, when known) may not be set by the agent. */
   denies(name: string, value: string | undefined): boolean;
+  /**
+   * True under a command allow list: a name is refused unless it is in `DATA_ONLY_ENV_NAMES` or an
+   * `allow` rule matches it (reason `env-not-allowed`).
+   */
+  readonly allowOnly: boolean;
 }
 
 function compileRules(rules: unknown, field: string): ((name: string, value: string | undefined) => boolean) | undefined {
@@ -263,9 +310,11 @@ function compileRules(rules: unknown, field: string): ((name: string, value: str
 
 /**
  * Validates an `EnvPolicy` (`ERR_INVALID_ARG` naming the field). `active`: whether the default applies
- * when `policy` is undefined (the host has a command policy).
+ * when `policy` is undefined (the host has a command policy). `allowOnly`: the host's command policy is
+ * an allow list, so a name is refused unless it is data only (`DATA_ONLY_ENV_NAMES`) or `allow` names
+ * it; `deny` still refuses what it matches and `allow` does not except.
  */
-export function compileEnvPolicy(policy: unknown, field: string, active: boolean): CompiledEnvPolicy | undefined {
+export function compileEnvPolicy(policy: unknown, field: string, active: boolean, allowOnly = false): CompiledEnvPolicy | undefined {
   if (policy === undefined || policy === null) {
     if (!active) return undefined;
     policy = {};
@@ -277,18 +326,31 @@ export function compileEnvPolicy(policy: unknown, field: string, active: boolean
   }
   const deny = compileRules(p.deny ?? DANGEROUS_ENV_PATTERNS, `${field}.deny`) ?? (() => false);
   const allow = compileRules(p.allow ?? DEFAULT_ENV_ALLOW, `${field}.allow`) ?? (() => false);
-  return { denies: (name, value) => deny(name, value) && !allow(name, value) };
+  if (allowOnly) {
+    return { allowOnly, denies: (name, value) => !allow(name, value) && (deny(name, value) || !DATA_ONLY.has(name)) };
+  }
+  return { allowOnly, denies: (name, value) => deny(name, value) && !allow(name, value) };
+}
+
+/** The message and reason for a variable `policy` refuses. */
+export function envRefusal(policy: CompiledEnvPolicy, name: string): { reason: 'env' | 'env-not-allowed'; why: string } {
+  if (policy.allowOnly && !DATA_ONLY.has(name)) {
+    return {
+      reason: 'env-not-allowed',
+      why:
+        'under an allow list only variables known to be data are accepted (locale, TERM, COLUMNS, LINES, colour switches, TZ, CI); ' +
+        `a host that knows \`${name}\` is safe for the programs it allows adds it to \`envPolicy.allow\``,
+    };
+  }
+  return { reason: 'env', why: 'it can change which program runs or load code into it' };
 }
 
 /** Throws `ERR_POLICY_DENIED` (reason `env`, naming the variable) for the first variable `policy` refuses. */
 export function checkRequestEnv(policy: CompiledEnvPolicy, env: readonly EnvVariable[]): void {
   for (const { name, value } of env) {
     if (policy.denies(name, value)) {
-      throw new AcpTerminalError(
-        'ERR_POLICY_DENIED',
-        `env: \`${name}\` is not allowed by this client: it can change which program runs or load code into it`,
-        { field: 'env', reason: 'env', name },
-      );
+      const { reason, why } = envRefusal(policy, name);
+      throw new AcpTerminalError('ERR_POLICY_DENIED', `env: \`${name}\` is not allowed by this client: ${why}`, { field: 'env', reason, name });
     }
   }
 }

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AcpTerminalError, errorCode, errorMessage, invalidArg } from './errors';
-import type { CompiledEnvPolicy } from './policy-env';
+import { envRefusal, type CompiledEnvPolicy } from './policy-env';
 import { globToRegExp, safeTest } from './glob';
 import { loadNative } from './native';
 import {
@@ -439,11 +439,8 @@ function refuseUncheckable(analysis: ShellAnalysis, check: CommandCheck): void {
       });
     }
     if (check.env?.denies(a.word, undefined)) {
-      throw denied(`command: the line sets \`${a.word}\`, which can change which program runs or load code into it`, {
-        field: 'command',
-        reason: 'env',
-        name: a.word,
-      });
+      const { reason, why } = envRefusal(check.env, a.word);
+      throw denied(`command: the line sets \`${a.word}\`: ${why}`, { field: 'command', reason, name: a.word });
     }
   }
   const r = analysis.refusals[0];

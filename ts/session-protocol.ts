@@ -66,7 +66,8 @@ export function octalEscapes(text: string): string {
 }
 
 /**
- * The session's rc, run by the shell right after it started: terminal echo off, no history file,
+ * The session's rc, run by the shell right after it started: terminal echo off, no history
+ * expansion (`set +H`), no history file,
  * the marker as the prompt (set again before every prompt from a read-only copy, so a command that
  * changes PS1 changes nothing), and a read-only `PROMPT_COMMAND` that does that and prints the fallback
  * marker when stderr is not the terminal.
@@ -90,6 +91,8 @@ export function rcText(token: string): string {
   return [
     '# acp-terminal ShellSessions rc',
     'stty -echo 2>/dev/null',
+    // No history expansion: a typed `!!:1` would otherwise become words of an earlier line, unjudged.
+    'set +H',
     'HISTCONTROL=ignorespace',
     'history -c',
     'unset HISTFILE',
