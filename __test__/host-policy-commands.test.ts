@@ -193,7 +193,9 @@ describe('shell lines under an allow list: what the checked words will run', () 
     [': ${PATH:=/tmp/x}; ls', { reason: 'env', name: 'PATH' }],
     ['for PATH in /tmp/x; do ls; done', { reason: 'env', name: 'PATH' }],
     ['env GIT_SSH_COMMAND=x ls', { reason: 'env', name: 'GIT_SSH_COMMAND' }],
-    ['declare -n r=PATH; r=/tmp/x; ls', { reason: 'shell-construct', position: 8 }],
+    // Every assignment is judged by the data-only rule first: `r` is not a name the host allowed.
+    ['declare -n r=PATH; r=/tmp/x; ls', { reason: 'env-not-allowed', name: 'r' }],
+    ['x=1; ls $x', { reason: 'env-not-allowed', name: 'x' }],
     ['export "$X"; ls', { reason: 'env', name: '$X' }],
     ['while IFS= read -r l; do echo "$l"; done < f', { reason: 'env', name: 'IFS' }],
     ['hash -p /tmp/x/rm ls; ls', { reason: 'redefinition', word: 'ls', kind: 'hash' }],
@@ -217,7 +219,7 @@ describe('shell lines under an allow list: what the checked words will run', () 
 
   test.each([
     "bash -c 'ls | grep x'",
-    'x=1; ls $x',
+    'LC_ALL=C ls; TZ=UTC ls',
     'ls | grep -c x; echo "$?"',
     'cd /tmp && ls',
   ])('%j passes', async (line) => {
@@ -225,9 +227,10 @@ describe('shell lines under an allow list: what the checked words will run', () 
     await expect(host.createTerminal({ sessionId: S, command: line })).resolves.toHaveProperty('terminalId');
   });
 
-  test('IFS assignments pass once the host allows IFS; deny-only policies do not look at assignments', async () => {
-    host = allow({ envPolicy: { allow: ['IFS'] } });
+  test('IFS and x assignments pass once the host allows them; deny-only policies do not look at assignments', async () => {
+    host = allow({ envPolicy: { allow: ['IFS', 'x'] } });
     await expect(host.createTerminal({ sessionId: S, command: 'IFS=, ls f; echo "$a"' })).resolves.toHaveProperty('terminalId');
+    await expect(host.createTerminal({ sessionId: S, command: 'x=1; ls $x' })).resolves.toHaveProperty('terminalId');
     const denyOnly = newHost({ commandPolicy: { deny: ['rm'] } });
     await expect(denyOnly.createTerminal({ sessionId: S, command: 'PATH=/tmp/x ls; alias x=y; echo a | sh' })).resolves.toHaveProperty('terminalId');
     await denyOnly.close();

@@ -26,9 +26,19 @@ const GIT = which('git');
 const BASH = which('bash');
 const CC = which('cc');
 
+/**
+ * Under an allow list only data-only variables (and what the host allows) may be set: the attacks carry
+ * their marker path in `ACPT_MARKER`, which these hosts declare safe, as a host would its own names.
+ */
+function withMarkerEnv(options: TerminalHostOptions): TerminalHostOptions {
+  if (options.commandPolicy?.allow === undefined) return options;
+  const allow = [...(options.envPolicy?.allow ?? []), 'ACPT_MARKER'];
+  return { ...options, envPolicy: { ...options.envPolicy, allow } };
+}
+
 function host(options: TerminalHostOptions): { host: TerminalHost; events: TerminalAuditEvent[] } {
   const events: TerminalAuditEvent[] = [];
-  const h = new TerminalHost({ cwd: tmp, onEvent: (e) => void events.push(e), ...options });
+  const h = new TerminalHost({ cwd: tmp, onEvent: (e) => void events.push(e), ...withMarkerEnv(options) });
   hosts.push(h);
   return { host: h, events };
 }
@@ -264,7 +274,7 @@ describe('shell lines judged on tree-sitter-bash', () => {
     ['${x@P}', (m: string) => `x='$(touch ${m})'; echo \${x@P}`],
   ])('a value bash evaluates: %s', async (_what, line) => {
     // A name only known at run time (printf -v "$x", read "$x") is refused as an assignment (reason env).
-    await attack((m) => ({ command: line(m) }), bash, absAllow(bash), { reason: expect.stringMatching(/^(shell-construct|unparsable|env)$/) });
+    await attack((m) => ({ command: line(m) }), bash, absAllow(bash), { reason: expect.stringMatching(/^(shell-construct|unparsable|env|env-not-allowed)$/) });
   });
 
   // Item 3: deny lists catch the wrapper and dash tricks (a guard rail: docs/host-policy.md).

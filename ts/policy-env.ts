@@ -286,6 +286,8 @@ export interface CompiledEnvPolicy {
    * `allow` rule matches it (reason `env-not-allowed`).
    */
   readonly allowOnly: boolean;
+  /** True when `deny` names `name` (a variable known to change what runs): reason `env`. */
+  listed(name: string, value: string | undefined): boolean;
 }
 
 function compileRules(rules: unknown, field: string): ((name: string, value: string | undefined) => boolean) | undefined {
@@ -327,14 +329,14 @@ export function compileEnvPolicy(policy: unknown, field: string, active: boolean
   const deny = compileRules(p.deny ?? DANGEROUS_ENV_PATTERNS, `${field}.deny`) ?? (() => false);
   const allow = compileRules(p.allow ?? DEFAULT_ENV_ALLOW, `${field}.allow`) ?? (() => false);
   if (allowOnly) {
-    return { allowOnly, denies: (name, value) => !allow(name, value) && (deny(name, value) || !DATA_ONLY.has(name)) };
+    return { allowOnly, listed: deny, denies: (name, value) => !allow(name, value) && (deny(name, value) || !DATA_ONLY.has(name)) };
   }
-  return { allowOnly, denies: (name, value) => deny(name, value) && !allow(name, value) };
+  return { allowOnly, listed: deny, denies: (name, value) => deny(name, value) && !allow(name, value) };
 }
 
 /** The message and reason for a variable `policy` refuses. */
-export function envRefusal(policy: CompiledEnvPolicy, name: string): { reason: 'env' | 'env-not-allowed'; why: string } {
-  if (policy.allowOnly && !DATA_ONLY.has(name)) {
+export function envRefusal(policy: CompiledEnvPolicy, name: string, value: string | undefined): { reason: 'env' | 'env-not-allowed'; why: string } {
+  if (policy.allowOnly && !DATA_ONLY.has(name) && !policy.listed(name, value)) {
     return {
       reason: 'env-not-allowed',
       why:
@@ -349,7 +351,7 @@ export function envRefusal(policy: CompiledEnvPolicy, name: string): { reason: '
 export function checkRequestEnv(policy: CompiledEnvPolicy, env: readonly EnvVariable[]): void {
   for (const { name, value } of env) {
     if (policy.denies(name, value)) {
-      const { reason, why } = envRefusal(policy, name);
+      const { reason, why } = envRefusal(policy, name, value);
       throw new AcpTerminalError('ERR_POLICY_DENIED', `env: \`${name}\` is not allowed by this client: ${why}`, { field: 'env', reason, name });
     }
   }

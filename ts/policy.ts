@@ -439,7 +439,7 @@ function refuseUncheckable(analysis: ShellAnalysis, check: CommandCheck): void {
       });
     }
     if (check.env?.denies(a.word, undefined)) {
-      const { reason, why } = envRefusal(check.env, a.word);
+      const { reason, why } = envRefusal(check.env, a.word, undefined);
       throw denied(`command: the line sets \`${a.word}\`: ${why}`, { field: 'command', reason, name: a.word });
     }
   }
