@@ -15,9 +15,9 @@
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { renderTerminalOutputAsync } from './screen-text';
-import { loadNative } from './native';
 import { asBashC, MarkerScanner, type Marker, rcInput, removeEcho, removeTraces } from './session-protocol';
-import type { ExecuteResult, InterruptReport, PreviousCommand, PtyTerminalLike } from './session-types';
+import type { ExecuteResult, InterruptReport, PreviousCommand, PtyTerminalLike, ShellInspection } from './session-types';
+import { localLook, promptStateOf, shellWatch, type ShellWatch } from './session-watch';
 import { TailBuffer } from './tail-buffer';
 import type { ExitStatus } from './types';
 
@@ -152,6 +152,10 @@ export class Session {
   lastCwd: string;
   /** Start time of the shell (the core's `processStartTime`), to detect pid reuse; null when unknown. */
   shellStart: number | null = null;
+  /** How the shell is seen from outside, where it runs (`session-watch.ts`). */
+  watch: ShellWatch | undefined;
+  /** The look taken at the first prompt (start time, exec stamp), once the shell is ready. */
+  baseline: Promise<void> | undefined;
   /** The pty's size, which the output is rendered for (where lines wrap, how far cursor moves redraw). */
   size = { cols: 80, rows: 24 };
   /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
@@ -210,7 +214,8 @@ export class Session {
   /** Starts reading the terminal's output (retained output first) and watching for the shell's exit. */
   attach(terminal: PtyTerminalLike): void {
     this.terminal = terminal;
-    this.shellStart = loadNative().processStartTime(terminal.pid);
+    this.watch = shellWatch(terminal);
+    if (typeof terminal.cwd === 'string' && terminal.cwd !== '') this.lastCwd = terminal.cwd;
     this.unsubscribe = terminal.onOutput((chunk) => this.onChunk(chunk), { replay: true });
     terminal.waitForExit().then(
       (status) => void this.onExit(status),
@@ -238,10 +243,13 @@ export class Session {
     if (!this.ready) {
       if (kind === 'prompt' && seq === 0) {
         this.ready = true;
-        this.terminal?.savePtyModes?.();
+        ignore(() => this.terminal?.savePtyModes?.());
         // Taken at the first prompt, not at the spawn: until the launch's exec of the shell is
         // complete, /proc may still show the image before it (a false "replaced" under load).
-        if (this.terminal) this.execStamp = loadNative().processExecStamp(this.terminal.pid);
+        this.baseline = this.look().then((l) => {
+          this.execStamp = l?.execStamp ?? null;
+          this.shellStart = l?.startTime ?? null;
+        });
       }
       return;
     }
@@ -256,7 +264,7 @@ export class Session {
     // (a prompt the shell prints once the line ran), the line failed before it set the number.
     const stale = w.seq !== 'any' && w.seq !== seq;
     if (stale && !this.started) return;
-    if (typeof this.terminal?.foregroundProcessGroup !== 'function') {
+    if (!this.watch?.canTell) {
       if (!stale) this.complete(status); // a backend that cannot tell: the marker is taken as it is
       return;
     }
@@ -276,11 +284,23 @@ export class Session {
 
   /** Before a command line is sent: terminal modes a command changed (`stty`) are put back. */
   restoreModes(): void {
+    // Released meanwhile: the shell's exit is reported instead.
+    ignore(() => this.terminal?.restorePtyModes?.());
+  }
+
+  /** One look at the shell from outside; null once it cannot be looked at (released, backend lost). */
+  async look(): Promise<ShellInspection | null> {
+    if (!this.watch) return null;
     try {
-      this.terminal?.restorePtyModes?.();
+      return await this.watch.look();
     } catch {
-      // released meanwhile: the shell's exit is reported instead
+      return null;
     }
+  }
+
+  /** Where the shell is, seen from outside now (`promptStateOf`). */
+  async promptState(): Promise<'prompt' | 'busy' | 'unknown'> {
+    return promptStateOf(await this.look(), this.terminal!.pid);
   }
 
   /** The session stops answering: what is awaited ends with `why`; later calls are refused. */
@@ -312,7 +332,7 @@ export class Session {
     let polls = 0;
     try {
       while (this.candidate && !this.completion && !this.closed) {
-        const state = promptState(this.terminal!);
+        const state = await this.promptState();
         if (state === 'prompt') {
           if (this.candidate.stale) {
             // The line the shell read ran and left it at its prompt without the awaited number: a line
@@ -476,21 +496,21 @@ export class Session {
     // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
     await new Promise((resolve) => setImmediate(resolve));
     for (;;) {
-      if (this.busy && !this.completion) this.checkHealth();
+      if (this.busy && !this.completion) await this.checkHealth();
       if (this.completion) return undefined;
       if (!this.busy && mode === 'command') return undefined;
       const now = Date.now();
       if (now >= deadline) {
-        if (mode === 'command') this.checkNeverStarted();
+        if (mode === 'command') await this.checkNeverStarted();
         return undefined;
       }
       let wait = Math.min(deadline - now, HEALTH_MS);
       const quietFor = Math.min(this.idleSinceMs, now - start);
       if (mode === 'input') {
-        if (quietFor >= settleMs) return early?.inputWait && this.busy && this.waitsForInput() ? 'input' : undefined;
+        if (quietFor >= settleMs) return early?.inputWait && this.busy && (await this.waitsForInput()) ? 'input' : undefined;
         wait = Math.min(wait, settleMs - quietFor);
       } else if (early) {
-        if (early.inputWait && quietFor >= settleMs && this.waitsForInput()) return 'input';
+        if (early.inputWait && quietFor >= settleMs && (await this.waitsForInput())) return 'input';
         if (early.quietMs !== undefined) {
           if (quietFor >= early.quietMs) return 'quiet';
           wait = Math.min(wait, early.quietMs - quietFor);
@@ -506,46 +526,38 @@ export class Session {
    * after it started the command line and with no marker of its prompt to confirm. False where the
    * core cannot tell (`processWaitState` answers something else).
    */
-  private waitsForInput(): boolean {
+  private async waitsForInput(): Promise<boolean> {
     const terminal = this.terminal;
-    if (!terminal || typeof terminal.foregroundProcessGroup !== 'function' || this.completion || this.exit) return false;
-    let group: number | null;
-    try {
-      group = terminal.foregroundProcessGroup();
-    } catch {
-      return false;
-    }
-    if (group === null) return false;
-    if (group === terminal.pid && (!this.started || this.candidate !== null)) return false;
-    return loadNative().processWaitState(group) === 'reading-stdin';
+    if (!terminal || !this.watch?.canTell || this.completion || this.exit) return false;
+    const look = await this.look();
+    const group = look?.foregroundProcessGroup ?? null;
+    if (group === null || this.completion || this.exit) return false;
+    if (group === terminal.pid) return this.started && this.candidate === null && look!.shellWait === 'reading-stdin';
+    return look!.foregroundWait === 'reading-stdin';
   }
 
   /**
    * Looks at the shell from outside while a command is awaited: a stopped shell (`kill -STOP $$`) is
    * continued; a shell whose program changed (`exec bash`) is no longer the session's: broken.
    */
-  private checkHealth(): void {
+  private async checkHealth(): Promise<void> {
     const terminal = this.terminal;
     if (!terminal || this.exit || this.closed || Date.now() - this.lastHealthCheck < HEALTH_MS) return;
     this.lastHealthCheck = Date.now();
-    const native = loadNative();
-    if (native.processWaitState(terminal.pid) === 'stopped') {
-      try {
-        process.kill(terminal.pid, 'SIGCONT');
-      } catch {
-        // gone: its exit is reported
-      }
-    }
+    const look = await this.look();
+    // Gone (its exit is reported), or what was awaited ended while looking.
+    if (!look || this.exit || this.closed || !this.busy || this.completion) return;
+    if (look.shellWait === 'stopped') await this.watch!.continueShell().catch(() => undefined);
     if (
       this.staleSince !== 0 &&
       Date.now() - this.staleSince >= LINE_FAILED_MS &&
       this.idleSinceMs >= LINE_FAILED_MS &&
-      promptState(terminal) === 'prompt'
+      promptStateOf(look, terminal.pid) === 'prompt'
     ) {
       this.markBroken(WHY_LINE_FAILED);
       return;
     }
-    const stamp = native.processExecStamp(terminal.pid);
+    const stamp = look.execStamp;
     if (this.execStamp !== null && stamp !== null && stamp !== this.execStamp) {
       this.markBroken(
         'the shell was replaced (exec): the program now on the terminal is not the session\'s shell; ' +
@@ -558,11 +570,12 @@ export class Session {
    * At the end of a call that waited for a command: the shell sits idle at its prompt, it never
    * started the command line sent a while ago, and nothing was printed lately: it does not answer.
    */
-  private checkNeverStarted(): void {
+  private async checkNeverStarted(): Promise<void> {
     const w = this.waiting;
     if (!w || w.seq === 'any' || this.started || this.completion || !this.terminal) return;
     if (Date.now() - this.sentAt < NEVER_STARTED_MS || this.idleSinceMs < HEALTH_MS) return;
-    if (typeof this.terminal.foregroundProcessGroup !== 'function' || promptState(this.terminal) !== 'prompt') return;
+    if (!this.watch?.canTell || (await this.promptState()) !== 'prompt') return;
+    if (this.started || this.completion || this.waiting !== w) return;
     this.markBroken(
       "the shell is at its prompt but never started the command: the session's prompts were changed; " +
         'restart() gives a fresh shell',
@@ -597,7 +610,7 @@ export class Session {
       ...(broken ? { why: this.broken! } : {}),
       ...(status === 'running' && extra.early ? { early: extra.early } : {}),
       ...(extra.previous ? { previous: extra.previous } : {}),
-      workingDir: this.cwd(),
+      workingDir: await this.cwd(),
       command,
       terminalId: this.id,
       truncated,
@@ -606,12 +619,17 @@ export class Session {
     };
   }
 
-  /** The shell's working directory (the core's `processCwd`), or the last one read once the shell is gone. */
-  cwd(): string {
-    if (!this.terminal) return this.lastCwd;
+  /** The shell's working directory (read where it runs), or the last one read once the shell is gone. */
+  async cwd(): Promise<string> {
+    if (!this.watch) return this.lastCwd;
     // null: the shell is gone (or cannot be inspected): keep the last directory read from it
-    this.lastCwd = loadNative().processCwd(this.terminal.pid) ?? this.lastCwd;
+    this.lastCwd = (await this.watch.cwd().catch(() => null)) ?? this.lastCwd;
     return this.lastCwd;
+  }
+
+  /** Kills what the session started where it runs: the shell's session tree and its tagged processes. */
+  async sweep(): Promise<void> {
+    await this.watch?.sweep(`${SESSION_TAG_VAR}=${this.tag}`, this.shellStart);
   }
 
   /** Stops reading the terminal's output. */
@@ -621,35 +639,26 @@ export class Session {
   }
 }
 
+/** Runs `op`, ignoring its failure, thrown or as a rejected promise. */
+function ignore(op: () => unknown): void {
+  try {
+    const r = op();
+    if (r instanceof Promise) r.catch(() => undefined);
+  } catch {
+    // ignored
+  }
+}
+
 /**
- * Where a pty's shell is, seen from outside: `'prompt'` (the foreground process group is the shell's
- * own and the shell is blocked reading its terminal), `'busy'` (another group is in the foreground, or
- * the shell waits for a child), `'unknown'` (it is running or blocked elsewhere: ask again).
- *
- * The shell's blocking call comes from the core (`processWaitState`: `/proc/<pid>/syscall` on Linux).
- * Where the core cannot tell (`'unknown'`: every platform but Linux, or a shell this process may not
- * inspect), the foreground process group alone decides. That is weaker: it still refuses a marker
- * printed by a job in another process group, but not one printed by the shell itself (a builtin or a
- * function) just before it goes on running, whose forged exit code is then reported.
+ * Where the shell of a terminal on this machine is, seen from outside now (`promptStateOf` of one
+ * `localLook`): `'busy'` once the terminal is released.
  */
 export function promptState(terminal: PtyTerminalLike): 'prompt' | 'busy' | 'unknown' {
-  let group: number | null;
+  let look: ShellInspection;
   try {
-    group = terminal.foregroundProcessGroup!();
+    look = localLook(terminal);
   } catch {
     return 'busy'; // released: the shell's exit completes the command
   }
-  if (group !== terminal.pid) return 'busy';
-  switch (loadNative().processWaitState(terminal.pid)) {
-    case 'reading-stdin':
-      return 'prompt';
-    case 'waiting-for-child':
-      return 'busy';
-    case 'running':
-    case 'elsewhere':
-    case 'stopped':
-      return 'unknown';
-    case 'unknown':
-      return 'prompt'; // the core cannot tell: the foreground process group decides (see above)
-  }
+  return promptStateOf(look, terminal.pid);
 }
