@@ -107,6 +107,9 @@ function cutTail(text: string, n: number): string {
 /** What the session waits for: the marker of command `seq`, or any prompt (`'any'`); null when idle. */
 export type Waiting = { seq: number | 'any' } | null;
 
+/** Output held at most while a marker is confirmed (beyond it, it is taken as the running command's). */
+const HOLD_BYTES = 256 * 1024;
+
 /** How long a marker may wait for the shell to be seen at its prompt before it counts as forged. */
 const CONFIRM_MS = 5000;
 
@@ -180,6 +183,9 @@ export class Session {
   /** The awaited marker, while it is being confirmed from outside the shell. */
   private candidate: { exitCode: number | null; stale: boolean } | null = null;
   private confirming = false;
+  /** Output that arrived while the awaited marker is confirmed (whose it is depends on the outcome). */
+  private held: Buffer[] = [];
+  private heldBytes = 0;
   /** A marker of the awaited command could not be confirmed: its exit code cannot be trusted. */
   private tampered = false;
   /** The shell read the awaited command line (its start marker came). */
@@ -235,8 +241,25 @@ export class Session {
 
   private data(bytes: Buffer): void {
     if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
-    (this.completion ? this.after : this.out).push(bytes);
     this.onData?.(bytes);
+    if (this.candidate !== null && !this.completion) {
+      // After a marker being confirmed: the next command's output if it is confirmed, else this one's.
+      if (this.heldBytes + bytes.length <= HOLD_BYTES) {
+        this.held.push(bytes);
+        this.heldBytes += bytes.length;
+        return;
+      }
+      this.releaseHeld();
+    }
+    (this.completion ? this.after : this.out).push(bytes);
+  }
+
+  /** Output held while a marker was confirmed goes where it belongs now (after a completion, or to this command). */
+  private releaseHeld(): void {
+    const to = this.completion ? this.after : this.out;
+    for (const bytes of this.held) to.push(bytes);
+    this.held = [];
+    this.heldBytes = 0;
   }
 
   private marker({ kind, seq, status }: Marker): void {
@@ -274,6 +297,7 @@ export class Session {
 
   /** Starts waiting for command `seq` (or any prompt). */
   waitFor(seq: number | 'any'): void {
+    this.releaseHeld();
     this.waiting = { seq };
     this.candidate = null;
     this.tampered = false;
@@ -307,6 +331,7 @@ export class Session {
   markBroken(why: string): void {
     if (this.broken !== null || this.exit) return;
     this.broken = why;
+    this.releaseHeld();
     this.completion ??= { exitCode: null, ended: false };
     this.waiting = null;
     this.candidate = null;
@@ -317,6 +342,7 @@ export class Session {
     this.completion = { exitCode: this.tampered ? null : exitCode, ended: false };
     this.waiting = null;
     this.candidate = null;
+    this.releaseHeld();
   }
 
   /**
@@ -355,6 +381,7 @@ export class Session {
       }
     } finally {
       this.confirming = false;
+      if (this.candidate === null || this.completion || this.closed) this.releaseHeld();
     }
     this.notify();
   }
@@ -373,6 +400,7 @@ export class Session {
       await new Promise((r) => setTimeout(r, 5));
     }
     this.data(this.scanner.flush());
+    this.releaseHeld();
     this.exit = status;
     this.candidate = null;
     if (!this.completion) {
