@@ -257,7 +257,7 @@ export {
 } from './sessions';
 export { renderTerminalText, type RenderTextOptions } from './screen-text';
 export { quoteForPrompt } from './prompt-quote';
-export type { McpHttpOptions, McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
+export type { McpHttpHandlerOptions, McpHttpOptions, McpTerminalOptions, McpTerminalServer, SessionCommandEvent } from './mcp';
 
 /**
  * Terminals as MCP tools (see `docs/mcp.md`): builds a server over a `TerminalHost` or the options of

@@ -59,6 +59,18 @@ export interface McpHttpOptions {
   token?: string;
 }
 
+/** What `httpHandler` takes: the same guards as `listenHttp`, for a server the caller runs. */
+export interface McpHttpHandlerOptions {
+  /** The bearer token every request must carry (`Authorization: Bearer <token>`; as `McpHttpOptions.token`). */
+  token: string;
+  /**
+   * The authorities (`host:port`, lower case, as in the Host header) this handler answers to, e.g.
+   * `['127.0.0.1:8080', 'localhost:8080']`: a request addressed to another name (DNS rebinding) or coming
+   * from a page of another origin is 403.
+   */
+  allowedHosts: readonly string[];
+}
+
 /** A token `listenHttp` accepts: printable, no space, long enough not to be guessed. */
 export const HTTP_TOKEN_PATTERN = /^[A-Za-z0-9\-._~+/]{16,}=*$/;
 
@@ -81,8 +93,13 @@ export interface McpTerminalServer extends AsyncDisposable {
   serverOf<S extends McpServer>(McpServerClass: new (info: { name: string; version: string }, options: object) => S): S;
   /** Serves MCP over this process's stdin/stdout; when the client goes (stdin ends), calls `close()`. */
   serveStdio(): StdioServerHandle;
-  /** The SDK's HTTP handler (streamable HTTP, both revisions): mount its `fetch` face anywhere. */
-  httpHandler(): McpHttpHandler;
+  /**
+   * The SDK's HTTP handler (streamable HTTP, both revisions) behind `listenHttp`'s guards: mount its
+   * `fetch` face anywhere. A request whose Host (or Origin, when sent) is not one of `allowedHosts` is 403;
+   * one without `Authorization: Bearer <token>` is 401. Code that authenticates by other means builds its
+   * own handler from `factory` (the SDK's `createMcpHandler(factory)`).
+   */
+  httpHandler(options: McpHttpHandlerOptions): McpHttpHandler;
   /**
    * Listens on `hostname` (default 127.0.0.1) and `port` (0: any free one) with the SDK's streamable HTTP
    * transport at path `/mcp`; resolves once listening, with the address and the bearer token every request
@@ -149,14 +166,24 @@ export function createMcpServer(
       });
       return handle;
     },
-    httpHandler: () => createMcpHandler(factory),
+    httpHandler(guards) {
+      if (typeof guards !== 'object' || guards === null) throw invalidArg('options', 'must be an object with token and allowedHosts');
+      const allowed = allowedAuthorities(guards.allowedHosts, 'options.allowedHosts');
+      const expected = bearer(guards.token, 'options.token');
+      const handler = createMcpHandler(factory);
+      const inner = handler.fetch;
+      handler.fetch = (request, opts) => {
+        const refusal = refuse(new URL(request.url).host, request.headers.get('host') ?? undefined, request.headers.get('origin') ?? undefined,
+          request.headers.get('authorization') ?? undefined, allowed, expected);
+        if (refusal) return Promise.resolve(new Response(refusal.body, { status: refusal.status, headers: refusal.headers }));
+        return inner(request, opts);
+      };
+      return handler;
+    },
     async listenHttp(port, hostname = '127.0.0.1', httpOptions = {}) {
       if (typeof httpOptions !== 'object' || httpOptions === null) throw invalidArg('options', 'must be an object');
       const token = httpOptions.token ?? randomBytes(32).toString('base64url');
-      if (typeof token !== 'string' || !HTTP_TOKEN_PATTERN.test(token)) {
-        throw invalidArg('options.token', 'must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then = padding)');
-      }
-      const expected = Buffer.from(`Bearer ${token}`);
+      const expected = bearer(token, 'options.token');
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { toNodeHandler } = require('@modelcontextprotocol/node') as typeof import('@modelcontextprotocol/node');
       const handle = toNodeHandler(createMcpHandler(factory));
@@ -165,17 +192,11 @@ export function createMcpServer(
           res.writeHead(404).end('not found: the MCP endpoint is /mcp\n');
           return;
         }
-        // DNS rebinding: a page on another origin whose name resolves to 127.0.0.1 reaches this port with its
-        // own Host (and Origin); only requests addressed to this loopback server itself are served.
         const port = (server.address() as AddressInfo).port;
-        if (!isLoopbackAuthority(req.headers.host, port) || !isLoopbackOrigin(req.headers.origin, port)) {
-          res.writeHead(403).end('forbidden: Host and Origin must name this loopback server\n');
-          return;
-        }
-        // Every local user can connect to a loopback port: only a client given the token is served.
-        const given = Buffer.from(req.headers.authorization ?? '');
-        if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-          res.writeHead(401, { 'www-authenticate': 'Bearer realm="acp-terminal mcp"' }).end('unauthorized: send Authorization: Bearer <token>\n');
+        const loopback = [...LOOPBACK_NAMES].map((name) => `${name}:${port}`);
+        const refusal = refuse(req.headers.host, req.headers.host, req.headers.origin, req.headers.authorization, loopback, expected);
+        if (refusal) {
+          res.writeHead(refusal.status, refusal.headers).end(refusal.body);
           return;
         }
         void handle(req, res);
@@ -234,16 +255,48 @@ export function packageVersion(): string {
 
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-/** Whether a Host header names this server: a loopback name with its port. */
-function isLoopbackAuthority(host: string | undefined, port: number): boolean {
-  if (host === undefined) return false;
-  const m = /^(\[::1\]|[^:]+):(\d+)$/.exec(host.toLowerCase());
-  return m !== null && LOOPBACK_NAMES.has(m[1]!) && Number(m[2]) === port;
+/** The `Authorization` value a token stands for, after checking the token. */
+function bearer(token: unknown, field: string): Buffer {
+  if (typeof token !== 'string' || !HTTP_TOKEN_PATTERN.test(token)) {
+    throw invalidArg(field, 'must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then = padding)');
+  }
+  return Buffer.from(`Bearer ${token}`);
 }
 
-/** Whether an Origin header (absent for non-browser clients) is this server's own. */
-function isLoopbackOrigin(origin: string | undefined, port: number): boolean {
-  if (origin === undefined) return true;
-  const m = /^http:\/\/(.+)$/.exec(origin.toLowerCase());
-  return m !== null && isLoopbackAuthority(m[1], port);
+/** The `host:port` authorities a handler answers to, checked and lower-cased. */
+function allowedAuthorities(hosts: unknown, field: string): string[] {
+  if (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((h) => typeof h === 'string' && /^(\[[0-9a-f:.]+\]|[^\s:/@[\]]+):\d{1,5}$/i.test(h))) {
+    throw invalidArg(field, 'must be a non-empty array of host:port authorities (e.g. "127.0.0.1:8080")');
+  }
+  return (hosts as string[]).map((h) => h.toLowerCase());
+}
+
+/**
+ * The one check of every HTTP request (listenHttp's server and httpHandler): why it is refused, or null.
+ * DNS rebinding: a page on another origin whose name resolves to this server reaches it with its own Host
+ * (and Origin), so only requests addressed to an allowed authority are served; and since every local user
+ * can reach a loopback port, only a client given the token is.
+ */
+function refuse(
+  urlHost: string | undefined,
+  hostHeader: string | undefined,
+  origin: string | undefined,
+  authorization: string | undefined,
+  allowed: readonly string[],
+  expected: Buffer,
+): { status: number; body: string; headers?: Record<string, string> } | null {
+  const named = (authority: string | undefined) => authority !== undefined && allowed.includes(authority.toLowerCase());
+  const originOk = origin === undefined || (/^https?:\/\/[^/]+$/i.test(origin) && named(origin.replace(/^https?:\/\//i, '')));
+  if (!named(hostHeader ?? urlHost) || !originOk) {
+    return { status: 403, body: 'forbidden: Host and Origin must name this server\n' };
+  }
+  const given = Buffer.from(authorization ?? '');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    return {
+      status: 401,
+      body: 'unauthorized: send Authorization: Bearer <token>\n',
+      headers: { 'www-authenticate': 'Bearer realm="acp-terminal mcp"' },
+    };
+  }
+  return null;
 }
