@@ -291,6 +291,8 @@ export class Session {
       if (!stale) this.complete(status); // a backend that cannot tell: the marker is taken as it is
       return;
     }
+    // What was held came before this marker: the running command's, whatever this marker turns out to be.
+    this.releaseHeld();
     this.candidate = { exitCode: status, stale };
     if (!this.confirming) void this.confirm();
   }
