@@ -29,6 +29,7 @@
 //!   subscribing, marking a release) happens before the next request is read.
 
 mod frame;
+mod inspect;
 mod lookup;
 mod request;
 // The server's tests run sh lines: Unix-only, like the core's own process tests (the server is
@@ -663,6 +664,11 @@ impl Conn {
                 let (_, t) = self.term(req)?;
                 now(json!({"changed": t.restore_pty_modes()?}))
             }
+            // A shell session's view of its shell from outside (`inspect.rs`).
+            "inspect" => inspect::inspect(&self.term(req)?.1),
+            "continueShell" => inspect::continue_shell(&self.term(req)?.1),
+            "killForeground" => inspect::kill_foreground(&self.term(req)?.1, req),
+            "sweep" => inspect::sweep(&self.term(req)?.1, req),
             other => Err(TermError::new(
                 ERR_UNKNOWN_OP,
                 format!("unknown op '{other}'"),
