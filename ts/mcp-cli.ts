@@ -45,6 +45,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'allow', value: 'RULE', repeat: true, help: 'allow only programs matching RULE (a name glob like `git`, `python*`, or a path glob with /); repeatable' },
   { name: 'deny', value: 'RULE', repeat: true, help: 'refuse programs matching RULE, wherever they appear in a shell line; repeatable' },
   { name: 'code-runner', value: 'RULE', repeat: true, help: 'under --allow, programs matching RULE may run code given in their arguments (`python3 -c`); repeatable' },
+  { name: 'env-allow', value: 'PATTERN', repeat: true, help: 'variable names a call may set under --allow besides the data-only ones (locale, TERM, TZ, ...); repeatable' },
   { name: 'env-deny', value: 'PATTERN', repeat: true, help: 'variable names a call may not set (globs like `LD_*`; replaces the default list of dangerous ones); repeatable' },
   { name: 'drop-inherited-env', value: 'PATTERN', repeat: true, help: 'drop inherited variables matching PATTERN (`*_TOKEN`; `secrets` for the built-in list of secret names); repeatable' },
   { name: 'sandbox', help: 'run every command in the OS sandbox: read-only filesystem except --writable dirs, no network unless --network' },
@@ -94,6 +95,7 @@ export interface McpCliConfig {
   allow?: string[];
   deny?: string[];
   codeRunner?: string[];
+  envAllow?: string[];
   envDeny?: string[];
   dropInheritedEnv?: string[];
   sandbox?: boolean;
@@ -248,7 +250,9 @@ export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptio
     policy.codeRunners = config.codeRunner;
   }
   if (Object.keys(policy).length > 0) host.commandPolicy = policy as CommandPolicy;
-  if (config.envDeny) host.envPolicy = { deny: config.envDeny } as EnvPolicy;
+  if (config.envDeny || config.envAllow) {
+    host.envPolicy = { ...(config.envDeny ? { deny: config.envDeny } : {}), ...(config.envAllow ? { allow: config.envAllow } : {}) } as EnvPolicy;
+  }
   if (config.dropInheritedEnv) {
     host.dropInheritedEnv = config.dropInheritedEnv.flatMap((p) => (p === 'secrets' ? [...SECRET_ENV_PATTERNS] : [p]));
   }
