@@ -228,7 +228,11 @@ impl<'o> Command<'o> {
             }
             return None;
         }
-        if let Some(o) = parsed.opts.iter().find(|o| w.pid.contains(&o.name.as_str())) {
+        if let Some(o) = parsed
+            .opts
+            .iter()
+            .find(|o| w.pid.contains(&o.name.as_str()))
+        {
             // `taskset -p MASK PID`, `strace -p PID -e inject=...`: it acts on a process the line
             // did not start. An allow list refuses it unless codeRunners names the program.
             let why = format!(
@@ -280,11 +284,16 @@ impl<'o> Command<'o> {
         }
         // `su -`, `su -l`, `runuser --login`: a login shell runs the user's start-up files, which
         // the line (or an earlier one) can write, before any `-c` line.
-        let login = parsed.opts.iter().find(|o| w.login.contains(&o.name.as_str()));
+        let login = parsed
+            .opts
+            .iter()
+            .find(|o| w.login.contains(&o.name.as_str()));
         let dash = parsed.operands.iter().any(|&k| texts[k] == "-");
         if w.shell && (login.is_some() || dash) {
             let written = login.map_or("-", |o| o.written.as_str());
-            let construct = format!("`{name} {written}` (a login shell runs start-up files the line can write)");
+            let construct = format!(
+                "`{name} {written}` (a login shell runs start-up files the line can write)"
+            );
             self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
         }
         if w.shell || ran_line {
@@ -772,6 +781,15 @@ mod tests {
             "su -s /usr/bin/python3 -c 'x' root",
             "runuser --shell=/bin/perl -c x root",
             "chroot /tmp/root /bin/sh",
+            // x13, x14: an interactive or login shell runs start-up files the line can write
+            "chroot /",
+            "chroot --userspec=0:0 /",
+            "su -",
+            "su - -c ls",
+            "su -l -c ls",
+            "su --login -c ls root",
+            "su -c ls - root",
+            "runuser -l root -c ls",
             "sudo -R /tmp/root ls",
             "strace -E LD_PRELOAD=/tmp/x.so ls",
             "strace -o '|sh' ls",

@@ -1008,11 +1008,36 @@ fn kill(args: &[&str]) -> Option<Verdict> {
 /// the program run; only the options listed here are data.
 fn capsh(args: &[&str]) -> Option<Verdict> {
     const DATA: &[&str] = &[
-        "--print", "--current", "--decode=", "--supports=", "--has-p=", "--has-i=",
-        "--has-a=", "--has-b=", "--has-ambient", "--drop=", "--caps=", "--inh=",
-        "--addamb=", "--delamb=", "--noamb", "--keep=", "--uid=", "--gid=", "--groups=",
-        "--user=", "--secbits=", "--iab=", "--mode", "--mode=", "--no-new-privs",
-        "--license", "--strict", "--quiet", "--explain=", "--help",
+        "--print",
+        "--current",
+        "--decode=",
+        "--supports=",
+        "--has-p=",
+        "--has-i=",
+        "--has-a=",
+        "--has-b=",
+        "--has-ambient",
+        "--drop=",
+        "--caps=",
+        "--inh=",
+        "--addamb=",
+        "--delamb=",
+        "--noamb",
+        "--keep=",
+        "--uid=",
+        "--gid=",
+        "--groups=",
+        "--user=",
+        "--secbits=",
+        "--iab=",
+        "--mode",
+        "--mode=",
+        "--no-new-privs",
+        "--license",
+        "--strict",
+        "--quiet",
+        "--explain=",
+        "--help",
     ];
     for a in args {
         if matches!(*a, "--" | "-c" | "==")
@@ -1021,9 +1046,13 @@ fn capsh(args: &[&str]) -> Option<Verdict> {
         {
             return code(format!("`capsh {a}` runs a program"));
         }
-        let known = DATA
-            .iter()
-            .any(|d| if d.ends_with('=') { a.starts_with(d) } else { a == d });
+        let known = DATA.iter().any(|d| {
+            if d.ends_with('=') {
+                a.starts_with(d)
+            } else {
+                a == d
+            }
+        });
         if !known {
             return Some(unknown("capsh", a));
         }
@@ -2086,6 +2115,92 @@ mod tests {
             "wget -q -O out.html http://127.0.0.1/",
             "wget -nv -e robots=off -r -np http://127.0.0.1/",
             "wget --no-config -i - -P dir",
+        ] {
+            assert_eq!(verdict(line), "-", "{line}");
+        }
+    }
+
+    #[test]
+    fn the_fifth_attacks_option_gaps_are_flagged() {
+        for line in [
+            // x15: an ssh keyword not known to be data
+            "ssh -X -oXAuthLocation=./evil -p 22222 127.0.0.1 true",
+            "ssh -o 'XAuthLocation ./evil' h",
+            "ssh -o KnownHostsCommand=./e h",
+            "ssh -o LocalCommand=./e -o PermitLocalCommand=yes h",
+            "ssh -o 'Match exec ./e' h",
+            "ssh -o Include=./cfg h",
+            "ssh -o PKCS11Provider=./p.so h",
+            "ssh -o SecurityKeyProvider=./p.so h",
+            "scp -o ProxyCommand=./e a h:b",
+            "ssh -F ./cfg h",
+            // x27: sftp reads commands (`!cmd`) from stdin or a batch file
+            "sftp h",
+            "sftp -b /dev/stdin h",
+            "sftp -b f h",
+            // x17/x18 and the rest of the class: another process, by pid or name
+            "strace -p 1 -e inject=all:signal=KILL",
+            "ltrace -p 1",
+            "chrt -i -p 0 1",
+            "chrt --pid 0 1",
+            "taskset -p 1 1",
+            "taskset -cp 0 1",
+            "ionice -c 3 -p 1",
+            "ionice -P 1",
+            "renice -n 5 -p 1",
+            "kill 1",
+            "kill -9 1",
+            "kill -s KILL -- 1",
+            "pkill sleep",
+            "killall sleep",
+            "prlimit --pid 1 --nofile=1",
+            "gdb -p 1",
+            // round 4's leftovers: code through options of exact-name programs
+            "split --filter='sh -c x' f",
+            "split --fil=x f",
+            "install --strip-program=./e -s a b",
+            "install -s a b",
+            "install --strip a b",
+            "sdiff --diff-program=./e a b",
+            "sdiff --diff-p=./e a b",
+            "sdiff -o out a b",
+            "diff3 --diff-program=./e a b c",
+            "capsh -- -c x",
+            "capsh --caps= -- -c x",
+            "capsh == -c x",
+            "capsh --shell=./e --",
+            "start-stop-daemon --start --exec ./e",
+            "start-stop-daemon -S --startas ./e",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+        for line in [
+            "ssh -o Foo=bar h",
+            "ssh -o UserKnownHostsFile=./x h",
+            "ssh -o ControlPath=./x h",
+            "split --nope f",
+            "install --nope a b",
+            "capsh --forkfor=1",
+        ] {
+            assert_eq!(verdict(line), "unknown", "{line}");
+        }
+        for line in [
+            "ssh -o Port=22 -o BatchMode=yes -o 'ConnectTimeout 5' -oStrictHostKeyChecking=no h ls",
+            "ssh -X h true",
+            "scp -o User=u a h:b",
+            "split -l 10 f p",
+            "split -1000 f",
+            "install -m 644 -D a b",
+            "sdiff a b",
+            "diff3 a b c",
+            "capsh --print",
+            "capsh --has-p=cap_chown",
+            "kill -l",
+            "kill %1",
+            "chrt -f 10 ls",
+            "taskset -c 0 ls",
+            "ionice -c 3 ls",
+            "strace -f ls",
         ] {
             assert_eq!(verdict(line), "-", "{line}");
         }
