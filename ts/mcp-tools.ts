@@ -22,7 +22,6 @@ import * as z from 'zod';
 import { AcpTerminalError, errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
 import type { ApprovalRequest, AuthorizedRequest } from './host-types';
-import { loadNative } from './native';
 import { requestKeys } from './session-input';
 import { shellQuote } from './shell-quote';
 import type { ShellSessions } from './sessions';
@@ -708,10 +707,8 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         const terminalId = args.terminal_id ?? 'default';
         const isInput = args.is_input === true;
         const keys = requestKeys(args.command, isInput);
-        const shellCwd = (): string | undefined => {
-          const shellPid = sessions.shellPid(terminalId);
-          return shellPid !== undefined ? (loadNative().processCwd(shellPid) ?? undefined) : undefined;
-        };
+        // Read where the shell runs (the far end's, with a backend).
+        const shellCwd = (): Promise<string | undefined> => sessions.workingDir(terminalId).catch(() => undefined);
         // What the shell gets: a command line as the host checked it (under an allow list, rebuilt from what
         // was checked), typed input as given (checked as a line too when guarded), keys, or "" to poll.
         let command = args.command;
@@ -721,7 +718,7 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         } else if (!isInput && args.command.trim() !== '') {
           // A new command line is judged by the host's policy in the shell's current directory, and put to the
           // user when the server asks; the shell runs what was judged.
-          const cwd = shellCwd();
+          const cwd = await shellCwd();
           const authorized = await host.authorize({ sessionId: MCP_SESSION_ID, command: args.command, ...(cwd ? { cwd } : {}) });
           if (state.ask) {
             const decision = askUser(state, server, ctx, authorized, ['terminal_execute', terminalId, authorized.cwd, args.command]);
@@ -734,7 +731,7 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
           // Text typed while a command runs becomes the shell's next command line if the command ends before
           // reading it: it must pass as one (and, asked, be approved as one), whole, and nothing may edit it.
           const text = guardText(args.command, args.no_enter === true);
-          const cwd = shellCwd();
+          const cwd = await shellCwd();
           // A bare Enter makes an empty line: nothing to judge.
           const authorized = text.trim() === '' ? undefined : await host.authorize({ sessionId: MCP_SESSION_ID, command: text, ...(cwd ? { cwd } : {}) });
           if (state.ask && authorized) {
