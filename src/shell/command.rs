@@ -191,6 +191,7 @@ impl<'o> Command<'o> {
         from: usize,
         to: usize,
     ) -> Option<usize> {
+        let me = self.out.programs.len().checked_sub(1);
         let texts: Vec<&str> = words[from..to].iter().map(|w| w.text.as_str()).collect();
         let parsed = match parse(&w.spec, &texts) {
             Ok(p) => p,
@@ -226,6 +227,21 @@ impl<'o> Command<'o> {
                 }
             }
             return None;
+        }
+        if let Some(o) = parsed
+            .opts
+            .iter()
+            .find(|o| w.pid.contains(&o.name.as_str()))
+        {
+            // `taskset -p MASK PID`, `strace -p PID -e inject=...`: it acts on a process the line
+            // did not start. An allow list refuses it unless codeRunners names the program.
+            let why = format!(
+                "pid-option: `{name} {}` acts on another process (by pid, group or user), which an allow list cannot confine; the sandbox's pid namespace does",
+                o.written
+            );
+            if let Some(p) = me.and_then(|k| self.out.programs.get_mut(k)) {
+                p.runs_code.get_or_insert(why);
+            }
         }
         if parsed
             .opts
@@ -266,6 +282,20 @@ impl<'o> Command<'o> {
                 }
             }
         }
+        // `su -`, `su -l`, `runuser --login`: a login shell runs the user's start-up files, which
+        // the line (or an earlier one) can write, before any `-c` line.
+        let login = parsed
+            .opts
+            .iter()
+            .find(|o| w.login.contains(&o.name.as_str()));
+        let dash = parsed.operands.iter().any(|&k| texts[k] == "-");
+        if w.shell && (login.is_some() || dash) {
+            let written = login.map_or("-", |o| o.written.as_str());
+            let construct = format!(
+                "`{name} {written}` (a login shell runs start-up files the line can write)"
+            );
+            self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+        }
         if w.shell || ran_line {
             // `su [-] [USER] [-c LINE]`: the operands are the user and the shell's arguments;
             // without -c it starts a login shell.
@@ -284,6 +314,12 @@ impl<'o> Command<'o> {
             c += 1;
         }
         if c >= to {
+            if w.moves {
+                // `chroot ROOT` without a program runs `$SHELL -i`: an interactive shell that
+                // runs start-up files the line can write.
+                let construct = format!("`{name}` without a program (it runs `$SHELL -i`, an interactive shell that runs start-up files)");
+                self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+            }
             return None;
         }
         if w.moves {
@@ -745,6 +781,15 @@ mod tests {
             "su -s /usr/bin/python3 -c 'x' root",
             "runuser --shell=/bin/perl -c x root",
             "chroot /tmp/root /bin/sh",
+            // x13, x14: an interactive or login shell runs start-up files the line can write
+            "chroot /",
+            "chroot --userspec=0:0 /",
+            "su -",
+            "su - -c ls",
+            "su -l -c ls",
+            "su --login -c ls root",
+            "su -c ls - root",
+            "runuser -l root -c ls",
             "sudo -R /tmp/root ls",
             "strace -E LD_PRELOAD=/tmp/x.so ls",
             "strace -o '|sh' ls",

@@ -15,8 +15,9 @@ use super::wrappers::{is_ld_so, wrapper, SHELLS};
 /// Plain programs: whatever their options and operands, they do not run another program, load
 /// code or read commands (GNU coreutils, grep, diff, the compressors, ...). Programs with one
 /// option that does (`split --filter`, `install --strip-program`, `diff3 --diff-program`,
-/// `sdiff`, `patch` (ed scripts), `dc` (`!`)) are not here; `wget` is read by the code-runner
-/// table (`--use-askpass`, `-e use_askpass=`).
+/// `sdiff`) are read by the code-runner table, `logsave` is a wrapper; `patch` (ed scripts) and
+/// `dc` (`!`) are not understood; `wget` is read by the code-runner table (`--use-askpass`,
+/// `-e use_askpass=`).
 pub const PLAIN: &[&str] = &[
     "[",
     "arch",
@@ -174,7 +175,7 @@ fn family(name: &str) -> &'static str {
         "tar" | "gtar" => "tar",
         "make" | "gmake" => "make",
         "node" | "nodejs" => "node",
-        "ssh" | "scp" | "sftp" => "ssh",
+        "ssh" | "scp" => "ssh",
         "npm" | "pnpm" | "yarn" => "npm",
         "su" | "runuser" => "su",
         "strace" | "ltrace" => "strace",
@@ -233,6 +234,20 @@ fn leak(name: &str) -> &'static str {
         "tclsh",
         "wish",
         "osascript",
+        "kill",
+        "pkill",
+        "killall",
+        "skill",
+        "snice",
+        "renice",
+        "split",
+        "install",
+        "sdiff",
+        "diff3",
+        "capsh",
+        "start-stop-daemon",
+        "logsave",
+        "sftp",
     ];
     IDS.iter()
         .find(|id| **id == name)

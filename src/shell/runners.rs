@@ -44,7 +44,22 @@ pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
         "make" | "gmake" => make(name, &a),
         "node" | "nodejs" => node(name, &a),
         "rg" => named(name, &a, &["pre", "hostname-bin"], "", false),
-        "ssh" | "scp" | "sftp" => ssh(name, &a),
+        "ssh" | "scp" => ssh(name, &a),
+        // sftp reads commands from its stdin or a batch file (`-b`), `!cmd` among them: a local
+        // shell command. Whatever its options, what it runs comes from data nobody checked.
+        "sftp" => code(
+            "`sftp` runs the `!cmd` lines of its stdin or batch file as local shell commands".into(),
+        ),
+        "kill" => kill(&a),
+        "pkill" | "killall" | "skill" | "snice" | "renice" => other_process(name, a.first().copied().unwrap_or("")),
+        "split" => grammar(name, &SPLIT, &a, &["filter"]),
+        "install" => grammar(name, &INSTALL, &a, &["strip-program", "s", "strip"]),
+        "sdiff" => named(name, &a, &["diff-program", "output"], "o", true),
+        "diff3" => named(name, &a, &["diff-program"], "", true),
+        "capsh" => capsh(&a),
+        "start-stop-daemon" => code(
+            "`start-stop-daemon` starts a program (`--exec`, `--startas`) or signals other processes".into(),
+        ),
         "zip" => zip(&a),
         "wget" => wget(&a),
         // `-C`/`--config-file`: a man-db config whose DEFINE lines name the programs man runs
@@ -168,6 +183,18 @@ pub fn in_table(name: &str) -> bool {
                 | "ssh"
                 | "scp"
                 | "sftp"
+                | "kill"
+                | "pkill"
+                | "killall"
+                | "skill"
+                | "snice"
+                | "renice"
+                | "split"
+                | "install"
+                | "sdiff"
+                | "diff3"
+                | "capsh"
+                | "start-stop-daemon"
                 | "zip"
                 | "wget"
                 | "man"
@@ -873,26 +900,61 @@ const SSH: Spec = Spec {
     numeric: false,
 };
 
-/// ssh, scp, sftp: `-o` options that run commands, a config file (`-F`), a PKCS#11 library
-/// (`-I`), a program run instead of ssh (`scp -S`, `sftp -S`/`-D`).
+/// ssh's `-o` keywords whose value is data: a port, a user, a timeout, a key file read, an
+/// algorithm list, a yes/no. Every other keyword is refused: some run a local program
+/// (`ProxyCommand`, `LocalCommand`, `KnownHostsCommand`, `XAuthLocation`, `Match exec`), load a
+/// library (`PKCS11Provider`, `SecurityKeyProvider`), read another config (`Include`) or write a
+/// file the agent names (`UserKnownHostsFile`, `ControlPath`), and ssh gains keywords with
+/// every release.
+const SSH_DATA_KEYS: &[&str] = &[
+    "addressfamily",
+    "batchmode",
+    "ciphers",
+    "compression",
+    "connectionattempts",
+    "connecttimeout",
+    "hostkeyalgorithms",
+    "identitiesonly",
+    "identityfile",
+    "kbdinteractiveauthentication",
+    "kexalgorithms",
+    "loglevel",
+    "macs",
+    "numberofpasswordprompts",
+    "passwordauthentication",
+    "port",
+    "preferredauthentications",
+    "pubkeyauthentication",
+    "requesttty",
+    "serveralivecountmax",
+    "serveraliveinterval",
+    "stricthostkeychecking",
+    "tcpkeepalive",
+    "user",
+];
+
+/// ssh `-o` keywords that run a program or load code.
+const SSH_CODE_KEYS: &[&str] = &[
+    "include",
+    "knownhostscommand",
+    "localcommand",
+    "match",
+    "permitlocalcommand",
+    "pkcs11provider",
+    "proxycommand",
+    "securitykeyprovider",
+    "xauthlocation",
+];
+
+/// ssh, scp: `-o` read with ssh's keyword table (only [`SSH_DATA_KEYS`] pass), a config file
+/// (`-F`), a PKCS#11 library (`-I`), a program run instead of ssh (`scp -S`).
 fn ssh(name: &str, args: &[&str]) -> Option<Verdict> {
-    const KEYS: &[&str] = &[
-        "proxycommand",
-        "localcommand",
-        "permitlocalcommand",
-        "knownhostscommand",
-        "pkcs11provider",
-        "securitykeyprovider",
-        "match",
-        "include",
-        "remotecommand",
-    ];
     let p = match parse(&SSH, args) {
         Err(option) => return Some(unknown(name, &option)),
         Ok(p) => p,
     };
     for o in &p.opts {
-        let runs = match o.name.as_str() {
+        match o.name.as_str() {
             "o" => {
                 // ssh strips quotes around the keyword (`"ProxyCommand" x`) and reads it
                 // case-insensitively.
@@ -907,18 +969,149 @@ fn ssh(name: &str, args: &[&str]) -> Option<Verdict> {
                     .split(|c: char| c == '=' || c.is_whitespace())
                     .next()
                     .unwrap_or("");
-                KEYS.contains(&key)
+                if SSH_CODE_KEYS.contains(&key) {
+                    return code(runs_a_command(name, o));
+                }
+                if !SSH_DATA_KEYS.contains(&key) {
+                    return Some(Verdict::Unknown(format!(
+                        "`{name} {}` (the ssh keyword `{key}` is not among those this analysis knows to be data)",
+                        o.written
+                    )));
+                }
             }
-            "F" | "I" => true,
-            "S" | "D" => name != "ssh",
-            _ => false,
-        };
-        if runs {
-            return code(runs_a_command(name, o));
+            "F" | "I" => return code(runs_a_command(name, o)),
+            "S" | "D" if name != "ssh" => return code(runs_a_command(name, o)),
+            _ => {}
         }
     }
     None
 }
+
+/// Why an option that names another process (by pid, process group, user or name) is refused:
+/// the sandbox's pid namespace contains such a program, an allow list alone does not.
+fn other_process(name: &str, option: &str) -> Option<Verdict> {
+    code(format!(
+        "pid-option: `{name} {option}` acts on another process (by pid, group, user or name), which an allow list cannot confine; the sandbox's pid namespace does"
+    ))
+}
+
+/// `kill`: a pid or a process name acts on another process; `%job`, `-l`/`-L` do not.
+fn kill(args: &[&str]) -> Option<Verdict> {
+    args.iter()
+        .copied()
+        .skip_while(|a| a.starts_with('-') && *a != "--")
+        .find(|a| *a != "--" && !a.starts_with('%'))
+        .and_then(|a| other_process("kill", a))
+}
+
+/// libcap's capsh: `--` and `-c` run bash, `==` runs capsh again, `--shell=`/`--justexec=` name
+/// the program run; only the options listed here are data.
+fn capsh(args: &[&str]) -> Option<Verdict> {
+    const DATA: &[&str] = &[
+        "--print",
+        "--current",
+        "--decode=",
+        "--supports=",
+        "--has-p=",
+        "--has-i=",
+        "--has-a=",
+        "--has-b=",
+        "--has-ambient",
+        "--drop=",
+        "--caps=",
+        "--inh=",
+        "--addamb=",
+        "--delamb=",
+        "--noamb",
+        "--keep=",
+        "--uid=",
+        "--gid=",
+        "--groups=",
+        "--user=",
+        "--secbits=",
+        "--iab=",
+        "--mode",
+        "--mode=",
+        "--no-new-privs",
+        "--license",
+        "--strict",
+        "--quiet",
+        "--explain=",
+        "--help",
+    ];
+    for a in args {
+        if matches!(*a, "--" | "-c" | "==")
+            || a.starts_with("--shell=")
+            || a.starts_with("--justexec=")
+        {
+            return code(format!("`capsh {a}` runs a program"));
+        }
+        let known = DATA.iter().any(|d| {
+            if d.ends_with('=') {
+                a.starts_with(d)
+            } else {
+                a == d
+            }
+        });
+        if !known {
+            return Some(unknown("capsh", a));
+        }
+    }
+    None
+}
+
+/// GNU coreutils 9 split (`-NUM` is `--lines=NUM`).
+const SPLIT: Spec = Spec {
+    short: "a:b:C:del:n:t:ux",
+    long: &[
+        "additional-suffix=",
+        "bytes=",
+        "elide-empty-files",
+        "filter=",
+        "help",
+        "hex-suffixes==",
+        "line-bytes=",
+        "lines=",
+        "number=",
+        "numeric-suffixes==",
+        "separator=",
+        "suffix-length=",
+        "unbuffered",
+        "verbose",
+        "version",
+    ],
+    abbreviate: true,
+    permute: true,
+    numeric: true,
+};
+
+/// GNU coreutils 9 install (`-s` runs `strip`, found on PATH; `--strip-program` names it).
+const INSTALL: Spec = Spec {
+    short: "bcCdDg:m:o:pS:st:TvZ",
+    long: &[
+        "backup==",
+        "compare",
+        "context==",
+        "debug",
+        "directory",
+        "group=",
+        "help",
+        "mode=",
+        "no-target-directory",
+        "owner=",
+        "preserve-context",
+        "preserve-timestamps",
+        "strip",
+        "strip-program=",
+        "suffix=",
+        "target-directory=",
+        "verbose",
+        "version",
+    ],
+    abbreviate: true,
+    permute: true,
+    numeric: false,
+};
 
 /// zip: `-TT cmd` / `--unzip-command` runs a command to test the archive.
 fn zip(args: &[&str]) -> Option<Verdict> {
@@ -1922,6 +2115,92 @@ mod tests {
             "wget -q -O out.html http://127.0.0.1/",
             "wget -nv -e robots=off -r -np http://127.0.0.1/",
             "wget --no-config -i - -P dir",
+        ] {
+            assert_eq!(verdict(line), "-", "{line}");
+        }
+    }
+
+    #[test]
+    fn the_fifth_attacks_option_gaps_are_flagged() {
+        for line in [
+            // x15: an ssh keyword not known to be data
+            "ssh -X -oXAuthLocation=./evil -p 22222 127.0.0.1 true",
+            "ssh -o 'XAuthLocation ./evil' h",
+            "ssh -o KnownHostsCommand=./e h",
+            "ssh -o LocalCommand=./e -o PermitLocalCommand=yes h",
+            "ssh -o 'Match exec ./e' h",
+            "ssh -o Include=./cfg h",
+            "ssh -o PKCS11Provider=./p.so h",
+            "ssh -o SecurityKeyProvider=./p.so h",
+            "scp -o ProxyCommand=./e a h:b",
+            "ssh -F ./cfg h",
+            // x27: sftp reads commands (`!cmd`) from stdin or a batch file
+            "sftp h",
+            "sftp -b /dev/stdin h",
+            "sftp -b f h",
+            // x17/x18 and the rest of the class: another process, by pid or name
+            "strace -p 1 -e inject=all:signal=KILL",
+            "ltrace -p 1",
+            "chrt -i -p 0 1",
+            "chrt --pid 0 1",
+            "taskset -p 1 1",
+            "taskset -cp 0 1",
+            "ionice -c 3 -p 1",
+            "ionice -P 1",
+            "renice -n 5 -p 1",
+            "kill 1",
+            "kill -9 1",
+            "kill -s KILL -- 1",
+            "pkill sleep",
+            "killall sleep",
+            "prlimit --pid 1 --nofile=1",
+            "gdb -p 1",
+            // round 4's leftovers: code through options of exact-name programs
+            "split --filter='sh -c x' f",
+            "split --fil=x f",
+            "install --strip-program=./e -s a b",
+            "install -s a b",
+            "install --strip a b",
+            "sdiff --diff-program=./e a b",
+            "sdiff --diff-p=./e a b",
+            "sdiff -o out a b",
+            "diff3 --diff-program=./e a b c",
+            "capsh -- -c x",
+            "capsh --caps= -- -c x",
+            "capsh == -c x",
+            "capsh --shell=./e --",
+            "start-stop-daemon --start --exec ./e",
+            "start-stop-daemon -S --startas ./e",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+        for line in [
+            "ssh -o Foo=bar h",
+            "ssh -o UserKnownHostsFile=./x h",
+            "ssh -o ControlPath=./x h",
+            "split --nope f",
+            "install --nope a b",
+            "capsh --forkfor=1",
+        ] {
+            assert_eq!(verdict(line), "unknown", "{line}");
+        }
+        for line in [
+            "ssh -o Port=22 -o BatchMode=yes -o 'ConnectTimeout 5' -oStrictHostKeyChecking=no h ls",
+            "ssh -X h true",
+            "scp -o User=u a h:b",
+            "split -l 10 f p",
+            "split -1000 f",
+            "install -m 644 -D a b",
+            "sdiff a b",
+            "diff3 a b c",
+            "capsh --print",
+            "capsh --has-p=cap_chown",
+            "kill -l",
+            "kill %1",
+            "chrt -f 10 ls",
+            "taskset -c 0 ls",
+            "ionice -c 3 ls",
+            "strace -f ls",
         ] {
             assert_eq!(verdict(line), "-", "{line}");
         }

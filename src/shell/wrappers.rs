@@ -27,6 +27,11 @@ pub struct Wrapper {
     pub joins: bool,
     /// Its operands are a user and a shell's arguments, not a command (`su`).
     pub shell: bool,
+    /// Options that name another process (by pid, group or user) for it to act on
+    /// (`taskset -p`, `strace -p`).
+    pub pid: &'static [&'static str],
+    /// Options that make it start a login shell (`su -l`), which runs start-up files.
+    pub login: &'static [&'static str],
 }
 
 const fn gnu(short: &'static str, long: &'static [&'static str]) -> Spec {
@@ -162,6 +167,7 @@ pub fn wrapper(name: &str) -> Option<Wrapper> {
         "ionice" => Wrapper {
             spec: gnu("tpPuc:n:", &["ignore", "class=", "classdata="]),
             no_run: &["p", "P", "u"],
+            pid: &["p", "P", "u"],
             ..Wrapper::default()
         },
         "chrt" => Wrapper {
@@ -185,12 +191,14 @@ pub fn wrapper(name: &str) -> Option<Wrapper> {
                 ],
             ),
             no_run: &["p", "pid"],
+            pid: &["p", "pid"],
             positional: 1,
             ..Wrapper::default()
         },
         "taskset" => Wrapper {
             spec: gnu("acp", &["all-tasks", "cpu-list", "pid"]),
             no_run: &["p", "pid"],
+            pid: &["p", "pid"],
             positional: 1,
             ..Wrapper::default()
         },
@@ -247,6 +255,7 @@ pub fn wrapper(name: &str) -> Option<Wrapper> {
                 ],
             ),
             line: &["c", "command", "session-command"],
+            login: &["l", "login"],
             shell: true,
             ..Wrapper::default()
         },
@@ -306,11 +315,21 @@ pub fn wrapper(name: &str) -> Option<Wrapper> {
             joins: true,
             ..Wrapper::default()
         },
+        // e2fsprogs' `logsave [-asv] LOGFILE PROG [ARGS]`
+        "logsave" => Wrapper {
+            spec: Spec {
+                short: "asv",
+                ..Spec::default()
+            },
+            positional: 1,
+            ..Wrapper::default()
+        },
         "strace" | "ltrace" => Wrapper {
             spec: Spec {
                 short: "cCdDfFhiqrtTvVwxyzkna:b:e:E:I:o:O:p:P:s:S:u:U:X:",
                 ..Spec::default()
             },
+            pid: &["p"],
             ..Wrapper::default()
         },
         _ if is_ld_so(name) => Wrapper {
