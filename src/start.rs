@@ -1,9 +1,10 @@
 //! The core entry point: a request, validated by the binding's conversion, becomes a running
 //! terminal. The path of one request: [`crate::spawn::plan`] (checks and resolves program,
 //! argv, environment, cwd) -> [`crate::containment::hold`] (what will hold it: cgroups, or a
-//! job) -> [`crate::spawn::spawn`] (descriptors, the sandbox if asked for, then the platform
-//! launch, [`crate::sys::spawn::start`]) -> [`Containment::new`] (the guardian lists it; it
-//! owns what the sandbox leaves) -> [`Terminal::new`] (the output pump and the input
+//! job, and on Unix the rlimits) -> [`crate::spawn::spawn`] (descriptors, the sandbox if
+//! asked for, then the platform launch, [`crate::sys::spawn::spawn`], whose steps put the
+//! child in what the holder's `join` names) -> [`Containment::new`] (the guardian lists it;
+//! it owns what the sandbox leaves) -> [`Terminal::new`] (the output pump and the input
 //! queue).
 
 use std::ffi::OsString;
@@ -36,7 +37,7 @@ pub fn start(
 ) -> Result<Arc<Terminal>, TermError> {
     let plan = spawn::plan(&req.spawn, inherited, default_cwd)?;
     let holder = containment::hold(&plan.limits)?;
-    let (started, leader, sandbox) = spawn::spawn(&plan, holder.join())?;
+    let (started, leader, sandbox) = spawn::spawn(&plan, &holder)?;
     let containment = Containment::new(holder.contain(leader, started.pty.is_some()), sandbox);
     // Where the directory it changed into is now (symlinks resolved), whatever the checked
     // path names by now.

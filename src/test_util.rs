@@ -1,37 +1,5 @@
-//! Helpers shared by the unit tests of several modules.
-// Their users are Unix tests (Windows is tested through the package, __test__/windows).
-#![cfg_attr(not(unix), allow(dead_code))]
-
-#[cfg(unix)]
-use std::os::unix::process::CommandExt;
-#[cfg(unix)]
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// Polls `cond` every 5 ms until it holds; fails the test naming `what` after `timeout`.
-pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// `bash -c script` as the leader of a new session (`setsid` before exec).
-#[cfg(unix)]
-pub fn setsid_bash(script: &str) -> Command {
-    let mut cmd = Command::new("bash");
-    cmd.args(["-c", script]);
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid()
-                .map(drop)
-                .map_err(std::io::Error::from)
-        });
-    }
-    cmd
-}
+//! Helpers shared by the unit tests of every platform (Unix's own: `sys::unixtest`; Windows'
+//! own: `sys::wintest`).
 
 /// Strict mode (the Rust half of `__test__/fixtures/require-feature.ts`): whether a test that
 /// needs `feature` may run. True when `available`; when not, the test is skipped with `reason`

@@ -101,7 +101,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     fn wait_until(what: &str, cond: impl FnMut() -> bool) {
-        crate::test_util::wait_until(what, Duration::from_secs(10), cond);
+        crate::sys::unixtest::wait_until(what, Duration::from_secs(10), cond);
     }
 
     fn group(script: &str) -> (Child, ProcessGroup) {
@@ -195,7 +195,7 @@ mod tests {
     fn a_session_tree_includes_setsid_descendants_and_dies_whole() {
         // A job in its own group (set -m) and a grandchild in a new session.
         let child =
-            crate::test_util::setsid_bash("set -m; sleep 30 & set +m; setsid sleep 30 & wait")
+            crate::sys::unixtest::setsid_bash("set -m; sleep 30 & set +m; setsid sleep 30 & wait")
                 .spawn()
                 .unwrap();
         let tree = SessionTree(child.id() as i32);

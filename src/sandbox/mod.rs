@@ -35,13 +35,13 @@
 //!   the proxy's port.
 //! - Resource limits and cgroups are the launch's own steps, as without a sandbox.
 //!
-//! Fail closed: [`prepare`] checks each part against what this kernel provides ([`support`])
+//! Fail closed: [`prepare_launch`] checks each part against what this kernel provides ([`support`])
 //! and answers `ERR_SANDBOX_UNAVAILABLE` naming the part and what the user can do; a part the
 //! kernel refuses at launch is the same error naming the step. Nothing runs with less.
 //!
 //! Reads are not restricted: the command can read whatever the user running Node can.
 //!
-//! Linux only: elsewhere [`prepare`] rejects every sandbox with `ERR_SANDBOX_UNAVAILABLE`.
+//! Linux only (`linux.rs`): elsewhere (`none.rs`) [`prepare_launch`] rejects every sandbox with `ERR_SANDBOX_UNAVAILABLE`.
 
 use std::path::PathBuf;
 
@@ -233,125 +233,6 @@ pub fn validate_roots(spec: &SandboxSpec, field: &str) -> Result<Vec<PathBuf>, T
         out.push(real);
     }
     Ok(out)
-}
-
-/// Builds the sandbox for one terminal in the parent: `cwd` is the checked working directory
-/// the command gets, `tty` the pty slave it gets (pty terminals), `field` names the option in
-/// errors. Fails closed with `ERR_SANDBOX_UNAVAILABLE` naming the part the kernel cannot
-/// provide.
-#[cfg(target_os = "linux")]
-pub fn prepare(
-    spec: &SandboxSpec,
-    cwd: std::os::fd::BorrowedFd<'_>,
-    tty: Option<std::os::fd::BorrowedFd<'_>>,
-    field: &str,
-) -> Result<imp::SandboxLaunch, TermError> {
-    use std::os::fd::AsRawFd;
-    let pinned_now;
-    let roots: &roots::Roots = match &spec.pinned {
-        Some(p) => &p.0,
-        None => {
-            pinned_now = pin(spec, field)?;
-            &pinned_now.0
-        }
-    };
-    let s = support::kernel();
-    if !s.filesystem {
-        return Err(unavailable(
-            "the filesystem part (Landlock ABI >= 3)",
-            format_args!(
-                "Landlock ABI {} (Linux 6.2 or later with Landlock enabled, e.g. lsm=landlock \
-                 on the kernel command line, provides it)",
-                s.landlock_abi
-            ),
-        ));
-    }
-    if s.network.is_none() {
-        return Err(unavailable(
-            "the network and terminal part (seccomp)",
-            s.reasons.join("; "),
-        ));
-    }
-    let (sleep, null_fd, userns) = support::fixed()
-        .and_then(|f| support::namespaces().map(|_| f))
-        .map_err(|why| {
-            unavailable(
-                "the namespaces (mount, PID and IPC; unprivileged callers need user \
-                 namespaces: allow them, e.g. Ubuntu's kernel.apparmor_restrict_unprivileged_userns=0 \
-                 or an AppArmor profile for node, or run without a sandbox)",
-                why,
-            )
-        })?;
-    let cwd_path = crate::sys::cwd::fd_path(&cwd)
-        .map_err(|e| TermError::from_io(&e, "sandbox: the working directory's path"))?;
-    let hidden = ["/tmp", "/dev", "/proc"].into_iter().find(|h| {
-        cwd_path.starts_with(h) && !roots.roots.iter().any(|r| cwd_path.starts_with(&r.path))
-    });
-    if let Some(h) = hidden {
-        return Err(TermError::invalid_cwd(format!(
-            "cwd `{}` is under {h}, which the sandbox replaces with its own: start the \
-             command elsewhere or make a directory containing it a writable root",
-            cwd_path.display()
-        )));
-    }
-    let tty_path = tty
-        .map(|t| crate::sys::cwd::fd_path(&t))
-        .transpose()
-        .map_err(|e| TermError::from_io(&e, "sandbox: the pty's path"))?;
-    let mounts = mounts::MountPlan::new(roots, spec.tmp_bytes, tty_path.as_deref())
-        .map_err(|e| unavailable("the mounts", e))?;
-    let proxy_port = spec.proxy.as_ref().map(|_| PROXY_ADDR.1);
-    let (ruleset, tmp_access) =
-        landlock::ruleset(s.landlock_abi, roots, tty, spec.network, proxy_port)
-            .map_err(|e| unavailable("the filesystem part (Landlock)", e))?;
-    let net_mode = match (spec.network, &spec.proxy) {
-        (true, _) => seccomp::Net::On,
-        (false, Some(_)) => seccomp::Net::Proxy,
-        (false, None) => seccomp::Net::Off,
-    };
-    let program = seccomp::program(net_mode)
-        .map_err(|e| unavailable("the network and terminal part (seccomp)", e))?;
-    let fprogs = vec![libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_ptr() as *mut libc::sock_filter,
-    }];
-    let mut ns = Box::new(namespaces::NsPlan::new(userns, sleep, null_fd, mounts));
-    ns.net = !spec.network;
-    let netns = ns.net.then(|| netpool::take(userns)).flatten();
-    if let Some(p) = &netns {
-        ns.net_fd = p.net.as_raw_fd();
-        ns.user_fd = p.user.as_ref().map_or(-1, |u| u.as_raw_fd());
-    }
-    let proxy = spec
-        .proxy
-        .as_ref()
-        .map(|_| proxy::Channel::new())
-        .transpose()
-        .map_err(|e| unavailable("the network proxy's channel (socketpair)", e))?;
-    ns.proxy_sock = proxy.as_ref().map_or(-1, proxy::Channel::child_fd);
-    ns.ruleset_fd = ruleset.as_raw_fd();
-    ns.tmp_access = tmp_access;
-    ns.cwd_path = crate::sys::spawn::cpath(&cwd_path)
-        .map_err(|e| TermError::from_io(&e, "sandbox: the working directory's path"))?;
-    ns.cwd_id = namespaces::fd_id(cwd.as_raw_fd())
-        .map_err(|e| TermError::from_io(&e, "sandbox: the working directory"))?;
-    let child = Box::new(child::ChildSandbox {
-        ruleset_fd: ruleset.as_raw_fd(),
-        fprogs: fprogs.as_ptr(),
-        n_fprogs: fprogs.len(),
-        // Root, or a process with a user namespace (where it holds every capability until it
-        // execs), locks root's capabilities away.
-        // SAFETY: geteuid has no preconditions.
-        lock_root: userns || unsafe { libc::geteuid() } == 0,
-    });
-    Ok(imp::SandboxLaunch {
-        _ruleset: ruleset,
-        _fprogs: fprogs,
-        ns,
-        child,
-        proxy,
-        _netns: netns,
-    })
 }
 
 // Unix paths and processes (Windows refuses every sandbox: ERR_SANDBOX_UNAVAILABLE).

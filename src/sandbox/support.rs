@@ -176,7 +176,7 @@ pub fn namespaces() -> Result<&'static str, String> {
 /// Landlock, no seccomp) and checks it exits 0: only trying tells whether this kernel, its
 /// sysctls, security modules and the container we may run in allow it.
 fn probe() -> Result<(), String> {
-    use crate::sys::spawn::{self as launch, ChildSteps, Command, Io, Isolation};
+    use crate::sys::spawn::{self as launch, Argv, ChildSteps, Command, Io, Isolation, Join};
     let program = ["/bin/true", "/usr/bin/true"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
@@ -190,13 +190,13 @@ fn probe() -> Result<(), String> {
     let (started, leader) = launch::spawn(
         Command {
             program: program.as_ref(),
-            argv: &["true".into()],
-            shell_line: false,
+            argv: Argv::Program(&["true".into()]),
             env: &[],
             cwd: &root,
-            own_session: true,
-            limits: &Default::default(),
-            join: Default::default(),
+            join: Join {
+                own_session: true,
+                ..Join::default()
+            },
             steps: Some(ChildSteps {
                 isolate: Some(Isolation {
                     enter: super::namespaces::enter,

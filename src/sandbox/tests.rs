@@ -53,25 +53,25 @@ fn a_symlink_to_a_forbidden_place_is_refused() {
 /// included) and exit code; the namespace ends with the guard, dropped here.
 #[cfg(target_os = "linux")]
 fn run_sandboxed(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i32, String) {
-    use crate::sys::spawn::{self as launch, Command, Io};
+    use crate::sys::spawn::{self as launch, Argv, Command, Io, Join};
     use std::io::Read;
     use std::os::fd::AsFd;
     let cwd = crate::sys::cwd::open_dir(cwd).unwrap();
     let ends = launch::open_ends(Io::Pipe).unwrap();
-    let prepared = prepare(spec, cwd.as_fd(), None, "sandbox").unwrap();
+    let prepared = prepare_launch(spec, &cwd, &ends, "sandbox").unwrap();
     let (started, leader) = launch::spawn(
         Command {
             program: "/bin/sh".as_ref(),
-            argv: &["sh".into(), "-c".into(), script.into()],
-            shell_line: false,
+            argv: Argv::Program(&["sh".into(), "-c".into(), script.into()]),
             env: &[
                 ("PATH".into(), "/usr/bin:/bin".into()),
                 ("TMPDIR".into(), "/tmp".into()),
             ],
             cwd: &cwd,
-            own_session: true,
-            limits: &Default::default(),
-            join: Default::default(),
+            join: Join {
+                own_session: true,
+                ..Join::default()
+            },
             steps: Some(prepared.steps()),
         },
         ends,

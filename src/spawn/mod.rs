@@ -5,8 +5,9 @@
 //! ONE pipe (so the order of writes is kept), and its own process group. On a pty, the child
 //! instead leads a new session with the pty's slave as its controlling terminal and as stdin,
 //! stdout and stderr (Windows: a pseudo console). It is started by [`crate::sys::spawn`]
-//! without forking Node: Unix applies resource limits, a parent-death signal and the
-//! terminal's cgroups in the child before exec; Windows puts it in the terminal's job.
+//! without forking Node, through the launch's steps (`sys/spawn/steps/`): on Unix a new
+//! group or session, a parent-death signal (Linux), resource limits and the terminal's
+//! cgroups in the child before exec; on Windows the terminal's job.
 //!
 //! With a sandbox ([`crate::sandbox`]), the launch composes its steps: the sandbox's
 //! isolation (namespaces, mounts, the init) and confinement (capabilities, `no_new_privs`,
@@ -16,7 +17,8 @@
 
 use crate::error::TermError;
 use crate::sandbox::SandboxGuard;
-use crate::sys::spawn::{self as launch, Command, Join, Leader, Started};
+use crate::sys::contain::Holder;
+use crate::sys::spawn::{self as launch, Argv, Command, Leader, Started};
 
 mod plan;
 
@@ -26,14 +28,14 @@ pub use plan::{
     SpawnPlan, SpawnRequest,
 };
 
-/// Starts the planned child in what `join` names (its cgroups; on Windows its job): its own
-/// process group (a new session on a pty, or with a sandbox), stdin on the null device (or
-/// a pipe), stdout and stderr on one pipe, or all three on a pty ([`crate::sys::spawn`]).
-/// With it, the [`Leader`] its containment takes and, when sandboxed, the guard of what the
-/// sandbox leaves running (its namespace's init).
+/// Starts the planned child in what `holder` puts it into ([`Holder::join`]: its rlimits and
+/// cgroups; on Windows its job): its own process group (a new session on a pty, or with a
+/// sandbox), stdin on the null device (or a pipe), stdout and stderr on one pipe, or all
+/// three on a pty ([`crate::sys::spawn`]). With it, the [`Leader`] its containment takes and,
+/// when sandboxed, the guard of what the sandbox leaves running (its namespace's init).
 pub fn spawn(
     plan: &SpawnPlan,
-    join: Join<'_>,
+    holder: &Holder,
 ) -> Result<(Started, Leader, Option<SandboxGuard>), TermError> {
     // Control characters escaped; paths (backslashes) and non-ASCII names as they are.
     let argv0: String = plan.argv[0]
@@ -73,15 +75,16 @@ pub fn spawn(
     let (started, leader) = launch::spawn(
         Command {
             program: &plan.program,
-            argv: &plan.argv,
-            shell_line: plan.shell_line,
+            argv: if plan.shell_line {
+                Argv::ShellLine(&plan.argv)
+            } else {
+                Argv::Program(&plan.argv)
+            },
             env: env_override.as_deref().unwrap_or(&plan.env),
             cwd: &plan.cwd_dir,
             // A sandboxed command leads a session of its own even on pipes: no controlling
             // terminal (Node's would let it type into the user's shell with TIOCSTI).
-            own_session: sandbox.is_some(),
-            limits: &plan.limits,
-            join,
+            join: holder.join(sandbox.is_some()),
             steps: sandbox.as_ref().map(|s| s.steps()),
         },
         ends,

@@ -182,7 +182,7 @@ fn spawn_runs_and_merges_streams() {
         Path::new("/"),
     )
     .unwrap();
-    let (s, leader, _) = spawn(&p, Default::default()).unwrap();
+    let (s, leader, _) = spawn(&p, &Holder::default()).unwrap();
     let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(leader.pid), None).unwrap();
     assert_eq!(
         status,

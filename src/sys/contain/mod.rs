@@ -6,7 +6,8 @@
 //!
 //! - Unix (`unix.rs`): the leader's process group, on a pty its session, and its cgroups
 //!   where the system has them (a pids cgroup for `limits.processes`); `Stop` is the signal
-//!   of that name. Resource limits are the launch's rlimits, so nothing is refused here.
+//!   of that name. Resource limits are the command's rlimits (the launch's rlimits step, from
+//!   [`Holder::join`]); `RLIMIT_AS` where the system does not enforce it (macOS) is `ENOTSUP`.
 //! - Windows (`windows.rs`): the terminal's Job Object ([`crate::sys::job`]), with the
 //!   request's limits as job limits (`ENOTSUP` for those a job has none of). `Term` is
 //!   Ctrl+C written to a pty's console input, and on pipes (no graceful stop there: Node's
@@ -25,8 +26,6 @@ pub use windows::{Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
 
 /// Why a terminal's containment could not be prepared.
 #[derive(Debug)]
-// Unix refuses nothing here (its limits are the launch's rlimits).
-#[cfg_attr(unix, allow(dead_code))]
 pub enum PrepareError {
     /// A requested limit the platform's containment cannot enforce.
     Unsupported {
@@ -38,5 +37,7 @@ pub enum PrepareError {
         why: &'static str,
     },
     /// The system refused to make the containment.
+    // Unix makes nothing that can fail here (its cgroups are best effort).
+    #[cfg_attr(unix, allow(dead_code))]
     Os(std::io::Error),
 }

@@ -13,7 +13,7 @@ use super::PrepareError;
 use crate::sys::cgroup::{Cgroup, PidsCgroup};
 use crate::sys::procs;
 use crate::sys::signals::Stop;
-use crate::sys::spawn::{Join, Leader, Limits};
+use crate::sys::spawn::{rlimits, Join, Leader, Limits, Rlimit, ADDRESS_SPACE_LIMIT};
 
 /// Whether a terminal is a Job Object: not on Unix (`containmentInfo().jobObjects`).
 pub const JOB_OBJECTS: bool = false;
@@ -21,26 +21,42 @@ pub const JOB_OBJECTS: bool = false;
 /// How long dropping a containment waits for its cgroups to empty after SIGKILL.
 const CGROUP_EMPTY_WAIT: Duration = Duration::from_millis(200);
 
-/// The cgroups of a terminal about to be spawned (none where cgroups are unavailable).
+/// The cgroups of a terminal about to be spawned (none where cgroups are unavailable), and
+/// the rlimits its command gets.
 #[derive(Debug, Default)]
 pub struct Holder {
     cgroup: Option<Cgroup>,
     pids: Option<PidsCgroup>,
+    rlimits: Vec<Rlimit>,
 }
 
 impl Holder {
-    /// Creates the terminal's cgroup and, for `limits.processes`, a pids cgroup capping it.
-    /// Refuses nothing: the other limits are the launch's rlimits.
+    /// Creates the terminal's cgroup and, for `limits.processes`, a pids cgroup capping it;
+    /// every limit is also an rlimit of the command. Refuses `limits.addressSpaceBytes` where
+    /// the system does not enforce `RLIMIT_AS` (macOS: [`ADDRESS_SPACE_LIMIT`]) with `ENOTSUP`.
     pub fn new(limits: &Limits) -> Result<Holder, PrepareError> {
+        if !ADDRESS_SPACE_LIMIT && limits.address_space_bytes.is_some() {
+            return Err(PrepareError::Unsupported {
+                field: "limits.addressSpaceBytes",
+                errno: libc::ENOTSUP,
+                why: "this system accepts RLIMIT_AS but does not enforce it",
+            });
+        }
         let cgroup = Cgroup::create();
         let pids = limits
             .processes
             .and_then(|max| PidsCgroup::create(max, cgroup.as_ref()));
-        Ok(Self { cgroup, pids })
+        Ok(Self {
+            cgroup,
+            pids,
+            rlimits: rlimits(limits),
+        })
     }
 
-    /// What the child joins before exec: the `cgroup.procs` files of its cgroups.
-    pub fn join(&self) -> Join<'_> {
+    /// What the child is put into before exec: a session of its own when `own_session` (else
+    /// a new process group; a pty's session either way), its rlimits, the `cgroup.procs`
+    /// files of its cgroups.
+    pub fn join(&self, own_session: bool) -> Join<'_> {
         let mut files: Vec<CString> = self.cgroup.iter().filter_map(|c| c.procs_path()).collect();
         if let Some(p) = self.pids.as_ref().and_then(|p| p.procs_path()) {
             if !files.contains(&p) {
@@ -48,6 +64,8 @@ impl Holder {
             }
         }
         Join {
+            own_session,
+            rlimits: self.rlimits.clone(),
             cgroup_procs: files,
             ..Join::default()
         }
@@ -253,5 +271,34 @@ impl SessionTree {
 pub fn signal_pids(pids: &[i32], sig: Signal) {
     for &pid in pids {
         let _ = kill(Pid::from_raw(pid), sig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_space_limit_is_held_only_where_the_system_enforces_it() {
+        let limits = Limits {
+            address_space_bytes: Some(1 << 30),
+            ..Limits::default()
+        };
+        let held = Holder::new(&limits);
+        if ADDRESS_SPACE_LIMIT {
+            let holder = held.unwrap();
+            let join = holder.join(false);
+            assert!(join
+                .rlimits
+                .iter()
+                .any(|r| r.resource as i64 == libc::RLIMIT_AS as i64 && r.value == 1 << 30));
+        } else {
+            match held {
+                Err(PrepareError::Unsupported { field, errno, .. }) => {
+                    assert_eq!((field, errno), ("limits.addressSpaceBytes", libc::ENOTSUP))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

@@ -41,12 +41,11 @@ impl Holder {
         Ok(Holder { job })
     }
 
-    /// The job, which the launch puts the child in before it runs.
-    pub fn join(&self) -> Join<'_> {
-        Join {
-            job: Some(&self.job),
-            ..Join::default()
-        }
+    /// The job, which the launch puts the child in before it runs. `_own_session` asks
+    /// nothing more here: the child has a console of its own already (`sys::spawn`'s
+    /// `windows.rs`), and Windows has no sessions.
+    pub fn join(&self, _own_session: bool) -> Join<'_> {
+        Join { job: &self.job }
     }
 
     /// The job of the started `leader` (the pty-ness is its console input: `session` adds

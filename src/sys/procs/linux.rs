@@ -136,13 +136,13 @@ mod tests {
         let pid = child.id() as i32;
         // Right after the spawn the kernel may still show no image fields (the exec is not
         // complete for /proc yet, seen on a loaded machine): wait for the first stamp.
-        crate::test_util::wait_until("child stamp", std::time::Duration::from_secs(10), || {
+        crate::sys::unixtest::wait_until("child stamp", std::time::Duration::from_secs(10), || {
             exec_stamp(pid).is_some()
         });
         let before = exec_stamp(pid).expect("child stamp");
         child.stdin.take().unwrap().write_all(b"go\n").unwrap();
         let comm = || std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        crate::test_util::wait_until("exec", std::time::Duration::from_secs(10), || {
+        crate::sys::unixtest::wait_until("exec", std::time::Duration::from_secs(10), || {
             comm().trim() == "sleep"
         });
         assert_ne!(exec_stamp(pid).expect("stamp after exec"), before);
@@ -163,12 +163,12 @@ mod tests {
         let pid = child.id() as i32;
         // SAFETY: plain kill(2) on our own child.
         unsafe { libc::kill(pid, libc::SIGSTOP) };
-        crate::test_util::wait_until("stopped", std::time::Duration::from_secs(10), || {
+        crate::sys::unixtest::wait_until("stopped", std::time::Duration::from_secs(10), || {
             wait_state(pid) == WaitState::Stopped
         });
         // SAFETY: as above.
         unsafe { libc::kill(pid, libc::SIGCONT) };
-        crate::test_util::wait_until("continued", std::time::Duration::from_secs(10), || {
+        crate::sys::unixtest::wait_until("continued", std::time::Duration::from_secs(10), || {
             wait_state(pid) != WaitState::Stopped
         });
         child.kill().unwrap();

@@ -326,7 +326,7 @@ mod tests {
         } else {
             "sleep 100"
         };
-        let child = crate::test_util::setsid_bash(&format!(
+        let child = crate::sys::unixtest::setsid_bash(&format!(
             "set -m; sleep 100 & sleep 100 & set +m; {grandchild} & wait"
         ))
         .stdin(std::process::Stdio::null())

@@ -1,7 +1,8 @@
-//! What a terminal's launch is made of, in no platform's terms: the resolved [`Command`], its
-//! standard I/O ([`Io`]: pipes or a pseudo-terminal), its resource [`Limits`], and what comes
-//! back ([`Started`], and the [`super::Leader`] the containment takes). `open_ends` and
-//! `start` (per platform: `start_unix.rs`, `start_windows.rs`) make the descriptors or
+//! What a terminal's launch is made of, in no platform's terms: the resolved [`Command`] (its
+//! [`Argv`], and the platform's [`Join`] the containment made), its standard I/O ([`Io`]:
+//! pipes or a pseudo-terminal), the resource [`Limits`] the containment turns into steps, and
+//! what comes back ([`Started`], and the [`Leader`] the containment takes). `open_ends` and
+//! `spawn` (per platform: `start_unix.rs`, `start_windows.rs`) make the descriptors or
 //! handles and launch it.
 
 use std::ffi::OsString;
@@ -11,9 +12,10 @@ use super::{ChildSteps, Join};
 use crate::sys::cwd::Dir;
 use crate::sys::pty::PtySize;
 
-/// Resource limits for the command. Unix applies each as a soft and hard rlimit in the child;
-/// Windows maps what it can onto the terminal's job (`sys::job::JobLimits`), the rest is
-/// refused before anything starts.
+/// Resource limits for the command, given to the containment (`sys::contain::Holder::new`):
+/// Unix applies each as a soft and hard rlimit in the child (the rlimits step); Windows maps
+/// what it can onto the terminal's job (`sys::job::JobLimits`), the rest is refused before
+/// anything starts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Limits {
     /// CPU seconds (`RLIMIT_CPU`; Windows: user time per process).
@@ -46,28 +48,38 @@ pub enum Io {
 pub struct Command<'a> {
     /// The executable (absolute; nothing is searched any more).
     pub program: &'a Path,
-    /// argv, argv[0] included. For a shell line: what `rules::shell_argv` made, the line last.
-    pub argv: &'a [OsString],
-    /// argv is a shell line's (Windows builds cmd's verbatim command line from it; Unix
-    /// passes argv as it is either way).
-    #[cfg_attr(unix, allow(dead_code))]
-    pub shell_line: bool,
+    /// argv, argv[0] included, as a program's or a shell line's.
+    pub argv: Argv<'a>,
     /// The complete environment.
     pub env: &'a [(OsString, OsString)],
     /// The working directory, as opened (and checked) when planned.
     pub cwd: &'a Dir,
-    /// Lead a new session even on pipes (Unix; a pty terminal's command always does): no
-    /// controlling terminal to type into.
-    #[cfg_attr(windows, allow(dead_code))] // a console of its own already (see windows.rs)
-    pub own_session: bool,
-    /// Resource limits (Unix: rlimits in the child; Windows: already the job's).
-    #[cfg_attr(windows, allow(dead_code))] // the job holds them (the containment's `Holder`)
-    pub limits: &'a Limits,
-    /// What the child is put into before it runs.
+    /// What the child is put into before it runs (`sys::contain::Holder::join`): the values
+    /// of the platform's steps (`steps/`: on Unix its session, rlimits and cgroups; on
+    /// Windows its job).
     pub join: Join<'a>,
     /// A higher layer's steps in the child (a sandbox's namespaces and its last step before
     /// exec; only Linux has any).
     pub steps: Option<ChildSteps>,
+}
+
+/// A command's argv, argv[0] included.
+#[derive(Debug, Clone, Copy)]
+pub enum Argv<'a> {
+    /// A program's arguments.
+    Program(&'a [OsString]),
+    /// A shell line, as `rules::shell_argv` made it (the line last): Windows gives cmd the
+    /// line verbatim; Unix passes it as any argv.
+    ShellLine(&'a [OsString]),
+}
+
+impl<'a> Argv<'a> {
+    /// Every argument, argv[0] included.
+    pub fn all(&self) -> &'a [OsString] {
+        match *self {
+            Argv::Program(a) | Argv::ShellLine(a) => a,
+        }
+    }
 }
 
 /// A launched terminal command: the child to watch, our ends of its I/O.
@@ -92,8 +104,21 @@ pub enum Lookup {
     /// The file that would run.
     Found(std::path::PathBuf),
     /// A file of that name exists but cannot be executed (Unix permissions).
+    // Windows' lookup (`rules_windows.rs`) has no execute permission to find missing.
     #[cfg_attr(windows, allow(dead_code))]
     NotExecutable,
     /// Nothing of that name.
     NotFound,
+}
+
+/// A terminal's started leader, as the containment layer takes it.
+#[derive(Debug)]
+pub struct Leader {
+    /// Its process id (on Unix also its process group id, and on a pty its session id).
+    pub pid: i32,
+    /// On Windows, a pty terminal's console input (a duplicate of our end): the graceful
+    /// stop writes Ctrl+C (ETX) there, which the pseudo console turns into `CTRL_C_EVENT`
+    /// for every process attached to it.
+    #[cfg(windows)]
+    pub console_input: Option<std::os::windows::io::OwnedHandle>,
 }

@@ -16,18 +16,41 @@ pub enum Stage {
     Cwd,
     /// `execve`.
     Exec,
-    /// Starting the command from the intermediate process of an [`Isolation`].
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    /// Starting the command from the intermediate process of a namespace launch (Linux).
     Start,
-    /// The parent exited before the parent-death signal was armed (Linux only).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    /// The parent exited before the parent-death signal was armed (Linux).
     ParentGone,
     /// A step of the caller ([`super::ChildSteps`]) failed with this code.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Step(i32),
 }
 
+// The codes a launch's child reports its failed stage under (0: none), the same for every
+// Unix launcher, decoded once by [`Stage::from_code`].
+pub(super) const STAGE_SESSION: i32 = 1;
+pub(super) const STAGE_RLIMIT: i32 = 2;
+pub(super) const STAGE_STDIO: i32 = 3;
+pub(super) const STAGE_CWD: i32 = 4;
+pub(super) const STAGE_EXEC: i32 = 5;
+pub(super) const STAGE_PARENT_GONE: i32 = 6;
+pub(super) const STAGE_START: i32 = 7;
+/// A caller's step reports its code as this plus the code.
+pub(super) const STAGE_STEP: i32 = 100;
+
 impl Stage {
+    /// The stage a child reported as `code` (nonzero).
+    pub(super) fn from_code(code: i32) -> Stage {
+        match code {
+            STAGE_SESSION => Stage::Session,
+            STAGE_RLIMIT => Stage::Rlimit,
+            STAGE_STDIO => Stage::Stdio,
+            STAGE_CWD => Stage::Cwd,
+            STAGE_PARENT_GONE => Stage::ParentGone,
+            STAGE_EXEC => Stage::Exec,
+            STAGE_START => Stage::Start,
+            s => Stage::Step(s - STAGE_STEP),
+        }
+    }
+
     fn what(self) -> &'static str {
         match self {
             Stage::Session => "setting up the session",

@@ -14,9 +14,17 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::{ChildStep, Isolation, LaunchError, LaunchSpec, Launched, Rlimit, SessionMode, Stage};
+use super::error::{
+    STAGE_CWD, STAGE_EXEC, STAGE_PARENT_GONE, STAGE_RLIMIT, STAGE_SESSION, STAGE_START,
+    STAGE_STDIO, STAGE_STEP,
+};
+use super::steps::rlimits::Rlimit;
+use super::steps::session::SessionMode;
+use super::steps::{cgroup, parent_death, rlimits};
+use super::{LaunchError, LaunchSpec, Launched, Stage};
 
 pub(super) const PARENT_DEATH_SIGNAL: bool = true;
+pub(super) const ADDRESS_SPACE_LIMIT: bool = true;
 
 /// A higher layer's steps in the child (a sandbox's): its namespaces, and its last step
 /// before `execve`.
@@ -28,28 +36,33 @@ pub struct ChildSteps {
     pub confine: Option<ChildStep>,
 }
 
-impl ChildSteps {
-    /// The launch's two fields.
-    pub(super) fn into_parts(self) -> (Option<Isolation>, Option<ChildStep>) {
-        (self.isolate, self.confine)
-    }
+/// A step of a higher layer run in the child: raw system calls only, on `arg` (valid until
+/// the launch returns). `Err((code, errno))` fails the launch with [`Stage::Step`]`(code)`.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildStep {
+    /// The step.
+    pub run: unsafe fn(arg: *const libc::c_void) -> Result<(), (i32, i32)>,
+    /// Its argument.
+    pub arg: *const libc::c_void,
 }
-pub(super) const ADDRESS_SPACE_LIMIT: bool = true;
 
-/// Failure stages reported by the child.
-const STAGE_SESSION: i32 = 1;
-const STAGE_RLIMIT: i32 = 2;
-const STAGE_STDIO: i32 = 3;
-const STAGE_CWD: i32 = 4;
-const STAGE_EXEC: i32 = 5;
-const STAGE_PARENT_GONE: i32 = 6;
-/// Starting the command from C failed.
-const STAGE_START: i32 = 7;
-/// At most this many cgroups are joined (a terminal has two at most: its cgroup, its pids
-/// cgroup).
-const MAX_CGROUPS: usize = 4;
-/// The caller's steps report their codes as this plus the code.
-const STAGE_STEP: i32 = 100;
+/// New namespaces for the command: `enter` runs in an intermediate process C, in the
+/// command's working directory, with a stack for the namespace's init; it makes the
+/// namespaces, starts their init as a child of the launcher (writing its pid to `init_pid`
+/// as soon as it exists) and leaves C in the working directory the command must get. C then
+/// starts the command and exits.
+#[derive(Debug, Clone, Copy)]
+pub struct Isolation {
+    /// The step.
+    #[allow(clippy::type_complexity)]
+    pub enter: unsafe fn(
+        arg: *const libc::c_void,
+        init_stack: *mut u8,
+        init_pid: &mut libc::pid_t,
+    ) -> Result<(), (i32, i32)>,
+    /// Its argument.
+    pub arg: *const libc::c_void,
+}
 
 struct ChildArgs {
     program: *const libc::c_char,
@@ -99,55 +112,23 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         };
         // Default dispositions for every signal (Node ignores SIGPIPE and handles others).
         default_signals();
-        match a.session {
-            SessionMode::NewGroup => {
-                if libc::setpgid(0, 0) != 0 {
-                    fail(a, STAGE_SESSION);
-                }
-            }
-            SessionMode::NewSession(tty) => {
-                if libc::setsid() < 0 {
-                    fail(a, STAGE_SESSION);
-                }
-                if let Some(fd) = tty {
-                    if libc::ioctl(fd, libc::TIOCSCTTY as _, 0) != 0 {
-                        fail(a, STAGE_SESSION);
-                    }
-                }
-            }
+        // The steps (`steps/`), in order: session, parent-death signal, rlimits, cgroups.
+        if a.session.enter().is_err() {
+            fail(a, STAGE_SESSION);
         }
         if a.pdeathsig != 0 {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                a.pdeathsig as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            if libc::getppid() != a.expected_ppid {
-                *libc::__errno_location() = libc::ESRCH;
+            if let Err(e) = parent_death::arm(a.pdeathsig, a.expected_ppid) {
+                *libc::__errno_location() = e;
                 fail(a, STAGE_PARENT_GONE);
             }
         }
-        for i in 0..a.n_rlimits {
-            let r = &*a.rlimits.add(i);
-            let lim = libc::rlimit {
-                rlim_cur: r.value as libc::rlim_t,
-                rlim_max: r.value as libc::rlim_t,
-            };
-            if libc::setrlimit(r.resource as _, &lim) != 0 {
-                fail(a, STAGE_RLIMIT);
-            }
+        if rlimits::apply(std::slice::from_raw_parts(a.rlimits, a.n_rlimits)).is_err() {
+            fail(a, STAGE_RLIMIT);
         }
         // (A namespace launch's C joined them for the command: from inside the new mount
         // namespace, /sys is read-only.)
-        for i in 0..if a.isolate.is_none() { a.n_cgroups } else { 0 } {
-            // Best effort: without the cgroup, the process group still contains the command.
-            let fd = libc::open(*a.cgroup_procs.add(i), libc::O_WRONLY | libc::O_CLOEXEC);
-            if fd >= 0 {
-                libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
-                libc::close(fd);
-            }
+        if a.isolate.is_none() {
+            cgroup::join_best_effort(std::slice::from_raw_parts(a.cgroup_procs, a.n_cgroups));
         }
         // Before stdio: the directory descriptor is never one of 0, 1, 2 we overwrite.
         // (In a namespace launch, C already did, and the isolation step may have moved it.)
@@ -208,26 +189,15 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
         // signals from outside) stays out of the terminal's count. Not best effort here: a
         // sandboxed tree that escaped its limit is refused. (A write checks the opener's
         // credentials, so it works after C entered a user namespace too.)
-        let mut joins: [RawFd; MAX_CGROUPS] = [-1; MAX_CGROUPS];
-        if a.n_cgroups > MAX_CGROUPS {
-            fail(a, STAGE_RLIMIT, libc::E2BIG);
-        }
-        for (i, slot) in joins.iter_mut().enumerate().take(a.n_cgroups) {
-            *slot = libc::open(*a.cgroup_procs.add(i), libc::O_WRONLY | libc::O_CLOEXEC);
-            if *slot < 0 {
-                fail(a, STAGE_RLIMIT, errno());
-            }
-        }
+        let joins = match cgroup::open(std::slice::from_raw_parts(a.cgroup_procs, a.n_cgroups)) {
+            Ok(fds) => fds,
+            Err(e) => fail(a, STAGE_RLIMIT, e),
+        };
         if let Err((code, e)) = (iso.enter)(iso.arg, a.init_stack, &mut a.init_pid) {
             fail(a, STAGE_STEP + code, e);
         }
-        for &fd in joins.iter().take(a.n_cgroups) {
-            let n = libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
-            let e = errno();
-            libc::close(fd);
-            if n != 1 {
-                fail(a, STAGE_RLIMIT, e);
-            }
+        if let Err(e) = cgroup::join_opened(&joins) {
+            fail(a, STAGE_RLIMIT, e);
         }
         // The command without CLONE_VFORK: C exits at once instead of waiting to be woken
         // for its exit (on two CPUs that wakeup could queue behind the command's own start),
@@ -336,15 +306,17 @@ fn wait_cleared(word: &libc::pid_t) {
 /// Size of the child's stack (it only makes system calls).
 const CHILD_STACK: usize = 64 * 1024;
 
-/// Launches `spec` from the calling thread (the launcher thread).
-pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
+/// Launches `spec` from the calling thread (the launcher thread), with `parent_death` as the
+/// child's parent-death signal.
+pub(super) fn launch_here(spec: &LaunchSpec, parent_death: Option<i32>) -> io::Result<Launched> {
+    let (isolate, confine) = spec.steps.map_or((None, None), |s| (s.isolate, s.confine));
     let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|s| s.as_ptr()).collect();
     argv.push(std::ptr::null());
     let mut envp: Vec<*const libc::c_char> = spec.envp.iter().map(|s| s.as_ptr()).collect();
     envp.push(std::ptr::null());
     let cgroups: Vec<*const libc::c_char> = spec.cgroup_procs.iter().map(|s| s.as_ptr()).collect();
     // Through C: C makes the namespaces and starts the command.
-    let via_c = spec.isolate.is_some();
+    let via_c = isolate.is_some();
     // One stack per process that runs on our memory: the child (C), then the init and the
     // command of a launch through C.
     let mut stack = vec![0u8; CHILD_STACK * if via_c { 3 } else { 1 }];
@@ -369,13 +341,13 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
         session: spec.session,
         rlimits: spec.rlimits.as_ptr(),
         n_rlimits: spec.rlimits.len(),
-        pdeathsig: spec.parent_death_signal.unwrap_or(0),
+        pdeathsig: parent_death.unwrap_or(0),
         parent_pid,
         expected_ppid: if via_c { 0 } else { parent_pid },
         cgroup_procs: cgroups.as_ptr(),
         n_cgroups: cgroups.len(),
-        confine: spec.confine,
-        isolate: spec.isolate,
+        confine,
+        isolate,
         init_stack,
         cmd_stack,
         init_pid: 0,
@@ -441,16 +413,7 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
         if !via_c {
             reap(pid);
         }
-        let stage = match stage {
-            STAGE_SESSION => Stage::Session,
-            STAGE_RLIMIT => Stage::Rlimit,
-            STAGE_STDIO => Stage::Stdio,
-            STAGE_CWD => Stage::Cwd,
-            STAGE_PARENT_GONE => Stage::ParentGone,
-            STAGE_EXEC => Stage::Exec,
-            STAGE_START => Stage::Start,
-            s => Stage::Step(s - STAGE_STEP),
-        };
+        let stage = Stage::from_code(stage);
         return Err(LaunchError::io_error(stage, errno));
     }
     Ok(if via_c {

@@ -17,47 +17,36 @@
 //!
 //! Not on macOS: the parent-death signal (the guardian kills a Node's terminals when Node dies
 //! without running code), cgroups (none are passed here), and `RLIMIT_AS`, which macOS accepts
-//! but does not enforce: a launch with it fails with `ENOTSUP` rather than pretend.
+//! but does not enforce ([`ADDRESS_SPACE_LIMIT`]: the containment refuses it with `ENOTSUP`
+//! before anything starts, rather than pretend).
 
 use std::ffi::c_int;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
+use super::error::{STAGE_EXEC, STAGE_RLIMIT, STAGE_SESSION};
 use super::posix_spawn::{failed_stage, flags, Grouping, Prepared};
-use super::{LaunchError, LaunchSpec, Launched, SessionMode, Stage};
+use super::steps::rlimits::{self, Rlimit};
+use super::steps::session::SessionMode;
+use super::{LaunchError, LaunchSpec, Launched, Stage};
 
 pub(super) const PARENT_DEATH_SIGNAL: bool = false;
+pub(super) const ADDRESS_SPACE_LIMIT: bool = false;
 
 /// A higher layer's steps in the child: macOS's launch runs none (no sandbox here), so none
 /// is ever made.
 #[derive(Debug, Clone, Copy)]
 pub enum ChildSteps {}
 
-impl ChildSteps {
-    /// Never reached (none is made).
-    pub(super) fn into_parts(
-        self,
-    ) -> (
-        Option<super::spec::Isolation>,
-        Option<super::spec::ChildStep>,
-    ) {
-        match self {}
-    }
-}
-pub(super) const ADDRESS_SPACE_LIMIT: bool = false;
-
 /// Apple's `POSIX_SPAWN_SETEXEC`: `posix_spawn` replaces the calling process, like `execve`.
 const POSIX_SPAWN_SETEXEC: c_int = 0x0040;
 
-/// Stages the forked child reports (the exec's own failure is classified by the parent).
-const STAGE_SESSION: i32 = 1;
-const STAGE_RLIMIT: i32 = 2;
-const STAGE_SPAWN: i32 = 3;
-
-pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
+/// Launches `spec` from the calling thread (the launcher thread). macOS has no parent-death
+/// signal (the guardian kills a Node's terminals when Node dies): `_parent_death` is unused.
+pub(super) fn launch_here(spec: &LaunchSpec, _parent_death: Option<i32>) -> io::Result<Launched> {
     // No sandbox and so no namespaces here: the command is the only child.
-    if spec.isolate.is_some() || spec.confine.is_some() {
-        return Err(io::Error::from_raw_os_error(libc::ENOTSUP));
+    if let Some(steps) = spec.steps {
+        match steps {}
     }
     launch_pid(spec).map(|pid| Launched {
         pid,
@@ -67,17 +56,6 @@ pub(super) fn launch_here(spec: &LaunchSpec) -> io::Result<Launched> {
 
 fn launch_pid(spec: &LaunchSpec) -> io::Result<i32> {
     debug_assert!(spec.cgroup_procs.is_empty(), "macOS has no cgroups");
-    if !ADDRESS_SPACE_LIMIT && spec.rlimits.iter().any(|r| r.resource == libc::RLIMIT_AS) {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            LaunchError {
-                errno: libc::ENOTSUP,
-                what: "applying resource limits (limits.addressSpaceBytes: macOS does not enforce RLIMIT_AS)",
-                err: io::Error::from_raw_os_error(libc::ENOTSUP),
-                stage: Stage::Rlimit,
-            },
-        ));
-    }
     let (grouping, tty) = match spec.session {
         SessionMode::NewGroup => (Grouping::NewGroup, None),
         SessionMode::NewSession(tty) => (Grouping::NewSession, tty),
@@ -94,18 +72,6 @@ fn launch_pid(spec: &LaunchSpec) -> io::Result<i32> {
 /// controlling terminal) and its limits, then execs through `POSIX_SPAWN_SETEXEC`.
 fn launch_forked(spec: &LaunchSpec) -> io::Result<i32> {
     let prepared = Prepared::new(spec, flags(Grouping::AsIs, POSIX_SPAWN_SETEXEC))?;
-    let limits: Vec<(c_int, libc::rlimit)> = spec
-        .rlimits
-        .iter()
-        .map(|r| {
-            let v = r.value as libc::rlim_t;
-            let lim = libc::rlimit {
-                rlim_cur: v,
-                rlim_max: v,
-            };
-            (r.resource, lim)
-        })
-        .collect();
     let (report_r, report_w) = crate::sys::pipe::pipe_cloexec()?;
     // SAFETY: every signal is blocked around fork so that no handler of Node runs in the child
     // before its exec resets them (POSIX_SPAWN_SETSIGDEF / SETSIGMASK); the parent restores
@@ -118,7 +84,7 @@ fn launch_forked(spec: &LaunchSpec) -> io::Result<i32> {
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
         let pid = libc::fork();
         if pid == 0 {
-            child(spec.session, &limits, &prepared, report_w.as_raw_fd());
+            child(spec.session, &spec.rlimits, &prepared, report_w.as_raw_fd());
         }
         let fork_error = io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
@@ -136,21 +102,21 @@ fn launch_forked(spec: &LaunchSpec) -> io::Result<i32> {
     while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
         && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
     {}
-    let stage = match stage {
-        STAGE_SESSION => Stage::Session,
-        STAGE_RLIMIT => Stage::Rlimit,
-        _ => failed_stage(spec),
+    // The child reports its `posix_spawn`'s failure as the exec's: classified here.
+    let stage = match Stage::from_code(stage) {
+        Stage::Exec => failed_stage(spec),
+        s => s,
     };
     Err(LaunchError::io_error(stage, errno))
 }
 
-/// The forked child: session or group, limits, then the exec. Never returns.
+/// The forked child: the session and rlimits steps, then the exec. Never returns.
 ///
 /// # Safety
 /// Only in the child of `fork`, with `prepared` and `limits` built before the fork.
 unsafe fn child(
     session: SessionMode,
-    limits: &[(c_int, libc::rlimit)],
+    limits: &[Rlimit],
     prepared: &Prepared<'_>,
     report: c_int,
 ) -> ! {
@@ -162,34 +128,18 @@ unsafe fn child(
         libc::_exit(127)
     };
     let errno = || *libc::__error();
-    match session {
-        SessionMode::NewGroup => {
-            if libc::setpgid(0, 0) != 0 {
-                fail(STAGE_SESSION, errno());
-            }
-        }
-        SessionMode::NewSession(tty) => {
-            if libc::setsid() < 0 {
-                fail(STAGE_SESSION, errno());
-            }
-            if let Some(fd) = tty {
-                if libc::ioctl(fd, libc::TIOCSCTTY as _, 0) != 0 {
-                    fail(STAGE_SESSION, errno());
-                }
-            }
-        }
+    if session.enter().is_err() {
+        fail(STAGE_SESSION, errno());
     }
-    for (resource, lim) in limits {
-        if libc::setrlimit(*resource, lim) != 0 {
-            fail(STAGE_RLIMIT, errno());
-        }
+    if rlimits::apply(limits).is_err() {
+        fail(STAGE_RLIMIT, errno());
     }
     // With POSIX_SPAWN_SETEXEC this returns only on failure.
     let e = match prepared.spawn() {
         Err(e) => e,
         Ok(_) => libc::EIO,
     };
-    fail(STAGE_SPAWN, e)
+    fail(STAGE_EXEC, e)
 }
 
 /// The forked child's (stage, errno), or `None` once the pipe closed without one (the exec
@@ -221,7 +171,7 @@ fn read_report(fd: &OwnedFd) -> Option<(i32, i32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::spawn::{launch_errno, Rlimit};
+    use crate::sys::spawn::launch_errno;
     use std::ffi::CString;
     use std::io::Read;
     use std::path::Path;
@@ -238,10 +188,8 @@ mod tests {
             stdio,
             session: SessionMode::NewGroup,
             rlimits: Vec::new(),
-            parent_death_signal: None,
             cgroup_procs: Vec::new(),
-            isolate: None,
-            confine: None,
+            steps: None,
         }
     }
 
@@ -307,26 +255,13 @@ mod tests {
     }
 
     #[test]
-    fn address_space_limits_are_refused_not_ignored() {
-        let root = root();
-        let mut s = spec("true", [0, 1, 2], &root);
-        s.rlimits.push(Rlimit {
-            resource: libc::RLIMIT_AS,
-            value: 1 << 30,
-        });
-        let e = launch_here(&s).unwrap_err();
-        assert_eq!(launch_errno(&e), Some(libc::ENOTSUP));
-        assert!(e.to_string().contains("limits.addressSpaceBytes"), "{e}");
-    }
-
-    #[test]
     fn a_failure_in_the_forked_child_names_its_stage() {
         let (_r, w) = crate::sys::pipe::pipe_cloexec().unwrap();
         let root = root();
         let mut s = spec("true", [w.as_raw_fd(); 3], &root);
         // A pipe cannot be a controlling terminal: TIOCSCTTY fails in the child.
         s.session = SessionMode::NewSession(Some(w.as_raw_fd()));
-        let e = launch_here(&s).unwrap_err();
+        let e = launch_here(&s, None).unwrap_err();
         assert_eq!(launch_errno(&e), Some(libc::ENOTTY));
         assert!(e.to_string().contains("setting up the session"), "{e}");
     }

@@ -4,21 +4,25 @@
 //! [`Command`] on the [`Ends`] that `open_ends` made, given to `spawn` (Unix also has
 //! `spawn_detached`, without the parent-death signal), which returns the [`Started`] child and
 //! its [`Leader`] once the child has exec'd (or the error of the step that failed in the
-//! child; [`failed_step`] and [`child_errno`] decode it). On Unix it becomes a `LaunchSpec`
-//! prepared in the parent (every string a C string, every descriptor open) for the launcher
-//! thread's private `launch`. What the child does before `execve`, in this order: default
-//! signal dispositions and an empty mask, a new process group or session (with a controlling
-//! terminal), the parent-death signal, resource limits, joining cgroups, stdio, the working
-//! directory, and last the caller's [`ChildSteps`] confinement (e.g. a sandbox's). With its
-//! isolation (Linux), the launch goes through an intermediate process that runs it (new
-//! namespaces and their init, returned as [`Started::init_pid`]) before starting the command.
-//! This layer knows no policy: the steps are function pointers of a higher layer, and their
-//! failures come back as [`failed_step`] codes that layer decodes.
+//! child; [`failed_step`] and [`child_errno`] decode it). The command's [`Join`] (made by the
+//! containment, `sys::contain::Holder::join`) holds the values of the platform's steps
+//! (`steps/`, one concern per file): on Unix its session, rlimits and cgroups, on Windows its
+//! job. On Unix it becomes a `LaunchSpec` prepared in the parent (every string a C string,
+//! every descriptor open) for the launcher thread's private `launch`. What the child does
+//! before `execve`, in this order: default signal dispositions and an empty mask, the session
+//! step (a new process group or session, with a controlling terminal), the parent-death
+//! signal, the rlimits, the cgroups, stdio, the working directory, and last the caller's
+//! [`ChildSteps`] confinement (e.g. a sandbox's). With its isolation (Linux), the launch goes
+//! through an intermediate process that runs it (new namespaces and their init, returned as
+//! [`Started::init_pid`]) before starting the command. This layer knows no policy: the
+//! steps are function pointers of a higher layer, and their failures come back as
+//! [`failed_step`] codes that layer decodes.
 //!
 //! How is per platform (`linux.rs`: `clone(CLONE_VM | CLONE_VFORK)`; `macos.rs`:
 //! `posix_spawn`, with a `fork` first for a controlling terminal or resource limits, and
-//! neither a parent-death signal nor cgroups); the launcher thread and the error type are
-//! shared. All launches happen on a dedicated thread that lives as long as the process: Linux
+//! neither a parent-death signal nor cgroups; `windows.rs`: `CreateProcessW` suspended, then
+//! the job step); the launcher thread and the error type are shared by the Unix launchers.
+//! All Unix launches happen on a dedicated thread that lives as long as the process: Linux
 //! sends the parent-death signal when the *thread* that created the child exits.
 
 #[cfg(unix)]
@@ -33,43 +37,45 @@ mod command;
 mod cstr;
 #[cfg(unix)]
 mod error;
+#[cfg(unix)]
 mod spec;
+mod steps;
 
-pub use command::{Command, Io, Limits, Lookup, Started};
+pub use command::{Argv, Command, Io, Leader, Limits, Lookup, Started};
 #[cfg(unix)]
 pub use cstr::{cpath, cstring, envp};
 #[cfg(all(test, unix))]
 pub use error::launch_errno;
 #[cfg(unix)]
 pub use error::{child_errno, failed_step, LaunchError, Stage};
-#[cfg(target_os = "linux")]
-pub use spec::{ChildStep, Isolation};
-pub use spec::{Join, Leader};
 #[cfg(unix)]
-use spec::{LaunchSpec, Launched, Rlimit, SessionMode};
+use spec::{LaunchSpec, Launched};
+#[cfg(unix)]
+pub use steps::rlimits::{rlimits, Rlimit};
 
-// A terminal's launch (its ends, then the launch) and the rules a request is planned by.
+// A terminal's launch (its ends, the containment's join, then the launch) and the rules a
+// request is planned by.
 #[cfg(unix)]
 #[path = "rules_unix.rs"]
 pub mod rules;
 #[cfg(unix)]
 mod start_unix;
 #[cfg(unix)]
-pub use start_unix::{open_ends, spawn, spawn_detached, Ends};
+pub use start_unix::{open_ends, spawn, spawn_detached, Ends, Join};
 #[cfg(windows)]
 #[path = "rules_windows.rs"]
 pub mod rules;
 #[cfg(windows)]
 mod start_windows;
 #[cfg(windows)]
-pub use start_windows::{child_errno, failed_step, open_ends, spawn, ChildSteps, Ends};
+pub use start_windows::{child_errno, failed_step, open_ends, spawn, ChildSteps, Ends, Join};
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as imp;
 #[cfg(target_os = "linux")]
-pub use linux::{default_signals, errno, ChildSteps};
+pub use linux::{default_signals, errno, ChildStep, ChildSteps, Isolation};
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
@@ -107,8 +113,14 @@ pub const ADDRESS_SPACE_LIMIT: bool = imp::ADDRESS_SPACE_LIMIT;
 #[cfg(windows)]
 pub const ADDRESS_SPACE_LIMIT: bool = true;
 
+/// A launch for the launcher thread: the spec, the parent-death signal (the step Linux has),
+/// where to reply.
 #[cfg(unix)]
-type Job = (LaunchSpec, mpsc::SyncSender<io::Result<Launched>>);
+type Job = (
+    LaunchSpec,
+    Option<i32>,
+    mpsc::SyncSender<io::Result<Launched>>,
+);
 
 #[cfg(unix)]
 /// Starts the launcher thread.
@@ -117,8 +129,8 @@ fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
     std::thread::Builder::new()
         .name("acp-terminal-launcher".into())
         .spawn(move || {
-            for (spec, reply) in rx {
-                let _ = reply.send(imp::launch_here(&spec));
+            for (spec, parent_death, reply) in rx {
+                let _ = reply.send(imp::launch_here(&spec, parent_death));
             }
         })
         .ok()?;
@@ -126,8 +138,9 @@ fn launcher() -> Option<Mutex<mpsc::Sender<Job>>> {
 }
 
 #[cfg(unix)]
-/// Starts `spec` on the launcher thread and returns the child (and a namespace's init).
-fn launch(spec: LaunchSpec) -> io::Result<Launched> {
+/// Starts `spec` on the launcher thread, with `parent_death` as its parent-death signal where
+/// the platform has one, and returns the child (and a namespace's init).
+fn launch(spec: LaunchSpec, parent_death: Option<i32>) -> io::Result<Launched> {
     static LAUNCHER: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
     let tx = LAUNCHER
         .get_or_init(launcher)
@@ -136,7 +149,7 @@ fn launch(spec: LaunchSpec) -> io::Result<Launched> {
     let (reply_tx, reply_rx) = mpsc::sync_channel(1);
     tx.lock()
         .unwrap_or_else(|p| p.into_inner())
-        .send((spec, reply_tx))
+        .send((spec, parent_death, reply_tx))
         .map_err(|_| io::Error::other("the launcher thread is gone"))?;
     reply_rx
         .recv()
@@ -168,19 +181,17 @@ mod tests {
             envp: vec![CString::new("PATH=/usr/bin:/bin").unwrap()],
             cwd: cwd.as_raw_fd(),
             stdio: [fd, stdout, stdout],
-            session: SessionMode::NewGroup,
+            session: steps::session::SessionMode::NewGroup,
             rlimits: vec![],
-            parent_death_signal: None,
             cgroup_procs: Vec::new(),
-            isolate: None,
-            confine: None,
+            steps: None,
         }
     }
 
     /// Launches, waits, then reads everything the child wrote (the write end is closed first).
     fn run(s: LaunchSpec, out: std::fs::File, w: std::fs::File) -> (i32, String) {
         use std::io::Read;
-        let pid = launch(s).unwrap().pid;
+        let pid = launch(s, None).unwrap().pid;
         drop(w);
         let mut status = 0;
         // SAFETY: reaping our own child into a local.
@@ -238,12 +249,12 @@ mod tests {
     fn reports_exec_and_cwd_failures() {
         let root = root();
         let s = spec("/no/such/program", &[], 1, &root);
-        let e = launch(s).unwrap_err();
+        let e = launch(s, None).unwrap_err();
         assert_eq!(launch_errno(&e), Some(libc::ENOENT));
         let file = std::fs::File::open("/dev/null").unwrap();
         let mut s = spec("/bin/true", &[], 1, &root);
         s.cwd = file.as_raw_fd();
-        let e = launch(s).unwrap_err();
+        let e = launch(s, None).unwrap_err();
         assert_eq!(launch_errno(&e), Some(libc::ENOTDIR));
         assert!(e.to_string().contains("changing directory"), "{e}");
     }

@@ -277,7 +277,7 @@ pub(crate) fn failed_stage(spec: &LaunchSpec) -> Stage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::spawn::SessionMode;
+    use crate::sys::spawn::steps::session::SessionMode;
     use std::ffi::CString;
     use std::io::Read;
     use std::os::fd::{AsRawFd, OwnedFd};
@@ -392,10 +392,8 @@ mod tests {
             stdio: [stdin, stdout, stdout],
             session: SessionMode::NewGroup,
             rlimits: Vec::new(),
-            parent_death_signal: None,
             cgroup_procs: Vec::new(),
-            isolate: None,
-            confine: None,
+            steps: None,
         }
     }
 

@@ -1,12 +1,14 @@
 //! A terminal's launch on Unix: its descriptors ([`open_ends`]: one pipe for stdout and
 //! stderr, stdin on /dev/null or a pipe, or a pty pair) and the launch ([`spawn`]) of the
-//! child as leader of a new process group (a new session on a pty, or when asked), with its
-//! rlimits, SIGKILL as its parent-death signal, its cgroups and a higher layer's steps
-//! ([`spawn_detached`]: the same without the parent-death signal, for the guardian, which
-//! must outlive Node). Our copies of the child's ends are closed before either returns, so
+//! child through the steps of `steps/` with the values of its [`Join`]: leader of a new
+//! process group (a new session on a pty, or when asked), SIGKILL as its parent-death signal,
+//! its rlimits and cgroups, then a higher layer's steps ([`spawn_detached`]: the same without
+//! the parent-death signal, for the guardian, which must outlive Node). Our copies of the child's ends are closed before either returns, so
 //! end of file (EIO on a pty) arrives when the child's copies are gone.
 
+use std::ffi::CString;
 use std::io;
+use std::marker::PhantomData;
 #[cfg(target_os = "linux")]
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -14,8 +16,10 @@ use std::sync::OnceLock;
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
-use super::command::{Command, Io, Limits, Started};
-use super::{cpath, cstring, envp, ChildSteps, LaunchSpec, Leader, Rlimit, SessionMode};
+use super::command::{Command, Io, Started};
+use super::steps::rlimits::Rlimit;
+use super::steps::session::SessionMode;
+use super::{cpath, cstring, envp, LaunchSpec, Leader};
 use crate::sys::pty::{self, PtySize};
 
 /// The descriptors of one launch, opened before it (a sandbox needs the pty's slave).
@@ -91,25 +95,21 @@ pub fn open_ends(io: Io) -> io::Result<Ends> {
     }
 }
 
-/// The limits as `setrlimit` calls.
-// `RLIMIT_*` are u32 on glibc and i32 on macOS and musl: the cast is needed on one only.
-#[allow(clippy::unnecessary_cast)]
-pub fn rlimits(limits: &Limits) -> Vec<Rlimit> {
-    [
-        (libc::RLIMIT_CPU, limits.cpu_seconds),
-        (libc::RLIMIT_AS, limits.address_space_bytes),
-        (libc::RLIMIT_NOFILE, limits.open_files),
-        (libc::RLIMIT_FSIZE, limits.file_size_bytes),
-        (libc::RLIMIT_NPROC, limits.processes),
-    ]
-    .into_iter()
-    .filter_map(|(r, v)| {
-        v.map(|value| Rlimit {
-            resource: r as i32,
-            value,
-        })
-    })
-    .collect()
+/// What the child is put into before it runs: the values of the session, rlimits and cgroup
+/// steps (`steps/`), made by the containment (`sys::contain::Holder::join`) for a terminal,
+/// by the guardian for itself.
+#[derive(Debug, Default)]
+pub struct Join<'a> {
+    /// Lead a new session even on pipes (a pty terminal's command always does): no
+    /// controlling terminal to type into.
+    pub own_session: bool,
+    /// Resource limits, applied in the child.
+    pub rlimits: Vec<Rlimit>,
+    /// `cgroup.procs` files the child moves itself into (none where the system has no
+    /// cgroups).
+    pub cgroup_procs: Vec<CString>,
+    /// Ties the borrow the Windows join has (its job).
+    pub _holder: PhantomData<&'a ()>,
 }
 
 /// Launches `cmd` on `ends` (see the module docs), with the [`Leader`] its containment takes.
@@ -142,30 +142,24 @@ fn launch_command(
         (None, Some(_)) => child_out.as_raw_fd(),
         (None, None) => null.as_raw_fd(),
     };
-    let session = match (&pty, cmd.own_session) {
-        (Some(_), _) => SessionMode::NewSession(Some(child_out.as_raw_fd())),
-        (None, true) => SessionMode::NewSession(None),
-        (None, false) => SessionMode::NewGroup,
-    };
-    let (isolate, confine) = cmd.steps.map_or((None, None), ChildSteps::into_parts);
+    let tty = pty.as_ref().map(|_| child_out.as_raw_fd());
     let spec = LaunchSpec {
         program: cpath(cmd.program)?,
         argv: cmd
             .argv
+            .all()
             .iter()
             .map(|a| cstring(a))
             .collect::<Result<_, _>>()?,
         envp: envp(cmd.env)?,
         cwd: cmd.cwd.as_raw_fd(),
         stdio: [stdin_fd, child_out.as_raw_fd(), child_out.as_raw_fd()],
-        session,
-        rlimits: rlimits(cmd.limits),
-        parent_death_signal,
+        session: SessionMode::of(tty, cmd.join.own_session),
+        rlimits: cmd.join.rlimits,
         cgroup_procs: cmd.join.cgroup_procs,
-        isolate,
-        confine,
+        steps: cmd.steps,
     };
-    let launched = super::launch(spec)?;
+    let launched = super::launch(spec, parent_death_signal)?;
     // Close our copies of the child's ends now, so EOF / EIO arrives when its copies are gone.
     drop(child_out);
     drop(child_in);

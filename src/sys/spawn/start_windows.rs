@@ -1,9 +1,10 @@
 //! A terminal's launch on Windows: its handles ([`open_ends`]: one pipe for stdout and stderr,
-//! stdin on `NUL` or a pipe, or a pseudo console) and the launch ([`start`]) through
-//! [`super::windows`] (`CreateProcessW` suspended, joined to the terminal's job, resumed).
+//! stdin on `NUL` or a pipe, or a pseudo console) and the launch ([`spawn`]) through
+//! [`super::windows`] (`CreateProcessW` suspended, joined to the terminal's job by the job
+//! step of its [`Join`], resumed).
 //! The command line: a shell line's as cmd (or the named shell) takes it, verbatim for cmd;
 //! a program's arguments MSVC-quoted, a batch file's escaped for cmd (refused before, in the
-//! plan, when they cannot be). Our copies of the child's ends are closed before [`start`]
+//! plan, when they cannot be). Our copies of the child's ends are closed before [`spawn`]
 //! returns, so the output ends when the child's copies are gone.
 
 use std::ffi::OsString;
@@ -12,11 +13,20 @@ use std::os::windows::io::{AsHandle, OwnedHandle};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::command::{Command, Io, Started};
+use super::command::{Argv, Command, Io, Started};
 use super::wincmd::{self, wide, WinCommand};
 use super::windows::{launch, WinLaunch, WinStdio};
 use super::Leader;
+use crate::sys::job::Job;
 use crate::sys::pty::{ConPty, PtySize};
+
+/// What the child is put into before it runs: the terminal's job (the job step, `steps/job.rs`),
+/// made by the containment (`sys::contain::Holder::join`) with the request's limits.
+#[derive(Debug)]
+pub struct Join<'a> {
+    /// The job the child joins while suspended.
+    pub job: &'a Job,
+}
 
 /// The handles of one launch, opened before it.
 #[derive(Debug)]
@@ -66,17 +76,18 @@ pub fn open_ends(io: Io) -> io::Result<Ends> {
 fn command_line(cmd: &Command<'_>) -> io::Result<WinCommand> {
     let to_wide = |s: &std::ffi::OsStr| wide(&s.to_string_lossy());
     let program = cmd.program;
-    if cmd.shell_line {
-        let shell = cmd.argv.first().map(|s| s.to_string_lossy().into_owned());
-        let line = cmd.argv.last().map(|s| to_wide(s)).unwrap_or_default();
+    let argv = cmd.argv.all();
+    if let Argv::ShellLine(_) = cmd.argv {
+        let shell = argv.first().map(|s| s.to_string_lossy().into_owned());
+        let line = argv.last().map(|s| to_wide(s)).unwrap_or_default();
         let kind = wincmd::shell_kind(shell.as_deref().unwrap_or_default());
         return Ok(WinCommand {
             application: program.to_path_buf(),
             command_line: wincmd::shell_command_line(&to_wide(program.as_os_str()), kind, &line),
         });
     }
-    let argv0 = cmd.argv.first().map(|s| to_wide(s)).unwrap_or_default();
-    let args: Vec<Vec<u16>> = cmd.argv.iter().skip(1).map(|a| to_wide(a)).collect();
+    let argv0 = argv.first().map(|s| to_wide(s)).unwrap_or_default();
+    let args: Vec<Vec<u16>> = argv.iter().skip(1).map(|a| to_wide(a)).collect();
     let comspec: PathBuf = super::rules::comspec();
     wincmd::direct_command(program, &argv0, &args, &comspec).map_err(|(which, why)| {
         io::Error::new(
@@ -107,10 +118,7 @@ pub fn spawn(cmd: Command<'_>, ends: Ends) -> io::Result<(Started, Leader)> {
     if let Some(steps) = cmd.steps {
         match steps {}
     }
-    let job = cmd
-        .join
-        .job
-        .ok_or_else(|| io::Error::other("a Windows launch needs the terminal's job"))?;
+    let job = cmd.join.job;
     let WinCommand {
         application,
         command_line,

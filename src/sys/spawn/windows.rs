@@ -16,11 +16,11 @@ use std::path::Path;
 use windows_sys::Win32::Foundation::{SetHandleInformation, HANDLE, HANDLE_FLAG_INHERIT};
 use windows_sys::Win32::System::Console::HPCON;
 use windows_sys::Win32::System::Threading::{
-    CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList, ResumeThread,
-    TerminateProcess, UpdateProcThreadAttribute, CREATE_NO_WINDOW, CREATE_SUSPENDED,
-    CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT, LPPROC_THREAD_ATTRIBUTE_LIST,
-    PROCESS_INFORMATION, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE,
-    STARTF_USESTDHANDLES, STARTUPINFOEXW,
+    CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList,
+    UpdateProcThreadAttribute, CREATE_NO_WINDOW, CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT,
+    EXTENDED_STARTUPINFO_PRESENT, LPPROC_THREAD_ATTRIBUTE_LIST, PROCESS_INFORMATION,
+    PROC_THREAD_ATTRIBUTE_HANDLE_LIST, PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, STARTF_USESTDHANDLES,
+    STARTUPINFOEXW,
 };
 
 use super::wincmd;
@@ -240,18 +240,7 @@ pub fn launch(spec: WinLaunch<'_>) -> io::Result<WinChild> {
             OwnedHandle::from_raw_handle(pi.hThread),
         )
     };
-    let started = spec.job.assign(&process).and_then(|()| {
-        // SAFETY: the primary thread of the suspended child.
-        if unsafe { ResumeThread(thread.as_raw_handle()) } == u32::MAX {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    });
-    if let Err(e) = started {
-        // SAFETY: our own suspended child, which has run nothing.
-        unsafe { TerminateProcess(process.as_raw_handle(), 1) };
-        return Err(e);
-    }
+    super::steps::job::join_then_resume(spec.job, &process, &thread)?;
     Ok(WinChild {
         process,
         pid: pi.dwProcessId,

@@ -11,7 +11,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 
 use crate::sys::procs::GUARDIAN_KILL;
-use crate::sys::spawn::{self, Io, Join, Limits};
+use crate::sys::spawn::{self, Argv, Io, Join};
 
 /// awk keeps the live set in a hash table (O(1) a line; the shell's string matching was
 /// quadratic and burned a core under 1,000 terminals). Ignored signals survive the exec.
@@ -127,13 +127,13 @@ pub(super) fn start_with(base: &OsStr, pids_base: &OsStr) -> Option<Process> {
     let (started, leader) = spawn::spawn_detached(
         spawn::Command {
             program: "/bin/sh".as_ref(),
-            argv: &argv,
-            shell_line: false,
+            argv: Argv::Program(&argv),
             env: &env,
             cwd: &root,
-            own_session: true,
-            limits: &Limits::default(),
-            join: Join::default(),
+            join: Join {
+                own_session: true,
+                ..Join::default()
+            },
             steps: None,
         },
         ends,

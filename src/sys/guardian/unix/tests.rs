@@ -12,7 +12,7 @@ fn start() -> Option<process::Process> {
 }
 
 fn wait_until(what: &str, cond: impl FnMut() -> bool) {
-    crate::test_util::wait_until(what, Duration::from_secs(30), cond);
+    crate::sys::unixtest::wait_until(what, Duration::from_secs(30), cond);
 }
 
 fn exists(pid: i32) -> bool {
@@ -111,7 +111,7 @@ fn thousands_of_listed_terminals_are_all_killed() {
 #[test]
 fn a_listed_session_loses_its_jobs_in_other_groups_too() {
     let g = Guardian::new(start);
-    let mut cmd = crate::test_util::setsid_bash("set -m; sleep 60 & echo $!; wait");
+    let mut cmd = crate::sys::unixtest::setsid_bash("set -m; sleep 60 & echo $!; wait");
     cmd.stdout(std::process::Stdio::piped());
     let mut leader = cmd.spawn().unwrap();
     let mut line = String::new();
