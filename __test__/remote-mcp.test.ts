@@ -58,8 +58,15 @@ describeIf(
     expect(kube.log().split('\n').filter((l) => l.includes('exec ns=')).length).toBe(execs);
   });
 
-  test('terminal_execute (sessions on this machine) is not offered', async () => {
+  test('terminal_execute runs its session at the far end, in the far cwd, judged by the flags here', async () => {
     const { tools } = await server.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['kill', 'list', 'output', 'release', 'run', 'wait']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['kill', 'list', 'output', 'release', 'run', 'terminal_execute', 'wait']);
+    const r1 = await server.client.callTool({ name: 'terminal_execute', arguments: { command: 'echo "$ACP_FAR_END"; pwd; cd / && export ACP_S=1' } });
+    expect(structured(r1)).toMatchObject({ status: 'completed', exit_code: 0, content: 'kube\n/tmp', working_dir: '/' });
+    const r2 = await server.client.callTool({ name: 'terminal_execute', arguments: { command: 'echo "$ACP_S"; pwd' } });
+    expect(structured(r2)).toMatchObject({ status: 'completed', exit_code: 0, content: '1\n/' });
+    const denied = await server.client.callTool({ name: 'terminal_execute', arguments: { command: 'rm -f nothing' } });
+    expect(denied.isError).toBe(true);
+    expect(textOf(denied)).toMatch(/ERR_POLICY_DENIED/);
   });
 });

@@ -4,7 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 
 import { promptState } from '../ts/session';
-import type { PtyTerminalLike } from '../ts/session-types';
+import type { PtyTerminalLike, ShellInspection } from '../ts/session-types';
+import { promptStateOf } from '../ts/session-watch';
 import { eventually } from './core/helpers';
 import { testIf } from './fixtures/require-feature';
 
@@ -69,4 +70,23 @@ test('another process group in the foreground, none (exited), or a released term
     throw Object.assign(new Error('released'), { code: 'ERR_TERMINAL_RELEASED' });
   });
   expect(promptState(released)).toBe('busy');
+});
+
+test('promptStateOf: reading its terminal is the prompt only at the site where the shell blocked at its first prompt', () => {
+  const look = (shellWait: ShellInspection['shellWait'], shellSite: string | null): ShellInspection => ({
+    foregroundProcessGroup: 7,
+    shellWait,
+    foregroundWait: null,
+    cwd: '/',
+    startTime: 1,
+    execStamp: 'x',
+    shellSite,
+  });
+  expect(promptStateOf(look('reading-stdin', '0 0x0 0xa 0x1 0xs 0xp'), 7, '0 0x0 0xa 0x1 0xs 0xp')).toBe('prompt');
+  expect(promptStateOf(look('reading-stdin', '0 0x0 0xb 0x1 0xs 0xq'), 7, '0 0x0 0xa 0x1 0xs 0xp')).toBe('busy');
+  expect(promptStateOf(look('reading-stdin', null), 7, '0 0x0 0xa 0x1 0xs 0xp')).toBe('unknown');
+  expect(promptStateOf(look('reading-stdin', '0 0x0 0xb 0x1 0xs 0xq'), 7, null)).toBe('prompt'); // site unknown: the weaker check
+  expect(promptStateOf(look('waiting-for-child', null), 7, null)).toBe('busy');
+  expect(promptStateOf({ ...look('reading-stdin', 'a'), foregroundProcessGroup: 8 }, 7, 'a')).toBe('busy');
+  expect(promptStateOf(null, 7, 'a')).toBe('busy');
 });

@@ -57,7 +57,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'output-limit', value: 'BYTES', help: 'output kept per command, its end (default 65536)' },
   { name: 'audit', value: 'FILE', help: 'append every audit event (created, exited, killed, released, denied, failed, session) to FILE as JSON lines' },
   { name: 'shell', value: 'SHELL', help: 'shell for shell lines of `run` (a path, or a name found in PATH; default /bin/sh)' },
-  { name: 'backend', value: 'SPEC', help: 'run every command at the far end: podman:NAME, docker:NAME, ssh:[USER@]HOST, kubectl:POD[/CONTAINER][@NS] (docs/remote.md); paths then name the far end\'s, and terminal_execute is not offered' },
+  { name: 'backend', value: 'SPEC', help: 'run every command at the far end: podman:NAME, docker:NAME, ssh:[USER@]HOST, kubectl:POD[/CONTAINER][@NS] (docs/remote.md); paths then name the far end\'s, and terminal_execute\'s sessions run there too' },
   { name: 'ask', help: 'ask the user (through the MCP client) before each command runs; clients that cannot ask get a refusal' },
   { name: 'no-sessions', help: 'do not offer the persistent-session tool terminal_execute' },
   { name: 'help', help: 'show this help' },
@@ -286,8 +286,8 @@ export function hostOptionsFrom(config: McpCliConfig): { host: TerminalHostOptio
   }
   if (config.http !== undefined && (!Number.isSafeInteger(config.http) || config.http > 65535)) throw new UsageError('--http: must be a port number (0-65535)');
   if (config.httpTokenFile !== undefined && config.http === undefined) throw new UsageError('--http-token-file: only means something with --http');
-  // terminal_execute's sessions run on this machine: not offered when commands run at the far end.
-  return { host, ask: config.ask === true, sessions: config.noSessions !== true && !far, audit: config.audit };
+  // With --backend, terminal_execute's sessions run at the far end too (the host's backend).
+  return { host, ask: config.ask === true, sessions: config.noSessions !== true, audit: config.audit };
 }
 
 /** `--backend SPEC`, read strictly. */

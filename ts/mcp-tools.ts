@@ -23,7 +23,6 @@ import * as z from 'zod';
 import { AcpTerminalError, errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
 import type { ApprovalRequest, AuthorizedRequest } from './host-types';
-import { loadNative } from './native';
 import { requestKeys } from './session-input';
 import { shellQuote } from './shell-quote';
 import type { ShellSessions } from './sessions';
@@ -720,10 +719,8 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         const terminalId = args.terminal_id ?? 'default';
         const isInput = args.is_input === true;
         const keys = requestKeys(args.command, isInput);
-        const shellCwd = (): string | undefined => {
-          const shellPid = sessions.shellPid(terminalId);
-          return shellPid !== undefined ? (loadNative().processCwd(shellPid) ?? undefined) : undefined;
-        };
+        // Read where the shell runs (the far end's, with a backend).
+        const shellCwd = (): Promise<string | undefined> => sessions.workingDir(terminalId).catch(() => undefined);
         // What the shell gets: a command line as the host checked it (under an allow list, rebuilt from what
         // was checked), typed input as given (checked as a line too when guarded), keys, or "" to poll.
         let command = args.command;
@@ -733,7 +730,7 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         } else if (!isInput && args.command.trim() !== '') {
           // A new command line is judged by the host's policy in the shell's current directory, and put to the
           // user when the server asks; the shell runs what was judged.
-          const cwd = shellCwd();
+          const cwd = await shellCwd();
           const authorized = await host.authorize({ sessionId: MCP_SESSION_ID, command: args.command, ...(cwd ? { cwd } : {}) });
           if (state.ask) {
             const decision = askUser(state, server, ctx, authorized, ['terminal_execute', terminalId, authorized.cwd, args.command]);
@@ -750,7 +747,7 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
           if (state.typedInput === 'refuse') refuseTyped();
           guardText(args.command, args.no_enter === true);
           // The answer is bound to the program it names too: another foreground program by the retry is not approved.
-          const program = foregroundProgram(sessions.shellPid(terminalId));
+          const program = sessions.local ? foregroundProgram(sessions.shellPid(terminalId)) : undefined;
           const decision = askUser(state, server, ctx, undefined, ['terminal_execute:input', terminalId, program ?? null, args.command], {
             message: typedQuestion(terminalId, args.command, program),
             title: 'Type it',

@@ -22,7 +22,7 @@ import { registerTerminalTools, TerminalToolState, type SessionCommandEvent } fr
 import { DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 import { ShellSessions } from './sessions';
 import { loadNative } from './native';
-import type { PtyCreateTerminalOptions, ShellSessionsOptions } from './session-types';
+import type { PtyCreateTerminalOptions, SessionBackend, ShellSessionsOptions } from './session-types';
 import type { CreateTerminalOptions as NativeCreateTerminalOptions } from '../index.js';
 
 export { MCP_SESSION_ID, MCP_TOOL_NAMES, type SessionCommandEvent } from './mcp-tools';
@@ -231,13 +231,18 @@ function sessionsMaker(
     ...(host.inheritEnv !== undefined ? { inheritEnv: host.inheritEnv } : {}),
     ...(host.dropInheritedEnv !== undefined ? { dropInheritedEnv: host.dropInheritedEnv } : {}),
     ...(host.env !== undefined ? { env: host.env } : {}),
+    // The host's commands run at a far end: so do its sessions.
+    ...(host.backend !== undefined ? { backend: host.backend as unknown as SessionBackend } : {}),
     ...(host.maxOutputByteLimit !== undefined ? { maxOutputBytes: host.maxOutputByteLimit } : {}),
     ...(sessions ?? {}),
   };
   if (limits != null) {
     // The host's resource limits hold for each session's shell and everything it starts (the shell counts
     // as one process of `processes`).
-    const backend = derived.createTerminal ?? ((params, opts) => loadNative().createTerminal(params, opts as NativeCreateTerminalOptions));
+    const backend =
+      derived.createTerminal ??
+      derived.backend?.createTerminal ??
+      ((params, opts) => loadNative().createTerminal(params, opts as NativeCreateTerminalOptions));
     derived.createTerminal = (params, opts) => backend(params, { ...opts, limits } as PtyCreateTerminalOptions);
   }
   return () => new ShellSessions(derived);

@@ -7,6 +7,17 @@
 
 import { loadNative } from './native';
 import { openHereDocument } from './session-protocol';
+import type { PtyCreateTerminalFn } from './session-types';
+import type { OutputSnapshot } from './types';
+
+/** What the here-document check uses of a pipe terminal. */
+interface CheckTerminal {
+  write(data: string): Promise<unknown>;
+  closeStdin(): Promise<unknown>;
+  waitForExit(): Promise<unknown>;
+  currentOutput(): Promise<OutputSnapshot>;
+  release(): Promise<unknown>;
+}
 
 /**
  * True when `word` is a tmux key name (`C-c`, `M-x`, `S-Tab`, `Up`, `F5`, `Enter`, ...): such
@@ -75,23 +86,35 @@ export interface OpenHereDocument {
  * (`<<`), through the native core (argv, no shell in between; killed after 10 s), and tells whether
  * one is left open: bash would run it with the rest of the command as its body and exit status 0.
  * Null when there is none, or when the check could not run (the command then runs as sent, as before).
+ * With `far` (a remote backend's `createTerminal`) the check runs at the far end, with its bash.
  */
-export async function findOpenHereDocument(shell: string, command: string, text: string): Promise<OpenHereDocument | null> {
+export async function findOpenHereDocument(
+  shell: string,
+  command: string,
+  text: string,
+  far?: PtyCreateTerminalFn,
+): Promise<OpenHereDocument | null> {
   if (!command.includes('<<')) return null;
   let diagnostics: string;
   try {
-    const check = await loadNative().createTerminal(
-      {
-        command: shell,
-        args: ['--noprofile', '--norc', '-n'],
-        env: [
-          { name: 'LC_ALL', value: 'C' },
-          { name: 'PATH', value: process.env.PATH ?? '/usr/bin:/bin' },
-        ],
-        outputByteLimit: 64 * 1024,
-      },
-      { shell: false, inheritEnv: false, timeoutMs: 10_000, stdin: 'pipe' },
-    );
+    const params = { command: shell, args: ['--noprofile', '--norc', '-n'], outputByteLimit: 64 * 1024 };
+    const options = { shell: false, timeoutMs: 10_000, stdin: 'pipe' } as const;
+    // At a far end (`far`: its createTerminal), its bash in its PATH, with the server's environment.
+    const check = far
+      ? await (far as unknown as (p: object, o: object) => Promise<CheckTerminal>)(
+          { ...params, env: [{ name: 'LC_ALL', value: 'C' }] },
+          options,
+        )
+      : await loadNative().createTerminal(
+          {
+            ...params,
+            env: [
+              { name: 'LC_ALL', value: 'C' },
+              { name: 'PATH', value: process.env.PATH ?? '/usr/bin:/bin' },
+            ],
+          },
+          { ...options, inheritEnv: false },
+        );
     try {
       await check.write(`${text}\n`);
       await check.closeStdin();

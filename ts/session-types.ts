@@ -13,6 +13,8 @@ import type { CreateTerminalParams, EnvVariable, ExitStatus, OutputSnapshot } fr
 export interface PtyTerminalLike {
   /** Pid of the shell (the session leader on the pty). */
   readonly pid: number;
+  /** The directory the shell started in (where it runs), when the backend says. */
+  readonly cwd?: string;
   /** Total bytes the command wrote so far (used to make sure every byte was delivered at exit). */
   readonly outputBytes?: number;
   /** Writes bytes to the pty (what a person types). */
@@ -32,14 +34,54 @@ export interface PtyTerminalLike {
   waitForExit(): Promise<ExitStatus>;
   /** Retained output (unused here except as part of the handle's contract). */
   currentOutput(): Promise<OutputSnapshot>;
-  /** Saves the pty's terminal modes (the native handle's `savePtyModes`); optional. */
-  savePtyModes?(): void;
+  /** Saves the pty's terminal modes (the native handle's `savePtyModes`; a remote one's asks its server); optional. */
+  savePtyModes?(): void | Promise<unknown>;
   /** Puts the saved terminal modes back if they changed; true when they had (optional). */
-  restorePtyModes?(): boolean;
+  restorePtyModes?(): boolean | Promise<boolean>;
+  /**
+   * The session's look at its shell made where the shell runs (a remote backend's terminal asks its
+   * server, `RemoteTerminal.inspectShell`). With it (and the three below) the session never inspects
+   * this machine's processes for the terminal; without it, it reads them here (the core's `/proc` reads
+   * of `pid`, with `foregroundProcessGroup`).
+   */
+  inspectShell?(): Promise<ShellInspection>;
+  /** SIGCONT to the shell (it was stopped), where it runs. */
+  continueShell?(): Promise<unknown>;
+  /** Terminates the pty's foreground process group unless it is the shell's own (TERM, then KILL after `graceMs`), where it runs. */
+  killForeground?(graceMs: number): Promise<{ pgid: number | null; signal: 'SIGTERM' | 'SIGKILL' | null }>;
+  /**
+   * SIGKILLs the shell's session tree (while its pid still has `startTime`, or no process) and every
+   * process whose environment holds `entry` (`NAME=value`), where it runs.
+   */
+  sweep?(entry: string, startTime: number | null): Promise<unknown>;
   /** Kills the process group; the handle stays valid. */
   kill(): Promise<unknown>;
   /** Kills if running and frees the terminal. */
   release(): Promise<unknown>;
+}
+
+/** What a process is blocked in (the core's `processWaitState`). */
+export type ProcessWaitState = 'reading-stdin' | 'waiting-for-child' | 'running' | 'elsewhere' | 'stopped' | 'unknown';
+
+/** One look at a session's shell from outside (`PtyTerminalLike.inspectShell`; the server's `inspect`). */
+export interface ShellInspection {
+  /** The pty's foreground process group; null once the shell exited. */
+  foregroundProcessGroup: number | null;
+  /** What the shell is blocked in. */
+  shellWait: ProcessWaitState;
+  /** What the foreground group's leader is blocked in; null when the group is the shell's own or there is none. */
+  foregroundWait: ProcessWaitState | null;
+  /** The shell's working directory; null when it cannot be read. */
+  cwd: string | null;
+  /** The shell's start time (to tell a reused pid); null when unknown. */
+  startTime: number | null;
+  /** A stamp of the shell's program image (it changes on `exec`); null when unknown. */
+  execStamp: string | null;
+  /**
+   * Where the shell is blocked (call number, first three arguments, stack and instruction pointers,
+   * from `/proc/<pid>/syscall`); null when it is not blocked in a call or cannot be seen.
+   */
+  shellSite: string | null;
 }
 
 /**
@@ -58,6 +100,14 @@ export type PtyCreateTerminalOptions = Pick<
    */
   onNetwork?: NetworkListener;
 };
+
+/** What `ShellSessions` uses of a remote backend (`Backend` of `backends`). */
+export interface SessionBackend {
+  /** Creates a terminal at the far end. */
+  createTerminal: PtyCreateTerminalFn;
+  /** Asks the far end things (`env: true`: its environment), nothing started. */
+  lookup(request: { env?: boolean }): Promise<{ env?: EnvVariable[] }>;
+}
 
 /** The backend entry point: the native `createTerminal` (with `pty` support) or a substitute. */
 export type PtyCreateTerminalFn = (
@@ -126,8 +176,18 @@ export interface ShellSessionsOptions {
    * screen of a full-screen program that is still running (`less`, `vim`, `top`) is the content.
    */
   screen?: boolean;
-  /** Terminal backend (default: the native `createTerminal`). */
+  /**
+   * Terminal backend (default: the native `createTerminal`, or `backend.createTerminal`). With `backend`,
+   * it must create its terminals there (a wrapper of `backend.createTerminal`).
+   */
   createTerminal?: PtyCreateTerminalFn;
+  /**
+   * Run every session's shell at the far end of a remote backend (`backends.podman(...)`, docs/remote.md):
+   * the shell, its cwd, its environment (`inheritEnv`, `dropInheritedEnv`: the far end's), `shell` (looked
+   * up in the far `PATH`, default `bash`) and the checks on it (prompt, input waits, cwd, the close) are
+   * all the far end's. `cwd` names a far directory (default: the server's working directory).
+   */
+  backend?: SessionBackend;
   /**
    * Run every session's shell in the OS sandbox (see `SandboxOptions`). With the native backend it is
    * configured once, at construction (as `sandboxConfig()` does): its writable roots are resolved, checked

@@ -7,18 +7,17 @@
  * running command goes to `out`; once its completion arrived and until it is collected, later
  * output (background jobs) goes to `after`, which becomes `out` when the completion is taken. A
  * completion is set at most once per wait, and only by the awaited marker confirmed from outside the
- * shell (`promptState`: the pty's foreground process group is the shell's and the shell reads its
- * terminal) or by the shell's exit. After a marker that could not be confirmed, the completion's
+ * shell (`promptStateOf`: the pty's foreground process group is the shell's and the shell reads its
+ * terminal at the site where it blocked at its first prompt) or by the shell's exit. After a marker that could not be confirmed, the completion's
  * exit code is null.
  */
 
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { renderTerminalOutputAsync } from './screen-text';
-import { loadNative } from './native';
 import { asBashC, MarkerScanner, type Marker, rcInput, removeEcho, removeTraces } from './session-protocol';
-import type { ExecuteResult, InterruptReport, PreviousCommand, PtyTerminalLike } from './session-types';
+import type { ExecuteResult, InterruptReport, PreviousCommand, PtyTerminalLike, ShellInspection } from './session-types';
+import { localLook, promptStateOf, shellWatch, type ShellWatch } from './session-watch';
 import { TailBuffer } from './tail-buffer';
 import type { ExitStatus } from './types';
 
@@ -108,6 +107,9 @@ function cutTail(text: string, n: number): string {
 /** What the session waits for: the marker of command `seq`, or any prompt (`'any'`); null when idle. */
 export type Waiting = { seq: number | 'any' } | null;
 
+/** Output held at most while a marker is confirmed (beyond it, it is taken as the running command's). */
+const HOLD_BYTES = 256 * 1024;
+
 /** How long a marker may wait for the shell to be seen at its prompt before it counts as forged. */
 const CONFIRM_MS = 5000;
 
@@ -153,6 +155,10 @@ export class Session {
   lastCwd: string;
   /** Start time of the shell (the core's `processStartTime`), to detect pid reuse; null when unknown. */
   shellStart: number | null = null;
+  /** How the shell is seen from outside, where it runs (`session-watch.ts`). */
+  watch: ShellWatch | undefined;
+  /** The look taken at the first prompt (start time, exec stamp), once the shell is ready. */
+  baseline: Promise<void> | undefined;
   /** The pty's size, which the output is rendered for (where lines wrap, how far cursor moves redraw). */
   size = { cols: 80, rows: 24 };
   /** Remembers the exact line typed to run a command, to drop its echo if a program turned echo back on. */
@@ -177,6 +183,9 @@ export class Session {
   /** The awaited marker, while it is being confirmed from outside the shell. */
   private candidate: { exitCode: number | null; stale: boolean } | null = null;
   private confirming = false;
+  /** Output that arrived while the awaited marker is confirmed (whose it is depends on the outcome). */
+  private held: Buffer[] = [];
+  private heldBytes = 0;
   /** A marker of the awaited command could not be confirmed: its exit code cannot be trusted. */
   private tampered = false;
   /** The shell read the awaited command line (its start marker came). */
@@ -189,17 +198,12 @@ export class Session {
   private execStamp: string | null = null;
   private lastHealthCheck = 0;
   /**
-   * Where the shell blocks at its own prompt (`readSite`), taken at its first prompt, before any
-   * command ran; null where it cannot be seen (then the weaker check of `promptState` applies).
+   * Where the shell blocks at its own prompt (a look's `shellSite`), taken at its first prompt, before
+   * any command ran; null where it cannot be seen (then the weaker check of `promptStateOf` applies).
    */
   private promptSite: string | null = null;
   /** Markers of the awaited command (not stale) seen in this wait: more than one means one was forged. */
   private awaitedMarkers = 0;
-  /**
-   * Output after the awaited marker while it is being confirmed: the shell's own (a prompt of its
-   * own, see `after`) once the marker completes the command, the command's when it does not.
-   */
-  private pending: Buffer[] = [];
 
   constructor(
     readonly id: string,
@@ -223,7 +227,8 @@ export class Session {
   /** Starts reading the terminal's output (retained output first) and watching for the shell's exit. */
   attach(terminal: PtyTerminalLike): void {
     this.terminal = terminal;
-    this.shellStart = loadNative().processStartTime(terminal.pid);
+    this.watch = shellWatch(terminal);
+    if (typeof terminal.cwd === 'string' && terminal.cwd !== '') this.lastCwd = terminal.cwd;
     this.unsubscribe = terminal.onOutput((chunk) => this.onChunk(chunk), { replay: true });
     terminal.waitForExit().then(
       (status) => void this.onExit(status),
@@ -243,14 +248,30 @@ export class Session {
 
   private data(bytes: Buffer): void {
     if (bytes.length === 0 || !this.ready) return; // startup noise (before the first prompt) is dropped
-    if (this.candidate && !this.candidate.stale && !this.completion) this.pending.push(bytes);
-    else (this.completion ? this.after : this.out).push(bytes);
     this.onData?.(bytes);
+    if (this.candidate !== null && !this.completion) {
+      // After a marker being confirmed: the next command's output if it is confirmed, else this one's.
+      if (this.heldBytes + bytes.length <= HOLD_BYTES) {
+        this.held.push(bytes);
+        this.heldBytes += bytes.length;
+        return;
+      }
+      this.releaseHeld();
+    }
+    (this.completion ? this.after : this.out).push(bytes);
+  }
+
+  /** Output held while a marker was confirmed goes where it belongs now (after a completion, or to this command). */
+  private releaseHeld(): void {
+    const to = this.completion ? this.after : this.out;
+    for (const bytes of this.held) to.push(bytes);
+    this.held = [];
+    this.heldBytes = 0;
   }
 
   private marker({ kind, seq, status }: Marker): void {
     if (!this.ready) {
-      if (kind === 'prompt' && seq === 0 && !this.confirming) void this.becomeReady();
+      if (kind === 'prompt' && seq === 0 && this.baseline === undefined) this.baseline = this.becomeReady();
       return;
     }
     const w = this.waiting;
@@ -265,20 +286,21 @@ export class Session {
     const stale = w.seq !== 'any' && w.seq !== seq;
     if (stale && !this.started) return;
     if (!stale) this.awaitedMarkers++;
-    if (typeof this.terminal?.foregroundProcessGroup !== 'function') {
+    if (!this.watch?.canTell) {
       if (!stale) this.complete(status); // a backend that cannot tell: the marker is taken as it is
       return;
     }
-    this.settlePending(); // output between two markers of the command is the command's
+    // What was held came before this marker: the running command's, whatever this marker turns out to be.
+    this.releaseHeld();
     this.candidate = { exitCode: status, stale };
     if (!this.confirming) void this.confirm();
   }
 
   /** Starts waiting for command `seq` (or any prompt). */
   waitFor(seq: number | 'any'): void {
+    this.releaseHeld();
     this.waiting = { seq };
     this.candidate = null;
-    this.settlePending();
     this.tampered = false;
     this.awaitedMarkers = 0;
     this.started = false;
@@ -288,18 +310,30 @@ export class Session {
 
   /** Before a command line is sent: terminal modes a command changed (`stty`) are put back. */
   restoreModes(): void {
+    // Released meanwhile: the shell's exit is reported instead.
+    ignore(() => this.terminal?.restorePtyModes?.());
+  }
+
+  /** One look at the shell from outside; null once it cannot be looked at (released, backend lost). */
+  async look(): Promise<ShellInspection | null> {
+    if (!this.watch) return null;
     try {
-      this.terminal?.restorePtyModes?.();
+      return await this.watch.look();
     } catch {
-      // released meanwhile: the shell's exit is reported instead
+      return null;
     }
+  }
+
+  /** Where the shell is, seen from outside now (`promptStateOf`). */
+  async promptState(): Promise<'prompt' | 'busy' | 'unknown'> {
+    return promptStateOf(await this.look(), this.terminal!.pid, this.promptSite);
   }
 
   /** The session stops answering: what is awaited ends with `why`; later calls are refused. */
   markBroken(why: string): void {
     if (this.broken !== null || this.exit) return;
     this.broken = why;
-    this.settlePending();
+    this.releaseHeld();
     this.completion ??= { exitCode: null, ended: false };
     this.waiting = null;
     this.candidate = null;
@@ -310,48 +344,47 @@ export class Session {
     this.completion = { exitCode: this.tampered ? null : exitCode, ended: false };
     this.waiting = null;
     this.candidate = null;
-    this.settlePending();
-  }
-
-  /** Output held after a marker being confirmed goes where it belongs now (see `pending`). */
-  private settlePending(): void {
-    for (const bytes of this.pending.splice(0)) (this.completion ? this.after : this.out).push(bytes);
+    this.releaseHeld();
   }
 
   /**
    * At the shell's first prompt (no command has run yet): waits until it is seen blocked at that
-   * prompt and takes where it blocks (`promptSite`), then the session is ready.
+   * prompt and takes where it blocks (`promptSite`), its start time and program image (taken here, not
+   * at the spawn: until the launch's exec of the shell is complete, /proc may still show the image
+   * before it, a false "replaced" under load), then the session is ready.
    */
   private async becomeReady(): Promise<void> {
-    this.confirming = true;
-    const terminal = this.terminal;
-    try {
-      if (terminal && typeof terminal.foregroundProcessGroup === 'function') {
-        const deadline = Date.now() + CONFIRM_MS;
-        for (let polls = 0; !this.closed && !this.exit && Date.now() < deadline; ) {
-          if (promptState(terminal) === 'prompt') {
-            this.promptSite = readSite(terminal.pid);
-            if (this.promptSite !== null || loadNative().processWaitState(terminal.pid) === 'unknown') break;
-          }
-          await new Promise((r) => (polls++ < 20 ? setImmediate(r) : setTimeout(r, Math.min(polls - 20, 10))));
+    let seen: ShellInspection | null = null;
+    if (this.watch?.canTell && this.terminal) {
+      const pid = this.terminal.pid;
+      const deadline = Date.now() + CONFIRM_MS;
+      for (let polls = 0; !this.closed && !this.exit && Date.now() < deadline; ) {
+        const look = await this.look();
+        if (look === null) break; // released or lost: its exit is reported
+        if (promptStateOf(look, pid) === 'prompt') {
+          seen = look;
+          this.promptSite = look.shellSite;
+          if (look.shellSite !== null || look.shellWait === 'unknown') break;
         }
+        await new Promise((r) => (polls++ < 20 ? setImmediate(r) : setTimeout(r, Math.min(polls - 20, 10))));
       }
-    } finally {
-      this.confirming = false;
     }
+    seen ??= await this.look();
+    this.execStamp = seen?.execStamp ?? null;
+    this.shellStart = seen?.startTime ?? null;
     this.ready = true;
-    this.terminal?.savePtyModes?.();
-    // Taken at the first prompt, not at the spawn: until the launch's exec of the shell is
-    // complete, /proc may still show the image before it (a false "replaced" under load).
-    if (this.terminal) this.execStamp = loadNative().processExecStamp(this.terminal.pid);
+    ignore(() => this.terminal?.savePtyModes?.());
     this.notify();
   }
 
   /**
    * Waits until every byte the core read from the pty was delivered here (`outputBytes`), so that a
-   * marker the shell printed before it was seen at its prompt has been scanned.
+   * marker the shell printed before it was seen at its prompt has been scanned. A terminal at a far end
+   * (`inspectShell`) skips it: its `outputBytes` is only as of its last `currentOutput()`, not a count
+   * to wait for.
    */
   private async drained(): Promise<void> {
+    if (typeof this.terminal?.inspectShell === 'function') return;
     const deadline = Date.now() + 1000;
     for (let polls = 0; !this.closed && Date.now() < deadline; polls++) {
       let total: number | undefined;
@@ -381,7 +414,7 @@ export class Session {
     let polls = 0;
     try {
       while (this.candidate && !this.completion && !this.closed) {
-        const state = promptState(this.terminal!, this.promptSite);
+        const state = await this.promptState();
         if (state === 'prompt') {
           if (this.candidate.stale) {
             // The line the shell read ran and left it at its prompt without the awaited number: a line
@@ -400,7 +433,6 @@ export class Session {
         if (state === 'busy' || Date.now() > deadline) {
           if (!this.candidate.stale) this.tampered = true;
           this.candidate = null;
-          this.settlePending();
           break;
         }
         // The shell printed its prompt and is on its way to reading the terminal.
@@ -408,6 +440,7 @@ export class Session {
       }
     } finally {
       this.confirming = false;
+      if (this.candidate === null || this.completion || this.closed) this.releaseHeld();
     }
     this.notify();
   }
@@ -426,9 +459,9 @@ export class Session {
       await new Promise((r) => setTimeout(r, 5));
     }
     this.data(this.scanner.flush());
+    this.releaseHeld();
     this.exit = status;
     this.candidate = null;
-    this.settlePending();
     if (!this.completion) {
       this.completion = { exitCode: status.exitCode ?? null, ended: true };
       this.waiting = null;
@@ -550,21 +583,21 @@ export class Session {
     // Let output callbacks already queued run first (and never starve them, even with timeoutMs 0).
     await new Promise((resolve) => setImmediate(resolve));
     for (;;) {
-      if (this.busy && !this.completion) this.checkHealth();
+      if (this.busy && !this.completion) await this.checkHealth();
       if (this.completion) return undefined;
       if (!this.busy && mode === 'command') return undefined;
       const now = Date.now();
       if (now >= deadline) {
-        if (mode === 'command') this.checkNeverStarted();
+        if (mode === 'command') await this.checkNeverStarted();
         return undefined;
       }
       let wait = Math.min(deadline - now, HEALTH_MS);
       const quietFor = Math.min(this.idleSinceMs, now - start);
       if (mode === 'input') {
-        if (quietFor >= settleMs) return early?.inputWait && this.busy && this.waitsForInput() ? 'input' : undefined;
+        if (quietFor >= settleMs) return early?.inputWait && this.busy && (await this.waitsForInput()) ? 'input' : undefined;
         wait = Math.min(wait, settleMs - quietFor);
       } else if (early) {
-        if (early.inputWait && quietFor >= settleMs && this.waitsForInput()) return 'input';
+        if (early.inputWait && quietFor >= settleMs && (await this.waitsForInput())) return 'input';
         if (early.quietMs !== undefined) {
           if (quietFor >= early.quietMs) return 'quiet';
           wait = Math.min(wait, early.quietMs - quietFor);
@@ -580,46 +613,38 @@ export class Session {
    * after it started the command line and with no marker of its prompt to confirm. False where the
    * core cannot tell (`processWaitState` answers something else).
    */
-  private waitsForInput(): boolean {
+  private async waitsForInput(): Promise<boolean> {
     const terminal = this.terminal;
-    if (!terminal || typeof terminal.foregroundProcessGroup !== 'function' || this.completion || this.exit) return false;
-    let group: number | null;
-    try {
-      group = terminal.foregroundProcessGroup();
-    } catch {
-      return false;
-    }
-    if (group === null) return false;
-    if (group === terminal.pid && (!this.started || this.candidate !== null)) return false;
-    return loadNative().processWaitState(group) === 'reading-stdin';
+    if (!terminal || !this.watch?.canTell || this.completion || this.exit) return false;
+    const look = await this.look();
+    const group = look?.foregroundProcessGroup ?? null;
+    if (group === null || this.completion || this.exit) return false;
+    if (group === terminal.pid) return this.started && this.candidate === null && look!.shellWait === 'reading-stdin';
+    return look!.foregroundWait === 'reading-stdin';
   }
 
   /**
    * Looks at the shell from outside while a command is awaited: a stopped shell (`kill -STOP $$`) is
    * continued; a shell whose program changed (`exec bash`) is no longer the session's: broken.
    */
-  private checkHealth(): void {
+  private async checkHealth(): Promise<void> {
     const terminal = this.terminal;
     if (!terminal || this.exit || this.closed || Date.now() - this.lastHealthCheck < HEALTH_MS) return;
     this.lastHealthCheck = Date.now();
-    const native = loadNative();
-    if (native.processWaitState(terminal.pid) === 'stopped') {
-      try {
-        process.kill(terminal.pid, 'SIGCONT');
-      } catch {
-        // gone: its exit is reported
-      }
-    }
+    const look = await this.look();
+    // Gone (its exit is reported), or what was awaited ended while looking.
+    if (!look || this.exit || this.closed || !this.busy || this.completion) return;
+    if (look.shellWait === 'stopped') await this.watch!.continueShell().catch(() => undefined);
     if (
       this.staleSince !== 0 &&
       Date.now() - this.staleSince >= LINE_FAILED_MS &&
       this.idleSinceMs >= LINE_FAILED_MS &&
-      promptState(terminal, this.promptSite) === 'prompt'
+      promptStateOf(look, terminal.pid, this.promptSite) === 'prompt'
     ) {
       this.markBroken(WHY_LINE_FAILED);
       return;
     }
-    const stamp = native.processExecStamp(terminal.pid);
+    const stamp = look.execStamp;
     if (this.execStamp !== null && stamp !== null && stamp !== this.execStamp) {
       this.markBroken(
         'the shell was replaced (exec): the program now on the terminal is not the session\'s shell; ' +
@@ -632,11 +657,12 @@ export class Session {
    * At the end of a call that waited for a command: the shell sits idle at its prompt, it never
    * started the command line sent a while ago, and nothing was printed lately: it does not answer.
    */
-  private checkNeverStarted(): void {
+  private async checkNeverStarted(): Promise<void> {
     const w = this.waiting;
     if (!w || w.seq === 'any' || this.started || this.completion || !this.terminal) return;
     if (Date.now() - this.sentAt < NEVER_STARTED_MS || this.idleSinceMs < HEALTH_MS) return;
-    if (typeof this.terminal.foregroundProcessGroup !== 'function' || promptState(this.terminal, this.promptSite) !== 'prompt') return;
+    if (!this.watch?.canTell || (await this.promptState()) !== 'prompt') return;
+    if (this.started || this.completion || this.waiting !== w) return;
     this.markBroken(
       "the shell is at its prompt but never started the command: the session's prompts were changed; " +
         'restart() gives a fresh shell',
@@ -671,7 +697,7 @@ export class Session {
       ...(broken ? { why: this.broken! } : {}),
       ...(status === 'running' && extra.early ? { early: extra.early } : {}),
       ...(extra.previous ? { previous: extra.previous } : {}),
-      workingDir: this.cwd(),
+      workingDir: await this.cwd(),
       command,
       terminalId: this.id,
       truncated,
@@ -680,12 +706,17 @@ export class Session {
     };
   }
 
-  /** The shell's working directory (the core's `processCwd`), or the last one read once the shell is gone. */
-  cwd(): string {
-    if (!this.terminal) return this.lastCwd;
+  /** The shell's working directory (read where it runs), or the last one read once the shell is gone. */
+  async cwd(): Promise<string> {
+    if (!this.watch) return this.lastCwd;
     // null: the shell is gone (or cannot be inspected): keep the last directory read from it
-    this.lastCwd = loadNative().processCwd(this.terminal.pid) ?? this.lastCwd;
+    this.lastCwd = (await this.watch.cwd().catch(() => null)) ?? this.lastCwd;
     return this.lastCwd;
+  }
+
+  /** Kills what the session started where it runs: the shell's session tree and its tagged processes. */
+  async sweep(): Promise<void> {
+    await this.watch?.sweep(`${SESSION_TAG_VAR}=${this.tag}`, this.shellStart);
   }
 
   /** Stops reading the terminal's output. */
@@ -695,58 +726,26 @@ export class Session {
   }
 }
 
-/**
- * Where a pty's shell is, seen from outside: `'prompt'` (the foreground process group is the shell's
- * own and the shell is blocked reading its terminal), `'busy'` (another group is in the foreground, or
- * the shell waits for a child), `'unknown'` (it is running or blocked elsewhere: ask again).
- *
- * The shell's blocking call comes from the core (`processWaitState`: `/proc/<pid>/syscall` on Linux).
- * Where the core cannot tell (`'unknown'`: every platform but Linux, or a shell this process may not
- * inspect), the foreground process group alone decides. That is weaker: it still refuses a marker
- * printed by a job in another process group, but not one printed by the shell itself (a builtin or a
- * function) just before it goes on running, whose forged exit code is then reported.
- */
-export function promptState(terminal: PtyTerminalLike, site: string | null = null): 'prompt' | 'busy' | 'unknown' {
-  let group: number | null;
+/** Runs `op`, ignoring its failure, thrown or as a rejected promise. */
+function ignore(op: () => unknown): void {
   try {
-    group = terminal.foregroundProcessGroup!();
+    const r = op();
+    if (r instanceof Promise) r.catch(() => undefined);
   } catch {
-    return 'busy'; // released: the shell's exit completes the command
-  }
-  if (group !== terminal.pid) return 'busy';
-  switch (loadNative().processWaitState(terminal.pid)) {
-    case 'reading-stdin': {
-      if (site === null) return 'prompt';
-      const now = readSite(terminal.pid);
-      if (now === null) return 'unknown'; // it moved meanwhile: ask again
-      return now === site ? 'prompt' : 'busy'; // a read of the command's, not the prompt's
-    }
-    case 'waiting-for-child':
-      return 'busy';
-    case 'running':
-    case 'elsewhere':
-    case 'stopped':
-      return 'unknown';
-    case 'unknown':
-      return 'prompt'; // the core cannot tell: the foreground process group decides (see above)
+    // ignored
   }
 }
 
 /**
- * Where a process is blocked, from `/proc/<pid>/syscall`: the call's number, its first three arguments
- * (descriptor, buffer, count for a read) and the user stack and instruction pointers. The shell at its
- * prompt reads its terminal into its own input buffer from its main loop; a `read` builtin, a
- * function or anything else a command runs reads from deeper in the stack, into another buffer: the
- * same descriptor, a different site. Null when it is not blocked (`running`) or cannot be read.
+ * Where the shell of a terminal on this machine is, seen from outside now (`promptStateOf` of one
+ * `localLook`, with the prompt's `site` when known): `'busy'` once the terminal is released.
  */
-export function readSite(pid: number): string | null {
-  let line: string;
+export function promptState(terminal: PtyTerminalLike, site: string | null = null): 'prompt' | 'busy' | 'unknown' {
+  let look: ShellInspection;
   try {
-    line = fs.readFileSync(`/proc/${pid}/syscall`, 'latin1').trim();
+    look = localLook(terminal);
   } catch {
-    return null;
+    return 'busy'; // released: the shell's exit completes the command
   }
-  const f = line.split(' ');
-  if (f.length !== 9) return null;
-  return [f[0], f[1], f[2], f[3], f[7], f[8]].join(' ');
+  return promptStateOf(look, terminal.pid, site);
 }

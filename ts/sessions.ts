@@ -48,15 +48,13 @@
 /// ignoring C-c) makes the session `broken` (with `why`) until `restart()`. Every process of a session
 /// carries its tag in its environment, and closing kills those as well as the shell's session tree.
 
-import * as fs from 'node:fs';
 import { AcpTerminalError, invalidArg } from './errors';
-import { RemoteTerminal } from './backends/terminal';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
 import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
 import { loadNative, nativeCreateTerminal } from './native';
 import { type NetworkConnectionEvent, networkRulesOf } from './network-proxy';
 import { commandInput, commandLine, commandText } from './session-protocol';
-import { type Early, promptState, Session, SESSION_TAG_VAR } from './session';
+import { type Early, Session, SESSION_TAG_VAR } from './session';
 import type {
   ExecuteRequest,
   ExecuteResult,
@@ -65,6 +63,8 @@ import type {
   PreviousCommand,
   PtyCreateTerminalFn,
   RestartResult,
+  SessionBackend,
+  ShellInspection,
   ShellSessionsNetworkListener,
   ShellSessionsOptions,
 } from './session-types';
@@ -83,6 +83,8 @@ export type {
   PtyTerminalLike,
   PreviousCommand,
   RestartResult,
+  SessionBackend,
+  ShellInspection,
   ShellSessionsNetworkEvent,
   ShellSessionsNetworkListener,
   ShellSessionsOptions,
@@ -121,7 +123,8 @@ export class ShellSessions implements AsyncDisposable {
   private readonly locks = new Map<string, Promise<unknown>>();
   private closed = false;
   private readonly maxSessions: number;
-  private readonly cwd: string;
+  /** Where new sessions start; undefined: the far end's server's directory (with `backend`). */
+  private readonly cwd: string | undefined;
   private readonly env: EnvVariable[];
   private readonly inheritEnv: boolean | undefined;
   private readonly dropEnv: ((name: string) => boolean) | undefined;
@@ -135,6 +138,8 @@ export class ShellSessions implements AsyncDisposable {
   private readonly startTimeoutMs: number;
   private readonly screen: boolean;
   private readonly backend: PtyCreateTerminalFn | undefined;
+  /** `options.backend`: the shells run at its far end. */
+  private readonly far: SessionBackend | undefined;
   private readonly sandbox: ShellSessionsOptions['sandbox'];
   /** The sandbox has a network allow list: its proxy's connections go to `networkListeners`. */
   private readonly proxied: boolean;
@@ -148,7 +153,14 @@ export class ShellSessions implements AsyncDisposable {
   constructor(options: ShellSessionsOptions = {}) {
     if (typeof options !== 'object' || options === null) throw invalidArg('options', 'must be an object');
     this.maxSessions = optionalCount(options.maxSessions, 'options.maxSessions', 1) ?? DEFAULT_MAX_SESSIONS;
-    this.cwd = optionalAbsolutePath(options.cwd, 'options.cwd') ?? process.cwd();
+    if (options.backend !== undefined) {
+      const b = options.backend as Partial<SessionBackend> | null;
+      if (typeof b !== 'object' || b === null || typeof b.createTerminal !== 'function' || typeof b.lookup !== 'function') {
+        throw invalidArg('options.backend', 'must be a backend of `backends` (podman, docker, kubectl, ssh, command, local)');
+      }
+    }
+    this.far = options.backend;
+    this.cwd = optionalAbsolutePath(options.cwd, 'options.cwd') ?? (this.far ? undefined : process.cwd());
     this.env = normalizeEnv(options.env, 'options.env');
     if (options.inheritEnv !== undefined && typeof options.inheritEnv !== 'boolean') {
       throw invalidArg('options.inheritEnv', 'must be a boolean');
@@ -173,7 +185,8 @@ export class ShellSessions implements AsyncDisposable {
     if (options.createTerminal !== undefined && typeof options.createTerminal !== 'function') {
       throw invalidArg('options.createTerminal', 'must be a function');
     }
-    this.backend = options.createTerminal;
+    this.backend = options.createTerminal ?? this.far?.createTerminal;
+    // A substitute or a far end's backend gets the options as given (checked where it creates).
     this.sandbox = pinSandbox(options.sandbox, this.backend !== undefined);
     this.proxied = networkRulesOf(this.sandbox, 'options.sandbox') !== undefined;
     if (options.onNetwork !== undefined) {
@@ -225,9 +238,20 @@ export class ShellSessions implements AsyncDisposable {
     return [...this.sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed).map((s) => s.id);
   }
 
-  /** Pid of a session's shell, or undefined when there is no such live session. */
+  /** True when the shells run on this machine, through the native core (no `backend`, no substitute `createTerminal`). */
+  get local(): boolean {
+    return this.backend === undefined;
+  }
+
+  /** Pid of a session's shell (the far end's, with `backend`), or undefined when there is no such live session. */
   shellPid(terminalId: string = DEFAULT_SESSION_ID): number | undefined {
     return this.sessions.get(terminalId)?.terminal?.pid;
+  }
+
+  /** A live session's working directory, read where its shell runs; undefined when there is no such session. */
+  async workingDir(terminalId: string = DEFAULT_SESSION_ID): Promise<string | undefined> {
+    const session = this.sessions.get(terminalId);
+    return session && !session.closed ? session.cwd() : undefined;
   }
 
   /**
@@ -299,7 +323,7 @@ export class ShellSessions implements AsyncDisposable {
         content: '',
         exitCode: null,
         status: 'completed',
-        workingDir: this.cwd,
+        workingDir: this.cwd ?? '',
         command: 'C-c',
         terminalId: id,
         truncated: false,
@@ -313,17 +337,18 @@ export class ShellSessions implements AsyncDisposable {
       report.signal = 'SIGINT';
       await terminal.sendKeys(['C-c']).catch(() => undefined);
       await this.waitForResult(session, 'command', graceMs);
-      const group = session.busy && !session.completion ? terminal.foregroundProcessGroup?.() : null;
+      const look: ShellInspection | null = session.busy && !session.completion && session.watch?.canTell ? await session.look() : null;
+      const group = look?.foregroundProcessGroup ?? null;
       if (typeof group === 'number' && group !== terminal.pid) {
         // signal null: the group ended by itself meanwhile (C-c took effect late); nothing was signalled.
-        const { signal } = await loadNative().killProcessGroup(group, graceMs);
+        const { signal, pgid } = await session.watch!.killForeground(group, graceMs);
         if (signal !== null) {
           report.signal = signal;
-          report.processGroup = group;
+          report.processGroup = pgid ?? group;
         }
         // The shell prompts once its job is gone (unless the shell itself goes on: still running).
         await this.waitForResult(session, 'command', Math.max(graceMs, 5000));
-      } else if (typeof group === 'number' && session.busy && !session.completion && promptState(terminal) !== 'prompt') {
+      } else if (typeof group === 'number' && session.busy && !session.completion && (await session.promptState()) !== 'prompt') {
         // What runs is the shell itself, and C-c did not stop it: nothing can end it but its end.
         session.markBroken(
           'the shell itself ignores C-c (a trap or a loop of its own builtins): nothing but ending the shell ' +
@@ -351,12 +376,19 @@ export class ShellSessions implements AsyncDisposable {
       let cwd = this.cwd;
       let previous: string | null = null;
       if (old) {
-        cwd = old.cwd();
+        cwd = await old.cwd();
         previous = old.broken;
         await this.destroy(old);
       }
-      const fresh = await this.open(terminalId, fs.existsSync(cwd) ? cwd : this.cwd);
-      return { terminalId, workingDir: fresh.cwd(), previous };
+      let fresh: Session;
+      try {
+        fresh = await this.open(terminalId, cwd);
+      } catch (error) {
+        // The old directory is gone (checked where the shell runs): the sessions' own directory instead.
+        if ((error as { code?: unknown }).code !== 'ERR_INVALID_CWD' || cwd === this.cwd) throw error;
+        fresh = await this.open(terminalId, this.cwd);
+      }
+      return { terminalId, workingDir: await fresh.cwd(), previous };
     });
   }
 
@@ -495,7 +527,7 @@ export class ShellSessions implements AsyncDisposable {
       );
     } else {
       const text = commandText(command);
-      const open = await findOpenHereDocument(this.bash(), command, text);
+      const open = await findOpenHereDocument(this.bash(), command, text, this.far ? this.backend : undefined);
       if (open) {
         throw new AcpTerminalError(
           'ERR_INVALID_ARG',
@@ -534,7 +566,7 @@ export class ShellSessions implements AsyncDisposable {
     await session.settle(mode, timeoutMs, this.settleMs);
   }
 
-  private async open(id: string, cwd: string = this.cwd): Promise<Session> {
+  private async open(id: string, cwd: string | undefined = this.cwd): Promise<Session> {
     const pending = this.opening.get(id);
     if (pending) return pending;
     // start() runs after `opening` counts this session, so eviction sees it.
@@ -545,9 +577,9 @@ export class ShellSessions implements AsyncDisposable {
     return promise;
   }
 
-  private async start(id: string, cwd: string): Promise<Session> {
+  private async start(id: string, cwd: string | undefined): Promise<Session> {
     await this.evictFor();
-    const session = new Session(id, this.maxOutputBytes, cwd, this.maxContentChars);
+    const session = new Session(id, this.maxOutputBytes, cwd ?? '', this.maxContentChars);
     session.onData = (bytes) => {
       for (const listener of this.outputListeners) {
         try {
@@ -563,13 +595,13 @@ export class ShellSessions implements AsyncDisposable {
       // Inherited variables the host drops are left out here, and the shell starts from the rest.
       // Every process the session starts inherits its tag, which close() finds them by.
       const tag = [{ name: SESSION_TAG_VAR, value: session.tag }];
-      const env = mergeEnv(this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv, process.env, { pty: true }), this.env) : this.env, tag);
+      const env = mergeEnv(this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv, await this.inheritedEnv(), { pty: true }), this.env) : this.env, tag);
       const inheritEnv = this.dropEnv ? false : this.inheritEnv;
       const terminal = await backend(
         {
           command: this.bash(),
           args: ['--noprofile', '--norc', '--noediting', '-i'],
-          cwd,
+          ...(cwd !== undefined ? { cwd } : {}),
           env,
           outputByteLimit: 64 * 1024,
         },
@@ -583,18 +615,13 @@ export class ShellSessions implements AsyncDisposable {
           ...(this.proxied ? { onNetwork: (e: NetworkConnectionEvent) => this.network(id, e) } : {}),
         },
       );
-      if (terminal instanceof RemoteTerminal) {
-        // The session watches its shell on this machine (/proc, the session tree it kills at close): a far
-        // end's pid names another process here, or none.
-        await terminal.release().catch(() => undefined);
-        throw invalidArg('options.createTerminal', "returned a remote backend's terminal: ShellSessions runs its shells on this machine only");
-      }
       session.attach(terminal);
       // The rc is typed rather than given by `--rcfile`, which would also read the system bashrc (and
       // be a file); its echo and the default prompt come before the first marker and are dropped.
       await terminal.write(session.rcInput());
       const deadline = Date.now() + this.startTimeoutMs;
       while (!session.ready && !session.exit && Date.now() < deadline) await session.changed(deadline - Date.now());
+      await session.baseline;
       if (!session.ready) {
         const why = session.exit ? `it exited (${JSON.stringify(session.exit)})` : `no prompt within ${this.startTimeoutMs} ms`;
         await this.kill(session);
@@ -622,8 +649,16 @@ export class ShellSessions implements AsyncDisposable {
    * PATH; on Windows Git for Windows' bash.exe, or `ERR_BASH_NOT_FOUND` saying what to install).
    */
   private bash(): string {
-    this.shell ??= loadNative().sessionBash();
+    // At a far end: `bash` in its PATH (this machine's bash says nothing about it).
+    this.shell ??= this.far ? 'bash' : loadNative().sessionBash();
     return this.shell;
+  }
+
+  /** The environment the shells inherit: this process's, or with `backend` the far end's server's. */
+  private async inheritedEnv(): Promise<NodeJS.ProcessEnv> {
+    if (!this.far) return process.env;
+    const { env } = await this.far.lookup({ env: true });
+    return Object.fromEntries((env ?? []).map((e) => [e.name, e.value]));
   }
 
   /** Closes least recently used sessions until one more fits (idle ones first). */
@@ -646,40 +681,11 @@ export class ShellSessions implements AsyncDisposable {
   private async kill(session: Session): Promise<void> {
     const terminal = session.terminal;
     if (!terminal) return;
-    session.cwd();
-    // Sweep the session's processes unless the shell's pid now belongs to another process (reused
-    // after the shell was reaped); the native release still kills what it contains.
-    const native = loadNative();
-    const start = native.processStartTime(terminal.pid);
-    const sweepTree = start === null || start === session.shellStart;
-    // The shell's session tree, and what carries the session's tag (a `setsid` child orphaned outside
-    // the tree, out of the terminal's cgroup), again while anything is left: they may fork meanwhile.
-    for (let round = 0; round < 10; round++) {
-      if (sweepTree) killSessionTree(native, terminal.pid);
-      const tagged = native.processesWithEnvironment(`${SESSION_TAG_VAR}=${session.tag}`);
-      if (tagged.length === 0) break;
-      for (const pid of tagged) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // gone meanwhile
-        }
-      }
-    }
+    await session.cwd();
+    // Where the shell runs: its session tree and what carries the session's tag.
+    await session.sweep().catch(() => undefined);
     session.detach();
     await terminal.release().catch(() => undefined);
-  }
-}
-
-/**
- * SIGKILLs the shell's session tree. Windows has no sessions (`ENOTSUP`): there the terminal's Job
- * Object holds the whole tree, and the release that follows ends it.
- */
-function killSessionTree(native: ReturnType<typeof loadNative>, shellPid: number): void {
-  try {
-    native.killSessionTree(shellPid);
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'ENOTSUP') throw error;
   }
 }
 

@@ -7,5 +7,5 @@ cd "$(dirname "$0")/../.."
 bash scripts/remote/setup.sh
 node scripts/build-ts.js
 ACP_TERMINAL_REQUIRE="${ACP_TERMINAL_REQUIRE:+$ACP_TERMINAL_REQUIRE,}root,podman,sshd,kubectl,acp-terminal-server" \
-  npx jest __test__/remote-server.test.ts __test__/remote-ssh.test.ts __test__/remote-podman.test.ts \
+  npx jest __test__/remote-server.test.ts __test__/remote-ssh.test.ts __test__/remote-podman.test.ts __test__/remote-sessions.test.ts \
     __test__/remote-host.test.ts __test__/remote-kubectl.test.ts __test__/remote-mcp.test.ts

@@ -31,6 +31,7 @@
 //!   subscribing, marking a release) happens before the next request is read.
 
 mod frame;
+mod inspect;
 mod lookup;
 mod own_file;
 mod request;
@@ -690,6 +691,11 @@ impl Conn {
                 let (_, t) = self.term(req)?;
                 now(json!({"changed": t.restore_pty_modes()?}))
             }
+            // A shell session's view of its shell from outside (`inspect.rs`).
+            "inspect" => inspect::inspect(&self.term(req)?.1),
+            "continueShell" => inspect::continue_shell(&self.term(req)?.1),
+            "killForeground" => inspect::kill_foreground(&self.term(req)?.1, req),
+            "sweep" => inspect::sweep(&self.term(req)?.1, req),
             other => Err(TermError::new(
                 ERR_UNKNOWN_OP,
                 format!("unknown op '{other}'"),

@@ -439,3 +439,142 @@ async fn lookup_answers_from_the_servers_path_and_file_system() {
         .contains("programs[0].command"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Polls `inspect` until `pred` holds on its answer (at most 10 s).
+async fn inspect_until(
+    c: &mut Client,
+    id: &mut u64,
+    term: &Value,
+    pred: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        *id += 1;
+        let look = c.ok(*id, json!({"op": "inspect", "term": term})).await;
+        if pred(&look) || std::time::Instant::now() > deadline {
+            return look;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shell_is_inspected_and_its_job_and_tagged_processes_are_ended_at_the_server() {
+    let mut c = Client::start().await;
+    let mut id = 1;
+    let r = c
+        .ok(
+            id,
+            json!({"op": "create",
+                   "params": {"command": "bash", "args": ["--norc", "--noprofile", "-i"],
+                              "env": [{"name": "ACP_SWEEP_TEST", "value": "t1"}, {"name": "PS1", "value": "$ "}],
+                              "cwd": "/tmp"},
+                   "options": {"pty": {"cols": 80, "rows": 24}}}),
+        )
+        .await;
+    let term = r["term"].clone();
+    let pid = r["pid"].as_i64().unwrap();
+    // At its prompt: the shell's own group in the foreground, the shell reading its terminal.
+    let look = inspect_until(&mut c, &mut id, &term, |l| {
+        l["shellWait"] == "reading-stdin"
+    })
+    .await;
+    assert_eq!(look["foregroundProcessGroup"], pid, "{look}");
+    assert_eq!(look["shellWait"], "reading-stdin", "{look}");
+    assert_eq!(look["foregroundWait"], Value::Null);
+    assert_eq!(look["cwd"], "/tmp");
+    assert!(
+        look["startTime"].is_u64() && look["execStamp"].is_string(),
+        "{look}"
+    );
+    // Where it blocks at its prompt: the call's number, its first arguments, stack and pc.
+    let site = look["shellSite"].as_str().unwrap_or_default();
+    assert_eq!(site.split(' ').count(), 6, "{look}");
+    id += 1;
+    let none = c
+        .ok(
+            id,
+            json!({"op": "killForeground", "term": term, "graceMs": 100}),
+        )
+        .await;
+    assert_eq!(none, json!({"pgid": null, "signal": null}));
+
+    // A foreground job that ignores SIGINT: its own group, ended TERM-first; the shell lives on.
+    id += 1;
+    c.ok(id, json!({"op": "write", "term": term, "data": "cd / && exec 2>/dev/null; sh -c 'trap \"\" INT; read x'\n"}))
+        .await;
+    let look = inspect_until(&mut c, &mut id, &term, |l| {
+        l["foregroundProcessGroup"] != pid && l["foregroundWait"] == "reading-stdin"
+    })
+    .await;
+    assert_eq!(look["foregroundWait"], "reading-stdin", "{look}");
+    assert_eq!(look["shellWait"], "waiting-for-child", "{look}");
+    assert_eq!(look["cwd"], "/");
+    let job = look["foregroundProcessGroup"].as_i64().unwrap();
+    id += 1;
+    let killed = c
+        .ok(
+            id,
+            json!({"op": "killForeground", "term": term, "graceMs": 2000}),
+        )
+        .await;
+    assert_eq!(killed, json!({"pgid": job, "signal": "SIGTERM"}));
+    assert!(!alive(job));
+    let look = inspect_until(&mut c, &mut id, &term, |l| {
+        l["foregroundProcessGroup"] == pid
+    })
+    .await;
+    assert_eq!(look["foregroundProcessGroup"], pid, "{look}");
+
+    // A stopped shell is continued.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGSTOP,
+    )
+    .unwrap();
+    let look = inspect_until(&mut c, &mut id, &term, |l| l["shellWait"] == "stopped").await;
+    assert_eq!(look["shellWait"], "stopped", "{look}");
+    id += 1;
+    assert_eq!(
+        c.ok(id, json!({"op": "continueShell", "term": term})).await["continued"],
+        true
+    );
+    let look = inspect_until(&mut c, &mut id, &term, |l| {
+        l["shellWait"] == "reading-stdin"
+    })
+    .await;
+    assert_eq!(look["shellWait"], "reading-stdin", "{look}");
+
+    // A job, and a process that left the session: the sweep ends both (the tag finds the second).
+    id += 1;
+    c.ok(id, json!({"op": "write", "term": term, "data": "sleep 1000 & setsid sleep 1001 & echo $! > /dev/null\n"}))
+        .await;
+    let tagged = || crate::sys::procs::with_environment_entry(b"ACP_SWEEP_TEST=t1");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while tagged().len() < 3 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(tagged().len(), 3, "the shell and its two sleeps");
+    id += 1;
+    let bad = c
+        .call(
+            id,
+            json!({"op": "sweep", "term": term, "entry": "no-value="}),
+        )
+        .await;
+    assert_eq!(bad["error"]["code"], "ERR_INVALID_ARG");
+    assert!(
+        bad["error"]["message"].as_str().unwrap().contains("entry"),
+        "{bad}"
+    );
+    id += 1;
+    let start = look["startTime"].clone();
+    let swept = c
+        .ok(
+            id,
+            json!({"op": "sweep", "term": term, "entry": "ACP_SWEEP_TEST=t1", "startTime": start}),
+        )
+        .await;
+    assert!(swept["killed"].as_u64().unwrap() >= 1, "{swept}");
+    assert!(tagged().is_empty(), "{:?}", tagged());
+}

@@ -10,6 +10,7 @@
  */
 
 import { AcpTerminalError } from '../errors';
+import type { ShellInspection } from '../session-types';
 import type { ExitStatus, OutputSnapshot, TerminalLike } from '../types';
 import { RemoteError, type Connection } from './connection';
 
@@ -189,5 +190,54 @@ export class RemoteTerminal implements TerminalLike {
     const bad = this.check();
     if (bad) return bad;
     await this.conn.call('resize', { term: this.term, cols, rows });
+  }
+
+  // What a ShellSessions session asks about its shell, answered by the server where the shell runs
+  // (src/server/inspect.rs): each one request, ordered with the writes before and after it.
+
+  /** Saves the pty's terminal modes at the far end. */
+  async savePtyModes(): Promise<void> {
+    const bad = this.check();
+    if (bad) return bad;
+    await this.conn.call('savePtyModes', { term: this.term });
+  }
+
+  /** Puts the saved terminal modes back at the far end; true when they had changed. */
+  async restorePtyModes(): Promise<boolean> {
+    const bad = this.check();
+    if (bad) return bad;
+    return (await this.conn.call('restorePtyModes', { term: this.term })).changed === true;
+  }
+
+  /** One look at the shell (this terminal's process) and the pty's foreground group, at the far end. */
+  async inspectShell(): Promise<ShellInspection> {
+    const bad = this.check();
+    if (bad) return bad;
+    const look = (await this.conn.call('inspect', { term: this.term })) as unknown as ShellInspection;
+    return { ...look, shellSite: typeof look.shellSite === 'string' ? look.shellSite : null };
+  }
+
+  /** SIGCONT to the shell's group at the far end. */
+  async continueShell(): Promise<void> {
+    const bad = this.check();
+    if (bad) return bad;
+    await this.conn.call('continueShell', { term: this.term });
+  }
+
+  /** Terminates the pty's foreground process group at the far end unless it is the shell's own. */
+  async killForeground(graceMs: number): Promise<{ pgid: number | null; signal: 'SIGTERM' | 'SIGKILL' | null }> {
+    const bad = this.check();
+    if (bad) return bad;
+    return (await this.conn.call('killForeground', { term: this.term, graceMs })) as unknown as {
+      pgid: number | null;
+      signal: 'SIGTERM' | 'SIGKILL' | null;
+    };
+  }
+
+  /** SIGKILLs the shell's session tree and every process tagged with `entry` at the far end. */
+  async sweep(entry: string, startTime: number | null): Promise<void> {
+    const bad = this.check();
+    if (bad) return bad;
+    await this.conn.call('sweep', { term: this.term, entry, startTime });
   }
 }

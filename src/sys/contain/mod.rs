@@ -18,7 +18,7 @@
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
+pub use unix::{signal_pids, Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]

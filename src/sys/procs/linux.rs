@@ -55,6 +55,21 @@ pub(super) fn wait_state(pid: i32) -> WaitState {
     }
 }
 
+pub(super) fn block_site(pid: i32) -> Option<String> {
+    parse_block_site(&std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?)
+}
+
+/// `/proc/<pid>/syscall` of a process blocked in a call (9 fields: number, six arguments, stack
+/// and instruction pointers): the number, the first three arguments and both pointers, joined by
+/// spaces. `None` for `running`, a process blocked outside a call, or anything else.
+fn parse_block_site(text: &str) -> Option<String> {
+    let f: Vec<&str> = text.split_ascii_whitespace().collect();
+    if f.len() != 9 {
+        return None;
+    }
+    Some([f[0], f[1], f[2], f[3], f[7], f[8]].join(" "))
+}
+
 /// Field `n` of `/proc/<pid>/stat` counted from the state (field 3), after the comm.
 fn stat_field(stat: &str, n: usize) -> Option<&str> {
     stat.get(stat.rfind(')')? + 2..)?
@@ -197,6 +212,16 @@ mod tests {
         let stat = "7 (a b) (c)) S 3 4 5 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0";
         assert_eq!(parse_start_time(stat), Some(123456));
         assert_eq!(parse_start_time("7 (x) S 1"), None);
+    }
+
+    #[test]
+    fn parses_the_block_site() {
+        assert_eq!(
+            parse_block_site("0 0x0 0x55d0 0x1 0x4 0x5 0x6 0x7ffc 0x7f12\n").as_deref(),
+            Some("0 0x0 0x55d0 0x1 0x7ffc 0x7f12")
+        );
+        assert_eq!(parse_block_site("running\n"), None);
+        assert_eq!(parse_block_site("-1 0x7ffc 0x7f12\n"), None);
     }
 
     #[test]

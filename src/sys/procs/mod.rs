@@ -148,6 +148,24 @@ pub enum WaitState {
     Unknown,
 }
 
+/// Where process `pid` is blocked: the system call's number, its first three arguments (for a
+/// `read`: descriptor, buffer, count) and the user stack and instruction pointers, as one string
+/// (Linux: from `/proc/<pid>/syscall`). A shell at its prompt reads its terminal from its main
+/// loop into its own buffer; a `read` builtin or a function reads from elsewhere: the same call,
+/// another site. `None` when it is not blocked in a call, cannot be inspected, or this platform
+/// has no reader.
+pub fn block_site(pid: i32) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::block_site(pid)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
 /// What process `pid` is blocked in. Linux reads `/proc/<pid>/syscall`; every other platform
 /// answers [`WaitState::Unknown`] until it brings its own reader (callers must treat that
 /// conservatively: it proves nothing).
