@@ -1,7 +1,7 @@
 /**
  * The guards of `acp-terminal mcp` against its own clients: the persistent shell runs the line the host
- * checked (rebuilt under an allow list), text typed into a running command is judged as the command line
- * it becomes when the command ends first, sessions honour --limit and --timeout, --http needs a bearer
+ * checked (rebuilt under an allow list), text typed into a running command is refused under a policy and put
+ * to the user as typed input under --ask, sessions honour --limit and --timeout, --http needs a bearer
  * token, and a 2026-07-28 client cannot forge or move an approval through `requestState`.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -68,29 +68,28 @@ describe('terminal_execute runs what the host checked', () => {
   });
 });
 
-describe.each(ERAS)('typed input is judged as the line it becomes, %s era', (era) => {
-  test('under an allow list, text typed while an allowed command runs cannot become an unchecked command', async () => {
+describe.each(ERAS)('typed input under a policy, %s era', (era) => {
+  test('under an allow list, typed text is refused: a program that reads part of it cannot leave the rest to the shell', async () => {
     const dir = fs.mkdtempSync(path.join(tmp, `typeahead-${era}-`));
-    const server = await connect(era, ['--cwd', dir, '--allow', 'sleep', '--allow', 'echo', '--allow', 'cat']);
+    const server = await connect(era, ['--cwd', dir, '--allow', 'sleep', '--allow', 'echo', '--allow', 'cat', '--allow', 'dd']);
     try {
       const call = (args: Record<string, unknown>) => server.client.callTool({ name: 'terminal_execute', arguments: args });
-      expect(structured(await call({ command: 'sleep 1.5', timeout: 0.2 }))).toMatchObject({ status: 'running' });
-      // The attack: `touch` is not allowed; typed into `sleep` (which never reads), it waits for the shell.
-      const typed = await call({ command: 'touch pwned', is_input: true, timeout: 0.2 });
-      expect(textOf(typed)).toMatch(/^ERR_POLICY_DENIED: .*touch/);
-      // Nor can it be typed in pieces, edited with keys, or hidden behind control bytes.
-      expect(textOf(await call({ command: 'touch pwned', is_input: true, no_enter: true }))).toMatch(/^ERR_POLICY_DENIED: no_enter: /);
-      expect(textOf(await call({ command: 'echo x\x15touch pwned', is_input: true }))).toMatch(/^ERR_POLICY_DENIED: .*control byte 0x15/);
-      expect(textOf(await call({ command: 'BSpace', is_input: true }))).toMatch(/^ERR_POLICY_DENIED: .*key "BSpace"/);
-      expect(textOf(await call({ command: 'M-x', is_input: true }))).toMatch(/^ERR_POLICY_DENIED: .*key "M-x"/);
-      const done = await call({ command: '', timeout: 10 });
-      expect(structured(done)).toMatchObject({ status: 'completed' });
+      // The attack (fifth attack, x3): `dd bs=5 count=1` reads 5 bytes; `echo touch pwned` would be judged as `echo`,
+      // dd eats "echo " and the shell runs `touch pwned`.
+      expect(structured(await call({ command: 'dd bs=5 count=1 status=none', timeout: 0.3 }))).toMatchObject({ status: 'running' });
+      const typed = await call({ command: 'echo touch pwned', is_input: true, timeout: 2 });
+      expect(textOf(typed)).toMatch(/^ERR_POLICY_DENIED: is_input: typed text is refused .*whatever reads the terminal.*C-c/);
+      // Keys that type, recall or edit text are refused too (Escape: vi's commands; Up: history; Tab: completion).
+      for (const key of ['Escape', 'Up', 'Tab', 'BSpace', 'M-x']) {
+        expect(textOf(await call({ command: key, is_input: true }))).toMatch(new RegExp(`^ERR_POLICY_DENIED: .*key "${key}"`));
+      }
+      expect(textOf(await call({ command: 'C-d', is_input: true, timeout: 5 }))).not.toMatch(/^ERR_/);
+      expect(structured(await call({ command: '', timeout: 10 }))).toMatchObject({ status: 'completed' });
       await sleep(500);
       expect(fs.existsSync(path.join(dir, 'pwned'))).toBe(false);
-      // An allowed line may be typed; a program reading its input gets it; C-c still interrupts.
+      // Plain text into a program that reads it all is refused the same way; C-c still interrupts.
       expect(structured(await call({ command: 'cat', timeout: 0.3 }))).toMatchObject({ status: 'running' });
-      const echoed = await call({ command: 'echo through cat', is_input: true, timeout: 2 });
-      expect(structured(echoed).content).toContain('echo through cat');
+      expect(textOf(await call({ command: 'hello', is_input: true, timeout: 2 }))).toMatch(/^ERR_POLICY_DENIED: is_input: /);
       expect(structured(await call({ command: 'C-c', is_input: true, timeout: 5 }))).toMatchObject({ status: 'completed' });
       expect(structured(await call({ command: 'echo after' }))).toMatchObject({ status: 'completed', content: 'after', exit_code: 0 });
     } finally {
@@ -98,7 +97,7 @@ describe.each(ERAS)('typed input is judged as the line it becomes, %s era', (era
     }
   });
 
-  test('under --ask, typed input is put to the user as the line it may become', async () => {
+  test('under --ask, typed text is put to the user as typed input into the foreground program, not as a command line', async () => {
     const asked: string[] = [];
     let answer = true;
     const server = await connect(era, ['--ask', '--cwd', tmp], {
@@ -109,18 +108,21 @@ describe.each(ERAS)('typed input is judged as the line it becomes, %s era', (era
     });
     try {
       const call = (args: Record<string, unknown>) => server.client.callTool({ name: 'terminal_execute', arguments: args });
-      expect(structured(await call({ command: 'read -r x; echo "got $x"', timeout: 0.5 }))).toMatchObject({ status: 'running' });
+      expect(structured(await call({ command: 'head -c 5', timeout: 0.5 }))).toMatchObject({ status: 'running' });
       answer = false;
       const marker = path.join(tmp, `asked-${era}`);
-      expect(textOf(await call({ command: `touch ${marker}`, is_input: true }))).toMatch(/^ERR_NOT_APPROVED: /);
+      expect(textOf(await call({ command: `echo touch ${marker}`, is_input: true }))).toMatch(/^ERR_NOT_APPROVED: /);
       answer = true;
       const typed = await call({ command: 'hello', is_input: true, timeout: 5 });
-      expect(structured(typed).content).toContain('got hello');
-      expect(asked).toEqual([
-        expect.stringContaining('read -r x'),
-        expect.stringMatching(new RegExp(`^Type this into the program .*runs it as a command line:\\n\\ntouch ${marker}`, 's')),
-        expect.stringMatching(/^Type this into .*\n\nhello/s),
-      ]);
+      expect(structured(typed).content).toContain('hello');
+      const head = fs.realpathSync(loadNative().resolveProgram('head', { path: process.env.PATH ?? null }));
+      const question = (text: string) =>
+        new RegExp(
+          `^Type this text into ${head.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(pid \\d+\\) in terminal "default"\\?\\n\\n` +
+            `${JSON.stringify(text).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\n\\nThis is not a command the policy checked: .*read by the shell as a command line`,
+          's',
+        );
+      expect(asked).toEqual([expect.stringContaining('head -c 5'), expect.stringMatching(question(`echo touch ${marker}`)), expect.stringMatching(question('hello'))]);
       expect(fs.existsSync(marker)).toBe(false);
     } finally {
       await server.close();

@@ -148,9 +148,13 @@ describe.each(ERAS)('acp-terminal mcp over stdio, %s era', (era) => {
     expect(structured(other)).toMatchObject({ content: '[]', terminal_id: 'second' });
     const reading = await server.client.callTool({ name: 'terminal_execute', arguments: { command: 'read -r x; echo "got $x"', timeout: 0.5 } });
     expect(structured(reading)).toMatchObject({ status: 'running', exit_code: null });
+    // This server has a command policy (--deny rm): typed text is refused (it goes to whatever reads the
+    // terminal, which no check can judge); keys are sent.
     const typed = await server.client.callTool({ name: 'terminal_execute', arguments: { command: 'hello', is_input: true, timeout: 5 } });
-    expect(structured(typed)).toMatchObject({ status: 'completed', exit_code: 0 });
-    expect(structured(typed).content).toContain('got hello');
+    expect(textOf(typed)).toMatch(/^ERR_POLICY_DENIED: is_input: typed text is refused/);
+    const ended = await server.client.callTool({ name: 'terminal_execute', arguments: { command: 'C-d', is_input: true, timeout: 5 } });
+    expect(structured(ended)).toMatchObject({ status: 'completed' });
+    expect(structured(ended).content).toMatch(/^got$/m);
     await server.client.callTool({ name: 'terminal_execute', arguments: { command: 'sleep 30', timeout: 0.3 } });
     const interrupted = await server.client.callTool({ name: 'terminal_execute', arguments: { command: 'C-c', is_input: true, timeout: 5 } });
     expect(structured(interrupted)).toMatchObject({ status: 'completed' });

@@ -16,6 +16,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import { inputRequired, inputResponse, type CallToolResult, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
@@ -64,11 +65,13 @@ export interface ToolStateOptions {
   /** Bytes of a session command's output a result carries at most (its end). */
   outputLimit: number;
   /**
-   * Text typed into a running session command is checked as a command line (and, with `ask`, asked
-   * about), since it becomes the shell's next line if the program ends before reading it: true when the
-   * host has a command policy, asks, or is not known (a given host).
+   * Text typed into a running session command goes to whatever reads the terminal (the program, an editor
+   * it started, the shell once it ends or reads only part of it), which no check of the text can judge:
+   * `'refuse'` (the host has a command policy or an `approve`, or is not known: a given host) refuses it,
+   * `'ask'` (`--ask` alone) puts it to the user as typed input into the foreground program, `'free'`
+   * (neither) sends it. Guarded (`'refuse'`, `'ask'`), only the keys of `GUARDED_KEYS` are sent.
    */
-  guardInput: boolean;
+  typedInput: 'free' | 'ask' | 'refuse';
   /** `timeoutMs` of the host: a session command still running this long after it started is interrupted. */
   commandTimeoutMs: number | undefined;
   onSessionCommand?: (event: SessionCommandEvent) => void;
@@ -89,7 +92,7 @@ export class TerminalToolState {
   readonly ask: boolean;
   readonly progressIntervalMs: number;
   readonly outputLimit: number;
-  readonly guardInput: boolean;
+  readonly typedInput: 'free' | 'ask' | 'refuse';
   readonly commandTimeoutMs: number | undefined;
   /** Per session: the timer that interrupts its running command at `commandTimeoutMs`. */
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
@@ -115,7 +118,7 @@ export class TerminalToolState {
     this.progressIntervalMs = options.progressIntervalMs;
     this.cwd = options.cwd;
     this.outputLimit = options.outputLimit;
-    this.guardInput = options.guardInput;
+    this.typedInput = options.typedInput;
     this.commandTimeoutMs = options.commandTimeoutMs;
     this.makeSessions = options.makeSessions;
     this.onSessionCommand = options.onSessionCommand;
@@ -331,9 +334,9 @@ function askUser(
   state: TerminalToolState,
   server: McpServer,
   ctx: ServerContext,
-  approval: ApprovalRequest,
+  approval: ApprovalRequest | undefined,
   bound: unknown,
-  question = 'Run this command?',
+  typed?: { message: string; title: string; description: string },
 ): boolean | CallToolResult {
   const tag = state.approvalTag(bound);
   const answer = inputResponse(ctx.mcpReq.inputResponses, APPROVAL_KEY);
@@ -355,17 +358,25 @@ function askUser(
       ),
     );
   }
-  const lines = [question, '', approval.args.length > 0 ? [approval.command, ...approval.args].join(' ') : approval.command];
-  if (approval.cwd !== undefined) lines.push('', `in ${approval.cwd}`);
-  const programs = approval.commands.map((c) => c.path ?? c.word).filter((p, i, all) => all.indexOf(p) === i);
-  if (programs.length > 0) lines.push(`programs: ${programs.join(', ')}`);
+  let message: string;
+  if (approval) {
+    const lines = ['Run this command?', '', approval.args.length > 0 ? [approval.command, ...approval.args].join(' ') : approval.command];
+    if (approval.cwd !== undefined) lines.push('', `in ${approval.cwd}`);
+    const programs = approval.commands.map((c) => c.path ?? c.word).filter((p, i, all) => all.indexOf(p) === i);
+    if (programs.length > 0) lines.push(`programs: ${programs.join(', ')}`);
+    message = lines.join('\n');
+  } else {
+    message = typed!.message;
+  }
+  const title = typed?.title ?? 'Run it';
+  const description = typed?.description ?? 'Yes to run the command, no to refuse it';
   return inputRequired({
     inputRequests: {
       [APPROVAL_KEY]: inputRequired.elicit({
-        message: lines.join('\n'),
+        message,
         requestedSchema: {
           type: 'object',
-          properties: { approve: { type: 'boolean', title: 'Run it', description: 'Yes to run the command, no to refuse it' } },
+          properties: { approve: { type: 'boolean', title, description } },
           required: ['approve'],
         },
       }),
@@ -678,8 +689,9 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         'with `is_input: true` to type into it (a line of text, or a key such as C-c, C-d, Up, Enter), or send C-c to ' +
         'interrupt it. Returns the new output (`content`), `exit_code` (null while running or unknown), `status` ' +
         '("completed", "running", or "broken": then use a new terminal_id) and `working_dir`. Commands are checked ' +
-        'against the user\'s policy like `run`; under a policy, typed text is checked as a command line too (the shell ' +
-        'runs it as one if the program ends before reading it), so give programs their answers in flags where you can. ' +
+        'against the user\'s policy like `run`; under a policy, typed text is refused (it goes to whatever reads the terminal, ' +
+        'which no check can judge) and only the keys C-c, C-d, C-\\, C-z and Enter are sent, so give programs their answers ' +
+        'in the command (flags, a pipe). ' +
         '`timed_out` says the server\'s time limit stopped the command.',
       inputSchema: z.object({
         command: z
@@ -714,7 +726,7 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
         let command = args.command;
         let newLine = false;
         if (keys !== null) {
-          if (state.guardInput) guardKeys(keys);
+          if (state.typedInput !== 'free') guardKeys(keys);
         } else if (!isInput && args.command.trim() !== '') {
           // A new command line is judged by the host's policy in the shell's current directory, and put to the
           // user when the server asks; the shell runs what was judged.
@@ -727,18 +739,22 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
           }
           command = sessionLine(authorized);
           newLine = true;
-        } else if (isInput && state.guardInput && args.command !== '') {
-          // Text typed while a command runs becomes the shell's next command line if the command ends before
-          // reading it: it must pass as one (and, asked, be approved as one), whole, and nothing may edit it.
-          const text = guardText(args.command, args.no_enter === true);
-          const cwd = await shellCwd();
-          // A bare Enter makes an empty line: nothing to judge.
-          const authorized = text.trim() === '' ? undefined : await host.authorize({ sessionId: MCP_SESSION_ID, command: text, ...(cwd ? { cwd } : {}) });
-          if (state.ask && authorized) {
-            const decision = askUser(state, server, ctx, authorized, ['terminal_execute:input', terminalId, authorized.cwd, args.command], TYPE_QUESTION);
-            if (decision === false) return notApproved();
-            if (decision !== true) return decision;
-          }
+        } else if (isInput && state.typedInput !== 'free' && args.command !== '') {
+          // Typed text goes to whatever reads the terminal: the program, an editor or pager it started (vi's
+          // `:!cmd`), or the shell, as a command line, once the program ends or after it read part of it
+          // (`dd bs=5` eats `echo `), with the shell's history expansion and translations. No check of the
+          // text can judge that: under a policy it is refused; asked, the user sees it as what it is.
+          if (state.typedInput === 'refuse') refuseTyped();
+          guardText(args.command, args.no_enter === true);
+          // The answer is bound to the program it names too: another foreground program by the retry is not approved.
+          const program = sessions.local ? foregroundProgram(sessions.shellPid(terminalId)) : undefined;
+          const decision = askUser(state, server, ctx, undefined, ['terminal_execute:input', terminalId, program ?? null, args.command], {
+            message: typedQuestion(terminalId, args.command, program),
+            title: 'Type it',
+            description: 'Yes to type the text into the terminal, no to refuse it',
+          });
+          if (decision === false) return notApproved();
+          if (decision !== true) return decision;
         }
         const seconds = args.timeout ?? DEFAULT_WAIT_SECONDS;
         const deadline = Date.now() + seconds * 1000;
@@ -822,23 +838,77 @@ function registerSessionTool(server: McpServer, state: TerminalToolState): void 
   );
 }
 
-/** The question put to the user about typed input under `--ask`. */
-const TYPE_QUESTION =
-  'Type this into the program running in the terminal? If the program ends before it reads it, the shell runs it as a command line:';
+/**
+ * Keys a guarded session takes: none of them can spell text, so none can make a program (an editor's
+ * `:!cmd`, a REPL) or the shell run something. `C-c`, `C-\`, `C-z`: SIGINT, SIGQUIT, SIGTSTP to the
+ * foreground group (the terminal's line discipline sends them; a raw-mode program reads a byte it
+ * cannot turn into a command alone). `C-d`: end of input (sends what is pending, which nobody typed).
+ * `Enter`, `C-m`, `C-j`: a line end, submitting what is pending, again nothing typed. Left out:
+ * `Escape` (vi's normal mode, where text becomes commands), `Up`/`Down` (history recall: a line from a
+ * history file a command may have written), `Tab` (completion types text), `Left`/`Right` and every
+ * editing or meta key (they act only on text, and none can be typed).
+ */
+const GUARDED_KEYS = new Set(['C-c', 'C-d', 'C-\\', 'C-z', 'Enter', 'C-m', 'C-j']);
 
-/** Keys that cannot edit a pending line into something else, nor type text: what a guarded session takes. */
-const GUARDED_KEYS = new Set(['C-c', 'C-d', 'C-\\', 'C-z', 'Enter', 'C-m', 'C-j', 'Up', 'Down', 'Left', 'Right', 'Tab', 'Escape']);
-
-/** Under a guard, refuses keys that edit or type (BSpace, C-u, C-w, C-v, M-x, ...): see `GUARDED_KEYS`. */
+/** Under a guard, refuses keys that could type or recall text (Escape, Up, Tab, BSpace, M-x, ...): see `GUARDED_KEYS`. */
 function guardKeys(keys: readonly string[]): void {
   const bad = keys.find((k) => !GUARDED_KEYS.has(k));
   if (bad === undefined) return;
   throw new AcpTerminalError(
     'ERR_POLICY_DENIED',
-    `command: the key ${JSON.stringify(bad)} is refused under this server's command policy: keys that edit or type text could turn ` +
-      `input left unread into an unchecked command line; send ${[...GUARDED_KEYS].join(', ')}, or typed text (checked as a command line)`,
+    `command: the key ${JSON.stringify(bad)} is refused under this server's command policy: keys that type, recall or edit text ` +
+      `reach whatever reads the terminal (an editor's commands, history), which no check can judge; send ${[...GUARDED_KEYS].join(', ')}`,
     { field: 'command', reason: 'typed-input', key: bad },
   );
+}
+
+/**
+ * Refuses typed text under a command policy: it goes to whatever reads the terminal, as typed, which no
+ * check can judge (a program that reads part of it leaves the rest to the shell; an editor runs `:!cmd`;
+ * the shell expands history and translations in it).
+ */
+function refuseTyped(): never {
+  throw new AcpTerminalError(
+    'ERR_POLICY_DENIED',
+    'is_input: typed text is refused under this server\'s command policy: it goes as typed to whatever reads the terminal ' +
+      '(the running program, an editor or pager it started, or the shell once the program ends or reads only part of it), ' +
+      'and no check of the text can judge what that does; give the program its answers in the command itself (flags, ' +
+      '`printf \'y\\n\' | prog`, a here-document), or interrupt it with C-c; keys C-c, C-d, C-\\, C-z and Enter are accepted',
+    { field: 'is_input', reason: 'typed-input' },
+  );
+}
+
+/**
+ * The foreground program of a session's terminal, for the question about typed input: the executable of
+ * the leader of the terminal's foreground process group (`tpgid` of the shell's `/proc/PID/stat`), with
+ * its pid; the shell itself when it reads (a `read` builtin). Undefined where `/proc` does not tell.
+ */
+function foregroundProgram(shellPid: number | undefined): { pid: number; exe: string } | undefined {
+  if (shellPid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${shellPid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces and parentheses): state ppid pgrp session tty_nr tpgid.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pid = Number(fields[5]);
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    return { pid, exe: readlinkSync(`/proc/${pid}/exe`) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The question put to the user about typed input under `--ask`: typed input, not a command line. */
+function typedQuestion(terminalId: string, text: string, program: { pid: number; exe: string } | undefined): string {
+  const target = program ? `${program.exe} (pid ${program.pid})` : 'the program running';
+  return [
+    `Type this text into ${target} in terminal ${JSON.stringify(terminalId)}?`,
+    '',
+    JSON.stringify(text),
+    '',
+    'This is not a command the policy checked: it goes as typed to whatever reads the terminal. That program may treat it ' +
+      'as its own commands (an editor, a REPL, a shell escape), and what it does not read (all of it, if it ends first) ' +
+      'is read by the shell as a command line.',
+  ].join('\n');
 }
 
 /**

@@ -134,8 +134,9 @@ export function createMcpServer(
     progressIntervalMs: options.progressIntervalMs ?? 1000,
     cwd: hostOptions.cwd,
     outputLimit: hostOptions.maxOutputByteLimit ?? hostOptions.defaultOutputByteLimit ?? DEFAULT_OUTPUT_BYTE_LIMIT,
-    // A given host's policy is not known here: its sessions' typed input is guarded as under one.
-    guardInput: given || options.ask === true || hostOptions.commandPolicy != null || hostOptions.approve != null,
+    // A given host's policy is not known here: its sessions' typed input is refused as under one.
+    typedInput:
+      given || hostOptions.commandPolicy != null || hostOptions.approve != null ? 'refuse' : options.ask === true ? 'ask' : 'free',
     commandTimeoutMs: hostOptions.timeoutMs ?? undefined,
     ...(options.onSessionCommand ? { onSessionCommand: options.onSessionCommand } : {}),
     makeHost: (approve) => (given ? (hostOrOptions as TerminalHost) : new TerminalHost(approve ? { ...hostOptions, approve } : hostOptions)),

@@ -238,6 +238,11 @@ export class ShellSessions implements AsyncDisposable {
     return [...this.sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed).map((s) => s.id);
   }
 
+  /** True when the shells run on this machine, through the native core (no `backend`, no substitute `createTerminal`). */
+  get local(): boolean {
+    return this.backend === undefined;
+  }
+
   /** Pid of a session's shell (the far end's, with `backend`), or undefined when there is no such live session. */
   shellPid(terminalId: string = DEFAULT_SESSION_ID): number | undefined {
     return this.sessions.get(terminalId)?.terminal?.pid;

@@ -74,9 +74,26 @@ export class FrameReader {
   /** What preceded the banner (noise), kept for error messages. */
   noise = '';
 
+  /**
+   * Chunks received after `buf` and not yet joined to it, and their total length: a frame arriving in many
+   * chunks is joined once, when it is complete (or its header readable), never once per chunk (which made
+   * a 64 MiB frame quadratic: seconds of a blocked event loop).
+   */
+  private parts: Buffer[] = [];
+  private partsLength = 0;
+  /** Bytes `buf` plus `parts` must hold before parsing can make progress (a frame's header, then the frame). */
+  private need = 0;
+
   /** Feeds bytes; returns the complete messages. Throws on a frame the client cannot use. */
   push(chunk: Buffer): ServerMessage[] {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    if (this.banner !== undefined && this.buf.length + this.partsLength + chunk.length < this.need) {
+      this.parts.push(chunk);
+      this.partsLength += chunk.length;
+      return [];
+    }
+    this.buf = this.buf.length === 0 && this.parts.length === 0 ? chunk : Buffer.concat([this.buf, ...this.parts, chunk]);
+    this.parts = [];
+    this.partsLength = 0;
     if (this.banner === undefined) {
       if (!this.findBanner()) return [];
     }
@@ -104,6 +121,8 @@ export class FrameReader {
       }
     }
     this.buf = off === this.buf.length ? Buffer.alloc(0) : this.buf.subarray(off);
+    // What the next step needs: the header, or (header read, bounded above) the whole frame.
+    this.need = this.buf.length >= 4 ? 4 + this.buf.readUInt32BE(0) : 4;
     return out;
   }
 
