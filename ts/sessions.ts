@@ -348,7 +348,13 @@ export class ShellSessions implements AsyncDisposable {
         }
         // The shell prompts once its job is gone (unless the shell itself goes on: still running).
         await this.waitForResult(session, 'command', Math.max(graceMs, 5000));
-      } else if (typeof group === 'number' && session.busy && !session.completion && (await session.promptState()) !== 'prompt') {
+      } else if (
+        typeof group === 'number' &&
+        session.busy &&
+        !session.completion &&
+        look?.shellWait !== 'reading-stdin' && // a `read` of the command's waits for input: still running
+        (await session.promptState()) !== 'prompt'
+      ) {
         // What runs is the shell itself, and C-c did not stop it: nothing can end it but its end.
         session.markBroken(
           'the shell itself ignores C-c (a trap or a loop of its own builtins): nothing but ending the shell ' +

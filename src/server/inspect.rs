@@ -164,8 +164,7 @@ fn sweep_now(sid: i32, tree: bool, entry: &[u8]) -> usize {
             break;
         }
         killed += tagged.len();
-        #[cfg(unix)]
-        crate::sys::contain::signal_pids(&tagged, Stop::Kill.into());
+        crate::sys::contain::kill_pids(&tagged);
     }
     killed
 }

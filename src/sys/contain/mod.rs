@@ -18,11 +18,11 @@
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{signal_pids, Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
+pub use unix::{kill_pids, Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-pub use windows::{Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
+pub use windows::{kill_pids, Held, Holder, ProcessGroup, SessionTree, JOB_OBJECTS};
 
 /// Why a terminal's containment could not be prepared.
 #[derive(Debug)]

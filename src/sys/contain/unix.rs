@@ -267,6 +267,11 @@ impl SessionTree {
     }
 }
 
+/// SIGKILLs each of `pids` (those already gone are skipped).
+pub fn kill_pids(pids: &[i32]) {
+    signal_pids(pids, Signal::SIGKILL);
+}
+
 /// Sends `sig` to each pid (gone ones are skipped silently).
 pub fn signal_pids(pids: &[i32], sig: Signal) {
     for &pid in pids {

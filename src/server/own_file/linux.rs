@@ -1,18 +1,4 @@
-//! The server's own file and the directories above it, so no sandboxed command it starts can
-//! write where the next connection's server comes from.
-//!
-//! A backend runs the server from a file at the far end (by default in its temp directory) and
-//! installs it there when it is missing. A sandboxed command whose writable roots held that file
-//! or a directory above it could replace it (write it, or rename the directory away and make a
-//! new one), and the next connection would run the command's program outside any sandbox.
-//!
-//! Invariants:
-//! - The file and every directory above it are identified by device and inode, resolved once
-//!   when the server starts (from `/proc/self/exe`, the very file that runs): a later rename or
-//!   symlink cannot hide one.
-//! - A sandboxed create's writable roots are pinned (opened) once and compared by device and
-//!   inode; the launch then binds exactly those pinned directories (no second lookup by path).
-//!   A root that is one of them is refused with `ERR_INVALID_ARG` naming the field.
+//! Linux: the running executable (`/proc/self/exe`) and its directories, by device and inode.
 
 use std::path::PathBuf;
 
@@ -20,26 +6,18 @@ use crate::error::TermError;
 use crate::sandbox::SandboxSpec;
 
 /// The server's file and the directories above it (device, inode, path), nearest first.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct OwnFile {
     ids: Vec<((u64, u64), PathBuf)>,
 }
 
 impl OwnFile {
     /// Resolves the running executable and its directories now (once per server).
-    #[cfg(target_os = "linux")]
     pub fn resolve() -> Self {
         Self::of(std::path::Path::new("/proc/self/exe"))
     }
 
-    /// Resolves elsewhere: nothing (a sandbox is refused there anyway).
-    #[cfg(not(target_os = "linux"))]
-    pub fn resolve() -> Self {
-        Self::default()
-    }
-
     /// `exe` (followed) and the directories above its real path.
-    #[cfg(target_os = "linux")]
     pub fn of(exe: &std::path::Path) -> Self {
         use std::os::unix::fs::MetadataExt;
         let mut ids = Vec::new();
@@ -63,7 +41,6 @@ impl OwnFile {
 
     /// Pins `spec`'s writable roots (when it has not been) and refuses one that is the server's
     /// file or a directory above it; the launch then uses the pinned directories.
-    #[cfg(target_os = "linux")]
     pub fn guard(&self, spec: &mut SandboxSpec, field: &str) -> Result<(), TermError> {
         if spec.pinned.is_none() {
             spec.pinned = Some(crate::sandbox::pin(spec, field)?);
@@ -84,12 +61,6 @@ impl OwnFile {
                 )));
             }
         }
-        Ok(())
-    }
-
-    /// Elsewhere: nothing to pin (the sandbox itself is refused).
-    #[cfg(not(target_os = "linux"))]
-    pub fn guard(&self, _spec: &mut SandboxSpec, _field: &str) -> Result<(), TermError> {
         Ok(())
     }
 }
