@@ -186,16 +186,15 @@ describe('sessions (MCP) under an allow list', () => {
     }
   });
 
-  test('x16: typed lines get no history expansion (`!!:1` stays a word)', async () => {
+  test('x16: typed text, where history expansion turned `!!:1` into an earlier line\'s words, is refused', async () => {
     const s = await session();
     try {
       fs.writeFileSync(path.join(s.dir, 'f'), 'x');
+      // Typed text (where the attack lived: the text reached the shell as a line) is refused outright.
       await s.call({ command: 'sleep 0.6', timeout: 0.2 });
-      await s.call({ command: `echo --checkpoint=1 --checkpoint-action=exec=printf\\ x\\ \\>${s.dir}/PWNED`, is_input: true, timeout: 2 });
-      await s.call({ command: 'sleep 0.6', timeout: 0.2 });
-      const typed = await s.call({ command: `tar cf ${s.dir}/x.tar !!:1 !!:2 ${s.dir}/f`, is_input: true, timeout: 3 });
+      const typed = await s.call({ command: `echo --checkpoint=1 --checkpoint-action=exec=printf\\ x\\ \\>${s.dir}/PWNED`, is_input: true, timeout: 2 });
+      expect(textOf(typed)).toMatch(/^ERR_POLICY_DENIED: is_input: typed text is refused/);
       await s.call({ command: '', timeout: 2 });
-      expect(String(structured(typed).content ?? textOf(typed))).toMatch(/!!\\?:1/); // tar quotes the `:`
       expect(fs.existsSync(path.join(s.dir, 'PWNED'))).toBe(false);
     } finally {
       await s.close();
