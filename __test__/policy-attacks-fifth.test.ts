@@ -15,7 +15,7 @@ import { TerminalHost, type HostCreateTerminalRequest } from '../ts/host';
 import { createMcpServer } from '../ts/mcp';
 import { DATA_ONLY_ENV_NAMES } from '../ts/policy-env';
 import { removePackageCopy, runAsNobody } from './core/helpers';
-import { structured, textOf } from './fixtures/mcp-client';
+import { textOf } from './fixtures/mcp-client';
 import { testIf } from './fixtures/require-feature';
 
 const S = 'fifth';
