@@ -68,7 +68,6 @@ impl Pending {
 
     /// Everything pending as one buffer, with the number of bytes dropped before it since the
     /// last take; `None` when nothing is pending and nothing was dropped.
-    #[cfg(test)]
     pub fn take(&mut self) -> Option<(Vec<u8>, u64)> {
         if self.len == 0 && self.dropped == 0 {
             return None;
