@@ -156,9 +156,6 @@ const scenarios = {
     }
     const st = await t.waitForExit();
     const t1 = now();
-    // The histogram records a block only when its next tick runs: one more tick, so that the turn
-    // that reported the exit (and delivered what was pending to listeners) is counted too.
-    await sleep(2);
     const eldMax = loop.stopMaxMs(); // the flood itself: create .. waitForExit()
     const cpu = process.cpuUsage(cpu0);
     const o = await t.currentOutput();
