@@ -108,37 +108,9 @@ impl Pending {
         Some((out, std::mem::take(&mut self.dropped)))
     }
 
-    /// At most `max` of the oldest pending bytes (at least 1), with the number of bytes dropped
-    /// before them since the last take; `None` when nothing is pending and nothing was dropped.
-    /// A delivery bounded this way keeps each call into a listener short however far behind
-    /// it is; a whole merged chunk is handed over without a copy.
-    pub fn take_front(&mut self, max: usize) -> Option<(Vec<u8>, u64)> {
-        if self.len == 0 && self.dropped == 0 {
-            return None;
-        }
-        let dropped = std::mem::take(&mut self.dropped);
-        let Some(front) = self.chunks.front_mut() else {
-            return Some((Vec::new(), dropped));
-        };
-        let max = max.max(1);
-        let left = front.len() - self.front_cut;
-        let out = if left <= max {
-            let mut c = self.chunks.pop_front().unwrap_or_default();
-            c.drain(..self.front_cut);
-            self.front_cut = 0;
-            c
-        } else {
-            let out = front[self.front_cut..self.front_cut + max].to_vec();
-            self.front_cut += max;
-            out
-        };
-        self.len -= out.len();
-        Some((out, dropped))
-    }
-
-    /// Whether bytes are waiting (or a drop is still to be reported).
+    /// Whether no byte is pending.
     pub fn is_empty(&self) -> bool {
-        self.len == 0 && self.dropped == 0
+        self.len == 0
     }
 
     /// Forgets everything (the listener unsubscribed).
@@ -196,45 +168,6 @@ mod tests {
         p.push(b"xy");
         p.push(b"0123456789");
         assert_eq!(p.take().unwrap(), (b"6789".to_vec(), 8));
-    }
-
-    #[test]
-    fn take_front_hands_over_the_oldest_bytes_in_bounded_pieces() {
-        let mut p = Pending::new(10);
-        p.push(b"0123");
-        p.push(b"456789abcdef");
-        // 6 were dropped (the mark is 10): the first piece says so.
-        assert_eq!(p.take_front(3).unwrap(), (b"678".to_vec(), 6));
-        assert!(!p.is_empty());
-        assert_eq!(p.take_front(3).unwrap(), (b"9ab".to_vec(), 0));
-        assert_eq!(p.take_front(100).unwrap(), (b"cdef".to_vec(), 0));
-        assert!(p.is_empty());
-        assert!(p.take_front(3).is_none());
-        // Only a drop to report: an empty piece that says how many.
-        let mut p = Pending::new(2);
-        p.push(b"abc");
-        assert_eq!(p.take_front(2).unwrap(), (b"bc".to_vec(), 1));
-        p.push(b"wxyz");
-        assert_eq!(p.take_front(1).unwrap(), (b"y".to_vec(), 2));
-        assert_eq!(p.take_front(1).unwrap(), (b"z".to_vec(), 0));
-    }
-
-    #[test]
-    fn take_front_loses_and_repeats_nothing() {
-        let mut p = Pending::new(1 << 20);
-        let all: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
-        let mut got = Vec::new();
-        for (i, c) in all.chunks(7_001).enumerate() {
-            p.push(c);
-            if i % 3 == 0 {
-                got.extend(p.take_front(5_000).unwrap().0);
-            }
-        }
-        while let Some((b, d)) = p.take_front(4_096) {
-            assert_eq!(d, 0);
-            got.extend(b);
-        }
-        assert_eq!(got, all);
     }
 
     #[test]

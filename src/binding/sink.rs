@@ -1,14 +1,8 @@
 //! Output streaming to a JS listener (`onOutput`): the core pushes chunks from its reader
-//! task; at most one delivery is queued at a time, and it takes what is pending, so chunks
-//! coalesce while JS is busy and a slow listener never slows the command. What is pending is
-//! bounded ([`crate::pending`]): a listener more than 8 MiB behind loses the oldest bytes, and
-//! its next call says how many.
-//!
-//! Invariant: one call of a listener gets at most [`DELIVERY_MAX`] bytes, and while more is
-//! pending the next call is a `setImmediate` of the previous one, so the event loop runs its
-//! timers and I/O between two calls. (A call queued from the reader thread while JS runs would
-//! be made in the same turn: Node runs up to 1000 queued calls of a threadsafe function in one
-//! go, and a listener behind a flood then held the loop for seconds.)
+//! task; at most one call into JS is queued at a time, and it takes everything pending, so
+//! chunks coalesce while JS is busy and a slow listener never slows the command. What is
+//! pending is bounded ([`crate::pending`]): a listener more than 8 MiB behind loses the oldest
+//! bytes, and its next call says how many.
 //!
 //! Invariant: the exit is reported after the last byte. The queued call and the settlement of
 //! `waitForExit()` travel to the JS thread separately, in no fixed order; so whatever reports
@@ -59,11 +53,6 @@ pub(super) type ListenerFn<'e> = Function<'e, ListenerArgs, UnknownReturnValue>;
 
 type DispatchFn = ThreadsafeFunction<Arc<JsSink>, (), (), Status, false, true>;
 
-/// The most one call of a listener gets: small enough that a listener's work per call (a
-/// decode, a terminal widget's write) stays well under a frame, large enough that a flood
-/// costs few calls.
-pub(super) const DELIVERY_MAX: usize = 256 * 1024;
-
 /// Delivers output to a JS listener: at most one call is queued at a time, and it takes
 /// everything that arrived until it runs (so chunks coalesce while JS is busy).
 pub(super) struct JsSink {
@@ -111,72 +100,24 @@ impl JsSink {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// On the JS thread, as the queued delivery: hands the listener the oldest pending bytes
-    /// (at most [`DELIVERY_MAX`]); while more is pending, the next delivery is queued with
-    /// `setImmediate`, so the event loop turns in between.
-    fn deliver(self: &Arc<Self>, env: &Env) -> Result<()> {
-        let (taken, more) = {
+    /// On the JS thread: hand everything pending to the listener.
+    fn deliver(&self, env: &Env) -> Result<()> {
+        let (data, dropped) = {
             let mut s = self.lock();
             s.scheduled = false;
             if s.cancelled {
                 return Ok(());
             }
-            let taken = s.pending.take_front(DELIVERY_MAX);
-            let more = !s.pending.is_empty();
-            // Queued below; until it runs, pushes queue nothing more.
-            s.scheduled = more;
-            (taken, more)
-        };
-        if more {
-            // Queued before the call, so a listener that throws does not stop the stream.
-            if let Err(e) = self.deliver_next_turn(env) {
-                self.lock().scheduled = false;
-                return Err(e);
-            }
-        }
-        match taken {
-            Some((data, dropped)) => self.call_listener(env, data, dropped),
-            None => Ok(()),
-        }
-    }
-
-    /// On the JS thread: hands the listener everything pending now, in pieces of at most
-    /// [`DELIVERY_MAX`] (the exit is about to be reported: every byte goes first).
-    fn deliver_all(&self, env: &Env) -> Result<()> {
-        loop {
-            let taken = {
-                let mut s = self.lock();
-                if s.cancelled {
-                    return Ok(());
-                }
-                s.pending.take_front(DELIVERY_MAX)
-            };
-            match taken {
-                Some((data, dropped)) => self.call_listener(env, data, dropped)?,
+            match s.pending.take() {
+                Some(taken) => taken,
                 None => return Ok(()),
             }
-        }
-    }
-
-    fn call_listener(&self, env: &Env, data: Vec<u8>, dropped: u64) -> Result<()> {
+        };
         let f = self.listener.borrow_back(env)?;
         let info = OutputChunkInfo {
             dropped: dropped as f64,
         };
         f.call((Buffer::from(data), info).into())?;
-        Ok(())
-    }
-
-    /// Queues the next [`JsSink::deliver`] with `setImmediate`: after this turn's timers and
-    /// I/O, unlike a threadsafe-function call, which Node would make in this same turn.
-    fn deliver_next_turn(self: &Arc<Self>, env: &Env) -> Result<()> {
-        let sink = self.clone();
-        let next = env.create_function_from_closure::<(), (), _>("acpTerminalOutput", move |ctx| {
-            sink.deliver(ctx.env)
-        })?;
-        let set_immediate: Function<Function<(), ()>, Unknown> =
-            env.get_global()?.get_named_property("setImmediate")?;
-        set_immediate.call(next)?;
         Ok(())
     }
 
@@ -243,7 +184,7 @@ impl Listeners {
         // A copy: a listener may subscribe another one while it runs.
         let list: Vec<Arc<JsSink>> = self.0.borrow().clone();
         for sink in list {
-            if let Err(e) = sink.deliver_all(env) {
+            if let Err(e) = sink.deliver(env) {
                 env.fatal_exception(e);
             }
         }
