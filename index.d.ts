@@ -483,6 +483,16 @@ export interface OutputChunkInfo {
 }
 
 /**
+ * Where process `pid` is blocked in a system call (`/proc/<pid>/syscall` on Linux: the call,
+ * its first three arguments, the user stack and instruction pointers): `ShellSessions` takes
+ * it at the shell's first prompt, and a marker completes a command only when the shell blocks
+ * at that same site again (a `read` of the command's blocks elsewhere). `null` when it is not
+ * blocked in a call, may not be inspected, or on platforms without the reader. Throws
+ * `ERR_INVALID_ARG` naming `pid`.
+ */
+export declare function processBlockSite(pid: number): string | null
+
+/**
  * The current working directory of process `pid` (absolute, symlinks resolved), or `null`
  * when it cannot be read (gone, or another user's), and always on Windows, where one process
  * cannot read another's working directory through a public API. Throws `ERR_INVALID_ARG`

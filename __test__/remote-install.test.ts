@@ -35,8 +35,8 @@ describeIf('acp-terminal-server', built, `${HOST_SERVER} is not built (bash scri
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  async function run(b: backends.Backend, command: string, options?: Parameters<backends.Backend['createTerminal']>[1]): Promise<string> {
-    const t = await b.createTerminal({ command }, options);
+  async function run(b: backends.Backend, command: string, options?: Parameters<backends.Backend['createTerminal']>[1], cwd?: string): Promise<string> {
+    const t = await b.createTerminal({ command, ...(cwd ? { cwd } : {}) }, options);
     await t.waitForExit();
     const out = (await t.currentOutput()).output;
     await t.release();
@@ -75,13 +75,14 @@ describeIf('acp-terminal-server', built, `${HOST_SERVER} is not built (bash scri
         const b = far();
         try {
           await run(b, 'true'); // installed
-          await expect(b.createTerminal({ command: script(dir) }, { sandbox: { writableRoots: [root(dir)] } })).rejects.toMatchObject({
+          // The cwd is inside the root (the sandbox hides the rest of /tmp, where the test's files are).
+          await expect(b.createTerminal({ command: script(dir), cwd: root(dir) }, { sandbox: { writableRoots: [root(dir)] } })).rejects.toMatchObject({
             code: 'ERR_INVALID_ARG',
             message: expect.stringContaining('options.sandbox.writableRoots'),
           });
           // Beside the server's directories, a sandbox works as before.
           fs.mkdirSync(path.join(dir, 'work'));
-          expect(await run(b, `echo ok > ${dir}/work/f && cat ${dir}/work/f`, { sandbox: { writableRoots: [path.join(dir, 'work')] } })).toBe('ok\n');
+          expect(await run(b, `echo ok > ${dir}/work/f && cat ${dir}/work/f`, { sandbox: { writableRoots: [path.join(dir, 'work')] } }, path.join(dir, 'work'))).toBe('ok\n');
         } finally {
           await b.close();
         }

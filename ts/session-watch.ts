@@ -11,7 +11,6 @@
  * Invariant: the session never names a pid to the far end; the server acts on the terminal's own.
  */
 
-import * as fs from 'node:fs';
 import { loadNative } from './native';
 import type { PtyTerminalLike, ShellInspection } from './session-types';
 
@@ -67,28 +66,8 @@ export function localLook(terminal: PtyTerminalLike): ShellInspection {
     cwd: native.processCwd(pid),
     startTime: native.processStartTime(pid),
     execStamp: native.processExecStamp(pid),
-    shellSite: readSite(pid),
+    shellSite: native.processBlockSite(pid),
   };
-}
-
-/**
- * Where a process is blocked, from `/proc/<pid>/syscall` (the far end's `procs::block_site` reads the
- * same): the call's number, its first three arguments (descriptor, buffer, count for a read) and the
- * user stack and instruction pointers. The shell at its prompt reads its terminal into its own input
- * buffer from its main loop; a `read` builtin, a function or anything else a command runs reads from
- * deeper in the stack, into another buffer: the same descriptor, a different site. Null when it is not
- * blocked (`running`) or cannot be read.
- */
-export function readSite(pid: number): string | null {
-  let line: string;
-  try {
-    line = fs.readFileSync(`/proc/${pid}/syscall`, 'latin1').trim();
-  } catch {
-    return null;
-  }
-  const f = line.split(' ');
-  if (f.length !== 9) return null;
-  return [f[0], f[1], f[2], f[3], f[7], f[8]].join(' ');
 }
 
 function localWatch(terminal: PtyTerminalLike): ShellWatch {

@@ -507,6 +507,18 @@ pub fn process_start_time(env: &Env, pid: Unknown) -> Result<Option<f64>> {
     Ok(crate::sys::procs::start_time(pid).map(|t| t as f64))
 }
 
+/// Where process `pid` is blocked in a system call (`/proc/<pid>/syscall` on Linux: the call,
+/// its first three arguments, the user stack and instruction pointers): `ShellSessions` takes
+/// it at the shell's first prompt, and a marker completes a command only when the shell blocks
+/// at that same site again (a `read` of the command's blocks elsewhere). `null` when it is not
+/// blocked in a call, may not be inspected, or on platforms without the reader. Throws
+/// `ERR_INVALID_ARG` naming `pid`.
+#[napi(ts_args_type = "pid: number")]
+pub fn process_block_site(env: &Env, pid: Unknown) -> Result<Option<String>> {
+    let pid = self::pid(&pid, "pid").map_err(|e| js_error(env, e))?;
+    Ok(crate::sys::procs::block_site(pid))
+}
+
 /// A stamp of the program process `pid` runs, which changes when it calls `execve` (so
 /// `ShellSessions` sees a shell replaced by `exec`): Linux, where its image and stack were
 /// mapped (randomized on each exec; with address-space randomization off, the same program
