@@ -173,7 +173,7 @@ pub struct SandboxLaunch {
     /// With a proxy: the socketpair the launch passes the namespace's listener over.
     pub(super) proxy: Option<proxy::Channel>,
     /// The network namespace made ahead that the launch joins (closed with the launch).
-    pub(super) _netns: Option<super::netpool::Prepared>,
+    pub(super) _netns: Option<super::netpool::FreshNetns>,
 }
 
 // SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as

@@ -19,7 +19,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 /// A fresh network namespace (and, for an unprivileged process, the user namespace that owns
 /// it), for one launch.
 #[derive(Debug)]
-pub struct Prepared {
+pub struct FreshNetns {
     /// The user namespace to enter first (`None` as root).
     pub user: Option<OwnedFd>,
     /// The network namespace.
@@ -28,7 +28,7 @@ pub struct Prepared {
 
 #[derive(Default)]
 struct Pool {
-    ready: Option<Prepared>,
+    ready: Option<FreshNetns>,
     /// The maker failed once: the pool stays empty (launches make their own).
     failed: bool,
 }
@@ -40,7 +40,7 @@ struct Shared {
 
 /// Takes the ready namespace, if any, and has the next one made. `userns` is how this
 /// process makes namespaces (fixed for its lifetime: [`super::support::fixed`]).
-pub fn take(userns: bool) -> Option<Prepared> {
+pub fn take(userns: bool) -> Option<FreshNetns> {
     static SHARED: OnceLock<Option<&'static Shared>> = OnceLock::new();
     let shared = (*SHARED.get_or_init(|| {
         let shared: &'static Shared = Box::leak(Box::new(Shared {
@@ -87,7 +87,7 @@ struct MakeArgs {
 
 /// Makes one namespace in a `CLONE_VM | CLONE_VFORK | CLONE_FILES` child (the descriptors it
 /// opens are in our table); `None` if anything fails.
-fn make(userns: bool) -> Option<Prepared> {
+fn make(userns: bool) -> Option<FreshNetns> {
     // SAFETY: geteuid/getegid have no preconditions.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let mut args = MakeArgs {
@@ -136,8 +136,8 @@ fn make(userns: bool) -> Option<Prepared> {
         return None;
     }
     match (userns, user, net) {
-        (false, None, Some(net)) => Some(Prepared { user: None, net }),
-        (true, Some(user), Some(net)) => Some(Prepared {
+        (false, None, Some(net)) => Some(FreshNetns { user: None, net }),
+        (true, Some(user), Some(net)) => Some(FreshNetns {
             user: Some(user),
             net,
         }),
