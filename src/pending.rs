@@ -69,16 +69,7 @@ impl Pending {
     /// Everything pending as one buffer, with the number of bytes dropped before it since the
     /// last take; `None` when nothing is pending and nothing was dropped.
     pub fn take(&mut self) -> Option<(Vec<u8>, u64)> {
-        if self.len == 0 && self.dropped == 0 {
-            return None;
-        }
-        let mut out = Vec::with_capacity(self.len);
-        for (i, c) in self.chunks.drain(..).enumerate() {
-            out.extend_from_slice(if i == 0 { &c[self.front_cut..] } else { &c });
-        }
-        self.front_cut = 0;
-        self.len = 0;
-        Some((out, std::mem::take(&mut self.dropped)))
+        self.take_up_to(usize::MAX)
     }
 
     /// At most `limit` of the oldest pending bytes (at least one), with the number of bytes
