@@ -32,8 +32,10 @@ use crate::terminal::{Terminal, DEFAULT_KILL_GRACE};
 
 /// Longest grace `killForeground` takes (as `killProcessGroup`'s).
 const MAX_GRACE_MS: u64 = 600_000;
-/// Rounds of `sweep` (as the local session's close).
+/// Rounds of `sweep`'s session-tree kill (as the local session's close).
 const SWEEP_ROUNDS: usize = 10;
+/// How long `sweep` waits for what it killed to be gone before it answers.
+const SWEEP_WAIT: Duration = Duration::from_secs(2);
 
 fn wait_name(w: WaitState) -> &'static str {
     match w {
@@ -150,21 +152,24 @@ pub(super) fn sweep(t: &Terminal, req: &Map<String, Value>) -> Result<Reply, Ter
 }
 
 /// SIGKILLs the tree of session `sid` (when `tree`) and the processes tagged `entry`, again
-/// while any is left; returns how many tagged processes were found.
+/// until none is left alive (a SIGKILLed process lives on until it is next scheduled) or
+/// `SWEEP_WAIT` passes; returns how many distinct tagged processes were found.
 fn sweep_now(sid: i32, tree: bool, entry: &[u8]) -> usize {
-    let mut killed = 0;
-    for _ in 0..SWEEP_ROUNDS {
+    let mut found = std::collections::HashSet::new();
+    let deadline = std::time::Instant::now() + SWEEP_WAIT;
+    loop {
         if tree {
             crate::containment::SessionTree::new(sid)
                 .into_iter()
                 .for_each(|t| t.kill_all(SWEEP_ROUNDS));
         }
         let tagged = procs::with_environment_entry(entry);
-        if tagged.is_empty() {
+        if tagged.is_empty() || std::time::Instant::now() >= deadline {
             break;
         }
-        killed += tagged.len();
+        found.extend(tagged.iter().copied());
         crate::sys::contain::kill_pids(&tagged);
+        std::thread::sleep(Duration::from_millis(5));
     }
-    killed
+    found.len()
 }
