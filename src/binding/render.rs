@@ -25,6 +25,10 @@ pub struct RenderTerminalOutputOptions {
     /// The terminal is on the alternate screen when `data` starts (default false).
     #[napi(ts_type = "boolean | null")]
     pub alternate_screen: Option<bool>,
+    /// Keep at most this many bytes of text (UTF-8; so at most as many UTF-16 units): its
+    /// newest part, `truncated` says the front was dropped (default: all of it).
+    #[napi(ts_type = "number | null")]
+    pub max_bytes: Option<f64>,
 }
 
 impl RenderTerminalOutputOptions {
@@ -33,6 +37,7 @@ impl RenderTerminalOutputOptions {
             cols: opt_dimension(o, "cols", "options.cols")?.map(u32::from),
             rows: opt_dimension(o, "rows", "options.rows")?.map(u32::from),
             alternate_screen: opt_bool(o, "alternateScreen", "options.alternateScreen")?,
+            max_bytes: opt_count(o, "maxBytes", "options.maxBytes")?,
         })
     }
 }
@@ -46,14 +51,16 @@ pub struct RenderedTerminalOutput {
     /// The output leaves the terminal on the alternate screen: a full-screen program (`less`,
     /// `vim`, `top`) is still showing. What it drew is not in `text`.
     pub alternate_screen: bool,
+    /// The text's older part was dropped to keep it within `maxBytes`.
+    pub truncated: bool,
 }
 
 /// Reads the arguments of `renderTerminalOutput()`: the bytes, the screen size, the start screen.
-fn render_args(data: &Unknown, options: Option<Unknown>) -> Parsed<(Vec<u8>, PtySize, bool)> {
+fn render_args(data: &Unknown, options: Option<Unknown>) -> Parsed<RenderArgs> {
     let bytes = input_bytes(data)?;
     let mut size = PtySize { cols: 80, rows: 24 };
     let Some(o) = options.filter(|o| !is_nullish(o).unwrap_or(true)) else {
-        return Ok((bytes, size, false));
+        return Ok((bytes, size, false, None));
     };
     let o = RenderTerminalOutputOptions::read(&as_object(&o, "options")?)?;
     if let Some(cols) = o.cols {
@@ -62,8 +69,13 @@ fn render_args(data: &Unknown, options: Option<Unknown>) -> Parsed<(Vec<u8>, Pty
     if let Some(rows) = o.rows {
         size.rows = rows as u16;
     }
-    Ok((bytes, size, o.alternate_screen.unwrap_or(false)))
+    let max_bytes = o.max_bytes.map(|n| n as usize);
+    Ok((bytes, size, o.alternate_screen.unwrap_or(false), max_bytes))
 }
+
+/// What `renderTerminalOutput()` renders: the bytes, the screen size, the start screen, the
+/// text's bound.
+type RenderArgs = (Vec<u8>, PtySize, bool, Option<usize>);
 
 /// Renders raw terminal output (a string, as UTF-8, or bytes) through the terminal emulator
 /// of text mode, as the text a person would read: escape sequences consumed, `\r` and
@@ -82,8 +94,9 @@ pub fn render_terminal_output(
     data: Unknown,
     options: Option<Unknown>,
 ) -> Result<RenderedTerminalOutput> {
-    let (bytes, size, alternate) = render_args(&data, options).map_err(|e| js_error(env, e))?;
-    Ok(crate::render::render_output(&bytes, size, alternate).into())
+    let (bytes, size, alternate, max) =
+        render_args(&data, options).map_err(|e| js_error(env, e))?;
+    Ok(crate::render::render_output(&bytes, size, alternate, max).into())
 }
 
 impl From<crate::render::RenderedOutput> for RenderedTerminalOutput {
@@ -91,6 +104,7 @@ impl From<crate::render::RenderedOutput> for RenderedTerminalOutput {
         RenderedTerminalOutput {
             text: r.text,
             alternate_screen: r.alternate_screen,
+            truncated: r.truncated,
         }
     }
 }
@@ -98,7 +112,7 @@ impl From<crate::render::RenderedOutput> for RenderedTerminalOutput {
 /// One `renderTerminalOutputAsync()` call: the arguments read on the JS thread (or why they
 /// were refused), rendered on a libuv worker thread.
 pub struct RenderTask {
-    args: std::result::Result<(Vec<u8>, PtySize, bool), TermError>,
+    args: std::result::Result<RenderArgs, TermError>,
 }
 
 impl Task for RenderTask {
@@ -107,8 +121,8 @@ impl Task for RenderTask {
 
     fn compute(&mut self) -> Result<Self::Output> {
         match &self.args {
-            Ok((bytes, size, alternate)) => {
-                Ok(crate::render::render_output(bytes, *size, *alternate))
+            Ok((bytes, size, alternate, max)) => {
+                Ok(crate::render::render_output(bytes, *size, *alternate, *max))
             }
             Err(e) => Err(Error::from_reason(e.message.clone())),
         }

@@ -16,14 +16,19 @@
 //!   rows scrolled off the screen are turned into text as they go, so the emulator holds only the
 //!   screen and the result is the text itself.
 //!
+//! - No count makes the work or the text of `N` bytes more than `O(N × cols)` plus the screen:
+//!   REP is bounded by the cursor's row (`clamp.rs`), the emulator bounds the other counts.
+//!
 //! | file | job |
 //! |---|---|
+//! | `clamp.rs` | [`clamp::Emulator`]: the emulator fed with REP bounded by the cursor's row |
 //! | `queries.rs` | the emulator's callbacks in text mode: answers to terminal queries, lines dropped |
 //! | `screen.rs` | [`TextScreen`]: a live terminal's screen and scrollback, fed at once or in batches |
 //! | `whole.rs` | [`render_output`]: a finished stretch of output turned into text |
 
 use std::num::NonZeroU16;
 
+mod clamp;
 mod queries;
 mod screen;
 mod whole;

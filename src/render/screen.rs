@@ -1,6 +1,7 @@
 //! [`TextScreen`]: the emulator of a live terminal in text mode, with bounded scrollback, fed
 //! at once (queries answered now) or in batches that skip what scrolls off unseen.
 
+use super::clamp::Emulator;
 use super::queries::Events;
 use super::{nz, MAX_SCROLLBACK};
 use crate::sys::pty::PtySize;
@@ -16,7 +17,8 @@ pub const DEFER_LIMIT: usize = 1 << 20;
 /// never show in the text (scrolled off the top of the scrollback before anyone looks) are
 /// skipped unseen, exactly ([`crate::fastforward`]). The text is the same either way.
 pub struct TextScreen {
-    parser: vt100::Parser<Events>,
+    /// The emulator (REP bounded by the cursor's row, see [`Emulator`]).
+    emu: Emulator<Events>,
     scrollback: usize,
     /// Output deferred, not yet processed.
     pending: Vec<u8>,
@@ -31,12 +33,12 @@ impl TextScreen {
     pub fn new(size: PtySize, scrollback: usize) -> Self {
         let scrollback = scrollback.min(MAX_SCROLLBACK);
         Self {
-            parser: vt100::Parser::new_with_callbacks(
+            emu: Emulator::new(vt100::Parser::new_with_callbacks(
                 nz(size.rows),
                 nz(size.cols),
                 scrollback,
                 Events::default(),
-            ),
+            )),
             scrollback,
             pending: Vec::new(),
             scanner: crate::fastforward::Scanner::new(),
@@ -73,25 +75,25 @@ impl TextScreen {
             return;
         }
         let pending = std::mem::take(&mut self.pending);
-        let rows = usize::from(self.parser.screen().size().0.get());
+        let rows = usize::from(self.emu.parser.screen().size().0.get());
         let keep = self.scrollback + 2 * rows;
         let skips = self.scanner.plan(&pending, keep);
         let mut at = 0;
         for skip in skips {
-            self.parser.process(&pending[at..skip.start]);
-            if self.parser.screen().alternate_screen() {
+            self.emu.process(&pending[at..skip.start]);
+            if self.emu.parser.screen().alternate_screen() {
                 // The alternate screen has no scrollback to scroll into: process it all.
-                self.parser.process(&pending[skip.clone()]);
+                self.emu.process(&pending[skip.clone()]);
             } else {
                 self.skipped += skip.len() as u64;
-                self.parser.callbacks_mut().dropped = true;
+                self.emu.parser.callbacks_mut().dropped = true;
             }
             at = skip.end;
         }
-        self.parser.process(&pending[at..]);
+        self.emu.process(&pending[at..]);
         // Deferred output was output nobody awaited answers for: its queries stay unanswered
         // (an answer now would be typed into whatever reads the terminal next).
-        self.parser.callbacks_mut().replies.clear();
+        self.emu.parser.callbacks_mut().replies.clear();
         // Reuse the allocation for the next batch.
         self.pending = pending;
         self.pending.clear();
@@ -107,31 +109,31 @@ impl TextScreen {
         }
         // Eager bytes are never skipped, but the scanner must see them to stay in step.
         self.scanner.advance(bytes);
-        self.parser.process(bytes);
+        self.emu.process(bytes);
     }
 
     /// Changes the screen size (as the terminal does on `TIOCSWINSZ`).
     pub fn resize(&mut self, size: PtySize) {
         self.flush();
-        self.parser.set_size(nz(size.rows), nz(size.cols));
+        self.emu.parser.set_size(nz(size.rows), nz(size.cols));
     }
 
     /// Answers to terminal queries seen since the last call (to write to the terminal).
     pub fn take_replies(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.parser.callbacks_mut().replies)
+        std::mem::take(&mut self.emu.parser.callbacks_mut().replies)
     }
 
     /// True once lines fell off the top of the scrollback (or were skipped unseen), as of
     /// the output processed so far ([`TextScreen::text`] processes what was deferred).
     pub fn lines_dropped(&self) -> bool {
-        self.parser.callbacks().dropped
+        self.emu.parser.callbacks().dropped
     }
 
     /// The text a person would see: scrollback then screen (the alternate screen alone while
     /// it is in use), one logical line per line, trailing blanks removed.
     pub fn text(&mut self) -> String {
         self.flush();
-        let screen = self.parser.screen_mut();
+        let screen = self.emu.parser.screen_mut();
         let (rows, _) = screen.size();
         let rows = rows.get() as usize;
         // (text, wrapped) for every row: scrollback (oldest first), then the screen.
