@@ -573,6 +573,8 @@ export interface RenderedTerminalOutput {
    * `vim`, `top`) is still showing. What it drew is not in `text`.
    */
   alternateScreen: boolean
+  /** The text's older part was dropped to keep it within `maxBytes`. */
+  truncated: boolean
 }
 
 /**
@@ -613,6 +615,11 @@ export interface RenderTerminalOutputOptions {
   rows?: number | null
   /** The terminal is on the alternate screen when `data` starts (default false). */
   alternateScreen?: boolean | null
+  /**
+   * Keep at most this many bytes of text (UTF-8; so at most as many UTF-16 units): its
+   * newest part, `truncated` says the front was dropped (default: all of it).
+   */
+  maxBytes?: number | null
 }
 
 /**

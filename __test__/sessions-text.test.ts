@@ -64,7 +64,7 @@ describe('renderTerminalText', () => {
     expect(lines[0]).toBe('line 0');
     expect(lines[19_999]).toBe('line 19999');
     expect(renderTerminalText(Buffer.from('h\xc3\xa9\r\n', 'latin1'))).toBe('hé\n');
-    expect(renderTerminalOutput('x\x1b[?1049hscreen', { alternateScreen: false })).toEqual({ text: 'x', alternateScreen: true });
+    expect(renderTerminalOutput('x\x1b[?1049hscreen', { alternateScreen: false })).toEqual({ text: 'x', alternateScreen: true, truncated: false });
     expect(renderTerminalOutput(Buffer.from('\x1b[?1049h')).alternateScreen).toBe(true);
     for (const [options, field] of [
       [{ cols: 0 }, 'options.cols'],
@@ -97,7 +97,7 @@ describe('renderTerminalText', () => {
     const copied = renderTerminalOutputAsync(bytes);
     bytes.fill(0x7a);
     expect((await copied).text).toBe('abc\n');
-    await expect(renderTerminalOutputAsync('x\x1b[?1049hscreen')).resolves.toEqual({ text: 'x', alternateScreen: true });
+    await expect(renderTerminalOutputAsync('x\x1b[?1049hscreen')).resolves.toEqual({ text: 'x', alternateScreen: true, truncated: false });
     for (const [options, field] of [
       [{ cols: 0 }, 'options.cols'],
       [{ alternateScreen: 'yes' }, 'options.alternateScreen'],
@@ -107,5 +107,34 @@ describe('renderTerminalText', () => {
     await expect(renderTerminalOutputAsync(5 as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('data') });
     // The addon still works after the refusals.
     expect((await renderTerminalOutputAsync('ok')).text).toBe('ok');
+  });
+});
+
+describe('no count makes the text larger than its screen allows, and maxBytes bounds it', () => {
+  test('REP repeats at most the rest of the row (the attack: 2000 x `a ESC[999999999b` rendered 131 million characters)', () => {
+    const r = renderTerminalOutput('a\x1b[999999999b'.repeat(2000) + '\r\n', { cols: 160, rows: 40 });
+    expect(r.text.length).toBe(2000 * 160 + 1);
+    expect(r.truncated).toBe(false);
+    expect(renderTerminalText('ab\x1b[3b')).toBe('abbbb');
+  });
+
+  test('maxBytes keeps the newest text (a cursor-forward flood: 12 bytes give 160 characters)', async () => {
+    const input = 'a\x1b[999Cb\r\n'.repeat(2000);
+    const whole = renderTerminalOutput(input, { cols: 160 });
+    expect(whole).toMatchObject({ truncated: false });
+    expect(whole.text.length).toBe(2000 * 161);
+    const cut = await renderTerminalOutputAsync(input, { cols: 160, maxBytes: 65536 });
+    expect(cut.truncated).toBe(true);
+    expect(cut.text.length).toBeLessThanOrEqual(65536);
+    expect(whole.text.endsWith(cut.text)).toBe(true);
+    expect(renderTerminalOutput('é'.repeat(10), { maxBytes: 5 })).toEqual({ text: 'éé', alternateScreen: false, truncated: true });
+  });
+
+  test('a bad maxBytes is refused, naming the field', () => {
+    for (const maxBytes of [-1, 1.5, 'x']) {
+      expect(() => renderTerminalOutput('x', { maxBytes: maxBytes as number })).toThrow(
+        expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/options\.maxBytes/) }),
+      );
+    }
   });
 });

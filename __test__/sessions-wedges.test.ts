@@ -87,12 +87,55 @@ test.each([
   await expectBrokenThenRestart(await shells.execute({ command: wedge, timeoutMs: 10_000 }), /did not run the command/);
 });
 
-test('set -o vi in a shell without line editing stops bash printing prompts at all: still running, restart() recovers', async () => {
-  await shells.execute({ command: 'cd sub' });
-  expect(await shells.execute({ command: 'set -o vi', timeoutMs: 1000 })).toMatchObject({ status: 'running' });
-  await expect(shells.execute({ command: 'echo next' })).rejects.toMatchObject({ code: 'ERR_COMMAND_RUNNING', message: /restart\(\)/ });
-  expect(await shells.restart()).toMatchObject({ workingDir: path.join(work, 'sub'), previous: null });
-  expect(await shells.execute({ command: 'echo fresh' })).toMatchObject({ status: 'completed', exitCode: 0, content: 'fresh' });
+describe('line editing turned on (bash then prints no prompt at all): the command completes, the next runs as usual', () => {
+  test.each(['set -o vi', 'set -o emacs', 'set -o emacs; set -o vi', 'set -o vi; echo after', 'eval "set -o vi"'])(
+    '%s',
+    async (wedge) => {
+      const { wedge: w, next } = await afterWedge(wedge);
+      // No prompt said its status: completed with the exit code unknown, never a wedge.
+      expect(w).toMatchObject({ status: 'completed', exitCode: null, content: wedge.endsWith('after') ? 'after' : '' });
+      expect(next).toMatchObject({ status: 'completed', exitCode: 1, content: 'next' });
+      expect(await shells.execute({ command: 'echo $- ${SHELLOPTS}; pwd' })).toMatchObject({
+        status: 'completed',
+        exitCode: 0,
+        content: expect.not.stringMatching(/\b(vi|emacs)\b/),
+      });
+    },
+  );
+
+  test('set +o emacs, bind (no line editor to change): completed with their exit codes', async () => {
+    const { wedge, next } = await afterWedge('set +o emacs; set +o vi; true');
+    expect(wedge).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect(next).toMatchObject({ status: 'completed', exitCode: 1, content: 'next' });
+    const b = await afterWedge(`bind '"\\C-x": "echo hi"' 2>/dev/null; bind 'set editing-mode vi' 2>/dev/null; false`);
+    expect(b.wedge).toMatchObject({ status: 'completed', exitCode: 1 });
+    expect(b.next).toMatchObject({ status: 'completed', exitCode: 1, content: 'next' });
+  });
+
+  test('keys at the prompt after set -o vi (Enter, C-c) are answered, then commands run', async () => {
+    await shells.execute({ command: 'cd sub' });
+    expect(await shells.execute({ command: 'set -o vi', timeoutMs: 5000 })).toMatchObject({ status: 'completed' });
+    for (const key of ['Enter', 'C-c']) {
+      let r = await shells.execute({ command: key, timeoutMs: 5000 });
+      while (r.status === 'running') r = await shells.execute({ command: '', timeoutMs: 1000 });
+      expect(r.status).toBe('completed');
+    }
+    expect(await shells.execute({ command: 'echo next; pwd; false' })).toMatchObject({
+      status: 'completed',
+      exitCode: 1,
+      content: `next\n${path.join(work, 'sub')}`,
+    });
+  });
+
+  test('set -o vi, and the builtin that would turn it off disabled: every command still completes', async () => {
+    const { wedge, next } = await afterWedge('set -o vi; enable -n set');
+    expect(wedge).toMatchObject({ status: 'completed', exitCode: null });
+    expect(next).toMatchObject({ status: 'completed', exitCode: null, content: 'next' });
+    expect(await shells.execute({ command: 'echo again', timeoutMs: 5000 })).toMatchObject({
+      status: 'completed',
+      content: 'again',
+    });
+  });
 });
 
 test('an extdebug DEBUG trap that skips every command: broken, then restart', async () => {
@@ -124,6 +167,15 @@ describe('terminal modes are the session’s: put back before each command', () 
     const { next } = await afterWedge(wedge);
     expect(next).toMatchObject({ status: 'completed', content: 'next', exitCode: 1 });
   });
+
+  test.each(['stty raw', 'stty -icanon min 0 time 0', 'stty echo', 'stty -isig', 'stty raw -echo; echo raw'])(
+    '%s: that command and the next complete',
+    async (wedge) => {
+      const { wedge: w, next } = await afterWedge(wedge);
+      expect(w).toMatchObject({ status: 'completed', exitCode: 0 });
+      expect(next).toMatchObject({ status: 'completed', content: 'next', exitCode: 1 });
+    },
+  );
 
   test('stty intr undef: C-c still interrupts the next command', async () => {
     await afterWedge('stty intr undef');

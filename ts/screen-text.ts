@@ -24,6 +24,12 @@ export interface RenderTextOptions {
   tabWidth?: number;
   /** The terminal is on the alternate screen when `input` starts (default false). */
   alternateScreen?: boolean;
+  /**
+   * Keep at most this many bytes of text (UTF-8, so its `length` is at most this too): its newest
+   * part, as output beyond a byte limit keeps its newest bytes; `truncated` says the front was
+   * dropped (default: all of it).
+   */
+  maxBytes?: number;
 }
 
 /** What {@link renderTerminalOutput} returns. */
@@ -32,6 +38,8 @@ export interface RenderedTerminalText {
   text: string;
   /** The output leaves the terminal on the alternate screen (a full-screen program still showing). */
   alternateScreen: boolean;
+  /** The text's older part was dropped to keep it within `maxBytes`. */
+  truncated: boolean;
 }
 
 /**
@@ -54,13 +62,18 @@ export async function renderTerminalOutputAsync(
   return loadNative().renderTerminalOutputAsync(input, nativeOptions(options));
 }
 
-function nativeOptions(options: RenderTextOptions): { cols?: number; rows?: number; alternateScreen?: boolean } {
+function nativeOptions(options: RenderTextOptions): {
+  cols?: number;
+  rows?: number;
+  alternateScreen?: boolean;
+  maxBytes?: number;
+} {
   if (typeof options !== 'object' || options === null) throw invalidArg('options', 'must be an object');
   if (options.tabWidth !== undefined && options.tabWidth !== 8) {
     throw invalidArg('options.tabWidth', 'must be 8 (the terminal emulator has a tab stop every 8 columns)');
   }
-  const { cols, rows, alternateScreen } = options;
-  return { cols, rows, alternateScreen };
+  const { cols, rows, alternateScreen, maxBytes } = options;
+  return { cols, rows, alternateScreen, maxBytes };
 }
 
 /**

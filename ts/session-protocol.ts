@@ -151,12 +151,14 @@ export function rcInput(token: string): string {
 
 /**
  * Prefix of the command text's first line, run in POSIX mode (special builtins before functions): the
- * descriptor it was read from closed (bash read all of it before running any), the session's SIGINT (C-c) trap reset, stdout and stderr back on the terminal when a command sent them
+ * descriptor it was read from closed (bash read all of it before running any), line editing off again
+ * (`set -o vi` / `set -o emacs` of an earlier command turned readline on in a shell started without it:
+ * bash then prints no prompt at all; `set`, a special builtin, cannot be a function here), the session's SIGINT (C-c) trap reset, stdout and stderr back on the terminal when a command sent them
  * elsewhere (`exec >/dev/null`): a copy of the shell's stdin, the terminal it reads its lines from,
  * opened for reading and writing; then back to bash's normal mode (see the module doc).
  */
 export const COMMAND_PREFIX =
-  '{ \\exec {__acp_f}<&-; } 2>/dev/null; \\trap - INT; [[ -t 1 || ! -t 0 ]] || \\exec >&0; [[ -t 2 || ! -t 0 ]] || \\exec 2>&0; \\unset POSIXLY_CORRECT; \\__acp_opts; ';
+  '{ \\exec {__acp_f}<&-; [[ ! -o emacs && ! -o vi ]] || \\set +o emacs +o vi; } 2>/dev/null; \\trap - INT; [[ -t 1 || ! -t 0 ]] || \\exec >&0; [[ -t 2 || ! -t 0 ]] || \\exec 2>&0; \\unset POSIXLY_CORRECT; \\__acp_opts; ';
 
 /**
  * The line (several physical lines, see `typedWord`) that runs `text` (`commandText`) as command

@@ -192,6 +192,11 @@ export class Session {
   private started = false;
   /** When a confirmed stale prompt followed a line the shell read (0: none since the last start). */
   private staleSince = 0;
+  /**
+   * When the shell was first seen back at its prompt's read after it started the awaited line, with no
+   * prompt printed (0: not seen so). See `checkMarkerless`.
+   */
+  private markerlessSince = 0;
   /** When the awaited command line was sent (ms since the epoch). */
   private sentAt = 0;
   /** The shell's program image at its first prompt (the core's `processExecStamp`), to see an `exec`. */
@@ -202,6 +207,11 @@ export class Session {
    * any command ran; null where it cannot be seen (then the weaker check of `promptStateOf` applies).
    */
   private promptSite: string | null = null;
+  /**
+   * The rendered text of a result keeps at most this many bytes (its newest part): as many as the raw
+   * output kept, so no sequence (a cursor move, a tab) makes `content` larger than `maxOutputBytes`.
+   */
+  private readonly maxTextBytes: number;
   /** Markers of the awaited command (not stale) seen in this wait: more than one means one was forged. */
   private awaitedMarkers = 0;
 
@@ -213,6 +223,7 @@ export class Session {
     private readonly maxChars?: number,
   ) {
     this.lastCwd = cwd;
+    this.maxTextBytes = maxBytes;
     // The head kept apart: enough raw bytes for half the characters, escapes and wide characters included.
     this.out = new Output(maxBytes, maxChars === undefined ? 0 : Math.ceil(maxChars / 2) * 4);
     this.after = this.out.fresh();
@@ -305,6 +316,7 @@ export class Session {
     this.awaitedMarkers = 0;
     this.started = false;
     this.staleSince = 0;
+    this.markerlessSince = 0;
     this.sentAt = Date.now();
   }
 
@@ -533,9 +545,15 @@ export class Session {
     let text = this.decoder.write(bytes);
     if (completion?.ended) text += this.decoder.end();
     const alternateBefore = this.alternate;
+    let cut = false;
     const render = async (t: string): Promise<string> => {
-      const r = await renderTerminalOutputAsync(t, { ...this.size, alternateScreen: alternateBefore });
+      const r = await renderTerminalOutputAsync(t, {
+        ...this.size,
+        alternateScreen: alternateBefore,
+        maxBytes: this.maxTextBytes,
+      });
       this.alternate = r.alternateScreen;
+      if (r.truncated) cut = true;
       return r.text;
     };
     let rendered: string;
@@ -552,11 +570,10 @@ export class Session {
       const shown = current.replace(/\s+$/, '');
       rendered = rendered && shown ? `${rendered}\n${shown}` : rendered || shown;
     }
-    let cut = false;
     if (this.maxChars !== undefined) {
       const whole = rendered;
       rendered = await this.cut(rendered, head);
-      cut = rendered !== whole;
+      cut ||= rendered !== whole;
     }
     return { content: rendered, truncated: truncated || cut, completion, busy };
   }
@@ -568,7 +585,11 @@ export class Session {
   private async cut(rendered: string, head: { bytes: Buffer; dropped: number } | null): Promise<string> {
     const max = this.maxChars!;
     if (!head) return headAndTail(rendered, max);
-    const first = await renderTerminalOutputAsync(head.bytes.toString('utf8'), { ...this.size, alternateScreen: false });
+    const first = await renderTerminalOutputAsync(head.bytes.toString('utf8'), {
+      ...this.size,
+      alternateScreen: false,
+      maxBytes: this.maxTextBytes,
+    });
     const half = Math.floor(max / 2);
     return `${cutHead(first.text, half)}\n[... ${head.dropped} bytes elided ...]\n${cutTail(rendered, max - half)}`;
   }
@@ -619,7 +640,11 @@ export class Session {
     const look = await this.look();
     const group = look?.foregroundProcessGroup ?? null;
     if (group === null || this.completion || this.exit) return false;
-    if (group === terminal.pid) return this.started && this.candidate === null && look!.shellWait === 'reading-stdin';
+    if (group === terminal.pid) {
+      // At its prompt's own read the shell waits for its next line, not a command for input (checkMarkerless).
+      if (this.promptSite !== null && look!.shellSite === this.promptSite) return false;
+      return this.started && this.candidate === null && look!.shellWait === 'reading-stdin';
+    }
     return look!.foregroundWait === 'reading-stdin';
   }
 
@@ -644,6 +669,7 @@ export class Session {
       this.markBroken(WHY_LINE_FAILED);
       return;
     }
+    if (await this.checkMarkerless(look, terminal.pid)) return;
     const stamp = look.execStamp;
     if (this.execStamp !== null && stamp !== null && stamp !== this.execStamp) {
       this.markBroken(
@@ -651,6 +677,50 @@ export class Session {
           'restart() gives a fresh shell',
       );
     }
+  }
+
+  /**
+   * The shell read the awaited line (or, waiting for any prompt, the keys that make one) and sits at its
+   * prompt's own read without having printed a prompt: bash does that once a command turned line
+   * editing on (`set -o vi`, `set -o emacs`) in a shell started without it (it then runs neither PS1
+   * nor `PROMPT_COMMAND`), or when every marker of the prompt was made to fail. Seen so at two looks
+   * `HEALTH_MS` apart, with every byte the shell wrote read, the command is over: it completes with
+   * `exitCode: null` (no prompt said its status). The next command line turns line editing off again
+   * (`COMMAND_PREFIX`), so the session goes on. Needs the prompt's site (`promptSite`): without it a
+   * shell reading its prompt cannot be told from a `read` of the command's. True once it completed.
+   */
+  private async checkMarkerless(look: ShellInspection, pid: number): Promise<boolean> {
+    const w = this.waiting;
+    const atPrompt =
+      w !== null &&
+      (w.seq === 'any' || this.started) &&
+      this.candidate === null &&
+      !this.confirming &&
+      this.staleSince === 0 &&
+      this.promptSite !== null &&
+      promptStateOf(look, pid, this.promptSite) === 'prompt';
+    if (!atPrompt) {
+      this.markerlessSince = 0;
+      return false;
+    }
+    if (this.markerlessSince === 0) {
+      this.markerlessSince = Date.now();
+      return false;
+    }
+    if (Date.now() - this.markerlessSince < HEALTH_MS) return false;
+    // A prompt printed before that read is read by now: it completes (or not) as usual.
+    await this.drained();
+    if (this.waiting !== w || this.completion || this.candidate !== null || this.confirming || this.exit || this.closed) {
+      return false;
+    }
+    if ((await this.promptState()) !== 'prompt' || this.waiting !== w || this.completion || this.candidate !== null) {
+      this.markerlessSince = 0;
+      return false;
+    }
+    this.tampered = true;
+    this.complete(null);
+    this.notify();
+    return true;
   }
 
   /**

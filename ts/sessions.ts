@@ -43,7 +43,8 @@
 /// can make the shell itself return to its prompt. Linux only (/proc).
 ///
 /// No command leaves a session wedged: terminal modes are put back before each command line, stdout,
-/// stderr and the SIGINT trap before each command, a stopped shell is continued; what bash cannot
+/// stderr, the SIGINT trap and line editing (off) before each command, a stopped shell is continued, a
+/// shell back at its prompt without printing one (`set -o vi`) completes the command; what bash cannot
 /// prevent (a read-only session variable, an extdebug DEBUG trap, `exec bash`, a shell that loops
 /// ignoring C-c) makes the session `broken` (with `why`) until `restart()`. Every process of a session
 /// carries its tag in its environment, and closing kills those as well as the shell's session tree.

@@ -246,6 +246,21 @@ mod tests {
     }
 
     #[test]
+    fn rep_fills_at_most_the_row_fed_or_deferred() {
+        // 2000 x `a ESC[999999999b`: a row each, not 65536 characters each.
+        let flood = "a\x1b[999999999b".repeat(2000);
+        for defer in [false, true] {
+            let mut s = screen(200, 50, 10_000);
+            if defer {
+                s.defer(flood.as_bytes());
+            } else {
+                s.feed(flood.as_bytes());
+            }
+            assert_eq!(s.text().len(), 2000 * 200, "deferred: {defer}");
+        }
+    }
+
+    #[test]
     fn deferred_queries_are_never_answered_late() {
         let mut s = screen(80, 24, 100);
         s.defer(b"cooked \x1b[6n\r\n");
