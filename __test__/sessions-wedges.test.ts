@@ -373,3 +373,21 @@ testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with s
   );
   expect(JSON.parse(out)).toEqual({ uid, stop: 'continued', exec: 'broken', restart: true, readonly: 'broken', after: 'fresh' });
 });
+
+describe('output that renders far larger than its bytes: content stays within maxOutputBytes', () => {
+  test.each([
+    ['REP with the largest count (the attack: 28 KiB gave 131 million characters)', "printf 'a\\033[999999999b%.0s' $(seq 2000); echo", /^a+$/],
+    ['cursor-forward runs (12 bytes, 160 characters each)', "printf 'a\\033[999Cb\\n%.0s' $(seq 2000)", /b$/],
+  ])('%s', async (_what, command, shape) => {
+    const bounded = new ShellSessions({ cwd: work, maxOutputBytes: 65536 });
+    try {
+      const r = await bounded.execute({ command, timeoutMs: 60_000 });
+      expect(r).toMatchObject({ status: 'completed', exitCode: 0, truncated: true });
+      expect(r.content.length).toBeLessThanOrEqual(65536);
+      expect(r.content.length).toBeGreaterThan(60_000);
+      expect(r.content).toMatch(shape);
+    } finally {
+      await bounded.closeAll();
+    }
+  });
+});
