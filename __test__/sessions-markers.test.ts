@@ -222,7 +222,7 @@ test('the command is typed, after C-u and two line ends, into a here-string the 
   // eslint-disable-next-line no-control-regex -- \x15 is the pty's line-kill (^U) the session types first
   expect(typed).toMatch(/^\x15\n\n __acp_o=\$BASHOPTS; POSIXLY_CORRECT=1; __acp_n=\d+; \\exec \{__acp_f\}<<<\$'[^\n]*' && \\\. "\/dev\/fd\/\$__acp_f"\n$/);
   expect(typedText(typed)).toBe(`${COMMAND_PREFIX}cat <<EOF\nx\nEOF`);
-  expect(COMMAND_PREFIX).toMatch(/^\{ \\exec \{__acp_f\}<&-; \} 2>\/dev\/null; /);
+  expect(COMMAND_PREFIX).toMatch(/^\{ \\exec \{__acp_f\}<&-; \[\[ ! -o emacs && ! -o vi \]\] \|\| \\set \+o emacs \+o vi; \} 2>\/dev\/null; /);
   expect(COMMAND_PREFIX).toMatch(/\\unset POSIXLY_CORRECT; \\__acp_opts; $/);
   pty.emit(pty.marker(pty.lastSeq, 0));
   await result;
