@@ -475,9 +475,10 @@ export interface OnOutputOptions {
 /** What a listener learns besides the bytes of a chunk. */
 export interface OutputChunkInfo {
   /**
-   * Bytes dropped right before this chunk because the listener fell more than 8 MiB
-   * (the high-water mark) behind the command; 0 normally. The retained output
-   * (`currentOutput()`) never loses bytes this way.
+   * Bytes dropped right before this chunk; 0 normally. A listener that falls behind the
+   * command holds the command back instead of losing bytes; only a replay of more than
+   * 8 MiB (the high-water mark) at subscription drops the oldest of it. The retained
+   * output (`currentOutput()`) never loses bytes this way.
    */
   dropped: number
 }
