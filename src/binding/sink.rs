@@ -209,9 +209,10 @@ impl JsSink {
     /// I/O, unlike a threadsafe-function call, which Node would make in this same turn.
     fn deliver_next_turn(self: &Arc<Self>, env: &Env) -> Result<()> {
         let sink = self.clone();
-        let next = env.create_function_from_closure::<(), (), _>("acpTerminalOutput", move |ctx| {
-            sink.deliver(ctx.env)
-        })?;
+        let next = env
+            .create_function_from_closure::<(), (), _>("acpTerminalOutput", move |ctx| {
+                sink.deliver(ctx.env)
+            })?;
         let set_immediate: Function<Function<(), ()>, Unknown> =
             env.get_global()?.get_named_property("setImmediate")?;
         set_immediate.call(next)?;

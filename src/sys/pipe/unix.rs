@@ -56,11 +56,7 @@ impl OutputReader {
     /// to `sink`; stops early (`More`) when `sink` answers false (its consumer is behind).
     /// Cancel-safe: nothing is read before the wait is over, and the reads then happen
     /// without waiting.
-    pub async fn read(
-        &mut self,
-        max_reads: usize,
-        sink: impl FnMut(&[u8]) -> bool,
-    ) -> ReadOutcome {
+    pub async fn read(&mut self, max_reads: usize, sink: impl FnMut(&[u8]) -> bool) -> ReadOutcome {
         let mut guard = match self.fd.readable().await {
             Ok(guard) => guard,
             Err(_) => return ReadOutcome::Eof,
