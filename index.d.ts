@@ -88,12 +88,14 @@ export declare class TerminalHandle {
   [globalThis.Symbol.asyncDispose](): Promise<void>
   /**
    * Calls `listener` with raw output bytes as they arrive, in order, from now on. Chunks
-   * are coalesced while JS is busy; a slow listener never slows the command or the
-   * retained output. At most 8 MiB (the high-water mark) wait for one listener: past it
-   * the oldest waiting bytes are dropped, and the next call's `info.dropped` says how many
-   * (0 normally); `currentOutput()` is never affected. With `{ replay: true }` the output
-   * retained so far comes first (so a listener attached right after `createTerminal` sees
-   * everything within the limit; the same mark applies to it). With `{ display: 'safe' }`
+   * are coalesced while JS is busy, at most 256 KiB a call, and the event loop turns
+   * between two calls. A listener that falls 2 MiB behind holds the command back (reading
+   * pauses, the command blocks on a full pipe, as under `cmd | slow_consumer`) until it
+   * caught up: it loses nothing. With `{ replay: true }` the output retained so far comes
+   * first (so a listener attached right after `createTerminal` sees everything within the
+   * limit); of a replay larger than 8 MiB (the high-water mark) the oldest bytes are
+   * dropped, and the next call's `info.dropped` says how many (0 normally);
+   * `currentOutput()` is never affected. With `{ display: 'safe' }`
    * the listener gets what is safe to write to a real terminal (see `sanitizeForDisplay`;
    * `info.dropped` then counts filtered bytes).
    * Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.
@@ -328,8 +330,8 @@ export interface CreateTerminalOptions {
   /**
    * A listener attached before the command starts: it receives every byte of the output,
    * exactly once, in order, from the first (even of a command that ends at once). Called as
-   * `onOutput()` listeners are (chunks coalesce while JS is busy; a listener more than 8 MiB
-   * behind loses the oldest bytes and `info.dropped` says how many). Not a function:
+   * `onOutput()` listeners are (chunks coalesce while JS is busy, at most 256 KiB a call; a
+   * listener 2 MiB behind holds the command back until it caught up). Not a function:
    * `ERR_INVALID_ARG`.
    */
   onOutput?: ((chunk: Buffer, info: OutputChunkInfo) => void) | null
@@ -475,9 +477,10 @@ export interface OnOutputOptions {
 /** What a listener learns besides the bytes of a chunk. */
 export interface OutputChunkInfo {
   /**
-   * Bytes dropped right before this chunk because the listener fell more than 8 MiB
-   * (the high-water mark) behind the command; 0 normally. The retained output
-   * (`currentOutput()`) never loses bytes this way.
+   * Bytes dropped right before this chunk; 0 normally. A listener that falls behind the
+   * command holds the command back instead of losing bytes; only a replay of more than
+   * 8 MiB (the high-water mark) at subscription drops the oldest of it. The retained
+   * output (`currentOutput()`) never loses bytes this way.
    */
   dropped: number
 }

@@ -140,8 +140,25 @@ const scenarios = {
     await loop.start();
     const t0 = now();
     const t = await createTerminal({ command, outputByteLimit: limit });
+    // flood-listen: a UI's listener, decoding every chunk as it arrives.
+    const heard = { bytes: 0, dropped: 0, calls: 0, largest: 0, longestMs: 0 };
+    if (cfg.listen) {
+      const decoder = new TextDecoder('utf-8');
+      t.onOutput((chunk, info) => {
+        const a = now();
+        decoder.decode(chunk, { stream: true });
+        heard.calls++;
+        heard.bytes += chunk.length;
+        heard.dropped += (info && info.dropped) || 0;
+        heard.largest = Math.max(heard.largest, chunk.length);
+        heard.longestMs = Math.max(heard.longestMs, now() - a);
+      });
+    }
     const st = await t.waitForExit();
     const t1 = now();
+    // The histogram records a block only when its next tick runs: one more tick, so that the turn
+    // that reported the exit (and delivered what was pending to listeners) is counted too.
+    await sleep(2);
     const eldMax = loop.stopMaxMs(); // the flood itself: create .. waitForExit()
     const cpu = process.cpuUsage(cpu0);
     const o = await t.currentOutput();
@@ -152,7 +169,10 @@ const scenarios = {
     if (st.exitCode !== 0) errors.push(`exit ${JSON.stringify(st)}`);
     if (o.truncated !== true) errors.push('truncated is not true');
     if (o.output !== expected) errors.push(`output is not the last <= 1 MiB: ${describeMismatch(o.output, expected)}`);
+    // Every byte reaches the listener before the exit is reported (none dropped).
+    if (cfg.listen && (heard.bytes !== cfg.bytes || heard.dropped)) errors.push(`listener at the exit: ${heard.bytes} bytes heard, ${heard.dropped} dropped, of ${cfg.bytes}`);
     return {
+      ...(cfg.listen ? { heardBytes: heard.bytes, heardCalls: heard.calls, heardLargest: heard.largest, heardLongestMs: heard.longestMs } : {}),
       wallMs: t1 - t0,
       throughputMiBs: cfg.bytes / MiB / ((t1 - t0) / 1000),
       rssGrowthMiB: (peak - base) / MiB,

@@ -67,7 +67,9 @@ impl Pending {
     }
 
     /// Everything pending as one buffer, with the number of bytes dropped before it since the
-    /// last take; `None` when nothing is pending and nothing was dropped.
+    /// last take; `None` when nothing is pending and nothing was dropped. (A listener takes at
+    /// most a bounded piece at a time: [`Pending::take_up_to`].)
+    #[cfg(test)]
     pub fn take(&mut self) -> Option<(Vec<u8>, u64)> {
         self.take_up_to(usize::MAX)
     }
@@ -97,6 +99,11 @@ impl Pending {
         }
         self.len -= out.len();
         Some((out, std::mem::take(&mut self.dropped)))
+    }
+
+    /// Bytes pending.
+    pub fn len(&self) -> usize {
+        self.len
     }
 
     /// Whether no byte is pending.

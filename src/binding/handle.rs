@@ -255,12 +255,14 @@ impl TerminalHandle {
     }
 
     /// Calls `listener` with raw output bytes as they arrive, in order, from now on. Chunks
-    /// are coalesced while JS is busy; a slow listener never slows the command or the
-    /// retained output. At most 8 MiB (the high-water mark) wait for one listener: past it
-    /// the oldest waiting bytes are dropped, and the next call's `info.dropped` says how many
-    /// (0 normally); `currentOutput()` is never affected. With `{ replay: true }` the output
-    /// retained so far comes first (so a listener attached right after `createTerminal` sees
-    /// everything within the limit; the same mark applies to it). With `{ display: 'safe' }`
+    /// are coalesced while JS is busy, at most 256 KiB a call, and the event loop turns
+    /// between two calls. A listener that falls 2 MiB behind holds the command back (reading
+    /// pauses, the command blocks on a full pipe, as under `cmd | slow_consumer`) until it
+    /// caught up: it loses nothing. With `{ replay: true }` the output retained so far comes
+    /// first (so a listener attached right after `createTerminal` sees everything within the
+    /// limit); of a replay larger than 8 MiB (the high-water mark) the oldest bytes are
+    /// dropped, and the next call's `info.dropped` says how many (0 normally);
+    /// `currentOutput()` is never affected. With `{ display: 'safe' }`
     /// the listener gets what is safe to write to a real terminal (see `sanitizeForDisplay`;
     /// `info.dropped` then counts filtered bytes).
     /// Returns a function that unsubscribes. Throws `ERR_TERMINAL_RELEASED` after release.

@@ -154,8 +154,8 @@ pub struct CreateTerminalOptions {
     pub sandbox: Option<SandboxOptions>,
     /// A listener attached before the command starts: it receives every byte of the output,
     /// exactly once, in order, from the first (even of a command that ends at once). Called as
-    /// `onOutput()` listeners are (chunks coalesce while JS is busy; a listener more than 8 MiB
-    /// behind loses the oldest bytes and `info.dropped` says how many). Not a function:
+    /// `onOutput()` listeners are (chunks coalesce while JS is busy, at most 256 KiB a call; a
+    /// listener 2 MiB behind holds the command back until it caught up). Not a function:
     /// `ERR_INVALID_ARG`.
     #[napi(ts_type = "((chunk: Buffer, info: OutputChunkInfo) => void) | null")]
     #[allow(dead_code)]

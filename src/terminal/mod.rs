@@ -59,6 +59,15 @@ pub trait OutputSink: Send + Sync {
     fn push(&self, chunk: &[u8]);
     /// The stream ended (or the terminal was released); no more chunks follow.
     fn close(&self);
+    /// Whether the consumer is so far behind that the output pump should stop reading (the
+    /// command then blocks on a full pipe, as under `cmd | slow_consumer`) until the sink
+    /// signals its waker. A sink that answers true must signal the waker once it caught up
+    /// or was cancelled, or the pump waits for ever. Default: never.
+    fn behind(&self) -> bool {
+        false
+    }
+    /// Given once, when the sink is subscribed: what [`OutputSink::behind`] signals.
+    fn set_waker(&self, _waker: Arc<Notify>) {}
 }
 
 /// A subscriber given at creation ([`TerminalConfig::first_sink`]).
@@ -141,6 +150,9 @@ pub struct Terminal {
     saved_modes: Mutex<Option<pty::Modes>>,
     /// True while the first output is held (the pump pauses when the hold is full).
     holding: watch::Sender<bool>,
+    /// Signalled by a sink that caught up (see [`OutputSink::behind`]) and by `unsubscribe`:
+    /// the pump, paused for a slow listener, looks again.
+    caught_up: Arc<Notify>,
 }
 
 impl Terminal {
@@ -213,6 +225,10 @@ impl Terminal {
         let sinks: Vec<(u64, Arc<dyn OutputSink>)> =
             config.first_sink.iter().map(|s| (0, s.0.clone())).collect();
         let holding = config.hold_first_output;
+        let caught_up = Arc::new(Notify::new());
+        for (_, s) in &sinks {
+            s.set_waker(caught_up.clone());
+        }
         let term = Arc::new(Terminal {
             inner: Mutex::new(Inner {
                 output: OutputBuffer::new(raw_limit),
@@ -226,6 +242,7 @@ impl Terminal {
                 held: holding.then(Vec::new),
             }),
             holding: watch::channel(holding).0,
+            caught_up,
             input,
             pty: Mutex::new(pty_fd),
             is_pty,

@@ -71,6 +71,7 @@ impl Terminal {
                 sink.push(&retained);
             }
         }
+        sink.set_waker(self.caught_up.clone());
         let key = inner.next_sink;
         inner.next_sink += 1;
         if inner.closed {
@@ -108,9 +109,25 @@ impl Terminal {
         if let Some(s) = removed {
             s.close();
         }
+        // The pump may be paused for this subscriber alone.
+        self.caught_up.notify_one();
     }
 
-    pub(super) fn append(&self, chunk: &[u8]) {
+    /// Whether a subscriber is so far behind that the pump should stop reading (see
+    /// [`OutputSink::behind`]).
+    pub(super) fn listeners_behind(&self) -> bool {
+        self.lock().sinks.iter().any(|(_, s)| s.behind())
+    }
+
+    /// Resolves once a subscriber that was behind caught up (or one unsubscribed); may
+    /// resolve spuriously, so the caller asks [`Terminal::listeners_behind`] again.
+    pub(super) async fn listener_caught_up(&self) {
+        self.caught_up.notified().await
+    }
+
+    /// Takes a chunk of output: retains it and hands it to every subscriber. Returns whether
+    /// a subscriber is now behind (the pump then stops reading).
+    pub(super) fn append(&self, chunk: &[u8]) -> bool {
         self.bytes_read
             .fetch_add(chunk.len() as u64, Ordering::Release);
         // Text mode: a program waiting for answers to its queries has the pty in raw mode (asked
@@ -133,8 +150,10 @@ impl Terminal {
             }
             None => Vec::new(),
         };
+        let mut behind = false;
         for (_, s) in &inner.sinks {
             s.push(chunk);
+            behind |= s.behind();
         }
         drop(inner);
         if !replies.is_empty() && self.awaits_replies() {
@@ -143,5 +162,6 @@ impl Terminal {
                 .input
                 .enqueue(replies, false, self.exit_status().is_some());
         }
+        behind
     }
 }

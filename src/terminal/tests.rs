@@ -116,3 +116,64 @@ async fn the_timeout_kills_through_the_same_escalation() {
     t.finish_release().await;
     assert!(t.check_live().is_err());
 }
+
+/// A subscriber that is behind until opened: the pump must stop reading for it.
+#[derive(Default)]
+struct Gate {
+    open: std::sync::atomic::AtomicBool,
+    got: std::sync::atomic::AtomicU64,
+    waker: std::sync::Mutex<Option<std::sync::Arc<tokio::sync::Notify>>>,
+}
+
+impl crate::terminal::OutputSink for std::sync::Arc<Gate> {
+    fn push(&self, chunk: &[u8]) {
+        self.got
+            .fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn close(&self) {}
+    fn behind(&self) -> bool {
+        !self.open.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn set_waker(&self, waker: std::sync::Arc<tokio::sync::Notify>) {
+        *self.waker.lock().unwrap() = Some(waker);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listener_behind_pauses_reading_and_the_exit_waits_for_what_was_in_the_pipe() {
+    // The first 1000 bytes are read alone; the listener is behind from then on, so the pump
+    // stops, the other 59,000 wait in the pipe (64 KiB hold them), the command exits, and a
+    // descendant holds the pipe open, so no end of file comes. The exit must not be published at the drain deadline
+    // before those bytes are read.
+    let gate = std::sync::Arc::new(Gate::default());
+    let mut req = request(
+        "sleep 30 & head -c 1000 /dev/zero; sleep 0.2; head -c 59000 /dev/zero; exit 0",
+        2000,
+    );
+    req.terminal.first_sink = Some(crate::terminal::SharedSink(std::sync::Arc::new(
+        gate.clone(),
+    )));
+    let t = run(&req);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        t.exit_status().is_none(),
+        "published before the pipe was read"
+    );
+    assert!(
+        t.bytes_written() < 60_000,
+        "read on for a listener that is behind"
+    );
+    gate.open.store(true, std::sync::atomic::Ordering::SeqCst);
+    let waker = gate
+        .waker
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the waker was given");
+    waker.notify_one();
+    assert_eq!(t.wait_for_exit().await, ExitStatus::code(0));
+    assert_eq!(t.bytes_written(), 60_000);
+    assert_eq!(gate.got.load(std::sync::atomic::Ordering::SeqCst), 60_000);
+    t.mark_released();
+    t.finish_release().await;
+}

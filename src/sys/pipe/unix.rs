@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use super::imp;
 
@@ -53,9 +53,10 @@ impl OutputReader {
     }
 
     /// Waits until output can be read, then reads up to `max_reads` times, handing each chunk
-    /// to `sink`. Cancel-safe: nothing is read before the wait is over, and the reads then
-    /// happen without waiting.
-    pub async fn read(&mut self, max_reads: usize, sink: impl FnMut(&[u8])) -> ReadOutcome {
+    /// to `sink`; stops early (`More`) when `sink` answers false (its consumer is behind).
+    /// Cancel-safe: nothing is read before the wait is over, and the reads then happen
+    /// without waiting.
+    pub async fn read(&mut self, max_reads: usize, sink: impl FnMut(&[u8]) -> bool) -> ReadOutcome {
         let mut guard = match self.fd.readable().await {
             Ok(guard) => guard,
             Err(_) => return ReadOutcome::Eof,
@@ -74,9 +75,24 @@ impl OutputReader {
         outcome
     }
 
+    /// Bytes waiting in the pipe (or pty) now, not yet read (`FIONREAD`; 0 if unknown). After
+    /// the command exited, that is what it wrote and the pump has still to read.
+    pub fn queued(&self) -> usize {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one c_int through the pointer, which outlives the call; the
+        // descriptor stays open (we own it).
+        let r = unsafe { libc::ioctl(self.fd.get_ref().as_raw_fd(), libc::FIONREAD, &mut n) };
+        if r == 0 {
+            n.max(0) as usize
+        } else {
+            0
+        }
+    }
+
     /// Reads what is there now, up to `max_reads` times, without waiting (after the command
-    /// exited, everything it wrote is already in the pipe).
-    pub fn read_now(&mut self, max_reads: usize, sink: impl FnMut(&[u8])) -> ReadOutcome {
+    /// exited, everything it wrote is already in the pipe); stops early (`More`) when `sink`
+    /// answers false.
+    pub fn read_now(&mut self, max_reads: usize, sink: impl FnMut(&[u8]) -> bool) -> ReadOutcome {
         read_some(self.fd.get_ref(), max_reads, &mut self.grown, false, sink)
     }
 }
@@ -122,7 +138,9 @@ pub fn gone_reader_error() -> io::Error {
     io::Error::from_raw_os_error(libc::EPIPE)
 }
 
-/// Reads up to `max_reads` times into the thread's buffer, handing each chunk to `sink`.
+/// Reads up to `max_reads` times into the thread's buffer, handing each chunk to `sink`, and
+/// stops (`More`) as soon as `sink` answers false: its consumer is behind, and what is not read
+/// stays in the pipe, whose writer blocks once it is full (backpressure, not loss).
 ///
 /// With `short_read_drains`, a small read (under [`SMALL_READ`]) is taken to have emptied the
 /// pipe, which saves the extra read that would only answer EAGAIN: on a flood of small writes
@@ -137,7 +155,7 @@ fn read_some(
     max_reads: usize,
     grown: &mut bool,
     short_read_drains: bool,
-    mut sink: impl FnMut(&[u8]),
+    mut sink: impl FnMut(&[u8]) -> bool,
 ) -> ReadOutcome {
     READ_BUF.with(|buf| {
         let mut buf = buf.borrow_mut();
@@ -145,7 +163,9 @@ fn read_some(
             match nix::unistd::read(fd.as_fd(), &mut buf[..]) {
                 Ok(0) => return ReadOutcome::Eof,
                 Ok(n) => {
-                    sink(&buf[..n]);
+                    if !sink(&buf[..n]) {
+                        return ReadOutcome::More;
+                    }
                     if short_read_drains && n < SMALL_READ {
                         return ReadOutcome::Drained;
                     }

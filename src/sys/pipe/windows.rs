@@ -165,12 +165,18 @@ impl OutputReader {
     }
 
     /// Waits for the next chunk, then takes up to `max_reads` chunks in all (those already
-    /// queued), handing each to `sink`. Cancel-safe: a chunk is taken only when it is handed
-    /// over.
-    pub async fn read(&mut self, max_reads: usize, mut sink: impl FnMut(&[u8])) -> ReadOutcome {
+    /// queued), handing each to `sink`; stops early (`More`) when `sink` answers false.
+    /// Cancel-safe: a chunk is taken only when it is handed over.
+    pub async fn read(
+        &mut self,
+        max_reads: usize,
+        mut sink: impl FnMut(&[u8]) -> bool,
+    ) -> ReadOutcome {
         match self.reader.next().await {
             Some(Ok(chunk)) => {
-                sink(&chunk);
+                if !sink(&chunk) {
+                    return ReadOutcome::More;
+                }
                 self.read_now(max_reads.saturating_sub(1), sink)
             }
             // A read error ends the output, as on Unix.
@@ -178,14 +184,29 @@ impl OutputReader {
         }
     }
 
+    /// Bytes known to wait unread: 0 here (what the reading thread has in flight arrives
+    /// before the end of file, which the pump waits for, as for [`OutputReader::read_now`]).
+    pub fn queued(&self) -> usize {
+        0
+    }
+
     /// Takes up to `max_reads` chunks already queued, without waiting. Unlike a Unix pipe,
     /// what the command wrote just before its exit may still be on its way from the reading
     /// thread; it arrives before the end of file, which the pump waits for (or its drain time).
-    pub fn read_now(&mut self, max_reads: usize, mut sink: impl FnMut(&[u8])) -> ReadOutcome {
+    /// Stops early (`More`) when `sink` answers false.
+    pub fn read_now(
+        &mut self,
+        max_reads: usize,
+        mut sink: impl FnMut(&[u8]) -> bool,
+    ) -> ReadOutcome {
         use tokio::sync::mpsc::error::TryRecvError;
         for _ in 0..max_reads {
             match self.reader.rx.try_recv() {
-                Ok(Ok(chunk)) => sink(&chunk),
+                Ok(Ok(chunk)) => {
+                    if !sink(&chunk) {
+                        return ReadOutcome::More;
+                    }
+                }
                 Ok(Err(_)) | Err(TryRecvError::Disconnected) => return ReadOutcome::Eof,
                 Err(TryRecvError::Empty) => return ReadOutcome::Drained,
             }
@@ -279,7 +300,13 @@ mod tests {
             let mut reader = OutputReader::new(read).unwrap();
             let mut got = Vec::new();
             loop {
-                match reader.read(4, |b| got.extend_from_slice(b)).await {
+                match reader
+                    .read(4, |b| {
+                        got.extend_from_slice(b);
+                        true
+                    })
+                    .await
+                {
                     ReadOutcome::Eof => break,
                     ReadOutcome::Drained | ReadOutcome::More => {}
                 }
