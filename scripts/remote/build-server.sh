@@ -39,7 +39,9 @@ case "${1:-}" in
       # shellcheck source=scripts/debian-rust.sh
       . scripts/debian-rust.sh
       debian_rust_install || exit 2
-      export PATH="$tools:$PATH" CARGO_TARGET_DIR="$PWD/target/server-cross"
+      # No rustup std: no self-contained crt1.o/libc.a either; zig's musl provides them.
+      export PATH="$tools:$PATH" CARGO_TARGET_DIR="$PWD/target/server-cross" \
+        CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C link-self-contained=no"
       cargo zigbuild "${args[@]}" --target "$target" -Zbuild-std=std,panic_abort
     fi
     mkdir -p "target/$target/release"
