@@ -21,4 +21,4 @@ fi
 bash scripts/remote/build-server.sh musl-arm64
 [ -x target/release/acp-terminal-server ] || bash scripts/remote/build-server.sh
 ACP_TERMINAL_REQUIRE="${ACP_TERMINAL_REQUIRE:+$ACP_TERMINAL_REQUIRE,}acp-terminal-server-arm64" \
-  npx jest --selectProjects full __test__/remote-arm64.test.ts
+  npx jest __test__/remote-arm64.test.ts
