@@ -1,9 +1,10 @@
 /**
  * The static aarch64 server (`bash scripts/remote/build-server.sh musl-arm64`) at an aarch64 far end:
  * this machine runs it under qemu-user (`qemu-aarch64-static`, Debian's qemu-user-static, which
- * scripts/remote/build-server.sh installs). A short acceptance through the generic argv backend
- * (create, output, exit, kill, release), and how a backend picks the binary a far end gets: by the
- * far end's `uname -m`, through the same transport.
+ * scripts/remote/test-arm64.sh installs). A short acceptance through the generic argv backend
+ * (create, output, exit, kill, release), and how a backend picks the binary a far end gets and the
+ * digest its launcher checks: both by the far end's `uname -m`, so another arch's build or a tampered
+ * one at the server's path is replaced, never run, and a wrong-arch binary is never uploaded.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -73,73 +74,118 @@ describeIf('acp-terminal-server-arm64', ready, `needs ${ARM64} (bash scripts/rem
       });
     });
 
-    describe("the binary a far end gets follows its `uname -m`", () => {
+    describe("the binary a far end gets follows its `uname -m`, and the launcher checks that arch's digest", () => {
+      let n = 0;
       /**
-       * A stand-in far end of the machine `arch` (an exec prefix, like `podman exec -i CTR`): it answers
-       * `uname -m` with `arch`, and runs the installed server as that machine would (an aarch64 one under
-       * qemu-user); every other command runs here as it is.
+       * A stand-in far end of the machine `arch` (an exec prefix, like `podman exec -i CTR`): its `uname`
+       * says `arch` (a `uname` first on its PATH), and every command runs here as it is, the real launcher
+       * included (its digest choice, its checks). For an aarch64 far end the launcher's one `exec` of the
+       * verified file runs it under qemu-user, as a kernel with qemu registered in binfmt_misc would: an
+       * x86_64 executable there fails to start, as it would on an aarch64 machine.
        */
-      function farEnd(arch: string): backends.Backend & { installed: string } {
-        const script = path.join(tmp, `far-${arch}`);
+      function farEnd(arch: string, options: backends.BackendOptions = { serverBinaries: { x64: X64, arm64: ARM64 } }): backends.Backend & { installed: string } {
+        const dir = path.join(tmp, `far-${arch}-${n++}`);
+        fs.mkdirSync(path.join(dir, 'bin'), { recursive: true });
+        fs.writeFileSync(path.join(dir, 'bin', 'uname'), `#!/bin/sh\n[ "$1" = -m ] && { echo ${arch}; exit 0; }\nexec /bin/uname "$@"\n`, { mode: 0o755 });
+        const script = path.join(dir, 'far-end');
         fs.writeFileSync(
           script,
           [
             '#!/bin/sh',
-            `if [ "$1" = uname ] && [ "$2" = -m ]; then echo ${arch}; exit 0; fi`,
-            'if [ "$1" = sh ] && [ "$2" = -c ] && [ "$4" = acp-terminal-launch ]; then',
-            '  p="$5"; shift 5',
-            `  if [ -x "$p" ]; then ${arch === 'aarch64' ? `exec ${QEMU} "$p" "$@"` : 'exec "$p" "$@"'}; fi`,
-            "  printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'; exit 0",
-            'fi',
+            `PATH=${dir}/bin:$PATH; export PATH`,
+            ...(arch === 'aarch64'
+              ? [
+                  'if [ "$1" = sh ] && [ "$2" = -c ] && [ "$4" = acp-terminal-launch ]; then',
+                  `  launcher=$(printf '%s' "$3" | sed 's#exec /proc/self/fd/3#exec ${QEMU} /proc/self/fd/3#'); shift 3`,
+                  '  exec sh -c "$launcher" "$@"',
+                  'fi',
+                ]
+              : []),
             'exec "$@"',
             '',
           ].join('\n'),
           { mode: 0o755 },
         );
-        const installed = path.join(tmp, `server-${arch}`);
-        const b = backends.execPrefix(`far:${arch}`, [script], {
-          serverBinaries: { x64: X64, arm64: ARM64 },
-          serverPath: installed,
-          reconnectGraceMs: 0,
-        });
+        const installed = path.join(dir, 'installed', 'acp-terminal-server');
+        const b = backends.execPrefix(`far:${arch}`, [script], { serverPath: installed, reconnectGraceMs: 0, ...options });
         return Object.assign(b, { installed });
       }
 
       async function echo(b: backends.Backend): Promise<string> {
-        const t = await b.createTerminal({ command: 'printf ok' });
-        await t.waitForExit();
-        const out = (await t.currentOutput()).output;
-        await t.release();
-        return out;
+        try {
+          const t = await b.createTerminal({ command: 'printf ok' });
+          await t.waitForExit();
+          const out = (await t.currentOutput()).output;
+          await t.release();
+          return out;
+        } finally {
+          await b.close();
+        }
       }
 
       test.each([
         ['aarch64', ARM64],
         ['x86_64', X64],
-      ])('a far end that says %s gets that binary installed, and it runs', async (arch, binary) => {
-        const b = farEnd(arch);
-        try {
-          expect(await echo(b)).toBe('ok');
-          expect(sha(b.installed)).toBe(sha(binary));
-        } finally {
-          await b.close();
-        }
+      ])('a far end that says %s gets that binary installed; the next connection runs it as it is (its digest checks)', async (arch, binary) => {
+        const first = farEnd(arch);
+        expect(await echo(first)).toBe('ok');
+        expect(sha(first.installed)).toBe(sha(binary));
+        const installedAt = fs.statSync(first.installed);
+        // A second backend with the same binaries: the launcher accepts the file, nothing is uploaded.
+        const again = farEnd(arch);
+        fs.mkdirSync(path.dirname(again.installed), { recursive: true });
+        fs.copyFileSync(first.installed, again.installed);
+        fs.chmodSync(again.installed, 0o555);
+        const before = fs.statSync(again.installed);
+        expect(await echo(again)).toBe('ok');
+        const after = fs.statSync(again.installed);
+        expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+        expect(installedAt.mode & 0o777).toBe(0o555);
+      });
+
+      test('another arch\'s build at the path of an aarch64 far end is not run: the aarch64 build replaces it', async () => {
+        const b = farEnd('aarch64');
+        fs.mkdirSync(path.dirname(b.installed), { recursive: true });
+        fs.copyFileSync(X64, b.installed);
+        fs.chmodSync(b.installed, 0o555);
+        expect(await echo(b)).toBe('ok');
+        expect(sha(b.installed)).toBe(sha(ARM64));
+      });
+
+      test('a tampered aarch64 build (still a runnable executable) is not run: the aarch64 build replaces it', async () => {
+        const b = farEnd('aarch64');
+        fs.mkdirSync(path.dirname(b.installed), { recursive: true });
+        fs.writeFileSync(b.installed, Buffer.concat([fs.readFileSync(ARM64), Buffer.from('tampered')]), { mode: 0o555 });
+        // It runs as it is (the appended bytes are outside every segment).
+        expect(spawnSync(QEMU, [b.installed, '--version']).status).toBe(0);
+        expect(await echo(b)).toBe('ok');
+        expect(sha(b.installed)).toBe(sha(ARM64));
+      });
+
+      test('a binary an option names for the wrong arch is refused with ERR_INVALID_ARG naming the option; nothing is installed', async () => {
+        const b = farEnd('aarch64', { serverBinaries: { x64: X64, arm64: X64 } });
+        await expect(echo(b)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('options.serverBinaries.arm64') });
+        expect(fs.existsSync(b.installed)).toBe(false);
+        const script = path.join(tmp, 'not-elf');
+        fs.writeFileSync(script, '#!/bin/sh\n', { mode: 0o755 });
+        const c = farEnd('x86_64', { serverBinary: script });
+        await expect(echo(c)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG', message: expect.stringContaining('options.serverBinary') });
+        expect(fs.existsSync(c.installed)).toBe(false);
+      });
+
+      test('serverBinary serves the far ends of its own arch; the other arch gets its own build', async () => {
+        const b = farEnd('aarch64', { serverBinary: X64, serverBinaries: { arm64: ARM64 } });
+        expect(await echo(b)).toBe('ok');
+        expect(sha(b.installed)).toBe(sha(ARM64));
       });
 
       test('another machine is refused with ERR_NATIVE_UNAVAILABLE naming it; nothing is installed', async () => {
         const b = farEnd('riscv64');
-        try {
-          await expect(b.createTerminal({ command: 'true' })).rejects.toMatchObject({
-            code: 'ERR_NATIVE_UNAVAILABLE',
-            message: expect.stringContaining('"riscv64"'),
-          });
-          expect(fs.existsSync(b.installed)).toBe(false);
-        } finally {
-          await b.close();
-        }
+        await expect(echo(b)).rejects.toMatchObject({ code: 'ERR_NATIVE_UNAVAILABLE', message: expect.stringContaining('"riscv64"') });
+        expect(fs.existsSync(b.installed)).toBe(false);
       });
 
-      test('uname -m spellings map to the builds', () => {
+      test('uname -m spellings map to the builds; ELF headers say the arch of a file', () => {
         expect(['x86_64', 'amd64', 'aarch64', 'arm64', 'armv7l', 'riscv64', ''].map((m) => backends.serverArchOf(m))).toEqual([
           'x64',
           'x64',
@@ -150,6 +196,7 @@ describeIf('acp-terminal-server-arm64', ready, `needs ${ARM64} (bash scripts/rem
           undefined,
         ]);
         expect(backends.serverFileName('arm64')).toBe('acp-terminal-server.linux-arm64-musl');
+        expect([ARM64, X64, path.join(ROOT, 'package.json')].map((f) => backends.elfArchOf(f))).toEqual(['arm64', 'x64', undefined]);
       });
     });
   },
