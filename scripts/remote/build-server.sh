@@ -6,8 +6,8 @@
 #   bash scripts/remote/build-server.sh musl-arm64    # static aarch64 musl, for any aarch64 Linux far end
 #                                                     # -> target/aarch64-unknown-linux-musl/release/acp-terminal-server
 #   bash scripts/remote/build-server.sh stage DIR...  # copies both static servers into each platform package DIR as
-#                                                     # acp-terminal-server.linux-{x64,arm64}-musl (its package.json
-#                                                     # `files` lists them): every platform package ships both, since
+#                                                     # acp-terminal-server.linux-{x64,arm64}-musl, listed in its
+#                                                     # package.json `files`: every platform package ships both, since
 #                                                     # a far end's arch is its own (a Mac reaches x86_64 and aarch64 hosts)
 # CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 make a faster build of the same code
 # (CI's checks); a release builds with the profile as it is.
@@ -34,7 +34,7 @@ static() {
       return
     fi
     tools=$(bash scripts/ci-install-tools.sh | tail -1)
-    PATH="$tools:$PATH" CARGO_TARGET_DIR="$PWD/target/server-cross" cargo zigbuild "${args[@]}" --target "$target"
+    PATH="$tools:$PATH" CARGO_TARGET_DIR="$PWD/target/server-cross" cargo zigbuild "${args[@]:1}" --target "$target"
   else
     tools=$(bash scripts/ci-install-tools.sh | tail -1)
     (
@@ -44,7 +44,7 @@ static() {
       # No rustup std: no self-contained crt1.o/libc.a either; zig's musl provides them.
       local flags="CARGO_TARGET_$(echo "$target" | tr 'a-z-' 'A-Z_')_RUSTFLAGS"
       export PATH="$tools:$PATH" CARGO_TARGET_DIR="$PWD/target/server-cross" "$flags=-C link-self-contained=no"
-      cargo zigbuild "${args[@]}" --target "$target" -Zbuild-std=std,panic_abort
+      cargo zigbuild "${args[@]:1}" --target "$target" -Zbuild-std=std,panic_abort
     )
   fi
   mkdir -p "target/$target/release"
@@ -64,10 +64,14 @@ case "${1:-}" in
         src="target/${arch#*:}-unknown-linux-musl/release/acp-terminal-server"
         name="acp-terminal-server.linux-${arch%%:*}-musl"
         [ -f "$src" ] || { echo "build-server: $src is not built (build-server.sh musl / musl-arm64)" >&2; exit 2; }
-        node -e 'const p = require(process.argv[1]); if (!(p.files || []).includes(process.argv[2])) process.exit(1);' \
-          "$(cd "$dir" && pwd)/package.json" "$name" || { echo "build-server: $dir/package.json's files do not list $name" >&2; exit 2; }
         install -m 755 "$src" "$dir/$name"
       done
+      # The package's `files` (committed in npm/*/package.json; `napi create-npm-dirs` rewrites them with
+      # the addon only, so the publish job stages after it).
+      node -e '
+        const fs = require("fs"), f = process.argv[1], p = JSON.parse(fs.readFileSync(f, "utf8"));
+        p.files = [...new Set([...(p.files || []), "acp-terminal-server.linux-x64-musl", "acp-terminal-server.linux-arm64-musl"])];
+        fs.writeFileSync(f, JSON.stringify(p, null, 2) + "\n");' "$dir/package.json"
     done
     ;;
   *)
