@@ -237,6 +237,21 @@ async function main() {
     expectOk(sh(path.join(root, 'scripts', 'check-glibc.sh'), [path.join(platformDir, binary), '2.17']), 'check-glibc.sh');
   });
 
+  check('the platform package ships both static Linux servers, and a backend finds each there', () => {
+    const code = `const { backends } = require('acp-terminal');
+      const fs = require('fs');
+      for (const arch of ['x64', 'arm64']) {
+        const found = backends.findServerBinary(arch);
+        const want = require('path').join(${JSON.stringify(platformDir)}, backends.serverFileName(arch));
+        if (found !== want) throw new Error(arch + ': found ' + found + ', not ' + want);
+        if (backends.elfArchOf(found) !== arch) throw new Error(found + ' is not a linux-' + arch + ' executable');
+        if ((fs.statSync(found).mode & 0o111) === 0) throw new Error(found + ' is not executable');
+      }`;
+    const envNoOverride = { ...env };
+    delete envNoOverride.ACP_TERMINAL_SERVER_BINARY;
+    expectOk(sh('node', ['-e', code], { cwd: app, env: envNoOverride }), 'findServerBinary in the installed package');
+  });
+
   check('without the platform package: pure-JS parts load, the core says what to do', () => {
     const aside = `${platformDir}.aside`;
     fs.renameSync(platformDir, aside);
