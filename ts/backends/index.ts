@@ -343,7 +343,7 @@ export class Backend {
           `${this.transport.name}: ${
             'missing' in r
               ? `no server at ${serverPath} (missing, or not the expected binary for the far end's machine ${JSON.stringify(r.machine)}: ` +
-                `sha256 ${digests[serverArchOf(r.machine) ?? 'x64']})`
+                `${serverArchOf(r.machine) ? `sha256 ${digests[serverArchOf(r.machine)!]}` : 'no build for it'})`
               : `the server at ${serverPath} is version ${r.mismatch.version} (protocol ${r.mismatch.protocol})`
           }`,
         );
