@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run publish:registry -- <registry-url> [--skip-build]`
 //
-// Builds this machine's platform package (npm/<platform>/, only the .node file) and publishes it and the
+// Builds this machine's platform package (npm/<platform>/: the .node file and the static Linux servers
+// built before by scripts/remote/build-server.sh musl / musl-arm64) and publishes it and the
 // main package, whose optionalDependencies name it at the exact version, to the given registry. Auth is
 // npm's own (a `//host/:_authToken=` line in the user's .npmrc / NPM_CONFIG_USERCONFIG).
 //
@@ -91,6 +92,20 @@ function main() {
     platformPkg.version = pkg.version;
     fs.writeFileSync(path.join(platformDir, 'package.json'), `${JSON.stringify(platformPkg, null, 2)}\n`);
     fs.copyFileSync(binary, path.join(platformDir, path.basename(binary)));
+    // The static Linux servers built here (scripts/remote/build-server.sh musl, musl-arm64), as the release
+    // ships both in every platform package (docs/remote.md).
+    for (const [arch, triple] of [
+      ['x64', 'x86_64-unknown-linux-musl'],
+      ['arm64', 'aarch64-unknown-linux-musl'],
+    ]) {
+      const server = path.join(root, 'target', triple, 'release', 'acp-terminal-server');
+      const name = `acp-terminal-server.linux-${arch}-musl`;
+      if (!fs.existsSync(server)) continue;
+      if (!(platformPkg.files ?? []).includes(name)) fail(`npm/${target.id}/package.json's files do not list ${name}`);
+      fs.copyFileSync(server, path.join(platformDir, name));
+      fs.chmodSync(path.join(platformDir, name), 0o755);
+      console.log(`the platform package ships ${name}`);
+    }
     fs.copyFileSync(path.join(root, 'LICENSE'), path.join(platformDir, 'LICENSE'));
     publish(platformDir, registry);
 

@@ -237,6 +237,27 @@ async function main() {
     expectOk(sh(path.join(root, 'scripts', 'check-glibc.sh'), [path.join(platformDir, binary), '2.17']), 'check-glibc.sh');
   });
 
+  check('the platform package ships the static Linux servers built here, and a backend finds each there', () => {
+    const built = [
+      ['x64', 'x86_64-unknown-linux-musl'],
+      ['arm64', 'aarch64-unknown-linux-musl'],
+    ].filter(([, triple]) => fs.existsSync(path.join(root, 'target', triple, 'release', 'acp-terminal-server')));
+    if (built.length === 0) throw new Error('no static server is built (bash scripts/remote/build-server.sh musl / musl-arm64)');
+    const code = `const { backends } = require('acp-terminal');
+      const fs = require('fs');
+      for (const arch of ${JSON.stringify(built.map(([arch]) => arch))}) {
+        const found = backends.findServerBinary(arch);
+        const want = require('path').join(${JSON.stringify(platformDir)}, backends.serverFileName(arch));
+        if (found !== want) throw new Error(arch + ': found ' + found + ', not ' + want);
+        if (backends.elfArchOf(found) !== arch) throw new Error(found + ' is not a linux-' + arch + ' executable');
+        if ((fs.statSync(found).mode & 0o111) === 0) throw new Error(found + ' is not executable');
+      }`;
+    const envNoOverride = { ...env };
+    delete envNoOverride.ACP_TERMINAL_SERVER_BINARY;
+    expectOk(sh('node', ['-e', code], { cwd: app, env: envNoOverride }), 'findServerBinary in the installed package');
+    log(`     linux-${built.map(([arch]) => arch).join(', linux-')} found in the installed platform package`);
+  });
+
   check('without the platform package: pure-JS parts load, the core says what to do', () => {
     const aside = `${platformDir}.aside`;
     fs.renameSync(platformDir, aside);

@@ -60,7 +60,7 @@ export interface ConnectionListeners {
 }
 
 /** The result of starting the transport: a connection, or the launcher's word that the binary is missing. */
-export type OpenResult = { connection: Connection } | { missing: true; noise: string } | { mismatch: Banner };
+export type OpenResult = { connection: Connection } | { missing: true; machine: string; noise: string } | { mismatch: Banner };
 
 /** Options of {@link Connection.open}. */
 export interface OpenOptions {
@@ -92,7 +92,7 @@ function startLink(
   argv: readonly string[],
   env: NodeJS.ProcessEnv | undefined,
   timeoutMs: number,
-): Promise<{ link: Link; msgs: ServerMessage[]; stderr: string } | { missing: true; noise: string } | { gone: string }> {
+): Promise<{ link: Link; msgs: ServerMessage[]; stderr: string } | { missing: true; machine: string; noise: string } | { gone: string }> {
   const [cmd, ...args] = argv;
   if (cmd === undefined) throw new AcpTerminalError('ERR_INVALID_ARG', 'argv must name a program');
   const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env });
@@ -124,7 +124,7 @@ function startLink(
       if (reader.missing || reader.gone) {
         done();
         child.stdin!.end();
-        child.once('close', () => resolve(reader.gone ? { gone: stderr.trim() } : { missing: true, noise: reader.noise }));
+        child.once('close', () => resolve(reader.gone ? { gone: stderr.trim() } : { missing: true, machine: reader.machine, noise: reader.noise }));
         return;
       }
       if (reader.banner === undefined) return;

@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { AcpTerminalError, invalidArg } from '../errors';
+import { platformId } from '../native';
 import { shellQuote } from '../shell-quote';
 import type * as Native from '../../index.js';
 import type { CreateTerminalParams } from '../types';
@@ -38,26 +39,97 @@ const ROOT = path.resolve(__dirname, '..', '..');
 export const SERVER_VERSION: string = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string })
   .version;
 
-/** Where the server binary is looked for on this machine, first found wins (after `ACP_TERMINAL_SERVER_BINARY`). */
-export const SERVER_BINARY_CANDIDATES: readonly string[] = [
-  path.join(ROOT, 'acp-terminal-server.linux-x64-musl'),
-  path.join(ROOT, 'target', 'x86_64-unknown-linux-musl', 'release', 'acp-terminal-server'),
-  path.join(ROOT, 'target', 'release', 'acp-terminal-server'),
-];
+/** The far ends a server is built for: static musl binaries, one per Linux machine architecture. */
+export type ServerArch = 'x64' | 'arm64';
+const SERVER_ARCHES: readonly ServerArch[] = ['x64', 'arm64'];
+const TRIPLES: Record<ServerArch, string> = { x64: 'x86_64-unknown-linux-musl', arm64: 'aarch64-unknown-linux-musl' };
+/** ELF `e_machine` of each arch's executables (EM_X86_64, EM_AARCH64). */
+const ELF_MACHINES: Record<ServerArch, number> = { x64: 62, arm64: 183 };
 
-/** The server binary to upload or run: `ACP_TERMINAL_SERVER_BINARY`, else the first of {@link SERVER_BINARY_CANDIDATES}. */
-export function findServerBinary(): string {
-  const env = process.env.ACP_TERMINAL_SERVER_BINARY;
-  if (env) return env;
-  const found = SERVER_BINARY_CANDIDATES.find((p) => fs.existsSync(p));
+/** The far end's `uname -m` as the server build it runs (`x86_64` -> `x64`, `aarch64` -> `arm64`); `undefined` for others. */
+export function serverArchOf(machine: string): ServerArch | undefined {
+  const m = machine.trim();
+  if (m === 'x86_64' || m === 'amd64') return 'x64';
+  if (m === 'aarch64' || m === 'arm64') return 'arm64';
+  return undefined;
+}
+
+/**
+ * The arch a file is an executable for, from its ELF header (a 64-bit little-endian ELF of x86_64 or
+ * aarch64); `undefined` for anything else (another machine, a script, a file that cannot be read).
+ */
+export function elfArchOf(file: string): ServerArch | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const b = Buffer.alloc(20);
+    if (fs.readSync(fd, b, 0, 20, 0) < 20) return undefined;
+    if (b.readUInt32BE(0) !== 0x7f454c46 || b[4] !== 2 || b[5] !== 1) return undefined;
+    const machine = b.readUInt16LE(18);
+    return SERVER_ARCHES.find((a) => ELF_MACHINES[a] === machine);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** The file a release ships the server for `arch` as, in each platform package: `acp-terminal-server.linux-<arch>-musl`. */
+export function serverFileName(arch: ServerArch): string {
+  return `acp-terminal-server.linux-${arch}-musl`;
+}
+
+/** This process's platform package's directory, when it is installed (where the release ships the servers). */
+function platformPackageDir(): string | undefined {
+  try {
+    return path.dirname(require.resolve(`acp-terminal-${platformId()}/package.json`, { paths: [ROOT] }));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where the server binary for a far end of `arch` is looked for on this machine, first found wins: the
+ * package itself, this platform's package (both ship every arch's server), then the builds of
+ * `scripts/remote/build-server.sh` (and, for this machine's own arch, the host build).
+ */
+export function serverBinaryCandidates(arch: ServerArch = hostArch()): string[] {
+  const pkg = platformPackageDir();
+  const out = [path.join(ROOT, serverFileName(arch))];
+  if (pkg) out.push(path.join(pkg, serverFileName(arch)));
+  out.push(path.join(ROOT, 'target', TRIPLES[arch], 'release', 'acp-terminal-server'));
+  if (process.platform === 'linux' && arch === hostArch()) out.push(path.join(ROOT, 'target', 'release', 'acp-terminal-server'));
+  return out;
+}
+
+function hostArch(): ServerArch {
+  return process.arch === 'arm64' ? 'arm64' : 'x64';
+}
+
+/** Where the server binary for this machine's arch is looked for (see {@link serverBinaryCandidates}). */
+export const SERVER_BINARY_CANDIDATES: readonly string[] = serverBinaryCandidates();
+
+/**
+ * The server binary to upload or run for a far end of `arch` (default: this machine's):
+ * `ACP_TERMINAL_SERVER_BINARY` when it is an executable of that arch, else the first of
+ * {@link serverBinaryCandidates}.
+ */
+export function findServerBinary(arch: ServerArch = hostArch()): string {
+  const found = lookServerBinary(arch);
   if (!found) {
     throw new AcpTerminalError(
       'ERR_NATIVE_UNAVAILABLE',
-      `acp-terminal: no acp-terminal-server binary (looked in ${SERVER_BINARY_CANDIDATES.join(', ')}); ` +
-        'build it with `bash scripts/remote/build-server.sh` or pass options.serverBinary',
+      `acp-terminal: no acp-terminal-server binary for linux-${arch} (looked in ${serverBinaryCandidates(arch).join(', ')}); ` +
+        `build it with \`bash scripts/remote/build-server.sh ${arch === 'x64' ? 'musl' : 'musl-arm64'}\` or pass options.serverBinaries.${arch}`,
     );
   }
   return found;
+}
+
+function lookServerBinary(arch: ServerArch): string | undefined {
+  const env = process.env.ACP_TERMINAL_SERVER_BINARY;
+  if (env && (elfArchOf(env) ?? hostArch()) === arch) return env;
+  return serverBinaryCandidates(arch).find((p) => fs.existsSync(p));
 }
 
 const digests = new Map<string, string>();
@@ -73,9 +145,18 @@ function binaryDigest(file: string): string {
 
 /** Options of every backend. */
 export interface BackendOptions {
-  /** The server binary uploaded when the far end lacks it (default: {@link findServerBinary}). */
+  /**
+   * A server binary uploaded to far ends of its own machine, as its ELF header says (an x86_64 build to
+   * x86_64 far ends, an aarch64 one to aarch64 far ends); far ends of the other arch get theirs from
+   * `serverBinaries` or {@link findServerBinary}. Not a Linux x86_64 or aarch64 executable: `ERR_INVALID_ARG`.
+   */
   serverBinary?: string;
-  /** Its path at the far end (default `/tmp/acp-terminal-server-<version>-<hash of the binary>`). */
+  /**
+   * The binary per far-end arch (`{ x64, arm64 }`), before `serverBinary`; each must be an executable of
+   * its arch (`ERR_INVALID_ARG` naming the field otherwise).
+   */
+  serverBinaries?: Partial<Record<ServerArch, string>>;
+  /** Its path at the far end (default `/tmp/acp-terminal-server-<version>-<hash of the binaries>`). */
   serverPath?: string;
   /** Upload the binary when it is missing or of another version (default true). */
   install?: boolean;
@@ -102,17 +183,20 @@ export interface Transport {
   argv?: readonly string[];
 }
 
-// The launcher runs the far-end file only when it is this side's binary: it opens the file once, checks the
-// SHA-256 of what it opened against the binary's (`sha256sum`: busybox and coreutils have it), and runs
-// that very file through its descriptor (/proc/self/fd/3), never the path looked up again. A file a command
-// at the far end put there (renamed over it, or planted by another user in /tmp) is not run: it reads as
-// missing and the install replaces it. Only a regular file of the far end's user (not a link) is opened.
-// Its arguments: the digest, the path, then the server's (`--attach SOCKET` when reattaching).
+// The launcher runs the far-end file only when it is this side's binary for the far end's machine: it picks
+// the digest of the build for `uname -m` (one digest per arch this side has, `-` for none), opens the file
+// once, checks the SHA-256 of what it opened against that digest (`sha256sum`: busybox and coreutils have
+// it), and runs that very file through its descriptor (/proc/self/fd/3), never the path looked up again. A
+// file a command at the far end put there (renamed over it, planted by another user in /tmp, or another
+// arch's build) is not run: it reads as missing, the marker names the machine, and the install replaces it
+// with that machine's build. Only a regular file of the far end's user (not a link) is opened.
+// Its arguments: the x86_64 digest, the aarch64 digest, the path, then the server's (`--attach SOCKET`).
 const LAUNCH =
-  `h="$1"; p="$2"; shift 2; ` +
+  `hx="$1"; ha="$2"; p="$3"; shift 3; m=$(uname -m); ` +
+  `case "$m" in x86_64|amd64) h="$hx" ;; aarch64|arm64) h="$ha" ;; *) h=- ;; esac; ` +
   `command -v sha256sum >/dev/null || { echo "acp-terminal-launch: no sha256sum here to verify the server with" >&2; exit 127; }; ` +
-  `if [ -f "$p" ] && [ ! -L "$p" ] && [ -O "$p" ] && [ -x "$p" ] && command exec 3<"$p" && [ "$(sha256sum <&3)" = "$h  -" ]; ` +
-  `then exec /proc/self/fd/3 "$@"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING\\n'`;
+  `if [ "$h" != - ] && [ -f "$p" ] && [ ! -L "$p" ] && [ -O "$p" ] && [ -x "$p" ] && command exec 3<"$p" && [ "$(sha256sum <&3)" = "$h  -" ]; ` +
+  `then exec /proc/self/fd/3 "$@"; fi; printf '\\036ACP-TERMINAL-SERVER-MISSING %s\\n' "$m"`;
 // Written beside it, then renamed over it (a running server keeps its file); read-only, so even its owner
 // must change the mode before writing it in place.
 const INSTALL = `set -e; p="$1"; mkdir -p "$(dirname "$p")"; t=$(mktemp "$p.XXXXXX"); cat > "$t"; chmod 555 "$t"; mv -f "$t" "$p"`;
@@ -151,11 +235,69 @@ export class Backend {
     this.createTerminal = (params, opts) => this.create(params, opts);
   }
 
-  /** The far-end path of the server (exec-style transports). */
+  /**
+   * The far-end path of the server (exec-style transports). The default names the version and the
+   * digests of the binaries this side would install (every arch's it has), so a rebuilt server is
+   * installed anew; a far end has one arch, so one path serves whichever of them it got.
+   */
   get serverPath(): string {
     if (this.options.serverPath) return this.options.serverPath;
-    const bin = this.options.serverBinary ?? findServerBinary();
-    return `/tmp/acp-terminal-server-${SERVER_VERSION}-${binaryDigest(bin).slice(0, 16)}`;
+    const digests = this.digests();
+    if (SERVER_ARCHES.every((a) => digests[a] === '-')) findServerBinary();
+    const hash = createHash('sha256')
+      .update(SERVER_ARCHES.map((a) => `${a}:${digests[a]}`).join(' '))
+      .digest('hex')
+      .slice(0, 16);
+    return `/tmp/acp-terminal-server-${SERVER_VERSION}-${hash}`;
+  }
+
+  /**
+   * The binary for a far end of `arch`: `serverBinaries[arch]`, `serverBinary` when it is an executable of
+   * that arch, else {@link findServerBinary} (`undefined` when none and not `required`). A binary named by
+   * an option that is not an executable of its arch is `ERR_INVALID_ARG` naming the option.
+   */
+  private binaryFor(arch: ServerArch, required: boolean): string | undefined {
+    const o = this.options;
+    const named = o.serverBinaries?.[arch];
+    if (named !== undefined) {
+      const is = elfArchOf(named);
+      if (is !== arch) throw invalidArg(`options.serverBinaries.${arch}`, `${named} is ${is ? `a linux-${is}` : 'not a Linux x86_64 or aarch64'} executable, not linux-${arch}`);
+      return named;
+    }
+    if (o.serverBinary !== undefined) {
+      const is = elfArchOf(o.serverBinary);
+      if (is === undefined) throw invalidArg('options.serverBinary', `${o.serverBinary} is not a Linux x86_64 or aarch64 executable`);
+      if (is === arch) return o.serverBinary;
+    }
+    return required ? findServerBinary(arch) : lookServerBinary(arch);
+  }
+
+  /** The SHA-256 of the binary this side has for each arch (`-`: none), what the launcher checks. */
+  private digests(): Record<ServerArch, string> {
+    const out = {} as Record<ServerArch, string>;
+    for (const a of SERVER_ARCHES) {
+      const bin = this.binaryFor(a, false);
+      out[a] = bin === undefined ? '-' : binaryDigest(bin);
+    }
+    return out;
+  }
+
+  /** The far end's arch, from `uname -m` run through the transport (when no launcher said it). */
+  private farMachine(exec: (c: string[]) => string[]): Promise<string> {
+    const [cmd, ...args] = exec(['uname', '-m']);
+    return new Promise((resolve, reject) => {
+      const child = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'pipe'], env: this.options.env ?? process.env });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-4096)));
+      child.stderr.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-2000)));
+      child.once('error', (e) => reject(backendLost(`${this.transport.name}: uname could not start: ${e.message}`)));
+      child.once('close', (code) => {
+        if (code !== 0) return reject(backendLost(`${this.transport.name}: \`uname -m\` failed (exit ${code}): ${err.trim()}`));
+        // The last line: a login shell's rc files may print first (ssh).
+        resolve(out.trim().split('\n').pop() ?? '');
+      });
+    });
   }
 
   /** The live connection, opened (and the server installed) on first use; reopened after a loss. */
@@ -189,8 +331,9 @@ export class Backend {
     }
     const exec = this.transport.exec!;
     const serverPath = this.serverPath;
-    const digest = binaryDigest(this.options.serverBinary ?? findServerBinary());
-    const launch = (...args: string[]): string[] => exec(['sh', '-c', LAUNCH, 'acp-terminal-launch', digest, serverPath, ...args]);
+    const digests = this.digests();
+    const launch = (...args: string[]): string[] =>
+      exec(['sh', '-c', LAUNCH, 'acp-terminal-launch', digests.x64, digests.arm64, serverPath, ...args]);
     const open = { ...base, attachArgv: (socket: string) => launch('--attach', socket) };
     for (let attempt = 0; ; attempt++) {
       const r = await Connection.open(launch(), subs, open);
@@ -199,18 +342,36 @@ export class Backend {
         throw backendLost(
           `${this.transport.name}: ${
             'missing' in r
-              ? `no server at ${serverPath} (missing, or not the expected binary: sha256 ${digest})`
+              ? `no server at ${serverPath} (missing, or not the expected binary for the far end's machine ${JSON.stringify(r.machine)}: ` +
+                `${serverArchOf(r.machine) ? `sha256 ${digests[serverArchOf(r.machine)!]}` : 'no build for it'})`
               : `the server at ${serverPath} is version ${r.mismatch.version} (protocol ${r.mismatch.protocol})`
           }`,
         );
       }
-      await this.install(exec, serverPath);
+      await this.install(exec, serverPath, 'missing' in r ? r.machine : await this.farMachine(exec));
     }
   }
 
-  /** Uploads the server binary to `serverPath` through the transport. */
-  private install(exec: (c: string[]) => string[], serverPath: string): Promise<void> {
-    const bin = this.options.serverBinary ?? findServerBinary();
+  /**
+   * Uploads the server binary built for the far end's `machine` (its `uname -m`) to `serverPath` through
+   * the transport; another machine is `ERR_NATIVE_UNAVAILABLE` naming it, and nothing is uploaded.
+   */
+  private install(exec: (c: string[]) => string[], serverPath: string, machine: string): Promise<void> {
+    const arch = serverArchOf(machine);
+    if (!arch) {
+      return Promise.reject(
+        new AcpTerminalError(
+          'ERR_NATIVE_UNAVAILABLE',
+          `${this.transport.name}: no acp-terminal-server for the far end's machine ${JSON.stringify(machine)} (linux x86_64 and aarch64 only)`,
+        ),
+      );
+    }
+    let bin: string;
+    try {
+      bin = this.binaryFor(arch, true)!;
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
     const [cmd, ...args] = exec(['sh', '-c', INSTALL, 'acp-terminal-install', serverPath]);
     return new Promise((resolve, reject) => {
       const child = spawn(cmd!, args, { stdio: ['pipe', 'ignore', 'pipe'], env: this.options.env ?? process.env });

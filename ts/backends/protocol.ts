@@ -10,7 +10,7 @@
 export const PROTOCOL = 2;
 /** What the server's banner line starts with. */
 export const BANNER_PREFIX = '\x1eACP-TERMINAL-SERVER/';
-/** What the launcher prints when the server binary is not at its path. */
+/** What the launcher prints when the server binary is not at its path, then ` MACHINE\n` (the far end's `uname -m`). */
 export const MISSING_MARKER = '\x1eACP-TERMINAL-SERVER-MISSING';
 /** What `acp-terminal-server --attach` prints when no server listens at its path (retrying is vain). */
 export const GONE_MARKER = '\x1eACP-TERMINAL-SERVER-GONE';
@@ -69,6 +69,8 @@ export class FrameReader {
   banner: Banner | undefined;
   /** Set when the launcher said the server binary is missing. */
   missing = false;
+  /** The far end's machine (`uname -m`) the launcher named with `missing`. */
+  machine = '';
   /** Set when `--attach` said no server listens (it is gone). */
   gone = false;
   /** What preceded the banner (noise), kept for error messages. */
@@ -138,7 +140,13 @@ export class FrameReader {
     const missingAt = text.indexOf(MISSING_MARKER);
     const at = text.indexOf(BANNER_PREFIX);
     if (missingAt >= 0 && (at < 0 || missingAt < at)) {
+      const eol = text.indexOf('\n', missingAt);
+      if (eol < 0) {
+        if (this.buf.length > MAX_NOISE) throw new Error(`no end to the launcher's missing marker in the first ${MAX_NOISE} bytes`);
+        return false;
+      }
       this.missing = true;
+      this.machine = text.slice(missingAt + MISSING_MARKER.length, eol).trim();
       this.noise = text.slice(0, missingAt);
       this.buf = Buffer.alloc(0);
       return false;
