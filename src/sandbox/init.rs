@@ -174,19 +174,18 @@ mod tests {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
-            assert_eq!(comm, "sleep\n");
             let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+            let mut wstatus = 0;
+            let running = libc::waitpid(pid, &mut wstatus, libc::WNOHANG) == 0;
+            let killed = libc::kill(pid, libc::SIGKILL);
+            assert_eq!(comm, "sleep\n");
             assert!(
                 status.contains("\nSigBlk:\t0000000000000000\n"),
                 "the program unblocks every signal: {status}"
             );
+            assert!(running, "still running");
             let mut status = 0;
-            assert_eq!(
-                libc::waitpid(pid, &mut status, libc::WNOHANG),
-                0,
-                "still running"
-            );
-            assert_eq!(libc::kill(pid, libc::SIGKILL), 0);
+            assert_eq!(killed, 0);
             assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
             assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL);
         }

@@ -241,13 +241,22 @@ mod tests {
         if !crate::test_util::require("root", root, "mounting needs root") {
             return;
         }
-        let dir = tempdir().join("kept-table");
+        // Not under /tmp, which other tests use as a root.
+        let dir = PathBuf::from(format!("/var/tmp/acp-roots-kept-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("proc")).unwrap();
         let has = |p: &Path| mounts().iter().any(|(m, _)| m == p);
         assert!(!has(&dir.join("proc")));
         pin(&[dir.clone()], "o").unwrap();
+        /// Unmounts the procfs however the test ends.
+        struct Mounted(std::ffi::CString);
+        impl Drop for Mounted {
+            fn drop(&mut self) {
+                // SAFETY: unmounting what the test mounted.
+                unsafe { libc::umount2(self.0.as_ptr(), libc::MNT_DETACH) };
+            }
+        }
         let c = std::ffi::CString::new(dir.join("proc").to_str().unwrap()).unwrap();
-        // SAFETY: mounting a procfs on our own fresh directory, unmounted below.
+        // SAFETY: mounting a procfs on our own fresh directory, unmounted by the guard.
         let r = unsafe {
             libc::mount(
                 c"proc".as_ptr(),
@@ -258,9 +267,10 @@ mod tests {
             )
         };
         assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
-        let refused = pin(&[dir.clone()], "o").map(|_| ()).unwrap_err();
-        // SAFETY: unmounting what we mounted.
-        unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+        let mounted = Mounted(c);
+        let refused = pin(&[dir.clone()], "o").map(|_| ());
+        drop(mounted);
+        let refused = refused.unwrap_err();
         assert!(
             refused.to_string().contains("contains a proc mount"),
             "{refused}"
