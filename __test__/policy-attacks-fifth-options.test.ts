@@ -8,19 +8,11 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { TerminalHost, type HostCreateTerminalRequest } from '../ts/host';
-import { removePackageCopy, runAsNobody } from './core/helpers';
+import type { TerminalHost } from '../ts/host';
+import { attackBench, runCasesAsNobody, which, type Request } from './fixtures/policy-attack';
 import { testIf } from './fixtures/require-feature';
 
 const S = 'fifth';
-let tmp: string;
-const hosts: TerminalHost[] = [];
-type Request = Omit<HostCreateTerminalRequest, 'sessionId'>;
-
-const which = (name: string): string | undefined => {
-  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  return r.status === 0 && r.stdout.startsWith('/') ? fs.realpathSync(r.stdout.trim()) : undefined;
-};
 
 /** The payload the allow lists never name: it writes HIT. Files relative to the request's cwd. */
 const EVIL = './evil';
@@ -39,20 +31,6 @@ const ATTACKS: Attack[] = [
   ['logsave LOG PROG', ['logsave'], { command: 'logsave', args: ['log.txt', EVIL, 'logsave'] }, { reason: 'not-allowed', word: EVIL }],
 ];
 
-function host(allow?: string[]): TerminalHost {
-  const h = new TerminalHost({ cwd: tmp, ...(allow ? { commandPolicy: { allow: [PRINTF, ...allow.map((p) => which(p) ?? p)] } } : {}), timeoutMs: 20_000 });
-  hosts.push(h);
-  return h;
-}
-
-async function run(h: TerminalHost, request: Request): Promise<string> {
-  const { terminalId } = await h.createTerminal({ sessionId: S, cwd: tmp, ...request });
-  await h.waitForTerminalExit({ sessionId: S, terminalId });
-  const { output } = await h.terminalOutput({ sessionId: S, terminalId });
-  await h.releaseTerminal({ sessionId: S, terminalId });
-  return output;
-}
-
 /** Writes the workspace files the attacks use (the agent could write each with one printf redirection). */
 function workspace(dir: string): void {
   fs.writeFileSync(path.join(dir, 'evil'), `#!/bin/sh\necho "$*" >> "${path.join(dir, HIT)}"\n`, { mode: 0o755 });
@@ -64,33 +42,15 @@ function workspace(dir: string): void {
   for (const f of ['slash.txt', 'x.js', 'page.1']) fs.chmodSync(path.join(dir, f), 0o644);
 }
 
-const hit = (): boolean => fs.existsSync(path.join(tmp, HIT));
+const bench = attackBench(S, HIT, workspace, 0o755);
+const { run } = bench;
+const host = (allow?: string[]): TerminalHost => bench.host(allow ? { commandPolicy: { allow: [PRINTF, ...allow.map((p) => which(p) ?? p)] } } : {});
 const installed = ([, programs]: Attack): boolean => programs.every((p) => (p.startsWith('/') ? fs.existsSync(p) : which(p) !== undefined));
-
-beforeAll(() => {
-  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-fourth-')));
-  fs.chmodSync(tmp, 0o755);
-  workspace(tmp);
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.close()));
-  fs.rmSync(path.join(tmp, HIT), { force: true });
-});
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  removePackageCopy();
-});
 
 describe('an allow list naming one program refuses what that program would run from its arguments', () => {
   test.each(ATTACKS)('%s', async (label, programs, request, refusal) => {
     for (const p of programs) expect(p.startsWith('/') ? fs.existsSync(p) && p : which(p) ?? `${p} not installed`).toMatch(/^\//);
-    await run(host(), request);
-    expect([label, hit()]).toEqual([label, true]); // the attack works without the policy
-    fs.rmSync(path.join(tmp, HIT), { force: true });
-    const h = host(programs);
-    await expect(h.createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED', details: refusal });
-    expect(hit()).toBe(false);
-    expect(h.liveTerminals).toBe(0);
+    await bench.ranThenRefused(label, request, host(programs), refusal);
   });
 
   test('what these programs are for still runs under the same allow lists', async () => {
@@ -127,15 +87,14 @@ describe('an allow list refuses an option that acts on another process, and a sh
     const spared = sleeper();
     try {
       const h = host(programs);
-      await expect(h.createTerminal({ sessionId: S, cwd: tmp, ...request(spared.pid) })).rejects.toMatchObject({
+      await expect(h.createTerminal({ sessionId: S, cwd: bench.dir, ...request(spared.pid) })).rejects.toMatchObject({
         code: 'ERR_POLICY_DENIED',
         details: { reason: 'code-execution', why: expect.stringMatching(/^pid-option: /) },
       });
       expect(spared.alive()).toBe(true);
       // The host opts in explicitly by naming the program in codeRunners.
       const allow = [PRINTF, ...programs.map((p) => which(p) ?? p)];
-      const optedIn = new TerminalHost({ cwd: tmp, commandPolicy: { allow, codeRunners: allow }, timeoutMs: 20_000 });
-      hosts.push(optedIn);
+      const optedIn = bench.host({ commandPolicy: { allow, codeRunners: allow } });
       await run(optedIn, request(spared.pid));
       expect(await exited(spared.alive)).toBe(true);
     } finally {
@@ -151,7 +110,7 @@ describe('an allow list refuses an option that acts on another process, and a sh
       await run(host(), { command: 'taskset', args: ['-p', '1', String(victim.pid)] });
       expect(affinity()).toBe('1');
       spawnSync('taskset', ['-p', before, String(victim.pid)]);
-      await expect(host(['taskset']).createTerminal({ sessionId: S, cwd: tmp, command: 'taskset', args: ['-p', '1', String(victim.pid)] })).rejects.toMatchObject({
+      await expect(host(['taskset']).createTerminal({ sessionId: S, cwd: bench.dir, command: 'taskset', args: ['-p', '1', String(victim.pid)] })).rejects.toMatchObject({
         code: 'ERR_POLICY_DENIED',
         details: { reason: 'code-execution', word: 'taskset' },
       });
@@ -162,9 +121,9 @@ describe('an allow list refuses an option that acts on another process, and a sh
   });
 
   testIf('root', process.getuid?.() === 0, 'not root: chroot needs CAP_SYS_CHROOT')('chroot / without a program runs $SHELL -i, which sources ~/.bashrc (x13): refused', async () => {
-    const home = path.join(tmp, 'home');
+    const home = path.join(bench.dir, 'home');
     fs.mkdirSync(home, { recursive: true });
-    fs.writeFileSync(path.join(home, '.bashrc'), `${path.join(tmp, 'evil')} chroot\n`);
+    fs.writeFileSync(path.join(home, '.bashrc'), `${path.join(bench.dir, 'evil')} chroot\n`);
     // The host's own HOME (the request env may not set it under an allow list): the agent wrote its .bashrc.
     // A child node with that HOME runs the host, with and without the allow list.
     const lib = path.join(__dirname, '..', 'lib', 'index.js');
@@ -172,11 +131,11 @@ describe('an allow list refuses an option that acts on another process, and a sh
 (async () => {
   const out = {};
   for (const policy of [undefined, { allow: ['chroot'] }]) {
-    const h = new TerminalHost({ cwd: ${JSON.stringify(tmp)}, ...(policy ? { commandPolicy: policy } : {}) });
+    const h = new TerminalHost({ cwd: ${JSON.stringify(bench.dir)}, ...(policy ? { commandPolicy: policy } : {}) });
     try {
-      const { terminalId } = await h.createTerminal({ sessionId: 's', cwd: ${JSON.stringify(tmp)}, command: 'chroot', args: ['/'] });
+      const { terminalId } = await h.createTerminal({ sessionId: 's', cwd: ${JSON.stringify(bench.dir)}, command: 'chroot', args: ['/'] });
       await h.waitForTerminalExit({ sessionId: 's', terminalId });
-      out[policy ? 'allow' : 'open'] = require('fs').existsSync(${JSON.stringify(path.join(tmp, HIT))}) ? 'ran' : 'held';
+      out[policy ? 'allow' : 'open'] = require('fs').existsSync(${JSON.stringify(path.join(bench.dir, HIT))}) ? 'ran' : 'held';
     } catch (e) {
       out[policy ? 'allow' : 'open'] = e.details.reason + ' ' + e.details.word;
     }
@@ -190,37 +149,12 @@ describe('an allow list refuses an option that acts on another process, and a sh
 });
 
 testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as nobody: the same attacks work without a policy and are refused by the allow list', () => {
-  const cases = ATTACKS.filter(installed).map(([label, programs, request]) => ({ label, request, allow: [PRINTF, ...programs.map((p) => which(p) ?? p)] }));
-  const { out } = runAsNobody(
-    (lib, dir) => `const { TerminalHost } = require(${JSON.stringify(lib)});
-const fs = require('fs');
-const path = require('path');
-const dir = ${JSON.stringify(dir)};
-(${workspace.toString().replace(/\bHIT\b/g, JSON.stringify(HIT))})(dir);
-const hit = path.join(dir, ${JSON.stringify(HIT)});
-(async () => {
-  const results = {};
-  for (const c of ${JSON.stringify(cases)}) {
-    const r = {};
-    for (const policy of [undefined, { allow: c.allow }]) {
-      fs.rmSync(hit, { force: true });
-      const h = new TerminalHost({ cwd: dir, timeoutMs: 20000, ...(policy ? { commandPolicy: policy } : {}) });
-      try {
-        const { terminalId } = await h.createTerminal({ sessionId: 's', cwd: dir, ...c.request });
-        await h.waitForTerminalExit({ sessionId: 's', terminalId });
-        r[policy ? 'allow' : 'open'] = fs.existsSync(hit) ? 'ran' : 'held';
-      } catch (e) {
-        r[policy ? 'allow' : 'open'] = (e.details && e.details.reason) + (fs.existsSync(hit) ? ' ran' : ' held');
-      }
-      await h.close();
-    }
-    results[c.label] = r;
-  }
-  console.log(JSON.stringify(results));
-})();
-`,
-  );
-  const results = JSON.parse(out) as Record<string, { open: string; allow: string }>;
+  const cases = ATTACKS.filter(installed).map(([label, programs, request]) => ({
+    label,
+    request,
+    hosts: { open: {}, allow: { commandPolicy: { allow: [PRINTF, ...programs.map((p) => which(p) ?? p)] } } },
+  }));
+  const results = runCasesAsNobody(workspace.toString().replace(/\bHIT\b/g, JSON.stringify(HIT)), HIT, cases);
   for (const [label, , , refusal] of ATTACKS.filter(installed)) {
     expect([label, results[label]]).toEqual([label, { open: 'ran', allow: `${refusal.reason as string} held` }]);
   }

@@ -5,28 +5,18 @@
 // under an allow list a variable is refused unless it is data only (DATA_ONLY_ENV_NAMES) or the host
 // allows it (`envPolicy.allow`). Each attack is first shown working through a host that allows the
 // variable, then refused by default with nothing run; the same as nobody.
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
-import { TerminalHost, type HostCreateTerminalRequest } from '../ts/host';
+import type { TerminalHost } from '../ts/host';
 import { createMcpServer } from '../ts/mcp';
 import { DATA_ONLY_ENV_NAMES } from '../ts/policy-env';
-import { removePackageCopy, runAsNobody } from './core/helpers';
+import { attackBench, runCasesAsNobody, which, type Request } from './fixtures/policy-attack';
 import { textOf } from './fixtures/mcp-client';
 import { testIf } from './fixtures/require-feature';
 
 const S = 'fifth';
-let tmp: string;
-const hosts: TerminalHost[] = [];
-type Request = Omit<HostCreateTerminalRequest, 'sessionId'>;
-
-const which = (name: string): string | undefined => {
-  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  return r.status === 0 && r.stdout.startsWith('/') ? r.stdout.trim() : undefined;
-};
 const HIT = 'hit/HIT';
 
 /** [label, programs the allow list names, the request (files relative to the workspace), the variable] */
@@ -44,46 +34,22 @@ function workspace(dir: string): void {
   require('node:child_process').execFileSync('git', ['init', '-q', dir]);
 }
 
-function host(allow?: string[], envAllow?: string[]): TerminalHost {
-  const h = new TerminalHost({
-    cwd: tmp,
-    timeoutMs: 20_000,
+const bench = attackBench(S, HIT, workspace);
+const { run, hit, clearHit } = bench;
+const host = (allow?: string[], envAllow?: string[]): TerminalHost =>
+  bench.host({
     ...(allow ? { commandPolicy: { allow: allow.map((p) => which(p) ?? p) } } : {}),
     ...(envAllow ? { envPolicy: { allow: envAllow } } : {}),
   });
-  hosts.push(h);
-  return h;
-}
-
-async function run(h: TerminalHost, request: Request): Promise<void> {
-  const { terminalId } = await h.createTerminal({ sessionId: S, cwd: tmp, ...request });
-  await h.waitForTerminalExit({ sessionId: S, terminalId });
-  await h.releaseTerminal({ sessionId: S, terminalId });
-}
-
-const hit = (): boolean => fs.existsSync(path.join(tmp, HIT));
-
-beforeAll(() => {
-  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-fifth-')));
-  workspace(tmp);
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.close()));
-  fs.rmSync(path.join(tmp, HIT), { force: true });
-});
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  removePackageCopy();
-});
 
 describe('under an allow list, a variable is refused unless it is data only or the host allows it', () => {
   test.each(ATTACKS)('%s', async (label, programs, request, name) => {
     // The attack works under the same allow list once the host allows the variable (what a deny list did).
     await run(host(programs, [name]), request);
     expect([label, hit()]).toEqual([label, true]);
-    fs.rmSync(path.join(tmp, HIT), { force: true });
+    clearHit();
     const h = host(programs);
-    await expect(h.createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({
+    await expect(h.createTerminal({ sessionId: S, cwd: bench.dir, ...request })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { reason: 'env-not-allowed', name },
       message: expect.stringContaining(`\`${name}\``) as unknown,
@@ -105,24 +71,23 @@ describe('under an allow list, a variable is refused unless it is data only or t
   ])('%s: refused in the request env and in a line, allowed once the host names it', async (_label, name) => {
     const h = host(['ls']);
     const request: Request = { command: 'ls', args: ['-d', '.'], env: [{ name, value: './x' }] };
-    await expect(h.createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({
+    await expect(h.createTerminal({ sessionId: S, cwd: bench.dir, ...request })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { field: 'env', reason: 'env-not-allowed', name },
     });
-    await expect(h.createTerminal({ sessionId: S, cwd: tmp, command: `${name}=./x ls -d .` })).rejects.toMatchObject({
+    await expect(h.createTerminal({ sessionId: S, cwd: bench.dir, command: `${name}=./x ls -d .` })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { field: 'command', reason: 'env-not-allowed', name },
     });
-    await expect(host(['ls'], [name]).createTerminal({ sessionId: S, cwd: tmp, ...request })).resolves.toHaveProperty('terminalId');
+    await expect(host(['ls'], [name]).createTerminal({ sessionId: S, cwd: bench.dir, ...request })).resolves.toHaveProperty('terminalId');
   });
 
   test('data-only names pass without the host opting in; a deny-only policy changes nothing', async () => {
     const env = DATA_ONLY_ENV_NAMES.map((name) => ({ name, value: name === 'COLUMNS' || name === 'LINES' ? '80' : 'C' }));
-    await expect(host(['ls']).createTerminal({ sessionId: S, cwd: tmp, command: 'ls', args: ['-d', '.'], env })).resolves.toHaveProperty('terminalId');
-    await expect(host(['ls']).createTerminal({ sessionId: S, cwd: tmp, command: 'LC_ALL=C TERM=dumb NO_COLOR=1 ls -d .' })).resolves.toHaveProperty('terminalId');
-    const denyOnly = new TerminalHost({ cwd: tmp, commandPolicy: { deny: ['rm'] } });
-    hosts.push(denyOnly);
-    await expect(denyOnly.createTerminal({ sessionId: S, cwd: tmp, command: 'ls', args: ['-d', '.'], env: [{ name: 'GIT_TEST_FSMONITOR', value: 'x' }] })).resolves.toHaveProperty('terminalId');
+    await expect(host(['ls']).createTerminal({ sessionId: S, cwd: bench.dir, command: 'ls', args: ['-d', '.'], env })).resolves.toHaveProperty('terminalId');
+    await expect(host(['ls']).createTerminal({ sessionId: S, cwd: bench.dir, command: 'LC_ALL=C TERM=dumb NO_COLOR=1 ls -d .' })).resolves.toHaveProperty('terminalId');
+    const denyOnly = bench.host({ commandPolicy: { deny: ['rm'] } });
+    await expect(denyOnly.createTerminal({ sessionId: S, cwd: bench.dir, command: 'ls', args: ['-d', '.'], env: [{ name: 'GIT_TEST_FSMONITOR', value: 'x' }] })).resolves.toHaveProperty('terminalId');
   });
 
   test.each([
@@ -134,7 +99,7 @@ describe('under an allow list, a variable is refused unless it is data only or t
     ['PROMPT_COMMAND=x; ls', 'PROMPT_COMMAND'],
     ['CDPATH=/tmp; ls', 'CDPATH'],
   ])('%j (a variable bash acts on) is refused', async (line, name) => {
-    await expect(host(['ls']).createTerminal({ sessionId: S, cwd: tmp, command: line })).rejects.toMatchObject({
+    await expect(host(['ls']).createTerminal({ sessionId: S, cwd: bench.dir, command: line })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { field: 'command', name },
     });
@@ -143,14 +108,14 @@ describe('under an allow list, a variable is refused unless it is data only or t
   test.each(['read MAILPATH', 'printf -v MAILPATH x', 'mapfile MAILPATH', 'getopts a MAILPATH', 'set -H', 'set -o histexpand'])(
     '%j is refused',
     async (line) => {
-      await expect(host(['ls', 'printf']).createTerminal({ sessionId: S, cwd: tmp, command: line })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED' });
+      await expect(host(['ls', 'printf']).createTerminal({ sessionId: S, cwd: bench.dir, command: line })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED' });
     },
   );
 });
 
 describe('sessions (MCP) under an allow list', () => {
   async function session(envAllow?: string[]) {
-    const dir = fs.realpathSync(fs.mkdtempSync(path.join(tmp, 'mcp-')));
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(bench.dir, 'mcp-')));
     const mcp = createMcpServer({ cwd: dir, commandPolicy: { allow: ['echo', 'printf', 'sleep', 'tar'] }, ...(envAllow ? { envPolicy: { allow: envAllow } } : {}) });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await mcp.factory().connect(serverSide);
@@ -203,38 +168,11 @@ describe('sessions (MCP) under an allow list', () => {
 });
 
 testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as nobody: the env attacks run when the host allows the variable and are refused by default', () => {
-  const cases = ATTACKS.map(([label, programs, request, name]) => ({ label, request, name, allow: programs.map((p) => which(p) ?? p) }));
-  const { out } = runAsNobody(
-    (lib, dir) => `const { TerminalHost } = require(${JSON.stringify(lib)});
-const fs = require('fs');
-const path = require('path');
-// A workspace nobody owns (git refuses a repository in a directory another user owns).
-const dir = path.join(${JSON.stringify(dir)}, 'w');
-fs.mkdirSync(dir);
-(${workspace.toString().replace(/require\('node:child_process'\)/, "require('child_process')")})(dir);
-const hit = path.join(dir, ${JSON.stringify(HIT)});
-(async () => {
-  const results = {};
-  for (const c of ${JSON.stringify(cases)}) {
-    const r = {};
-    for (const [key, envPolicy] of [['open', { allow: [c.name] }], ['strict', undefined]]) {
-      fs.rmSync(hit, { force: true });
-      const h = new TerminalHost({ cwd: dir, timeoutMs: 20000, commandPolicy: { allow: c.allow }, ...(envPolicy ? { envPolicy } : {}) });
-      try {
-        const { terminalId } = await h.createTerminal({ sessionId: 's', cwd: dir, ...c.request });
-        await h.waitForTerminalExit({ sessionId: 's', terminalId });
-        r[key] = fs.existsSync(hit) ? 'ran' : 'held';
-      } catch (e) {
-        r[key] = (e.details && e.details.reason) + (fs.existsSync(hit) ? ' ran' : ' held');
-      }
-      await h.close();
-    }
-    results[c.label] = r;
-  }
-  console.log(JSON.stringify(results));
-})();
-`,
-  );
-  const results = JSON.parse(out) as Record<string, { open: string; strict: string }>;
+  const cases = ATTACKS.map(([label, programs, request, name]) => {
+    const commandPolicy = { allow: programs.map((p) => which(p) ?? p) };
+    return { label, request, hosts: { open: { commandPolicy, envPolicy: { allow: [name] } }, strict: { commandPolicy } } };
+  });
+  // A workspace nobody owns (git refuses a repository in a directory another user owns).
+  const results = runCasesAsNobody(workspace.toString(), HIT, cases, true);
   for (const [label] of ATTACKS) expect([label, results[label]]).toEqual([label, { open: 'ran', strict: 'env-not-allowed held' }]);
 });

@@ -4,23 +4,13 @@
 // `man -C CONFIG`, the `node inspect` subcommand, `rbash` run by its real path `bash`). Each request is first
 // shown doing what it does through a host without a policy, then refused by the allow list with nothing run;
 // the same requests are refused as nobody.
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { TerminalHost, type HostCreateTerminalRequest } from '../ts/host';
-import { removePackageCopy, runAsNobody } from './core/helpers';
+import type { TerminalHost } from '../ts/host';
+import { attackBench, runCasesAsNobody, which, type Request } from './fixtures/policy-attack';
 import { testIf } from './fixtures/require-feature';
 
 const S = 'fourth';
-let tmp: string;
-const hosts: TerminalHost[] = [];
-type Request = Omit<HostCreateTerminalRequest, 'sessionId'>;
-
-const which = (name: string): string | undefined => {
-  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  return r.status === 0 && r.stdout.startsWith('/') ? fs.realpathSync(r.stdout.trim()) : undefined;
-};
 
 /** The payload the allow lists never name: it writes HIT. Files relative to the request's cwd. */
 const EVIL = './evil';
@@ -42,20 +32,6 @@ const ATTACKS: Attack[] = [
   ['man --config-file=CONFIG', ['man'], { command: `man --config-file=man.conf -l page.1` }, { reason: 'code-execution', word: 'man' }],
 ];
 
-function host(allow?: string[]): TerminalHost {
-  const h = new TerminalHost({ cwd: tmp, ...(allow ? { commandPolicy: { allow: [PRINTF, ...allow.map((p) => which(p) ?? p)] } } : {}), timeoutMs: 20_000 });
-  hosts.push(h);
-  return h;
-}
-
-async function run(h: TerminalHost, request: Request): Promise<string> {
-  const { terminalId } = await h.createTerminal({ sessionId: S, cwd: tmp, ...request });
-  await h.waitForTerminalExit({ sessionId: S, terminalId });
-  const { output } = await h.terminalOutput({ sessionId: S, terminalId });
-  await h.releaseTerminal({ sessionId: S, terminalId });
-  return output;
-}
-
 /** Writes the workspace files the attacks use (the agent could write each with one printf redirection). */
 function workspace(dir: string): void {
   fs.writeFileSync(path.join(dir, 'evil'), `#!/bin/sh\necho "$*" >> "${path.join(dir, HIT)}"\n`, { mode: 0o755 });
@@ -71,40 +47,23 @@ function workspace(dir: string): void {
   for (const f of ['slash.txt', 'x.js', 'page.1', 'man.conf']) fs.chmodSync(path.join(dir, f), 0o644);
 }
 
-const hit = (): boolean => fs.existsSync(path.join(tmp, HIT));
+// man runs its programs as the `man` user: the workspace is 0755.
+const bench = attackBench(S, HIT, workspace, 0o755);
+const { run, hit, clearHit } = bench;
+const host = (allow?: string[]): TerminalHost => bench.host(allow ? { commandPolicy: { allow: [PRINTF, ...allow.map((p) => which(p) ?? p)] } } : {});
 const installed = ([, programs]: Attack): boolean => programs.every((p) => (p.startsWith('/') ? fs.existsSync(p) : which(p) !== undefined));
-
-beforeAll(() => {
-  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-fourth-')));
-  fs.chmodSync(tmp, 0o755); // man runs its programs as the `man` user
-  workspace(tmp);
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.close()));
-  fs.rmSync(path.join(tmp, HIT), { force: true });
-});
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  removePackageCopy();
-});
 
 describe('an allow list naming one program refuses what that program would run from its arguments', () => {
   test.each(ATTACKS)('%s', async (label, programs, request, refusal) => {
     for (const p of programs) expect(p.startsWith('/') ? fs.existsSync(p) && p : which(p) ?? `${p} not installed`).toMatch(/^\//);
-    await run(host(), request);
-    expect([label, hit()]).toEqual([label, true]); // the attack works without the policy
-    fs.rmSync(path.join(tmp, HIT), { force: true });
-    const h = host(programs);
-    await expect(h.createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED', details: refusal });
-    expect(hit()).toBe(false);
-    expect(h.liveTerminals).toBe(0);
+    await bench.ranThenRefused(label, request, host(programs), refusal);
   });
 
   test('node inspect opens an inspector (any local process may connect and run code): refused', async () => {
     // `--port=0`: a free port, so that the demonstration does not depend on 9229 being free.
     const request: Request = { command: 'node', args: ['inspect', '--port=0', 'x.js'] };
     const h = host();
-    const { terminalId } = await h.createTerminal({ sessionId: S, cwd: tmp, ...request });
+    const { terminalId } = await h.createTerminal({ sessionId: S, cwd: bench.dir, ...request });
     let output = '';
     for (let i = 0; i < 200 && !/Debugger listening on ws:\/\/127\.0\.0\.1:\d+/.test(output); i++) {
       await new Promise((r) => setTimeout(r, 50));
@@ -112,7 +71,7 @@ describe('an allow list naming one program refuses what that program would run f
     }
     await h.killTerminal({ sessionId: S, terminalId });
     expect(output).toMatch(/Debugger listening on ws:\/\/127\.0\.0\.1:\d+/);
-    await expect(host(['node']).createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({
+    await expect(host(['node']).createTerminal({ sessionId: S, cwd: bench.dir, ...request })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { reason: 'code-execution', word: 'node' },
     });
@@ -125,8 +84,8 @@ describe('an allow list naming one program refuses what that program would run f
     expect(hit()).toBe(false);
     await run(host(), { ...request, command: which('rbash')! });
     expect(hit()).toBe(true);
-    fs.rmSync(path.join(tmp, HIT), { force: true });
-    await expect(host(['rbash']).createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({
+    clearHit();
+    await expect(host(['rbash']).createTerminal({ sessionId: S, cwd: bench.dir, ...request })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { reason: 'unknown-program', word: 'rbash', runsAs: 'bash' },
     });
@@ -140,37 +99,12 @@ describe('an allow list naming one program refuses what that program would run f
 });
 
 testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with setpriv')('as nobody: the same attacks work without a policy and are refused by the allow list', () => {
-  const cases = ATTACKS.filter(installed).map(([label, programs, request]) => ({ label, request, allow: [PRINTF, ...programs.map((p) => which(p) ?? p)] }));
-  const { out } = runAsNobody(
-    (lib, dir) => `const { TerminalHost } = require(${JSON.stringify(lib)});
-const fs = require('fs');
-const path = require('path');
-const dir = ${JSON.stringify(dir)};
-(${workspace.toString().replace(/\bHIT\b/g, JSON.stringify(HIT))})(dir);
-const hit = path.join(dir, ${JSON.stringify(HIT)});
-(async () => {
-  const results = {};
-  for (const c of ${JSON.stringify(cases)}) {
-    const r = {};
-    for (const policy of [undefined, { allow: c.allow }]) {
-      fs.rmSync(hit, { force: true });
-      const h = new TerminalHost({ cwd: dir, timeoutMs: 20000, ...(policy ? { commandPolicy: policy } : {}) });
-      try {
-        const { terminalId } = await h.createTerminal({ sessionId: 's', cwd: dir, ...c.request });
-        await h.waitForTerminalExit({ sessionId: 's', terminalId });
-        r[policy ? 'allow' : 'open'] = fs.existsSync(hit) ? 'ran' : 'held';
-      } catch (e) {
-        r[policy ? 'allow' : 'open'] = (e.details && e.details.reason) + (fs.existsSync(hit) ? ' ran' : ' held');
-      }
-      await h.close();
-    }
-    results[c.label] = r;
-  }
-  console.log(JSON.stringify(results));
-})();
-`,
-  );
-  const results = JSON.parse(out) as Record<string, { open: string; allow: string }>;
+  const cases = ATTACKS.filter(installed).map(([label, programs, request]) => ({
+    label,
+    request,
+    hosts: { open: {}, allow: { commandPolicy: { allow: [PRINTF, ...programs.map((p) => which(p) ?? p)] } } },
+  }));
+  const results = runCasesAsNobody(workspace.toString().replace(/\bHIT\b/g, JSON.stringify(HIT)), HIT, cases);
   for (const [label, , , refusal] of ATTACKS.filter(installed)) {
     // man drops to its own user as root only: as nobody it runs the payload as nobody, which is what we show.
     expect([label, results[label]]).toEqual([label, { open: 'ran', allow: `${refusal.reason as string} held` }]);

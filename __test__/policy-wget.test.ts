@@ -6,14 +6,12 @@
 // connection is made: the URL is 127.0.0.1:1), then refused; the same as nobody.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { TerminalHost, type HostCreateTerminalRequest } from '../ts/host';
-import { removePackageCopy, runAsNobody } from './core/helpers';
+import type { TerminalHost } from '../ts/host';
+import { attackBench, runCasesAsNobody, type Request } from './fixtures/policy-attack';
 import { testIf } from './fixtures/require-feature';
 
 const S = 'wget';
-type Request = Omit<HostCreateTerminalRequest, 'sessionId'>;
 const WGET = ((): string | undefined => {
   const r = spawnSync('sh', ['-c', 'command -v wget'], { encoding: 'utf8' });
   return r.status === 0 && r.stdout.startsWith('/') ? fs.realpathSync(r.stdout.trim()) : undefined;
@@ -22,8 +20,6 @@ const withWget = testIf('wget', WGET !== undefined, 'no wget on PATH');
 const isRoot = process.getuid?.() === 0;
 const URL = 'http://127.0.0.1:1/';
 const HIT = 'HIT';
-let tmp: string;
-const hosts: TerminalHost[] = [];
 
 /** [label, the request (wget resolved through PATH), what the refusal says] */
 type Attack = [string, Request, Record<string, unknown>];
@@ -42,42 +38,19 @@ function workspace(dir: string): void {
   fs.writeFileSync(path.join(dir, 'wgetrc'), 'use_askpass = ./evil\n', { mode: 0o644 });
 }
 
-function host(allow?: readonly unknown[]): TerminalHost {
-  const h = new TerminalHost({ cwd: tmp, timeoutMs: 20_000, ...(allow ? { commandPolicy: { allow: allow as string[] } } : {}) });
-  hosts.push(h);
-  return h;
-}
-
-async function run(h: TerminalHost, request: Request): Promise<void> {
-  const { terminalId } = await h.createTerminal({ sessionId: S, cwd: tmp, ...request });
-  await h.waitForTerminalExit({ sessionId: S, terminalId });
-  await h.releaseTerminal({ sessionId: S, terminalId });
-}
-
-const hit = (): boolean => fs.existsSync(path.join(tmp, HIT));
-
-beforeAll(() => {
-  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-wget-')));
-  workspace(tmp);
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.close()));
-  fs.rmSync(path.join(tmp, HIT), { force: true });
-});
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  removePackageCopy();
-});
+const bench = attackBench(S, HIT, workspace);
+const { run, hit, clearHit } = bench;
+const host = (allow?: readonly unknown[]): TerminalHost => bench.host(allow ? { commandPolicy: { allow: allow as string[] } } : {});
 
 describe('an allow list naming wget refuses the options that make it run a program', () => {
   withWget.each(ATTACKS)('%s', async (label, request, refusal) => {
     await run(host(), request);
     expect([label, hit()]).toEqual([label, true]); // the payload runs without the policy
-    fs.rmSync(path.join(tmp, HIT), { force: true });
+    clearHit();
     // Named exactly (the user taking responsibility for wget) and by a function rule: refused all the same.
     for (const allow of [[WGET!], [(c: { realPath?: string }) => c.realPath === WGET]]) {
       const h = host(allow);
-      await expect(h.createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({
+      await expect(h.createTerminal({ sessionId: S, cwd: bench.dir, ...request })).rejects.toMatchObject({
         code: 'ERR_POLICY_DENIED',
         details: { reason: refusal.reason, word: 'wget' },
       });
@@ -90,7 +63,7 @@ describe('an allow list naming wget refuses the options that make it run a progr
     ['--nope', { command: 'wget', args: ['--nope', URL] }, '--nope'],
     ['-e logfile=FILE (a wgetrc command not read)', { command: 'wget', args: ['-e', 'logfile=x', URL] }, 'logfile=x'],
   ] as Array<[string, Request, string]>)('an option the grammar does not list is unknown-option: %s', async (_label, request, option) => {
-    await expect(host([WGET!]).createTerminal({ sessionId: S, cwd: tmp, ...request })).rejects.toMatchObject({
+    await expect(host([WGET!]).createTerminal({ sessionId: S, cwd: bench.dir, ...request })).rejects.toMatchObject({
       code: 'ERR_POLICY_DENIED',
       details: { reason: 'unknown-option', word: 'wget', option: expect.stringContaining(option) },
     });
@@ -105,37 +78,8 @@ describe('an allow list naming wget refuses the options that make it run a progr
 
 testIf('root', isRoot, 'not root: cannot drop to nobody with setpriv')('as nobody: the same requests run the payload without a policy and are refused under the allow list', () => {
   if (WGET === undefined) throw new Error('wget is required here (ACP_TERMINAL_REQUIRE lists root; install wget)');
-  const cases = ATTACKS.map(([label, request]) => ({ label, request }));
-  const { out } = runAsNobody(
-    (lib, dir) => `const { TerminalHost } = require(${JSON.stringify(lib)});
-const fs = require('fs');
-const path = require('path');
-const dir = ${JSON.stringify(dir)};
-(${workspace.toString()})(dir);
-const hit = path.join(dir, 'HIT');
-(async () => {
-  const results = {};
-  for (const c of ${JSON.stringify(cases)}) {
-    const r = {};
-    for (const policy of [undefined, { allow: [${JSON.stringify(WGET)}] }]) {
-      fs.rmSync(hit, { force: true });
-      const h = new TerminalHost({ cwd: dir, timeoutMs: 20000, ...(policy ? { commandPolicy: policy } : {}) });
-      try {
-        const { terminalId } = await h.createTerminal({ sessionId: 's', cwd: dir, ...c.request });
-        await h.waitForTerminalExit({ sessionId: 's', terminalId });
-        r[policy ? 'allow' : 'open'] = fs.existsSync(hit) ? 'ran' : 'held';
-      } catch (e) {
-        r[policy ? 'allow' : 'open'] = (e.details && e.details.reason) + (fs.existsSync(hit) ? ' ran' : ' held');
-      }
-      await h.close();
-    }
-    results[c.label] = r;
-  }
-  console.log(JSON.stringify(results));
-})();
-`,
-  );
-  const results = JSON.parse(out) as Record<string, { open: string; allow: string }>;
+  const cases = ATTACKS.map(([label, request]) => ({ label, request, hosts: { open: {}, allow: { commandPolicy: { allow: [WGET] } } } }));
+  const results = runCasesAsNobody(workspace.toString(), HIT, cases);
   for (const [label, , refusal] of ATTACKS) {
     expect([label, results[label]]).toEqual([label, { open: 'ran', allow: `${refusal.reason as string} held` }]);
   }

@@ -389,7 +389,12 @@ export async function runMcp(argv: readonly string[]): Promise<number> {
     const audit = options.audit !== undefined ? auditWriter(options.audit) : undefined;
     server = createMcpServer(
       { ...options.host, ...(audit ? { onEvent: audit } : {}) },
-      { ask: options.ask, sessions: options.sessions ? {} : false, ...(audit ? { onSessionCommand: audit } : {}) },
+      {
+        ask: options.ask,
+        // The sessions' connections through the proxy go to the audit as the terminals' do.
+        sessions: options.sessions ? (audit ? { onNetwork: audit } : {}) : false,
+        ...(audit ? { onSessionCommand: audit } : {}),
+      },
     );
   } catch (error) {
     process.stderr.write(`acp-terminal mcp: ${errorMessage(error)}\n${error instanceof UsageError ? 'See acp-terminal mcp --help.\n' : ''}`);

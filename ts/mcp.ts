@@ -21,7 +21,7 @@ import type { TerminalHostOptions } from './host-types';
 import { registerTerminalTools, TerminalToolState, type SessionCommandEvent } from './mcp-tools';
 import { DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
 import { ShellSessions } from './sessions';
-import { loadNative } from './native';
+import { nativeCreateTerminal } from './native';
 import type { PtyCreateTerminalOptions, SessionBackend, ShellSessionsOptions } from './session-types';
 import type { CreateTerminalOptions as NativeCreateTerminalOptions } from '../index.js';
 
@@ -242,7 +242,8 @@ function sessionsMaker(
     const backend =
       derived.createTerminal ??
       derived.backend?.createTerminal ??
-      ((params, opts) => loadNative().createTerminal(params, opts as NativeCreateTerminalOptions));
+      // The native create with the network proxy (`sandbox.network: { allow }`), as the sessions' own default.
+      ((params, opts) => nativeCreateTerminal()(params, opts as NativeCreateTerminalOptions));
     derived.createTerminal = (params, opts) => backend(params, { ...opts, limits } as PtyCreateTerminalOptions);
   }
   return () => new ShellSessions(derived);
