@@ -246,7 +246,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("proc")).unwrap();
         let has = |p: &Path| mounts().iter().any(|(m, _)| m == p);
         assert!(!has(&dir.join("proc")));
-        pin(&[dir.clone()], "o").unwrap();
+        pin(std::slice::from_ref(&dir), "o").unwrap();
         /// Unmounts the procfs however the test ends.
         struct Mounted(std::ffi::CString);
         impl Drop for Mounted {
@@ -268,7 +268,7 @@ mod tests {
         };
         assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
         let mounted = Mounted(c);
-        let refused = pin(&[dir.clone()], "o").map(|_| ());
+        let refused = pin(std::slice::from_ref(&dir), "o").map(|_| ());
         drop(mounted);
         let refused = refused.unwrap_err();
         assert!(
@@ -276,7 +276,7 @@ mod tests {
             "{refused}"
         );
         assert!(!has(&dir.join("proc")), "the unmount is seen too");
-        pin(&[dir.clone()], "o").unwrap();
+        pin(std::slice::from_ref(&dir), "o").unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
