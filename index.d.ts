@@ -161,24 +161,26 @@ export declare class TerminalHandle {
 
 /**
  * Analyses an argv request (`[program, ...args]`): the programs behind wrappers, nested
- * `sh -c` lines, and programs that run code from their arguments.
+ * `sh -c` lines, and programs that run code from their arguments. JSON, as
+ * `analyseShellLine()`.
  */
-export declare function analyseShellArgv(argv: Array<string>): ShellLineAnalysis
+export declare function analyseShellArgv(argv: Array<string>): string
 
 /** `analyseShellArgv()` off the JS thread. */
-export declare function analyseShellArgvAsync(argv: Array<string>): Promise<ShellLineAnalysis>
+export declare function analyseShellArgvAsync(argv: Array<string>): Promise<string>
 
 /**
  * Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
- * the variables it assigns, and every construct outside plain commands of literal words.
+ * the variables it assigns, and every construct outside plain commands of literal words. The
+ * result is JSON text of ts/shell-analysis.ts's `ShellAnalysis`.
  */
-export declare function analyseShellLine(line: string): ShellLineAnalysis
+export declare function analyseShellLine(line: string): string
 
 /**
  * `analyseShellLine()` off the JS thread: the same result, computed on a libuv worker thread so
  * that a long line never blocks the event loop.
  */
-export declare function analyseShellLineAsync(line: string): Promise<ShellLineAnalysis>
+export declare function analyseShellLineAsync(line: string): Promise<string>
 
 /**
  * The roots of `options.allowedRoots` as `createTerminal` compares a working directory with
@@ -779,89 +781,12 @@ export declare function sessionBash(): string
  */
 export declare function sessionTreePids(shellPid: number): Array<number>
 
-/** A variable a line assigns. */
-export interface ShellAssignment {
-  /** The name (as written when only known at run time). */
-  name: string
-  /** True when the name is only known at run time. */
-  dynamic: boolean
-}
-
-/** What a shell line or an argv would run, and what in it is not understood. */
-export interface ShellLineAnalysis {
-  /** Programs in the order found (including those inside refused constructs). */
-  programs: Array<ShellProgram>
-  /** Variables assigned. */
-  assignments: Array<ShellAssignment>
-  /** Constructs not understood, in the order found. */
-  refusals: Array<ShellRefusal>
-  /** True when the line is not valid bash. */
-  malformed: boolean
-  /**
-   * What the shell is given instead of the line (the argv instead of the request's), when
-   * every part is understood: text pieces are shell text (words quoted); a program piece is
-   * written as the program checked for it; `open`..`close` enclose a nested `-c` line, written
-   * as one quoted word. In an argv rebuild each top-level piece (or group) is one argument.
-   */
-  rebuild?: Array<ShellPiece>
-  /**
-   * How many programs the line names. When more than [`MAX_PROGRAMS`], only the first
-   * `MAX_PROGRAMS + 1` are in `programs` (and the other lists are cut the same way, `rebuild`
-   * is null): converting them all would hold the JS thread, and such a line is refused anyway.
-   */
-  programCount: number
-}
-
-/** A piece of a rebuild. */
-export interface ShellPiece {
-  /** `'text'`, `'program'`, `'open'` or `'close'`. */
-  kind: 'text' | 'program' | 'open' | 'close'
-  /** The text of a text piece. */
-  text?: string
-  /** The index in `programs` of a program piece. */
-  program?: number
-}
-
-/** A program a line would run. */
-export interface ShellProgram {
-  /** The word with quoting removed (run-time parts as written, e.g. `$CMD`). */
-  word: string
-  /** True when the word is only known at run time (an expansion, a glob, `~`). */
-  dynamic: boolean
-  /** UTF-16 index in the line of the command it belongs to. */
-  position: number
-  /** Set when the program would run code given in its arguments or stdin: why. */
-  runsCode?: string
-  /**
-   * Set when the program (one of the code-runner table) was given an option its grammar
-   * does not list: which.
-   */
-  unknownOption?: string
-  /**
-   * True when the word was found only by guessing (after an unknown wrapper option, or in
-   * dash's reading of a `[[`/`((` line).
-   */
-  guessed: boolean
-}
-
 /**
  * The grammar the shell analysis reads a program's arguments with, by its file name (`"plain"`
  * for programs whose options cannot run code, `"awk"`, `"shell"`, `"git"`, ...), or `null` for a
  * program the analysis does not understand: a broad allow rule does not admit it.
  */
 export declare function shellProgramGrammar(name: string): string | null
-
-/** A part of a line the analysis does not understand. */
-export interface ShellRefusal {
-  /** `'shell-construct'`, `'shell-input'`, `'wrapper-option'` or `'redefinition'`. */
-  reason: 'shell-construct' | 'shell-input' | 'wrapper-option' | 'redefinition'
-  /** What it is (`arithmetic $(( ))`, "a for loop", ...). */
-  construct: string
-  /** UTF-16 index in the line where it starts. */
-  position: number
-  /** The word concerned, if any (the shell, the redefined name, the wrapper). */
-  word?: string
-}
 
 /** Empty response of `kill()` and `release()` (ACP `KillTerminalResponse`). */
 export interface TerminalEmptyResponse {

@@ -104,44 +104,12 @@ export const SHELL_BUILTINS: ReadonlySet<string> = new Set([
   'read', 'let', 'hash', 'getopts',
 ]);
 
-type NativeAnalysis = ReturnType<ReturnType<typeof loadNative>['analyseShellLine']>;
-
-function fromNative(a: NativeAnalysis): ShellAnalysis {
-  const refusals: ShellRefusal[] = a.refusals.map((r) => ({
-    reason: r.reason,
-    construct: r.construct,
-    position: r.position,
-    ...(r.word != null ? { word: r.word } : {}),
-  }));
-  const redefinitions: Redefinition[] = [];
-  for (const r of refusals) {
-    if (r.reason !== 'redefinition' || r.word === undefined) continue;
-    const kind = r.construct.endsWith('alias)') ? 'alias' : r.construct.endsWith('(hash)') ? 'hash' : 'enable';
-    redefinitions.push({ kind, name: r.word });
-  }
-  return {
-    words: a.programs.map((p) => ({
-      word: p.word,
-      dynamic: p.dynamic,
-      position: p.position,
-      ...(p.runsCode != null ? { runsCode: p.runsCode } : {}),
-      ...(p.guessed ? { guessed: true } : {}),
-      ...(p.unknownOption != null ? { unknownOption: p.unknownOption } : {}),
-    })),
-    programCount: a.programCount,
-    incomplete: a.malformed,
-    assignments: a.assignments.map((s) => ({ word: s.name, dynamic: s.dynamic })),
-    refusals,
-    redefinitions,
-    uncheckedShells: refusals.filter((r) => r.reason === 'shell-input' && r.word !== undefined).map((r) => r.word!),
-    ...(a.rebuild != null ? { rebuild: a.rebuild.map(piece) } : {}),
-  };
-}
-
-function piece(p: NonNullable<NativeAnalysis['rebuild']>[number]): RebuildPiece {
-  if (p.kind === 'text') return { kind: 'text', text: p.text ?? '' };
-  if (p.kind === 'program') return { kind: 'program', program: p.program ?? -1 };
-  return { kind: p.kind };
+/**
+ * The native analysis arrives as JSON text already in `ShellAnalysis`'s shape (src/binding/shell.rs):
+ * one `JSON.parse` instead of a Node-API call per object and property.
+ */
+function fromNative(json: string): ShellAnalysis {
+  return JSON.parse(json) as ShellAnalysis;
 }
 
 /** Analyses a shell line (parsed by the native core with tree-sitter-bash). */

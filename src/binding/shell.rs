@@ -1,167 +1,184 @@
-//! `analyseShellLine` / `analyseShellArgv` (and their `Async` variants) / `shellProgramGrammar`: the core's shell-line analysis ([`crate::shell`]) as
-//! plain objects for the TS command policy.
+//! `analyseShellLine` / `analyseShellArgv` (and their `Async` variants) / `shellProgramGrammar`: the core's shell-line analysis ([`crate::shell`]) for
+//! the TS command policy.
+//!
+//! The analysis crosses to JS as one JSON text in the exact shape of the TypeScript
+//! `ShellAnalysis` (ts/shell-analysis.ts), which `JSON.parse` turns into plain objects: making
+//! each object and property through Node-API costs several times more than the parse, and a
+//! policy check analyses a line per request.
 
 use napi::{Env, Result, Task};
 use napi_derive::napi;
+use serde::Serialize;
 
 use crate::shell::{self, Analysis};
 
-/// A program a line would run.
-#[napi(object)]
-pub struct ShellProgram {
-    /// The word with quoting removed (run-time parts as written, e.g. `$CMD`).
-    pub word: String,
-    /// True when the word is only known at run time (an expansion, a glob, `~`).
-    pub dynamic: bool,
-    /// UTF-16 index in the line of the command it belongs to.
-    pub position: u32,
-    /// Set when the program would run code given in its arguments or stdin: why.
-    pub runs_code: Option<String>,
-    /// Set when the program (one of the code-runner table) was given an option its grammar
-    /// does not list: which.
-    pub unknown_option: Option<String>,
-    /// True when the word was found only by guessing (after an unknown wrapper option, or in
-    /// dash's reading of a `[[`/`((` line).
-    pub guessed: bool,
+/// A program a line would run (`CommandWord`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Word {
+    word: String,
+    dynamic: bool,
+    position: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs_code: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    guessed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown_option: Option<String>,
 }
 
-/// A variable a line assigns.
-#[napi(object)]
-pub struct ShellAssignment {
-    /// The name (as written when only known at run time).
-    pub name: String,
-    /// True when the name is only known at run time.
-    pub dynamic: bool,
+/// A variable a line assigns (`CommandWord`: the name as `word`).
+#[derive(Serialize)]
+struct Assignment {
+    word: String,
+    dynamic: bool,
 }
 
-/// A part of a line the analysis does not understand.
-#[napi(object)]
-pub struct ShellRefusal {
-    /// `'shell-construct'`, `'shell-input'`, `'wrapper-option'` or `'redefinition'`.
-    #[napi(ts_type = "'shell-construct' | 'shell-input' | 'wrapper-option' | 'redefinition'")]
-    pub reason: String,
-    /// What it is (`arithmetic $(( ))`, "a for loop", ...).
-    pub construct: String,
-    /// UTF-16 index in the line where it starts.
-    pub position: u32,
-    /// The word concerned, if any (the shell, the redefined name, the wrapper).
-    pub word: Option<String>,
+/// A part of a line the analysis does not understand (`ShellRefusal`).
+#[derive(Serialize)]
+struct Refusal {
+    reason: &'static str,
+    construct: String,
+    position: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    word: Option<String>,
 }
 
-/// What a shell line or an argv would run, and what in it is not understood.
-#[napi(object)]
-pub struct ShellLineAnalysis {
-    /// Programs in the order found (including those inside refused constructs).
-    pub programs: Vec<ShellProgram>,
-    /// Variables assigned.
-    pub assignments: Vec<ShellAssignment>,
-    /// Constructs not understood, in the order found.
-    pub refusals: Vec<ShellRefusal>,
-    /// True when the line is not valid bash.
-    pub malformed: bool,
-    /// What the shell is given instead of the line (the argv instead of the request's), when
-    /// every part is understood: text pieces are shell text (words quoted); a program piece is
-    /// written as the program checked for it; `open`..`close` enclose a nested `-c` line, written
-    /// as one quoted word. In an argv rebuild each top-level piece (or group) is one argument.
-    pub rebuild: Option<Vec<ShellPiece>>,
-    /// How many programs the line names. When more than [`MAX_PROGRAMS`], only the first
-    /// `MAX_PROGRAMS + 1` are in `programs` (and the other lists are cut the same way, `rebuild`
-    /// is null): converting them all would hold the JS thread, and such a line is refused anyway.
-    pub program_count: u32,
+/// An alias, `hash -p` or `enable` (`Redefinition`).
+#[derive(Serialize)]
+struct Redefinition {
+    kind: &'static str,
+    name: String,
 }
 
-/// The most programs a policy judges in one line (`MAX_CHECKED_PROGRAMS` in ts/policy.ts).
+/// A piece of a rebuild (`RebuildPiece`).
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Piece {
+    Text { text: String },
+    Program { program: usize },
+    Open,
+    Close,
+}
+
+/// What a shell line or an argv would run, and what in it is not understood (`ShellAnalysis`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShellAnalysis {
+    words: Vec<Word>,
+    program_count: usize,
+    incomplete: bool,
+    assignments: Vec<Assignment>,
+    refusals: Vec<Refusal>,
+    redefinitions: Vec<Redefinition>,
+    unchecked_shells: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rebuild: Option<Vec<Piece>>,
+}
+
+/// The most programs a policy judges in one line (`MAX_CHECKED_PROGRAMS` in ts/policy.ts). When a
+/// line names more, only the first `MAX_PROGRAMS + 1` are handed over (and the other lists are
+/// cut the same way, without a rebuild): converting them all would hold the JS thread, and such
+/// a line is refused anyway.
 pub const MAX_PROGRAMS: usize = 1000;
 
-/// A piece of a rebuild.
-#[napi(object)]
-pub struct ShellPiece {
-    /// `'text'`, `'program'`, `'open'` or `'close'`.
-    #[napi(ts_type = "'text' | 'program' | 'open' | 'close'")]
-    pub kind: String,
-    /// The text of a text piece.
-    pub text: Option<String>,
-    /// The index in `programs` of a program piece.
-    pub program: Option<u32>,
-}
-
-fn piece(p: shell::Piece) -> ShellPiece {
-    let (kind, text, program) = match p {
-        shell::Piece::Text(t) => ("text", Some(t), None),
-        shell::Piece::Program(i) => ("program", None, Some(u32::try_from(i).unwrap_or(u32::MAX))),
-        shell::Piece::Open => ("open", None, None),
-        shell::Piece::Close => ("close", None, None),
-    };
-    ShellPiece {
-        kind: kind.to_string(),
-        text,
-        program,
-    }
-}
-
-fn to_js(a: Analysis) -> ShellLineAnalysis {
-    let pos = |p: usize| u32::try_from(p).unwrap_or(u32::MAX);
+fn to_json(a: Analysis) -> String {
     let count = a.programs.len();
     let keep = if count > MAX_PROGRAMS {
         MAX_PROGRAMS + 1
     } else {
         usize::MAX
     };
-    ShellLineAnalysis {
-        program_count: pos(count),
-        programs: a
+    let refusals: Vec<Refusal> = a
+        .refusals
+        .into_iter()
+        .take(keep)
+        .map(|r| Refusal {
+            reason: r.reason.as_str(),
+            construct: r.construct,
+            position: r.position,
+            word: r.word,
+        })
+        .collect();
+    let redefinitions = refusals
+        .iter()
+        .filter(|r| r.reason == shell::RefusalReason::Redefinition.as_str())
+        .filter_map(|r| {
+            let kind = if r.construct.ends_with("alias)") {
+                "alias"
+            } else if r.construct.ends_with("(hash)") {
+                "hash"
+            } else {
+                "enable"
+            };
+            Some(Redefinition {
+                kind,
+                name: r.word.clone()?,
+            })
+        })
+        .collect();
+    let unchecked_shells = refusals
+        .iter()
+        .filter(|r| r.reason == shell::RefusalReason::ShellInput.as_str())
+        .filter_map(|r| r.word.clone())
+        .collect();
+    let out = ShellAnalysis {
+        program_count: count,
+        words: a
             .programs
             .into_iter()
             .take(keep)
-            .map(|p| ShellProgram {
+            .map(|p| Word {
                 word: p.word,
                 dynamic: p.dynamic,
-                position: pos(p.position),
+                position: p.position,
                 runs_code: p.runs_code,
-                unknown_option: p.unknown_option,
                 guessed: p.guessed,
+                unknown_option: p.unknown_option,
             })
             .collect(),
+        incomplete: a.malformed,
         assignments: a
             .assignments
             .into_iter()
             .take(keep)
-            .map(|s| ShellAssignment {
-                name: s.name,
+            .map(|s| Assignment {
+                word: s.name,
                 dynamic: s.dynamic,
             })
             .collect(),
-        refusals: a
-            .refusals
-            .into_iter()
-            .take(keep)
-            .map(|r| ShellRefusal {
-                reason: r.reason.as_str().to_string(),
-                construct: r.construct,
-                position: pos(r.position),
-                word: r.word,
-            })
-            .collect(),
-        malformed: a.malformed,
-        rebuild: a
-            .rebuild
-            .filter(|_| count <= MAX_PROGRAMS)
-            .map(|r| r.into_iter().map(piece).collect()),
-    }
+        refusals,
+        redefinitions,
+        unchecked_shells,
+        rebuild: a.rebuild.filter(|_| count <= MAX_PROGRAMS).map(|r| {
+            r.into_iter()
+                .map(|p| match p {
+                    shell::Piece::Text(text) => Piece::Text { text },
+                    shell::Piece::Program(program) => Piece::Program { program },
+                    shell::Piece::Open => Piece::Open,
+                    shell::Piece::Close => Piece::Close,
+                })
+                .collect()
+        }),
+    };
+    // Serializing plain structs of strings, numbers and booleans cannot fail.
+    serde_json::to_string(&out).expect("the analysis serializes")
 }
 
 /// Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
-/// the variables it assigns, and every construct outside plain commands of literal words.
+/// the variables it assigns, and every construct outside plain commands of literal words. The
+/// result is JSON text of ts/shell-analysis.ts's `ShellAnalysis`.
 #[napi]
-pub fn analyse_shell_line(line: String) -> ShellLineAnalysis {
-    to_js(shell::analyse_line(&line))
+pub fn analyse_shell_line(line: String) -> String {
+    to_json(shell::analyse_line(&line))
 }
 
 /// Analyses an argv request (`[program, ...args]`): the programs behind wrappers, nested
-/// `sh -c` lines, and programs that run code from their arguments.
+/// `sh -c` lines, and programs that run code from their arguments. JSON, as
+/// `analyseShellLine()`.
 #[napi]
-pub fn analyse_shell_argv(argv: Vec<String>) -> ShellLineAnalysis {
-    to_js(shell::analyse_argv(&argv))
+pub fn analyse_shell_argv(argv: Vec<String>) -> String {
+    to_json(shell::analyse_argv(&argv))
 }
 
 /// The grammar the shell analysis reads a program's arguments with, by its file name (`"plain"`
@@ -173,36 +190,36 @@ pub fn shell_program_grammar(name: String) -> Option<String> {
 }
 
 /// One `analyseShellLineAsync()` / `analyseShellArgvAsync()` call: the input copied on the JS
-/// thread, analysed on a libuv worker thread.
+/// thread, analysed (and written as JSON) on a libuv worker thread.
 pub struct AnalyseTask {
     input: std::result::Result<String, Vec<String>>,
 }
 
 impl Task for AnalyseTask {
-    type Output = Analysis;
-    type JsValue = ShellLineAnalysis;
+    type Output = String;
+    type JsValue = String;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        Ok(match &self.input {
+        Ok(to_json(match &self.input {
             Ok(line) => shell::analyse_line(line),
             Err(argv) => shell::analyse_argv(argv),
-        })
+        }))
     }
 
-    fn resolve(&mut self, _env: Env, a: Self::Output) -> Result<Self::JsValue> {
-        Ok(to_js(a))
+    fn resolve(&mut self, _env: Env, json: Self::Output) -> Result<Self::JsValue> {
+        Ok(json)
     }
 }
 
 /// `analyseShellLine()` off the JS thread: the same result, computed on a libuv worker thread so
 /// that a long line never blocks the event loop.
-#[napi(ts_return_type = "Promise<ShellLineAnalysis>")]
+#[napi(ts_return_type = "Promise<string>")]
 pub fn analyse_shell_line_async(line: String) -> napi::bindgen_prelude::AsyncTask<AnalyseTask> {
     napi::bindgen_prelude::AsyncTask::new(AnalyseTask { input: Ok(line) })
 }
 
 /// `analyseShellArgv()` off the JS thread.
-#[napi(ts_return_type = "Promise<ShellLineAnalysis>")]
+#[napi(ts_return_type = "Promise<string>")]
 pub fn analyse_shell_argv_async(
     argv: Vec<String>,
 ) -> napi::bindgen_prelude::AsyncTask<AnalyseTask> {

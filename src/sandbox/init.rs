@@ -1,6 +1,7 @@
 //! The program the namespace's init execs ([`super::namespaces`]): on x86-64 a static ELF of
-//! 154 bytes, made once per process in a sealed memfd, that names itself `sleep` (the command
-//! it stands for: `ps` inside shows the same either way) and calls `pause` forever; elsewhere,
+//! 189 bytes, made once per process in a sealed memfd, that unblocks every signal, names itself
+//! `sleep` (the command it stands for: `ps` inside shows the same either way) and calls `pause`
+//! forever; elsewhere,
 //! or where this kernel refuses to exec a memfd (`vm.memfd_noexec = 2`), the system's `sleep`.
 //!
 //! Why: the init only has to exist (pid 1 of the namespace, SIGCHLD ignored and SIGKILL as its
@@ -23,20 +24,31 @@ const BASE: u64 = 0x40_0000;
 const EHDR: usize = 64;
 const PHDR: usize = 56;
 
-/// The machine code of `prctl(PR_SET_NAME, "sleep"); loop { pause() }` and the ELF machine
-/// number, for this architecture (checked against the GNU assembler's output).
+/// The machine code of `rt_sigprocmask(SIG_SETMASK, &empty); prctl(PR_SET_NAME, "sleep");
+/// loop { pause() }` and the ELF machine number, for this architecture (checked against the GNU
+/// assembler's output). The init is started with every signal blocked and execs with them
+/// blocked (no handler of Node to reset before the exec, which resets them itself); the
+/// program's first instruction unblocks them, so that signals sent to pid 1 from inside are
+/// dropped, as the kernel drops them for a namespace init without handlers, not queued.
 fn code() -> Option<(u16, &'static [u8])> {
     if cfg!(target_arch = "x86_64") {
         #[rustfmt::skip]
         const CODE: &[u8] = &[
-            0xbf, 15, 0, 0, 0,                // 0x00: mov edi, 15 (PR_SET_NAME)
-            0x48, 0x8d, 0x35, 0x10, 0, 0, 0,  // 0x05: lea rsi, [rip + 0x10] (the name)
-            0xb8, 157, 0, 0, 0,               // 0x0c: mov eax, 157 (SYS_prctl)
-            0x0f, 0x05,                       // 0x11: syscall
-            0xb8, 34, 0, 0, 0,                // 0x13: mov eax, 34 (SYS_pause)
-            0x0f, 0x05,                       // 0x18: syscall
-            0xeb, 0xf7,                       // 0x1a: jmp 0x13
-            b's', b'l', b'e', b'e', b'p', 0,  // 0x1c: the name
+            0xb8, 14, 0, 0, 0,                // 0x00: mov eax, 14 (SYS_rt_sigprocmask)
+            0xbf, 2, 0, 0, 0,                 // 0x05: mov edi, 2 (SIG_SETMASK)
+            0x48, 0x8d, 0x35, 0x2c, 0, 0, 0,  // 0x0a: lea rsi, [rip + 0x2c] (the empty set)
+            0x31, 0xd2,                       // 0x11: xor edx, edx (no old set)
+            0x41, 0xba, 8, 0, 0, 0,           // 0x13: mov r10d, 8 (sigsetsize)
+            0x0f, 0x05,                       // 0x19: syscall
+            0xbf, 15, 0, 0, 0,                // 0x1b: mov edi, 15 (PR_SET_NAME)
+            0x48, 0x8d, 0x35, 0x10, 0, 0, 0,  // 0x20: lea rsi, [rip + 0x10] (the name)
+            0xb8, 157, 0, 0, 0,               // 0x27: mov eax, 157 (SYS_prctl)
+            0x0f, 0x05,                       // 0x2c: syscall
+            0xb8, 34, 0, 0, 0,                // 0x2e: mov eax, 34 (SYS_pause)
+            0x0f, 0x05,                       // 0x33: syscall
+            0xeb, 0xf7,                       // 0x35: jmp 0x2e
+            b's', b'l', b'e', b'e', b'p', 0,  // 0x37: the name
+            0, 0, 0, 0, 0, 0, 0, 0,           // 0x3d: the empty signal set
         ];
         Some((62, CODE))
     } else {
@@ -132,8 +144,8 @@ mod tests {
         assert_eq!(u64_at(EHDR + 40), b.len() as u64, "p_memsz");
     }
 
-    /// The program runs, names itself `sleep`, stays (it is still there after 50 ms) and dies
-    /// of SIGKILL, as the namespace's init must.
+    /// The program runs, unblocks the signals it was started with blocked, names itself `sleep`,
+    /// stays (it is still there after 50 ms) and dies of SIGKILL, as the namespace's init must.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_program_waits_until_it_is_killed() {
@@ -144,6 +156,10 @@ mod tests {
             let pid = libc::fork();
             assert!(pid >= 0);
             if pid == 0 {
+                // Started as the init is: every signal blocked.
+                let mut all: libc::sigset_t = std::mem::zeroed();
+                libc::sigfillset(&mut all);
+                libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
                 let argv = [c"init".as_ptr(), std::ptr::null()];
                 let envp = [std::ptr::null::<libc::c_char>()];
                 libc::syscall(
@@ -158,14 +174,18 @@ mod tests {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+            let mut wstatus = 0;
+            let running = libc::waitpid(pid, &mut wstatus, libc::WNOHANG) == 0;
+            let killed = libc::kill(pid, libc::SIGKILL);
             assert_eq!(comm, "sleep\n");
-            let mut status = 0;
-            assert_eq!(
-                libc::waitpid(pid, &mut status, libc::WNOHANG),
-                0,
-                "still running"
+            assert!(
+                status.contains("\nSigBlk:\t0000000000000000\n"),
+                "the program unblocks every signal: {status}"
             );
-            assert_eq!(libc::kill(pid, libc::SIGKILL), 0);
+            assert!(running, "still running");
+            let mut status = 0;
+            assert_eq!(killed, 0);
             assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
             assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL);
         }

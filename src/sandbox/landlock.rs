@@ -11,16 +11,34 @@
 //! with ABI >= 6 signals and abstract unix sockets are scoped to the terminal (a Landlock
 //! domain also refuses ptrace of processes outside it, at every ABI).
 
-use std::os::fd::{BorrowedFd, OwnedFd};
-use std::path::Path;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::OnceLock;
 
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
-    Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 
 /// Files outside the roots the command may still write (when they exist).
 const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+
+/// `/` and the [`WRITABLE_DEVICES`] that exist, opened (`O_PATH`) once per process: the same
+/// inodes every ruleset names (what a launch binds at those paths are the host's same device
+/// nodes), without five opens and closes per launch.
+fn fixed_paths() -> Result<&'static (PathFd, Vec<PathFd>), String> {
+    static FIXED: OnceLock<Result<(PathFd, Vec<PathFd>), String>> = OnceLock::new();
+    FIXED
+        .get_or_init(|| {
+            let slash = PathFd::new("/").map_err(|e| e.to_string())?;
+            let devices = WRITABLE_DEVICES
+                .iter()
+                .filter_map(|d| PathFd::new(d).ok())
+                .collect();
+            Ok((slash, devices))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
 
 /// Builds the ruleset for `abi` (>= 3, checked by the caller); also returns the access a
 /// directory beneath which everything may be written gets (for the private /tmp).
@@ -58,22 +76,19 @@ pub fn ruleset(
             .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
             .map_err(|e| err(&e))?;
     }
-    let open = |p: &Path| PathFd::new(p).map_err(|e| err(&e));
-    let mut rules: Vec<(PathFd, BitFlags<AccessFs>)> = vec![(open(Path::new("/"))?, read)];
+    let (slash, devices) = fixed_paths()?;
+    created = created
+        .add_rule(PathBeneath::new(slash.as_fd(), read))
+        .map_err(|e| err(&e))?;
     for root in &roots.roots {
         // The pinned directory itself, not its path looked up again.
         created = created
-            .add_rule(PathBeneath::new(std::os::fd::AsFd::as_fd(&root.fd), dirs))
+            .add_rule(PathBeneath::new(root.fd.as_fd(), dirs))
             .map_err(|e| err(&e))?;
     }
-    for dev in WRITABLE_DEVICES {
-        if let Ok(fd) = PathFd::new(dev) {
-            rules.push((fd, file));
-        }
-    }
-    for (fd, access) in rules {
+    for dev in devices {
         created = created
-            .add_rule(PathBeneath::new(fd, access))
+            .add_rule(PathBeneath::new(dev.as_fd(), file))
             .map_err(|e| err(&e))?;
     }
     if let Some(tty) = tty {

@@ -128,6 +128,7 @@ pub fn prepare_launch(
     let netns = ns.net.then(|| super::netpool::take(userns)).flatten();
     if let Some(p) = &netns {
         ns.net_fd = p.net.as_raw_fd();
+        ns.ipc_fd = p.ipc.as_raw_fd();
         ns.user_fd = p.user.as_ref().map_or(-1, |u| u.as_raw_fd());
     }
     let proxy = spec

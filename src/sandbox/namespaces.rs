@@ -8,7 +8,9 @@
 //!    host's abstract unix sockets (which live in the host's network namespace) are
 //!    unreachable from it, both ways; with a proxy, the loopback is brought up and the proxy's
 //!    listener made there and sent to the parent ([`super::proxy`]) (without one it stays
-//!    down: seccomp leaves the command no socket but unix ones);
+//!    down: seccomp leaves the command no socket but unix ones); the network and IPC
+//!    namespaces are a pair made ahead ([`super::netpool`], joined with `setns`) when one is
+//!    ready;
 //! 2. the filesystem ([`super::mounts`]), then the Landlock rule for the new /tmp (the
 //!    ruleset is the terminal's own, built in the parent);
 //! 3. the working directory looked up again by its path in the new tree and used only if it is
@@ -18,7 +20,7 @@
 //!    pid 1 of the namespace, a child of the launcher thread with SIGKILL as its parent-death
 //!    signal, in a session of its own, SIGCHLD ignored (the kernel then reaps every orphan
 //!    reparented to it; the setting survives `execve`). It mounts the namespace's own read-only
-//!    `/proc` and execs a program that waits forever ([`super::init`]: a static one of 154
+//!    `/proc` and execs a program that waits forever ([`super::init`]: a static one of 189
 //!    bytes on x86-64, else `sleep`) with an empty environment: it holds the namespaces until the
 //!    terminal is released; when it dies, the kernel kills everything left in the namespace and
 //!    frees its tmpfs and IPC objects.
@@ -40,6 +42,8 @@ pub struct NsPlan {
     /// (-1: none), and the user namespace that owns it, entered first (-1: none).
     pub net_fd: RawFd,
     pub user_fd: RawFd,
+    /// The IPC namespace made ahead with it, joined instead of creating one (-1: none).
+    pub ipc_fd: RawFd,
     /// C's end of the proxy's channel (-1: no proxy): the namespace's listener is sent over it
     /// ([`super::proxy::listen_and_send`]).
     pub proxy_sock: RawFd,
@@ -92,6 +96,7 @@ impl NsPlan {
             net: true,
             net_fd: -1,
             user_fd: -1,
+            ipc_fd: -1,
             proxy_sock: -1,
             mounts,
             ruleset_fd: -1,
@@ -258,7 +263,10 @@ pub unsafe fn enter(
     if premade_user && libc::setns(plan.user_fd, libc::CLONE_NEWUSER) != 0 {
         return Err((Step::Namespaces as i32, errno()));
     }
-    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    if plan.ipc_fd < 0 {
+        flags |= libc::CLONE_NEWIPC;
+    }
     if plan.maps.is_some() && !premade_user {
         flags |= libc::CLONE_NEWUSER;
     }
@@ -274,6 +282,9 @@ pub unsafe fn enter(
         write_file(c"/proc/self/gid_map", gid_map.as_bytes()).map_err(step(Step::Namespaces))?;
     }
     if plan.net && plan.net_fd >= 0 && libc::setns(plan.net_fd, libc::CLONE_NEWNET) != 0 {
+        return Err((Step::Namespaces as i32, errno()));
+    }
+    if plan.ipc_fd >= 0 && libc::setns(plan.ipc_fd, libc::CLONE_NEWIPC) != 0 {
         return Err((Step::Namespaces as i32, errno()));
     }
     // The loopback interface is brought up only for the proxy's listener: with `network:
@@ -345,7 +356,6 @@ extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         let a = &mut *(arg as *mut InitArgs);
         let plan = &*a.plan;
-        crate::sys::spawn::default_signals();
         let fail = |a: &mut InitArgs| -> ! {
             a.errno = errno();
             libc::_exit(127)
@@ -385,9 +395,9 @@ extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
         {
             fail(a);
         }
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        // Every signal stays blocked (as the launch blocked them around the clone) through the
+        // exec: no handler of Node can run here, and the exec resets them all; the program
+        // unblocks them first thing ([`super::init`]).
         if plan.init_fd >= 0 {
             // Returns only if this kernel refuses to exec it: then `sleep`.
             libc::syscall(
@@ -399,6 +409,11 @@ extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
                 libc::AT_EMPTY_PATH,
             );
         }
+        // `sleep` keeps the mask it is given: the handlers reset first, then unblocked.
+        crate::sys::spawn::default_signals();
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         libc::execve(
             plan.init_program.as_ptr(),
             plan.init_argv.as_ptr(),

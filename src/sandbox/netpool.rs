@@ -1,34 +1,43 @@
-//! One network namespace made ahead, off the launch path: creating a network namespace costs
-//! about 0.9 ms of kernel work (its loopback device, its sysctl tables), more than the rest of
-//! a sandbox's namespaces and mounts together. A background thread keeps one fresh namespace
-//! ready; a launch takes it (its intermediate process joins it with `setns` instead of
-//! `unshare(CLONE_NEWNET)`) and the thread makes the next one while the command runs. Where
-//! none is ready (the first launch, or several at once) the launch makes its own, as before.
+//! Network (and IPC) namespaces made ahead, off the launch path: creating a network namespace
+//! costs about 0.9 ms of kernel work (its loopback device, its sysctl tables), more than the
+//! rest of a sandbox's namespaces and mounts together; an IPC namespace's sysctl tables and
+//! message-queue mount are work of the same kind. A background thread keeps up to [`DEPTH`]
+//! fresh pairs ready; a launch takes one (its intermediate process joins both with `setns`
+//! instead of `unshare(CLONE_NEWNET | CLONE_NEWIPC)`) and the thread makes the next while the
+//! command runs. Where none is ready (the first launch, or a burst) the launch makes its own,
+//! as before.
 //!
 //! Invariants: a namespace is given to one launch only, and nothing ever ran in it (the maker
 //! is a `CLONE_VM | CLONE_VFORK` child that only opens its namespace files and exits); its
 //! descriptors are close-on-exec and owned by the parent until the launch is over, then
 //! closed (the command's namespace init holds it from then on). Without CAP_SYS_ADMIN the
-//! network namespace belongs to a user namespace made with it (the same identity map a launch
+//! network and IPC namespaces belong to a user namespace made with them (the same identity map a launch
 //! writes), which the launch enters first, so that the namespaces it creates belong to it too:
 //! one user namespace per command, as without the pool.
 
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::{Condvar, Mutex, OnceLock};
 
-/// A fresh network namespace (and, for an unprivileged process, the user namespace that owns
-/// it), for one launch.
+/// A fresh network namespace and IPC namespace (and, for an unprivileged process, the user
+/// namespace that owns them), for one launch.
 #[derive(Debug)]
 pub struct FreshNetns {
     /// The user namespace to enter first (`None` as root).
     pub user: Option<OwnedFd>,
     /// The network namespace.
     pub net: OwnedFd,
+    /// The IPC namespace (made with it: its sysctl tables and message-queue mount are kernel
+    /// work of the same kind, off the launch path too).
+    pub ipc: OwnedFd,
 }
+
+/// How many namespaces are kept ready: two absorb a burst of launches (a host starting several
+/// sandboxed commands at once, or one right after another) without any making its own.
+const DEPTH: usize = 2;
 
 #[derive(Default)]
 struct Pool {
-    ready: Option<FreshNetns>,
+    ready: Vec<FreshNetns>,
     /// The maker failed once: the pool stays empty (launches make their own).
     failed: bool,
 }
@@ -54,7 +63,7 @@ pub fn take(userns: bool) -> Option<FreshNetns> {
             .map(|_| shared)
     }))?;
     let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
-    let taken = pool.ready.take();
+    let taken = pool.ready.pop();
     shared.wake.notify_one();
     taken
 }
@@ -64,14 +73,14 @@ fn refill(shared: &'static Shared, userns: bool) {
     loop {
         {
             let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
-            while pool.ready.is_some() || pool.failed {
+            while pool.ready.len() >= DEPTH || pool.failed {
                 pool = shared.wake.wait(pool).unwrap_or_else(|p| p.into_inner());
             }
         }
         let made = make(userns);
         let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
         match made {
-            Some(p) => pool.ready = Some(p),
+            Some(p) => pool.ready.push(p),
             None => pool.failed = true,
         }
     }
@@ -83,6 +92,7 @@ struct MakeArgs {
     maps: [Vec<u8>; 2],
     user: RawFd,
     net: RawFd,
+    ipc: RawFd,
 }
 
 /// Makes one namespace in a `CLONE_VM | CLONE_VFORK | CLONE_FILES` child (the descriptors it
@@ -98,6 +108,7 @@ fn make(userns: bool) -> Option<FreshNetns> {
         ],
         user: -1,
         net: -1,
+        ipc: -1,
     };
     let mut stack = vec![0u8; 64 << 10];
     // SAFETY: the top of our stack, rounded down to 16 bytes (stacks grow down on every Linux
@@ -123,7 +134,7 @@ fn make(userns: bool) -> Option<FreshNetns> {
     };
     // SAFETY: descriptors the child opened in our table and nobody else owns.
     let own = |fd: RawFd| (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
-    let (user, net) = (own(args.user), own(args.net));
+    let (user, net, ipc) = (own(args.user), own(args.net), own(args.ipc));
     if pid < 0 {
         return None;
     }
@@ -135,23 +146,28 @@ fn make(userns: bool) -> Option<FreshNetns> {
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         return None;
     }
-    match (userns, user, net) {
-        (false, None, Some(net)) => Some(FreshNetns { user: None, net }),
-        (true, Some(user), Some(net)) => Some(FreshNetns {
+    match (userns, user, net, ipc) {
+        (false, None, Some(net), Some(ipc)) => Some(FreshNetns {
+            user: None,
+            net,
+            ipc,
+        }),
+        (true, Some(user), Some(net), Some(ipc)) => Some(FreshNetns {
             user: Some(user),
             net,
+            ipc,
         }),
         _ => None,
     }
 }
 
-/// The maker child: new network namespace (in a new user namespace with the identity maps
-/// when unprivileged), its namespace files opened close-on-exec, exit. System calls only.
+/// The maker child: new network and IPC namespaces (in a new user namespace with the identity
+/// maps when unprivileged), their namespace files opened close-on-exec, exit. System calls only.
 extern "C" fn maker(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the suspended parent's `MakeArgs`; only system calls until `_exit`.
     unsafe {
         let a = &mut *(arg as *mut MakeArgs);
-        let mut flags = libc::CLONE_NEWNET;
+        let mut flags = libc::CLONE_NEWNET | libc::CLONE_NEWIPC;
         if a.userns {
             flags |= libc::CLONE_NEWUSER;
         }
@@ -188,6 +204,13 @@ extern "C" fn maker(arg: *mut libc::c_void) -> libc::c_int {
             libc::O_RDONLY | libc::O_CLOEXEC,
         );
         if a.net < 0 {
+            libc::_exit(3);
+        }
+        a.ipc = libc::open(
+            c"/proc/self/ns/ipc".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        if a.ipc < 0 {
             libc::_exit(3);
         }
         libc::_exit(0)

@@ -66,11 +66,54 @@ const SPECIAL: &[&str] = &[
     "nsfs",
 ];
 
-/// One line of `/proc/self/mountinfo`: its mount point (unescaped) and filesystem type.
-fn mounts() -> Vec<(PathBuf, String)> {
-    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return Vec::new();
+/// The mount table: each line of `/proc/self/mountinfo` as its mount point (unescaped) and
+/// filesystem type.
+type Table = Vec<(PathBuf, String)>;
+
+/// The mount table, read again only when it changed: the kernel marks an open
+/// `/proc/self/mountinfo` with `POLLPRI` once any mount, unmount, move or remount happens in the
+/// namespace after the descriptor was opened or last polled (what libmount's monitor and
+/// systemd watch), so a create pays one `poll` instead of the kernel writing out every mount
+/// (the table this answers is the one a fresh read would give). Empty when it cannot be read,
+/// as before.
+fn mounts() -> std::sync::Arc<Table> {
+    use std::sync::{Arc, Mutex};
+    static CACHE: Mutex<Option<(std::fs::File, Arc<Table>)>> = Mutex::new(None);
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((file, table)) = cache.as_ref() {
+        if !changed(file) {
+            return Arc::clone(table);
+        }
+    }
+    *cache = None;
+    // Opened first, read next: a change between the two is in what is read and is reported to
+    // the next poll too (one read more, never one less).
+    let Ok(mut file) = std::fs::File::open("/proc/self/mountinfo") else {
+        return Arc::new(Vec::new());
     };
+    let mut text = String::new();
+    if std::io::Read::read_to_string(&mut file, &mut text).is_err() {
+        return Arc::new(Vec::new());
+    }
+    let table = Arc::new(parse_mountinfo(&text));
+    *cache = Some((file, Arc::clone(&table)));
+    table
+}
+
+/// Whether the mount table of the open `mountinfo` changed since it was opened or last asked
+/// (then the kernel resets the mark); any failure counts as a change.
+fn changed(file: &std::fs::File) -> bool {
+    let mut pfd = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLPRI,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no timeout.
+    let r = unsafe { libc::poll(&mut pfd, 1, 0) };
+    r < 0 || pfd.revents & (libc::POLLPRI | libc::POLLERR | libc::POLLNVAL) != 0
+}
+
+fn parse_mountinfo(text: &str) -> Table {
     text.lines()
         .filter_map(|l| {
             let (left, right) = l.split_once(" - ")?;
@@ -114,10 +157,11 @@ fn fstype_of<'m>(path: &Path, table: &'m [(PathBuf, String)]) -> Option<&'m str>
 /// answers them, in the caller's order; `field` names the option in errors).
 pub fn pin(resolved: &[PathBuf], field: &str) -> Result<Roots, TermError> {
     let table = mounts();
+    let table: &[(PathBuf, String)] = &table;
     let mut opened: Vec<(usize, Root)> = Vec::with_capacity(resolved.len());
     for (i, real) in resolved.iter().enumerate() {
         let name = format!("{field}.writableRoots[{i}]");
-        if let Some(t) = fstype_of(real, &table).filter(|t| SPECIAL.contains(t)) {
+        if let Some(t) = fstype_of(real, table).filter(|t| SPECIAL.contains(t)) {
             return Err(TermError::invalid_arg(format!(
                 "{name} `{}` is on a {t} filesystem: a kernel interface may not be writable \
                  in the sandbox",
@@ -186,6 +230,54 @@ mod tests {
         ];
         assert_eq!(fstype_of(Path::new("/w/proc/1"), &table), Some("proc"));
         assert_eq!(fstype_of(Path::new("/w/procx"), &table), Some("ext4"));
+    }
+
+    /// The table is kept between creates, yet a mount made (or removed) since is seen at once:
+    /// a kernel filesystem mounted inside a root after a first pin is refused by the next.
+    #[test]
+    fn the_kept_table_sees_every_mount_change() {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        if !crate::test_util::require("root", root, "mounting needs root") {
+            return;
+        }
+        // Not under /tmp, which other tests use as a root.
+        let dir = PathBuf::from(format!("/var/tmp/acp-roots-kept-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
+        let has = |p: &Path| mounts().iter().any(|(m, _)| m == p);
+        assert!(!has(&dir.join("proc")));
+        pin(std::slice::from_ref(&dir), "o").unwrap();
+        /// Unmounts the procfs however the test ends.
+        struct Mounted(std::ffi::CString);
+        impl Drop for Mounted {
+            fn drop(&mut self) {
+                // SAFETY: unmounting what the test mounted.
+                unsafe { libc::umount2(self.0.as_ptr(), libc::MNT_DETACH) };
+            }
+        }
+        let c = std::ffi::CString::new(dir.join("proc").to_str().unwrap()).unwrap();
+        // SAFETY: mounting a procfs on our own fresh directory, unmounted by the guard.
+        let r = unsafe {
+            libc::mount(
+                c"proc".as_ptr(),
+                c.as_ptr(),
+                c"proc".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+        let mounted = Mounted(c);
+        let refused = pin(std::slice::from_ref(&dir), "o").map(|_| ());
+        drop(mounted);
+        let refused = refused.unwrap_err();
+        assert!(
+            refused.to_string().contains("contains a proc mount"),
+            "{refused}"
+        );
+        assert!(!has(&dir.join("proc")), "the unmount is seen too");
+        pin(std::slice::from_ref(&dir), "o").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

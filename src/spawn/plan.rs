@@ -362,16 +362,19 @@ pub fn resolve(name: &str, path_var: Option<&OsStr>, cwd: &Path) -> Result<PathB
         return Err(TermError::invalid_arg("command must be a non-empty string"));
     }
     check_text(name, "command")?;
-    let inherited: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    let default_path = rules::default_path();
-    let pathext = env_value(&inherited, "PATHEXT");
-    resolve_program(
-        name,
-        path_var.unwrap_or(&default_path),
-        pathext.as_deref(),
-        cwd,
-        "command",
-    )
+    let default_path;
+    let path_var = match path_var {
+        Some(p) => p,
+        None => {
+            default_path = rules::default_path();
+            &default_path
+        }
+    };
+    // The inherited value (Windows compares names without case, as `var_os` does there), read
+    // alone rather than with a copy of the whole environment: this runs for every program word
+    // a command policy checks.
+    let pathext = std::env::var_os("PATHEXT");
+    resolve_program(name, path_var, pathext.as_deref(), cwd, "command")
 }
 
 /// Resolves `name` by the platform's rules ([`rules::find_program`]: execvp's on Unix, `PATH`

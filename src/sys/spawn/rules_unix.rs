@@ -50,13 +50,20 @@ pub fn find_program(name: &str, path_var: &OsStr, _pathext: Option<&OsStr>, cwd:
         };
     }
     let mut denied = false;
+    let mut tried: Vec<PathBuf> = Vec::new();
+    // One buffer for every candidate (`cwd` joined with the entry, an empty entry being `cwd`
+    // itself, then the name): this runs for each program word a command policy checks.
+    let mut candidate = PathBuf::new();
     for dir in std::env::split_paths(path_var) {
-        let dir = if dir.as_os_str().is_empty() {
-            cwd.to_path_buf()
-        } else {
-            cwd.join(dir)
-        };
-        let candidate = dir.join(name);
+        // An entry listed again answers as it did (execvp would look there again in vain).
+        if tried.contains(&dir) {
+            continue;
+        }
+        candidate.clear();
+        candidate.push(cwd);
+        candidate.push(&dir);
+        candidate.push(name);
+        tried.push(dir);
         match is_executable_file(&candidate) {
             Some(true) => return Lookup::Found(candidate),
             Some(false) if candidate.is_file() => denied = true,
