@@ -614,7 +614,9 @@ fn make(name: &str, args: &[&str]) -> Option<Verdict> {
                 .fold(String::new(), |d, c| join(&d, c));
             if let Some(o) = p.opts.iter().find(|o| {
                 matches!(o.name.as_str(), "f" | "file" | "makefile")
-                    && o.value.as_deref().is_some_and(|f| reads_stdin(&join(&dir, f)))
+                    && o.value
+                        .as_deref()
+                        .is_some_and(|f| reads_stdin(&join(&dir, f)))
             }) {
                 return code(format!(
                     "`{name} {}` reads its makefile from stdin or a device",
@@ -894,11 +896,12 @@ fn python_library(path: &str) -> bool {
         .split('/')
         .filter(|c| !c.is_empty() && *c != ".")
         .collect();
-    parts.windows(2).any(|w| {
-        w[0] == "lib" && (w[1].starts_with("python") || w[1].starts_with("pypy"))
-    }) || parts
-        .iter()
-        .any(|c| matches!(*c, "site-packages" | "dist-packages"))
+    parts
+        .windows(2)
+        .any(|w| w[0] == "lib" && (w[1].starts_with("python") || w[1].starts_with("pypy")))
+        || parts
+            .iter()
+            .any(|c| matches!(*c, "site-packages" | "dist-packages"))
 }
 
 /// A node script path inside a global `lib/node_modules` or Debian's `share/nodejs` (npm's `npm-cli.js`, `npx-cli.js`,
