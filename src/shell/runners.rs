@@ -904,9 +904,10 @@ fn python_library(path: &str) -> bool {
             .any(|c| matches!(*c, "site-packages" | "dist-packages"))
 }
 
-/// A node script path inside a global `lib/node_modules` or Debian's `share/nodejs` (npm's `npm-cli.js`, `npx-cli.js`,
-/// corepack, yarn, pnpm: programs with their own grammars, which `node SCRIPT` would bypass),
-/// or inside the `npm`/`corepack` package wherever it is installed, however it is spelled.
+/// A node script path inside a global `lib/node_modules` or Debian's `share/nodejs` (npm's
+/// `npm-cli.js`, `npx-cli.js`, corepack, yarn, pnpm: programs with their own grammars, which
+/// `node SCRIPT` would bypass), or inside the `npm`/`npx`/`corepack` package wherever it is
+/// installed, however it is spelled.
 fn node_global_module(path: &str) -> bool {
     let Some(path) = opened_at(path) else {
         return false; // a relative script in a directory not known: `reads_stdin` refuses it
