@@ -151,11 +151,19 @@ impl<'o> Command<'o> {
                     continue;
                 }
                 if CHDIR_BUILTINS.contains(&name) {
-                    self.out.cwd_moved = true;
+                    // `cd DIR`/`pushd DIR` with one literal directory goes there; `cd`, `cd -`,
+                    // options, `popd`: somewhere not known here.
+                    let to = match args {
+                        [d] if name != "popd" && !d.dynamic && !d.text.starts_with('-') => {
+                            Some(d.text.clone())
+                        }
+                        _ => None,
+                    };
+                    self.move_cwd(to);
                 }
                 self.builtin(name, args, i + 1);
             }
-            match judge(name, args) {
+            match judge(name, args, self.script_dir().as_ref()) {
                 Some(Verdict::Code(why)) => {
                     if let Some(last) = self.out.programs.last_mut() {
                         last.runs_code = Some(why);
@@ -257,13 +265,16 @@ impl<'o> Command<'o> {
             }
             return None;
         }
-        if w.moves
-            || parsed
-                .opts
-                .iter()
-                .any(|o| w.chdir.contains(&o.name.as_str()))
+        if w.moves {
+            self.move_cwd(None);
+        } else if let Some(o) = parsed
+            .opts
+            .iter()
+            .find(|o| w.chdir.contains(&o.name.as_str()))
         {
-            self.out.cwd_moved = true;
+            // `env -C DIR`/`--chdir=DIR` goes to DIR; `sudo -D`, `chroot`'s: not followed
+            let to = (name == "env").then(|| o.value.clone()).flatten();
+            self.move_cwd(to);
         }
         let mut ran_line = false;
         for o in &parsed.opts {
@@ -341,6 +352,19 @@ impl<'o> Command<'o> {
     }
 
     /// Builtins that evaluate their arguments (refused), and the names they assign.
+    /// A command changes the directory, to `to` when that is known: a second change (or one
+    /// after `||`, in a pipeline, ...) leaves it unknown.
+    fn move_cwd(&mut self, to: Option<String>) {
+        self.out.moved_to = if self.out.cwd_moved { None } else { to };
+        self.out.cwd_moved = true;
+    }
+
+    /// The directory relative script operands are opened in, for [`judge`]: `None` when the
+    /// directory did not change, `Some(None)` when it changed to a place not known.
+    fn script_dir(&self) -> Option<Option<String>> {
+        self.out.cwd_moved.then(|| self.out.moved_to.clone())
+    }
+
     fn builtin(&mut self, name: &str, args: &[Word], at: usize) {
         let Some((reason, construct)) = refused_builtin(name, args) else {
             return;
@@ -560,7 +584,7 @@ impl<'o> Command<'o> {
                     .position(|w| w.text == ";" || w.text == "+")
                     .map_or(to, |e| i + 1 + e);
                 if t.ends_with("dir") {
-                    self.out.cwd_moved = true; // CMD runs in each file's directory
+                    self.move_cwd(None); // CMD runs in each file's directory
                 }
                 if end > i + 1 {
                     self.nested(|cx| cx.programs(words, i + 1, end));

@@ -121,6 +121,11 @@ pub struct Analysis {
     /// A command changed the directory (`cd`, `env -C`, `find -execdir`): a relative program
     /// path after it is refused (it was resolved against the request's cwd).
     pub(crate) cwd_moved: bool,
+    /// Where the directory went, relative to the request's cwd (or absolute), when exactly one
+    /// command changed it to a literal directory (`cd /dev`, `env -C sub`); `None` when it is
+    /// not known (a second change, `cd -`, `popd`, `find -execdir`). Relative script operands
+    /// are judged at that directory, and refused when it is not known.
+    pub(crate) moved_to: Option<String>,
 }
 
 /// A piece of a rebuild. Text pieces are shell text (words already quoted); the caller writes a

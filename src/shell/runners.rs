@@ -18,11 +18,15 @@ pub enum Verdict {
     Unknown(String),
 }
 
-/// The verdict on running `name` with `args`, if there is one.
-pub fn judge(name: &str, args: &[Word]) -> Option<Verdict> {
+/// The verdict on running `name` with `args`, if there is one. `moved`: a command before it
+/// changed the directory (`cd`, `env -C`), to this directory when it is known: a relative script
+/// operand is judged where it is opened (`cd /dev && python3 stdin` reads the here-document),
+/// and refused when that is not known.
+pub fn judge(name: &str, args: &[Word], moved: Option<&Option<String>>) -> Option<Verdict> {
     if !in_table(name) {
         return None;
     }
+    CWD_MOVED.with(|m| m.replace(moved.cloned()));
     if let Some(d) = args.iter().find(|a| a.dynamic) {
         return code(format!(
             "`{name}` with an argument known only at run time (`{}`)",
@@ -600,9 +604,19 @@ fn make(name: &str, args: &[&str]) -> Option<Verdict> {
             if let Some(o) = p.opts.iter().find(|o| o.name == "E" || o.name == "eval") {
                 return code(runs_a_command(name, o));
             }
+            // `-C DIR` (each one relative to the one before) runs make in DIR: a relative
+            // makefile is opened there (`make -C /dev -f stdin`)
+            let dir = p
+                .opts
+                .iter()
+                .filter(|o| o.name == "C" || o.name == "directory")
+                .filter_map(|o| o.value.as_deref())
+                .fold(String::new(), |d, c| join(&d, c));
             if let Some(o) = p.opts.iter().find(|o| {
                 matches!(o.name.as_str(), "f" | "file" | "makefile")
-                    && o.value.as_deref().is_some_and(reads_stdin)
+                    && o.value
+                        .as_deref()
+                        .is_some_and(|f| reads_stdin(&join(&dir, f)))
             }) {
                 return code(format!(
                     "`{name} {}` reads its makefile from stdin or a device",
@@ -802,6 +816,9 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
         )
     });
     match p.operands.first().map(|&i| args[i]) {
+        Some(s) if node_global_module(s) => code(format!(
+            "`{name} {s}` runs a globally installed package's program (npm's `npm-cli.js`/`npx-cli.js` run commands given in their arguments); name that program in the allow list instead"
+        )),
         Some(s) if reads_stdin(s) => code(format!(
             "`{name} {s}` reads its program from stdin or a device"
         )),
@@ -815,24 +832,95 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
     }
 }
 
+thread_local! {
+    /// Set by [`judge`] for the program being judged: where a command before it changed the
+    /// directory to (`Some(None)`: somewhere not known).
+    static CWD_MOVED: std::cell::RefCell<Option<Option<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `path` seen from `dir` (`""`: where the command starts): itself when absolute.
+fn join(dir: &str, path: &str) -> String {
+    if dir.is_empty() || path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{dir}/{path}")
+    }
+}
+
+/// Where a script operand is opened: after a change of directory, the directory joined in front
+/// of a relative path; `None` when that directory is not known.
+fn opened_at(path: &str) -> Option<String> {
+    match CWD_MOVED.with(|m| m.borrow().clone()) {
+        Some(_) if path.starts_with('/') => Some(path.to_string()),
+        Some(dir) => dir.map(|d| join(&d, path)),
+        None => Some(path.to_string()),
+    }
+}
+
 /// A script or makefile path that is stdin or a device (`-`, `/dev/stdin`, `/dev/fd/0`,
-/// `/proc/self/fd/0`), not a file, however it is spelled: repeated slashes and `.` are dropped
-/// (`//dev/stdin`, `/dev/./stdin`), and a path that climbs with `..` reads a device when what
-/// follows its last `..` is `dev/...` or `proc/...` (`../../dev/stdin`, `/tmp/x/../dev/stdin`:
-/// where `..` lands depends on the cwd and on symlinks this analysis does not see).
+/// `/proc/self/fd/0`, anything under `/sys`), not a file, however it is spelled: repeated
+/// slashes and `.` are dropped (`//dev/stdin`, `/dev/./stdin`), and a path that climbs with `..`
+/// reads a device when what follows its last `..` is `dev/...`, `proc/...` or `sys/...`
+/// (`../../dev/stdin`, `/tmp/x/../dev/stdin`: where `..` lands depends on the cwd and on
+/// symlinks this analysis does not see). A relative path after a change of directory is judged
+/// where it is opened, the directory joined in front (`cd /dev && make -f stdin`,
+/// `cd /proc/self/fd && perl 0`), and is stdin-like when that directory is not known.
 fn reads_stdin(path: &str) -> bool {
     if path == "-" {
         return true;
     }
+    let Some(path) = opened_at(path) else {
+        return true;
+    };
     let parts: Vec<&str> = path
         .split('/')
         .filter(|c| !c.is_empty() && *c != ".")
         .collect();
-    let device = |rest: &[&str]| matches!(rest.first(), Some(&"dev" | &"proc"));
+    let device = |rest: &[&str]| matches!(rest.first(), Some(&"dev" | &"proc" | &"sys"));
     match parts.iter().rposition(|c| *c == "..") {
         Some(last) => device(&parts[last + 1..]),
         None => path.starts_with('/') && device(&parts),
     }
+}
+
+/// A python script path inside python's own library (`/usr/lib/python3.11/timeit.py`,
+/// `/usr/local/lib/python3.12/...`, any `site-packages` or `dist-packages`), however it is
+/// spelled (`.` and repeated slashes dropped, relative paths and `..` included): running it is
+/// `python -m MODULE`, which is refused. Symlinks are not followed (no file-system access here):
+/// a link the agent made is a file the agent wrote (docs/host-policy.md, limits).
+fn python_library(path: &str) -> bool {
+    let Some(path) = opened_at(path) else {
+        return false; // a relative script in a directory not known: `reads_stdin` refuses it
+    };
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    parts
+        .windows(2)
+        .any(|w| w[0] == "lib" && (w[1].starts_with("python") || w[1].starts_with("pypy")))
+        || parts
+            .iter()
+            .any(|c| matches!(*c, "site-packages" | "dist-packages"))
+}
+
+/// A node script path inside a global `lib/node_modules` or Debian's `share/nodejs` (npm's
+/// `npm-cli.js`, `npx-cli.js`, corepack, yarn, pnpm: programs with their own grammars, which
+/// `node SCRIPT` would bypass), or inside the `npm`/`npx`/`corepack` package wherever it is
+/// installed, however it is spelled.
+fn node_global_module(path: &str) -> bool {
+    let Some(path) = opened_at(path) else {
+        return false; // a relative script in a directory not known: `reads_stdin` refuses it
+    };
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    parts.windows(2).any(|w| {
+        (w[0] == "lib" && w[1] == "node_modules")
+            || (w[0] == "share" && w[1] == "nodejs")
+            || (w[0] == "node_modules" && matches!(w[1], "npm" | "corepack" | "npx"))
+    })
 }
 
 const PYTHON: Spec = Spec {
@@ -882,6 +970,9 @@ fn python(name: &str, args: &[&str]) -> Option<Verdict> {
             || o.name == "version"
     });
     match p.operands.first().map(|&i| args[i]) {
+        Some(s) if !ends && python_library(s) => code(format!(
+            "`{name} {s}` runs a module of python's own library as a script, the same as `-m` (`timeit.py`, `code.py`, `pdb.py` run code given in their arguments or on stdin)"
+        )),
         Some(s) if !ends && reads_stdin(s) => code(format!(
             "`{name} {s}` reads its program from stdin or a device"
         )),
@@ -1882,6 +1973,80 @@ mod tests {
             (Some(_), _) => "code",
             (None, Some(_)) => "unknown",
             _ => "-",
+        }
+    }
+
+    /// A script operand is judged where it is opened: after a change of directory (`cd`,
+    /// `pushd`, `env -C`, `make -C`) a relative one is not the request's cwd's file; a script of
+    /// python's own library is `-m`, one of a global node package is that package's program.
+    #[test]
+    fn script_operands_are_judged_where_they_land() {
+        let last = |line: &str| {
+            let a = analyse_line(line);
+            a.programs.last().and_then(|p| p.runs_code.clone())
+        };
+        for line in [
+            "make -C /dev -f stdin",
+            "make --directory=/dev --file=stdin",
+            "make -C/dev -fstdin",
+            "make -f stdin -C /dev",
+            "cd /dev && make -f stdin",
+            "env -C /dev make -f stdin",
+            "env --chdir=/dev make -f stdin",
+            "cd /dev && python3 stdin",
+            "pushd /dev; python3 stdin",
+            "cd /dev; tclsh stdin",
+            "cd /dev && node --preserve-symlinks-main stdin",
+            "cd /proc/self/fd && perl 0",
+            "cd /proc/self/fd && node 0",
+            "cd /usr/lib/python3.11 && python3 timeit.py 1",
+            "cd /usr/lib/node_modules/npm/bin && node npx-cli.js -c id",
+            "cd /tmp && cd /dev && python3 x.py",
+            "cd /dev || cd /tmp; python3 stdin",
+            "cd /dev; popd; python3 x.py",
+            "cd - && python3 x.py",
+            "find . -execdir python3 x.py ';'",
+            "make -C /proc -C self/fd -f 0",
+            "cd /dev && make -C . -f stdin",
+            "cd / && make -C dev -f stdin",
+            "perl /sys/kernel/x",
+            "python3 ../../sys/x",
+            "python3 /usr/lib/python3.11/timeit.py 1",
+            "python3 //usr/lib/./python3.11/code.py",
+            "python3 /usr/lib/python3.11/pdb.py x.py",
+            "python3 ../../usr/lib/python3.11/timeit.py 1",
+            "python3 /usr/local/lib/python3.12/x.py",
+            "python3 /usr/lib/python3/dist-packages/pip/__main__.py",
+            "python3 -u /usr/lib/python3.11/timeit.py",
+            "node /usr/lib/node_modules/npm/bin/npx-cli.js -c id",
+            "node /usr/lib/node_modules/npm/bin/npm-cli.js exec -c id",
+            "node /usr/local/lib/node_modules/corepack/dist/corepack.js",
+            "node ../../usr/lib/node_modules/npm/bin/npm-cli.js",
+            "node /usr/share/nodejs/npm/bin/npm-cli.js",
+            "node x/node_modules/npm/bin/npm-cli.js",
+        ] {
+            assert!(last(line).is_some(), "{line}");
+        }
+        for line in [
+            "make -f Makefile",
+            "make -C sub",
+            "make -C /tmp/x -f /tmp/x/Makefile",
+            "cd x && make -f /tmp/Makefile",
+            "cd x && python3 /tmp/y.py",
+            "python3 script.py",
+            "python3 tools/x.py",
+            "node x.js",
+            "node node_modules/jest/bin/jest.js",
+            "perl 0",
+            "make -f stdin",
+            "cd app && python3 manage.py test",
+            "cd app && make -f Makefile",
+            "make -C sub -f Makefile",
+            "env -C sub python3 x.py",
+            "cd /tmp/w && node x.js",
+            "cd x && ruby ./y.rb",
+        ] {
+            assert_eq!(last(line), None, "{line}");
         }
     }
 
