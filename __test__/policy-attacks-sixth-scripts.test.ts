@@ -8,6 +8,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TerminalHostOptions } from '../ts/host-types';
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
+import { createMcpServer } from '../ts/mcp';
+import { textOf } from './fixtures/mcp-client';
 import { attackBench, runCasesAsNobody, which, type Request } from './fixtures/policy-attack';
 import { testIf } from './fixtures/require-feature';
 
@@ -109,6 +113,44 @@ describe('a script operand is judged where the program opens it', () => {
       expect(await bench.run(allow(PYTHON), { command: `cd sub && ${PYTHON} x.py` })).toBe('sub py ok\n');
       expect(await bench.run(allow(PYTHON, 'env'), { command: `env -C sub ${PYTHON} x.py` })).toBe('sub py ok\n');
     }
+  });
+});
+
+describe('under an allow list a command never starts inside /dev, /proc or /sys', () => {
+  /** Relative `stdin` in /dev is the line's here-document: the payload writes HIT in the workspace. */
+  const py = (): string => `${PYTHON ?? 'python3'} stdin <<'EOF'\nopen('${bench.dir}/${HIT}', 'w')\nEOF`;
+  test.each(['/dev', '/dev/fd', '/proc/self/fd', '/sys'])('a request whose cwd is %s', async (cwd) => {
+    const command = py();
+    const strict = bench.host({ commandPolicy: { allow: [PYTHON ?? 'python3'] } });
+    await expect(strict.createTerminal({ sessionId: S, cwd, command })).rejects.toMatchObject({
+      code: 'ERR_POLICY_DENIED',
+      details: { reason: 'kernel-cwd', field: 'cwd' },
+    });
+    expect(bench.hit()).toBe(false);
+  });
+
+  test('a ShellSessions line after an earlier `cd /dev` (MCP terminal_execute): the shell is there, so it is refused', async () => {
+    const allow = [PYTHON ?? 'python3', 'echo'];
+    const command = py();
+    const run = async (policy: boolean): Promise<string> => {
+      const mcp = createMcpServer({ cwd: bench.dir, ...(policy ? { commandPolicy: { allow } } : {}) });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await mcp.factory().connect(serverSide);
+      const client = new Client({ name: 'sixth', version: '1' });
+      await client.connect(clientSide);
+      try {
+        await client.callTool({ name: 'terminal_execute', arguments: { command: 'cd /dev' } });
+        return textOf(await client.callTool({ name: 'terminal_execute', arguments: { command, timeout: 20 } }));
+      } finally {
+        await client.close();
+        await mcp.close();
+      }
+    };
+    await run(false);
+    expect(bench.hit()).toBe(true); // the line's here-document ran as /dev/stdin
+    bench.clearHit();
+    expect(await run(true)).toMatch(/^ERR_POLICY_DENIED: cwd: "\/dev" is inside \/dev/);
+    expect(bench.hit()).toBe(false);
   });
 });
 

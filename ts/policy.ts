@@ -405,6 +405,33 @@ function describe(command: PolicyCommand): string {
   return `\`${command.word}\` (${command.path}${real})`;
 }
 
+/** The kernel's trees: under them a relative name is a device, a descriptor or another process's file. */
+const KERNEL_TREES = ['/dev', '/proc', '/sys'];
+
+/**
+ * Under an allow list a command never starts inside /dev, /proc or /sys: there a relative operand the
+ * analysis reads as a file (`python3 stdin`, `perl 0`, `make -f stdin`) is the line's own stdin or another
+ * process's descriptor. The line's own `cd` is judged by the analysis; this is the cwd it starts from (a
+ * request's, or a ShellSessions shell's after an earlier `cd /dev`). Resolved first (`/dev/fd` is /proc).
+ */
+function refuseKernelCwd(check: CommandCheck): void {
+  const cwd = check.cwd ?? processCwd();
+  if (cwd === undefined) return;
+  let real: string;
+  try {
+    real = fs.realpathSync(cwd);
+  } catch {
+    return; // no such directory: the create fails on it
+  }
+  const tree = KERNEL_TREES.find((t) => real === t || real.startsWith(`${t}/`));
+  if (tree !== undefined) {
+    throw denied(
+      `cwd: ${JSON.stringify(cwd)} is inside ${tree}, where a relative name is a device or a process's descriptor; under this client's allow list commands start elsewhere`,
+      { field: 'cwd', reason: 'kernel-cwd', cwd, resolved: real },
+    );
+  }
+}
+
 /**
  * What a check's lookups are given: its cwd (this process's when the request has none, as the core would
  * take it) and PATH. Only defined fields: the core's resolveProgram rejects an explicit null although its
@@ -549,6 +576,7 @@ function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: She
   if (policy.allow) {
     refuseForeignDialect(check, analysis);
     refuseUncheckable(analysis, check);
+    refuseKernelCwd(check);
   }
   const commands: PolicyCommand[] = [];
   let program: string | undefined;
