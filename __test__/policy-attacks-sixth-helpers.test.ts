@@ -8,7 +8,11 @@
 // Each is first shown working without a policy, then held, as root and as nobody.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { TerminalHost } from '../ts/host';
+import type { TerminalHostOptions } from '../ts/host-types';
+import { createMcpServer } from '../ts/mcp';
 import { attackBench, runCasesAsNobody, which, type Request } from './fixtures/policy-attack';
 import { testIf } from './fixtures/require-feature';
 
@@ -104,6 +108,27 @@ describe('under an allow list an editor an allowed program starts runs nothing',
     expect(await bench.run(h, { command: 'npm pkg get name' })).toMatch(/"ws"/);
     expect(bench.hit()).toBe(false);
     fs.writeFileSync(path.join(bench.dir, 'ed', 'a'), 'c\n'); // a change again, for `git difftool HEAD`
+  });
+
+  test("MCP terminal_execute (a session's shell) under `--allow git`: git's editor is `false` too (r6-02)", async () => {
+    const execute = async (options: Partial<TerminalHostOptions>): Promise<void> => {
+      const mcp = createMcpServer({ cwd: bench.dir, env: QUIET, ...options });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await mcp.factory().connect(serverSide);
+      const client = new Client({ name: 'sixth', version: '1' });
+      await client.connect(clientSide);
+      try {
+        await client.callTool({ name: 'terminal_execute', arguments: { command: 'git -C ed notes add' } });
+      } finally {
+        await client.close();
+        await mcp.close();
+      }
+    };
+    await execute({});
+    expect(bench.hit()).toBe(true);
+    bench.clearHit();
+    await execute({ commandPolicy: { allow: [which_('git')] } });
+    expect(bench.hit()).toBe(false);
   });
 
   test("the host's own env may still name an editor", async () => {

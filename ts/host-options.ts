@@ -338,7 +338,7 @@ function hostShell(
  * (an absolute path, so no directory of the command's PATH or cwd can supply another), or the bare
  * name where the host has none.
  */
-function refusingProgram(pathVar: string | undefined, cwd: string | undefined, resolveProgram: ResolveProgramFn | undefined): string {
+export function refusingProgram(pathVar: string | undefined, cwd: string | undefined, resolveProgram: ResolveProgramFn | undefined): string {
   try {
     return resolveHostShell('false', pathVar, cwd, resolveProgram ?? loadNativeResolveProgram());
   } catch {
