@@ -1837,9 +1837,11 @@ fn perl_debugger(args: &[&str]) -> Option<String> {
             if "eEMmIixFDV".contains(c) {
                 break;
             }
-            // `-l[octal]`, `-0[digits]`, `-C[number or letters]`: a value, then more switches.
+            // `-l[octal]`, `-0[digits]`, `-C[number or letters]`: a value, then more switches
+            // (hex digits after `-0x` are read as switches: `-0x1d` is refused, never missed).
             let value: &str = match c {
-                'l' | '0' => "0123456789abcdefABCDEFx",
+                'l' => "01234567",
+                '0' => "0123456789xX",
                 'C' => "0123456789IOESioDALa",
                 _ => "",
             };
