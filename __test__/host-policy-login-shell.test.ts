@@ -85,7 +85,8 @@ test('a shell without start-up files, and a login shell under a deny list, are a
   fs.writeFileSync(path.join(home, '.bashrc'), `rm -f ${victim()}\n`);
   expect(await run(plain, `ls ${work}`)).toBe('victim\n');
   expect(fs.existsSync(victim())).toBe(true);
-  expect(() => host({ shell: ['bash', '--noprofile', '-l', '-c'], commandPolicy: ALLOW })).not.toThrow();
+  // A login bash runs ~/.bash_logout at exit whatever --noprofile says (r6-08): refused like `-l`.
+  expect(() => host({ shell: ['bash', '--noprofile', '-l', '-c'], commandPolicy: ALLOW })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG' }));
   expect(() => host({ shell: ['bash', '-l', '-c'], commandPolicy: { deny: ['rm'] } })).not.toThrow();
 });
 

@@ -395,12 +395,13 @@ describe('wrapper globs, start-up files, network redirections, build-tool env', 
     );
   });
 
-  testIf('bash', BASH !== undefined, 'no bash on PATH')('bash --noprofile --norc -lc: no start-up file, allowed', async () => {
+  testIf('bash', BASH !== undefined, 'no bash on PATH')('bash --noprofile --norc -c: no start-up file, allowed (a login `-lc` is refused: ~/.bash_logout)', async () => {
     const home = fs.mkdtempSync(path.join(tmp, 'home-'));
     fs.writeFileSync(path.join(home, '.bash_profile'), 'touch "$ACPT_MARKER"\n');
+    fs.writeFileSync(path.join(home, '.bashrc'), 'touch "$ACPT_MARKER"\n');
     const m = marker();
     const { host: h } = host({ env: { HOME: home }, commandPolicy: { allow: [BASH!, TRUE] } });
-    await run(h, { command: 'bash --noprofile --norc -lc true', env: [{ name: 'ACPT_MARKER', value: m }] });
+    await run(h, { command: 'bash --noprofile --norc -c true', env: [{ name: 'ACPT_MARKER', value: m }] });
     expect(fs.existsSync(m)).toBe(false);
   });
 
@@ -442,13 +443,14 @@ describe('wrapper globs, start-up files, network redirections, build-tool env', 
     });
   });
 
-  testIf('perl', PERL !== undefined, 'no perl on PATH')('PERL5DB with an allowed perl -d -w', async () => {
+  testIf('perl', PERL !== undefined, 'no perl on PATH')('PERL5DB with an allowed perl -d -w (perl opted in as a code runner: `perl -d` alone is code-execution)', async () => {
     const script = path.join(tmp, 'plain.pl');
     fs.writeFileSync(script, '1;\n');
+    const perlRuns = { commandPolicy: { allow: [PERL!], shellLines: 'deny' as const, codeRunners: [PERL!] } };
     await attack(
       (m) => ({ command: PERL!, args: ['-d', '-w', script], env: [{ name: 'PERL5DB', value: `BEGIN { open my $f, ">", "${m}" }` }] }),
-      strictArgv(PERL!, { envPolicy: { allow: ['PERL5DB'] } }),
-      strictArgv(PERL!),
+      strictArgv(PERL!, { ...perlRuns, envPolicy: { allow: ['PERL5DB'] } }),
+      strictArgv(PERL!, perlRuns),
       { reason: 'env', name: 'PERL5DB', field: 'env' },
     );
   });

@@ -12,7 +12,7 @@ import type { ApprovalOptions, ApprovalRequest, ArglessMode, HostCreateTerminalR
 import { loadNative, loadNativeResolveProgram } from './native';
 import { networkRulesOf } from './network-proxy';
 import { compileCommandPolicy, compileRoots, refuseStartupShell, resolveHostShell, type CompiledCommandPolicy } from './policy';
-import { compileEnvPatterns, compileEnvPolicy, type CompiledEnvPolicy } from './policy-env';
+import { compileEnvPatterns, compileEnvPolicy, lockedEditorEnv, type CompiledEnvPolicy } from './policy-env';
 import type { CreateTerminalFn, CreateTerminalOptions, EnvVariable, OutputSnapshot, ResolveProgramFn, ResourceLimits } from './types';
 import { clampedCount, normalizeEnv, optionalAbsolutePath, optionalCount } from './validate';
 
@@ -140,7 +140,7 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     throw invalidArg('options.truncationNotice', 'must be a boolean or a non-empty one-line string');
   }
   const truncationNotice = notice === true ? DEFAULT_TRUNCATION_NOTICE : typeof notice === 'string' ? notice : undefined;
-  const envOverlay = normalizeEnv(options.env, 'options.env');
+  let envOverlay = normalizeEnv(options.env, 'options.env');
   const killGraceMs = count(options.killGraceMs, 'options.killGraceMs');
   const timeoutMs = optionalCount(options.timeoutMs, 'options.timeoutMs', 1);
   const limits = validateLimits(options.limits, 'options.limits');
@@ -165,6 +165,11 @@ export function readHostOptions(options: TerminalHostOptions): HostSettings {
     ? farHostShell(options.shell)
     : hostShell(options.shell, hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram);
   const sandbox = options.sandbox !== undefined ? (remote ? options.sandbox : configureSandbox(options.sandbox)) : undefined;
+  if (commandPolicy?.allow !== undefined) {
+    // Editors an allowed program starts read commands from the line's stdin (`git commit <<EOF :!cmd`).
+    const refuser = remote ? 'false' : refusingProgram(hostPath(envOverlay, options.inheritEnv !== false), cwd, resolveProgram);
+    envOverlay = lockedEditorEnv(envOverlay, refuser);
+  }
   if (shellArgs !== undefined && typeof shell === 'string') {
     const home = envOverlay.find((e) => e.name === 'HOME')?.value ?? (options.inheritEnv !== false ? process.env.HOME : undefined) ?? os.homedir();
     const pinned = sandbox instanceof loadNative().SandboxConfig ? { writableRoots: sandbox.writableRoots } : undefined;
@@ -326,4 +331,17 @@ function hostShell(
   });
   const words = option as string[];
   return { shell: resolve(words[0]!, 'options.shell[0]'), shellArgs: words.slice(1) };
+}
+
+/**
+ * The program the editor variables name under an allow list: `false` found through the host's PATH
+ * (an absolute path, so no directory of the command's PATH or cwd can supply another), or the bare
+ * name where the host has none.
+ */
+export function refusingProgram(pathVar: string | undefined, cwd: string | undefined, resolveProgram: ResolveProgramFn | undefined): string {
+  try {
+    return resolveHostShell('false', pathVar, cwd, resolveProgram ?? loadNativeResolveProgram());
+  } catch {
+    return 'false';
+  }
 }

@@ -168,6 +168,7 @@ export {
   DANGEROUS_ENV_PATTERNS,
   DEFAULT_ENV_ALLOW,
   DATA_ONLY_ENV_NAMES,
+  EDITOR_ENV_NAMES,
   SECRET_ENV_PATTERNS,
   type EnvNamePattern,
   type EnvPolicy,

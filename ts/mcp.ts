@@ -19,7 +19,9 @@ import { invalidArg } from './errors';
 import { TerminalHost } from './host';
 import type { TerminalHostOptions } from './host-types';
 import { registerTerminalTools, TerminalToolState, type SessionCommandEvent } from './mcp-tools';
-import { DEFAULT_OUTPUT_BYTE_LIMIT } from './host-options';
+import { DEFAULT_OUTPUT_BYTE_LIMIT, hostPath, refusingProgram } from './host-options';
+import { lockedEditorEnv } from './policy-env';
+import { normalizeEnv } from './validate';
 import { ShellSessions } from './sessions';
 import { nativeCreateTerminal } from './native';
 import type { PtyCreateTerminalOptions, SessionBackend, ShellSessionsOptions } from './session-types';
@@ -236,6 +238,14 @@ function sessionsMaker(
     ...(host.maxOutputByteLimit !== undefined ? { maxOutputBytes: host.maxOutputByteLimit } : {}),
     ...(sessions ?? {}),
   };
+  const policy = host.commandPolicy as { allow?: unknown } | undefined;
+  if (typeof policy === 'object' && policy !== null && policy.allow !== undefined) {
+    // As for the host's own commands: under an allow list the editors an allowed program starts are
+    // `false` (`git commit <<EOF` would feed `:!cmd` to vi).
+    const overlay = normalizeEnv(derived.env, 'options.sessions.env');
+    const refuser = derived.backend !== undefined ? 'false' : refusingProgram(hostPath(overlay, derived.inheritEnv !== false), derived.cwd, host.resolveProgram);
+    derived.env = lockedEditorEnv(overlay, refuser);
+  }
   if (limits != null) {
     // The host's resource limits hold for each session's shell and everything it starts (the shell counts
     // as one process of `processes`).

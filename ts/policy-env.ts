@@ -180,6 +180,7 @@ export const DANGEROUS_ENV_PATTERNS: readonly string[] = Object.freeze([
   // Programs run by name from a variable.
   'EDITOR',
   'VISUAL',
+  'SUDO_EDITOR',
   'PAGER',
   'MANPAGER',
   'LESSOPEN',
@@ -355,4 +356,36 @@ export function checkRequestEnv(policy: CompiledEnvPolicy, env: readonly EnvVari
       throw new AcpTerminalError('ERR_POLICY_DENIED', `env: \`${name}\` is not allowed by this client: ${why}`, { field: 'env', reason, name });
     }
   }
+}
+
+/**
+ * The variables naming the editor (and the pager's command escapes) of the programs an allow list may
+ * name, each read ahead of the configuration files an allowed command can write: git's `GIT_EDITOR` and
+ * `GIT_SEQUENCE_EDITOR` beat `core.editor` / `sequence.editor` in `.git/config`, npm's environment config
+ * beats a project or user `.npmrc`, `VISUAL` / `EDITOR` are what crontab, sudoedit, less's `v` and most
+ * others start. An editor started by an allowed program (`git commit`, `git tag -a`, `npm edit`,
+ * `npm config edit`) reads its commands from the line's stdin, i.e. from a here-document of the agent's:
+ * vi's `:!cmd` runs any program. Under an allow list the host sets each of them to a program that refuses
+ * (`false`), and `LESSSECURE=1` turns off less's `!cmd`, `|cmd` and `v` (editor) commands. A request may
+ * not set them back (`envPolicy` refuses every name but data-only ones); a host's own `env` option wins.
+ */
+export const EDITOR_ENV_NAMES: readonly string[] = Object.freeze([
+  'GIT_EDITOR',
+  'GIT_SEQUENCE_EDITOR',
+  'VISUAL',
+  'EDITOR',
+  'SUDO_EDITOR',
+  'npm_config_editor',
+  'NPM_CONFIG_EDITOR',
+]);
+
+/**
+ * The host's env overlay under an allow list: `overlay` plus every `EDITOR_ENV_NAMES` variable set to
+ * `refuser` (an absolute `false` when the host has one) and `LESSSECURE=1`, unless `overlay` sets the
+ * name itself.
+ */
+export function lockedEditorEnv(overlay: readonly EnvVariable[], refuser: string): EnvVariable[] {
+  const given = new Set(overlay.map((e) => e.name));
+  const locked = [...EDITOR_ENV_NAMES.map((name) => ({ name, value: refuser })), { name: 'LESSSECURE', value: '1' }];
+  return [...locked.filter((e) => !given.has(e.name)), ...overlay];
 }

@@ -467,14 +467,14 @@ impl<'o> Command<'o> {
                     "--version",
                     "--help",
                 ];
-                // Start-up files an interactive (`-i`) or login (`-l`) shell would read are
-                // allowed only when bash was told not to read them (a shell without these
-                // options refuses to start).
+                // Start-up files an interactive (`-i`) shell would read are allowed only when
+                // bash was told not to read them (`--norc`). A login shell is refused whatever
+                // its options: `--noprofile` turns off the profile, not `~/.bash_logout`, which a
+                // login bash runs at `exit` and which an earlier line can write.
                 match t {
                     "--norc" => quiet.push('i'),
-                    "--noprofile" => quiet.push('l'),
-                    "--login" if !quiet.contains(&'l') => {
-                        let construct = format!("`{name} --login` (a login shell runs start-up files the line can write; bash's `--noprofile` before it turns them off)");
+                    "--login" => {
+                        let construct = format!("`{name} --login` (a login shell runs start-up and exit files the line can write: `~/.bash_logout` even with `--noprofile`)");
                         self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
                     }
                     _ => {}
@@ -494,8 +494,12 @@ impl<'o> Command<'o> {
                         'c' => command = true,
                         's' => stdin = true,
                         // Refused, and the line still read: a deny list sees its programs.
-                        'i' | 'l' if on && !quiet.contains(&c) => {
-                            let construct = format!("`{name} {t}` (an interactive or login shell runs start-up files the line can write; bash's `--norc` / `--noprofile` before it turn them off)");
+                        'i' if on && !quiet.contains(&c) => {
+                            let construct = format!("`{name} {t}` (an interactive shell runs start-up files the line can write; bash's `--norc` before it turns them off)");
+                            self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                        }
+                        'l' if on => {
+                            let construct = format!("`{name} {t}` (a login shell runs start-up and exit files the line can write: `~/.bash_logout` even with `--noprofile`)");
                             self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
                         }
                         // zsh's `-f` (NO_RCS) and fish's `-N` (`--no-config`): no start-up file.
@@ -831,6 +835,12 @@ mod tests {
             "fish -c ls",
             "bash --norc -lc ls",
             "bash --noprofile -ic ls",
+            // r6-08: a login bash runs `~/.bash_logout` at exit even with `--noprofile`
+            "bash --norc --noprofile -lc ls",
+            "bash --norc --noprofile -ilc ls",
+            "bash --noprofile --login -c ls",
+            "bash --noprofile --norc -lc 'ls; exit'",
+            "sh -c 'bash --noprofile --norc -xlc ls'",
             "timeout -k * 5 ls",
             "timeout * ls",
             "timeout $T ls",
@@ -865,9 +875,8 @@ mod tests {
         for line in [
             "set -e; set -o pipefail; set -- -k",
             "set +k",
-            "bash --norc --noprofile -lc ls",
-            "bash --norc --noprofile -ilc ls",
-            "bash --noprofile --login -c ls",
+            "bash --norc -ic ls",
+            "bash --norc --noprofile -c ls",
             "zsh -fc ls",
             "zsh -f -c ls",
             "fish -N -c ls",

@@ -118,7 +118,9 @@ pub fn judge(name: &str, args: &[Word], moved: Option<&Option<String>>) -> Optio
             }),
         "python" | "python3" | "python2" | "pypy" | "pypy3" => python(name, &a),
         _ if name.starts_with("python") || name.starts_with("pypy") => python(name, &a),
-        "perl" => interpreter(name, &a, "eE").map(Verdict::Code),
+        "perl" => perl_debugger(&a)
+            .or_else(|| interpreter(name, &a, "eE"))
+            .map(Verdict::Code),
         "bun" | "deno" => interpreter(name, &a, "ep").map(Verdict::Code),
         "php" => interpreter(name, &a, "rRBE").map(Verdict::Code),
         _ => interpreter(name, &a, "e").map(Verdict::Code),
@@ -489,6 +491,19 @@ fn tar(name: &str, args: &[&str]) -> Option<Verdict> {
         Ok(p) => {
             if let Some(o) = p.opts.iter().find(|o| RUNS.contains(&o.name.as_str())) {
                 return code(runs_a_command(name, o));
+            }
+            // A multi-volume archive (`-M`, or `-L N`, which implies it) prompts for the next
+            // volume on stdin (or /dev/tty), and the answer `!` starts `$SHELL -i`: commands
+            // read from the line's own here-document.
+            if let Some(o) = p
+                .opts
+                .iter()
+                .find(|o| matches!(o.name.as_str(), "M" | "multi-volume" | "L" | "tape-length"))
+            {
+                return code(format!(
+                    "`{name} {}` prompts for volumes on stdin, where `!` starts a shell that reads commands",
+                    o.written
+                ));
             }
             let local = p.opts.iter().any(|o| o.name == "force-local");
             p.opts
@@ -1616,6 +1631,10 @@ fn git(args: &[&str]) -> Option<Verdict> {
         }
     }
     let runs = match sub {
+        // The diff/merge tool is chosen from configuration the agent can write
+        // (`difftool.NAME.cmd`), or guessed among installed ones (vimdiff, which reads `:!cmd`
+        // from the line's stdin): a command nothing checked.
+        "difftool" => true,
         "submodule" => rest.contains(&"foreach"),
         "bisect" => rest.contains(&"run"),
         "config" => !rest.iter().any(|a| {
@@ -1889,6 +1908,46 @@ fn sed_reading_executes(chars: &[char], brackets: Option<bool>) -> bool {
 
 /// `-c`/`-e`-style options (also in a cluster such as `perl -ne`), `--eval`, or a program read
 /// from stdin (no script argument, or `-`).
+/// `perl -d`, `-dt`, `-wd`, `-d:Module`: the debugger (or a `Devel::` module) reads its commands
+/// (`!!cmd`, Perl statements) from stdin, i.e. from the line's own here-document. Read with perl's
+/// switch grammar: a cluster's letters until one that takes the rest of the word as its value.
+fn perl_debugger(args: &[&str]) -> Option<String> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty() && *c != "-") else {
+            return None; // the script, `-` or `--`: no more switches
+        };
+        let mut chars = cluster.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == 'd' {
+                return Some(format!(
+                    "`perl {a}` starts the debugger, which runs commands read from stdin"
+                ));
+            }
+            // Switches whose value is the rest of the word (`-Mdiagnostics`, `-i.bak`).
+            if "eEMmIixFDV".contains(c) {
+                break;
+            }
+            // `-l[octal]`, `-0[digits]`, `-C[number or letters]`: a value, then more switches
+            // (hex digits after `-0x` are read as switches: `-0x1d` is refused, never missed).
+            let value: &str = match c {
+                'l' => "01234567",
+                '0' => "0123456789xX",
+                'C' => "0123456789IOESioDALa",
+                _ => "",
+            };
+            while chars.next_if(|n| value.contains(*n)).is_some() {}
+        }
+        // `-I DIR`, `-e CODE`, `-E CODE`: the value is the next word.
+        i += if matches!(*a, "-I" | "-e" | "-E") {
+            2
+        } else {
+            1
+        };
+    }
+    None
+}
+
 fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
     // Options of common interpreters that take the next word as their value.
     const VALUED: &[&str] = &[
@@ -2391,6 +2450,46 @@ mod tests {
             "wget --no http://127.0.0.1/",
         ] {
             assert_eq!(verdict(line), "unknown", "{line}");
+        }
+    }
+
+    /// r6-01, r6-06, r6-07: interactive helpers that read commands from the line's own stdin.
+    #[test]
+    fn helpers_that_read_commands_from_stdin_are_code() {
+        for line in [
+            "perl -d s.pl",
+            "perl -dt s.pl",
+            "perl -d -w s.pl",
+            "perl -w -d s.pl",
+            "perl -wd s.pl",
+            "perl -ld s.pl",
+            "perl -l012d s.pl",
+            "perl -CSd s.pl",
+            "perl -d:Trace s.pl",
+            "perl -I lib -d s.pl",
+            "tar -cM -L 10 -f v.tar big",
+            "tar -c --multi-volume -f v.tar big",
+            "tar -c --multi -f v.tar big",
+            "tar --tape-length=10 -cf v.tar big",
+            "tar cMf v.tar big",
+            "tar -cvL10 -f v.tar big",
+            "git difftool -y HEAD",
+            "git -C . difftool HEAD",
+            "git mergetool",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+        for line in [
+            "perl -w s.pl",
+            "perl -Mdiagnostics s.pl",
+            "perl -i.d s.pl",
+            "perl -I dir s.pl",
+            "tar -cf v.tar big",
+            "tar -tvf v.tar",
+            "git diff HEAD",
+            "git commit -m x",
+        ] {
+            assert_eq!(verdict(line), "-", "{line}");
         }
     }
 }
