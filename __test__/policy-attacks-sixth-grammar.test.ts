@@ -93,9 +93,9 @@ describe('class D: allow lists read npm, perl and ssh options the way the progra
     await ok('npm', { command: 'npm', args: ['config', 'get', 'editor'] });
     await ok('npm', { command: 'npm install --save-dev dep && npm run build --if-present' });
     await ok('perl', { command: 'perl', args: ['-W', 's.pl'] });
-    await ok('perl', { command: 'perl -Mstrict -lne "print" s.pl' });
+    await ok('perl', { command: 'perl -Mstrict -MList::Util=sum -ln s.pl' });
     await ok('ssh', { command: 'ssh', args: ['-o', 'BatchMode=yes', '127.0.0.1', 'ls', '-o', 'ProxyCommand=x'] });
-    await ok('kill', { command: 'kill -TERM %1' });
+    await ok('kill', { command: 'kill', args: ['-l'] });
   });
 });
 
