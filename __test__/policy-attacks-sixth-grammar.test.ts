@@ -52,6 +52,8 @@ const REFUSED_ONLY: [string, string, Request, string][] = [
   ['npm --loglevel silent exec -- CMD (r6-04b)', 'npm', { command: 'npm', args: [...NPM, '--loglevel', 'silent', 'exec', '--', './evil'] }, 'code-execution'],
   ['npm --unknown-option exec (what it takes is not known)', 'npm', { command: 'npm', args: ['--frobnicate', 'exec', '--', './evil'] }, 'unknown-option'],
   ['npm init DEP (runs create-dep)', 'npm', { command: 'npm', args: [...NPM, 'init', 'dep'] }, 'code-execution'],
+  ['perl -d -w SCRIPT (the debugger runs commands from stdin, r6-06)', 'perl', { command: 'perl', args: ['-d', '-w', 's.pl'] }, 'code-execution'],
+  ['perl -dt SCRIPT', 'perl', { command: 'perl', args: ['-dt', 's.pl'] }, 'code-execution'],
 ];
 
 describe('class D: allow lists read npm, perl and ssh options the way the programs do', () => {

@@ -447,8 +447,10 @@ describe('wrapper globs, start-up files, network redirections, build-tool env', 
     fs.writeFileSync(script, '1;\n');
     await attack(
       (m) => ({ command: PERL!, args: ['-d', '-w', script], env: [{ name: 'PERL5DB', value: `BEGIN { open my $f, ">", "${m}" }` }] }),
-      strictArgv(PERL!, { envPolicy: { allow: ['PERL5DB'] } }),
-      strictArgv(PERL!),
+      // `perl -d` is itself code-execution (the debugger reads commands from stdin): both hosts opt perl in,
+      // so what is tested is the env name
+      { ...strictArgv(PERL!, { envPolicy: { allow: ['PERL5DB'] } }), commandPolicy: { allow: [PERL!], codeRunners: ['perl'], shellLines: 'deny' } },
+      { ...strictArgv(PERL!), commandPolicy: { allow: [PERL!], codeRunners: ['perl'], shellLines: 'deny' } },
       { reason: 'env', name: 'PERL5DB', field: 'env' },
     );
   });
