@@ -1858,9 +1858,7 @@ fn npm_cli(args: &[&str]) -> Option<Verdict> {
         }
         positional.push(a);
     }
-    let Some(&word) = positional.first() else {
-        return None;
-    };
+    let &word = positional.first()?;
     let Some(command) = npm_command(word) else {
         return Some(Verdict::Unknown(format!(
             "`npm {word}`, which is not a command this analysis knows"
