@@ -71,7 +71,8 @@ pub fn judge(name: &str, args: &[Word], moved: Option<&Option<String>>) -> Optio
         "npx" | "bunx" | "pnpx" => code(format!(
             "`{name}` runs a package's code (fetched if missing)"
         )),
-        "npm" | "pnpm" | "yarn" => npm(name, &a),
+        "npm" => npm_cli(&a),
+        "pnpm" | "yarn" => npm(name, &a),
         "find" => a
             .iter()
             .find(|a| matches!(**a, "-exec" | "-execdir" | "-ok" | "-okdir"))
@@ -118,9 +119,7 @@ pub fn judge(name: &str, args: &[Word], moved: Option<&Option<String>>) -> Optio
             }),
         "python" | "python3" | "python2" | "pypy" | "pypy3" => python(name, &a),
         _ if name.starts_with("python") || name.starts_with("pypy") => python(name, &a),
-        "perl" => perl_debugger(&a)
-            .or_else(|| interpreter(name, &a, "eE"))
-            .map(Verdict::Code),
+        "perl" => perl(&a),
         "bun" | "deno" => interpreter(name, &a, "ep").map(Verdict::Code),
         "php" => interpreter(name, &a, "rRBE").map(Verdict::Code),
         _ => interpreter(name, &a, "e").map(Verdict::Code),
@@ -1054,12 +1053,26 @@ const SSH_CODE_KEYS: &[&str] = &[
 
 /// ssh, scp: `-o` read with ssh's keyword table (only [`SSH_DATA_KEYS`] pass), a config file
 /// (`-F`), a PKCS#11 library (`-I`), a program run instead of ssh (`scp -S`).
+///
+/// ssh reads options again after the destination (ssh.c: `if (ac > 1 && !opt_terminated) goto
+/// again`), up to the remote command, unless `--` came before the destination: those are read with
+/// the same table. scp reads them only before its operands.
 fn ssh(name: &str, args: &[&str]) -> Option<Verdict> {
     let p = match parse(&SSH, args) {
         Err(option) => return Some(unknown(name, &option)),
         Ok(p) => p,
     };
-    for o in &p.opts {
+    let mut opts = p.opts;
+    if let Some(&host) = p.operands.first() {
+        let terminated = host > 0 && args[host - 1] == "--";
+        if name == "ssh" && !terminated {
+            match parse(&SSH, &args[host + 1..]) {
+                Err(option) => return Some(unknown(name, &option)),
+                Ok(again) => opts.extend(again.opts),
+            }
+        }
+    }
+    for o in &opts {
         match o.name.as_str() {
             "o" => {
                 // ssh strips quotes around the keyword (`"ProxyCommand" x`) and reads it
@@ -1101,13 +1114,55 @@ fn other_process(name: &str, option: &str) -> Option<Verdict> {
     ))
 }
 
-/// `kill`: a pid or a process name acts on another process; `%job`, `-l`/`-L` do not.
+/// `kill` (procps, busybox's applet, bash's builtin): `kill [SIGNAL] [--] %JOB...` and the list
+/// forms (`-l`, `-L`, `--list`, `--table` first) are the only ones allowed. Every other word is a
+/// pid, a process group (`-PGID`; `-1` is every process the user may signal) or a name, read as
+/// such whatever its spelling: procps reads `-1NNNN` as pid -1, so a dash word is a signal only
+/// where every kill reads it as one (the first word, a signal number 0..=64 or a name).
 fn kill(args: &[&str]) -> Option<Verdict> {
-    args.iter()
-        .copied()
-        .skip_while(|a| a.starts_with('-') && *a != "--")
-        .find(|a| *a != "--" && !a.starts_with('%'))
-        .and_then(|a| other_process("kill", a))
+    if args.first().is_some_and(|a| {
+        matches!(*a, "-l" | "-L" | "--list" | "--table") || a.starts_with("--list=")
+    }) {
+        return None;
+    }
+    let mut i = 0;
+    match args.first().copied() {
+        Some("-s" | "-n" | "--signal") if args.len() > 1 && is_signal(args[1]) => i = 2,
+        Some(a) if a.strip_prefix("--signal=").is_some_and(is_signal) => i = 1,
+        Some(a)
+            if a.strip_prefix('-')
+                .is_some_and(|s| s != "-" && is_signal(s)) =>
+        {
+            i = 1
+        }
+        _ => {}
+    }
+    if args.get(i) == Some(&"--") {
+        i += 1;
+    }
+    let rest = &args[i..];
+    match rest.iter().find(|a| !a.starts_with('%') || a.len() < 2) {
+        Some(a) => other_process("kill", a),
+        None if rest.is_empty() => other_process("kill", args.last().copied().unwrap_or("")),
+        None => None,
+    }
+}
+
+/// A signal as every kill reads it: a number 0..=64 without sign or leading zero, or a name
+/// (`KILL`, `SIGKILL`, `RTMIN+1`).
+fn is_signal(s: &str) -> bool {
+    if s.bytes().all(|b| b.is_ascii_digit()) {
+        return !s.is_empty()
+            && (s == "0" || !s.starts_with('0'))
+            && s.len() <= 2
+            && s.parse::<u8>().is_ok_and(|n| n <= 64);
+    }
+    let name = s.strip_prefix("SIG").unwrap_or(s);
+    !name.is_empty()
+        && name.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'+' || b == b'-')
 }
 
 /// libcap's capsh: `--` and `-c` run bash, `==` runs capsh again, `--shell=`/`--justexec=` name
@@ -1461,7 +1516,7 @@ fn wget(args: &[&str]) -> Option<Verdict> {
     None
 }
 
-/// npm/pnpm/yarn: `exec`/`x`/`dlx`, `-c`/`--call`, and config options that name a program.
+/// pnpm/yarn: `exec`/`x`/`dlx`, `-c`/`--call`, and config options that name a program.
 fn npm(name: &str, args: &[&str]) -> Option<Verdict> {
     const RUNS: &[&str] = &[
         "call",
@@ -1492,6 +1547,440 @@ fn npm(name: &str, args: &[&str]) -> Option<Verdict> {
             "`{name} {sub}` runs a package's code (fetched if missing)"
         ))
     })
+}
+
+/// npm's commands (lib/utils/cmd-list.js, npm 11).
+const NPM_COMMANDS: &[&str] = &[
+    "access",
+    "adduser",
+    "approve-scripts",
+    "audit",
+    "bugs",
+    "cache",
+    "ci",
+    "completion",
+    "config",
+    "dedupe",
+    "deny-scripts",
+    "deprecate",
+    "diff",
+    "dist-tag",
+    "docs",
+    "doctor",
+    "edit",
+    "exec",
+    "explain",
+    "explore",
+    "find-dupes",
+    "fund",
+    "get",
+    "help",
+    "help-search",
+    "init",
+    "install",
+    "install-ci-test",
+    "install-scripts",
+    "install-test",
+    "link",
+    "ll",
+    "login",
+    "logout",
+    "ls",
+    "org",
+    "outdated",
+    "owner",
+    "pack",
+    "ping",
+    "pkg",
+    "prefix",
+    "profile",
+    "prune",
+    "publish",
+    "query",
+    "rebuild",
+    "repo",
+    "restart",
+    "root",
+    "run",
+    "sbom",
+    "search",
+    "set",
+    "shrinkwrap",
+    "stage",
+    "star",
+    "stars",
+    "start",
+    "stop",
+    "team",
+    "test",
+    "token",
+    "trust",
+    "undeprecate",
+    "uninstall",
+    "unpublish",
+    "unstar",
+    "update",
+    "version",
+    "view",
+    "whoami",
+];
+
+/// npm's command aliases (cmd-list.js): alias, command.
+const NPM_ALIASES: &[(&str, &str)] = &[
+    ("author", "owner"),
+    ("home", "docs"),
+    ("issues", "bugs"),
+    ("info", "view"),
+    ("show", "view"),
+    ("find", "search"),
+    ("add", "install"),
+    ("unlink", "uninstall"),
+    ("remove", "uninstall"),
+    ("rm", "uninstall"),
+    ("r", "uninstall"),
+    ("un", "uninstall"),
+    ("rb", "rebuild"),
+    ("list", "ls"),
+    ("ln", "link"),
+    ("create", "init"),
+    ("i", "install"),
+    ("it", "install-test"),
+    ("cit", "install-ci-test"),
+    ("u", "update"),
+    ("up", "update"),
+    ("c", "config"),
+    ("s", "search"),
+    ("se", "search"),
+    ("tst", "test"),
+    ("t", "test"),
+    ("ddp", "dedupe"),
+    ("v", "view"),
+    ("run-script", "run"),
+    ("clean-install", "ci"),
+    ("clean-install-test", "install-ci-test"),
+    ("x", "exec"),
+    ("why", "explain"),
+    ("la", "ll"),
+    ("verison", "version"),
+    ("ic", "ci"),
+    ("innit", "init"),
+    ("in", "install"),
+    ("ins", "install"),
+    ("inst", "install"),
+    ("insta", "install"),
+    ("instal", "install"),
+    ("isnt", "install"),
+    ("isnta", "install"),
+    ("isntal", "install"),
+    ("isntall", "install"),
+    ("install-clean", "ci"),
+    ("isntall-clean", "ci"),
+    ("hlep", "help"),
+    ("dist-tags", "dist-tag"),
+    ("upgrade", "update"),
+    ("udpate", "update"),
+    ("rum", "run"),
+    ("sit", "install-ci-test"),
+    ("urn", "run"),
+    ("ogr", "org"),
+    ("add-user", "adduser"),
+];
+
+/// The npm command `word` names, as npm's `deref` reads it: camelCase to kebab-case, a command, an
+/// alias, or an unambiguous prefix of a command or alias (then through the aliases).
+fn npm_command(word: &str) -> Option<&'static str> {
+    let mut w = String::new();
+    for c in word.chars() {
+        if c.is_ascii_uppercase() {
+            w.push('-');
+            w.push(c.to_ascii_lowercase());
+        } else {
+            w.push(c);
+        }
+    }
+    let alias = |a: &str| NPM_ALIASES.iter().find(|(k, _)| *k == a).map(|(_, c)| *c);
+    if let Some(c) = NPM_COMMANDS.iter().find(|c| **c == w) {
+        return Some(c);
+    }
+    if let Some(c) = alias(&w) {
+        return Some(c);
+    }
+    if w.is_empty() {
+        return None;
+    }
+    let mut names = NPM_COMMANDS
+        .iter()
+        .copied()
+        .chain(NPM_ALIASES.iter().map(|(k, _)| *k))
+        .filter(|n| n.starts_with(w.as_str()));
+    let first = names.next()?;
+    if names.next().is_some() {
+        return None; // ambiguous: npm finds no command
+    }
+    let mut c = first;
+    while let Some(next) = alias(c) {
+        c = next;
+    }
+    Some(c)
+}
+
+/// npm options (nopt) that take a value, read in the next word when not attached with `=`.
+const NPM_VALUED: &[&str] = &[
+    "access",
+    "auth-type",
+    "before",
+    "cache",
+    "ca",
+    "cafile",
+    "cert",
+    "cidr",
+    "depth",
+    "diff",
+    "diff-dst-prefix",
+    "diff-src-prefix",
+    "diff-unified",
+    "dist-tags",
+    "fetch-retries",
+    "fetch-retry-factor",
+    "fetch-retry-maxtimeout",
+    "fetch-retry-mintimeout",
+    "fetch-timeout",
+    "heading",
+    "https-proxy",
+    "include",
+    "init-author-email",
+    "init-author-name",
+    "init-author-url",
+    "init-license",
+    "init-version",
+    "install-strategy",
+    "key",
+    "local-address",
+    "location",
+    "lockfile-version",
+    "logs-dir",
+    "logs-max",
+    "loglevel",
+    "maxsockets",
+    "noproxy",
+    "omit",
+    "otp",
+    "pack-destination",
+    "package",
+    "preid",
+    "prefix",
+    "proxy",
+    "registry",
+    "replace-registry-host",
+    "scope",
+    "searchexclude",
+    "searchlimit",
+    "searchopts",
+    "searchstaleness",
+    "sbom-format",
+    "sbom-type",
+    "tag",
+    "tag-version-prefix",
+    "umask",
+    "user-agent",
+    "workspace",
+    "cpu",
+    "os",
+    "libc",
+    "expect-result-count",
+    "min-release-age",
+];
+
+/// npm options that take no value (`--name`, `--no-name`, `--name=true`).
+const NPM_FLAGS: &[&str] = &[
+    "all",
+    "audit",
+    "bin-links",
+    "color",
+    "description",
+    "dry-run",
+    "engine-strict",
+    "expect-results",
+    "fix",
+    "force",
+    "foreground-scripts",
+    "format-package-lock",
+    "fund",
+    "git-tag-version",
+    "global",
+    "global-style",
+    "if-present",
+    "ignore-scripts",
+    "include-staged",
+    "include-workspace-root",
+    "install-links",
+    "json",
+    "legacy-bundling",
+    "legacy-peer-deps",
+    "link",
+    "long",
+    "offline",
+    "package-lock",
+    "package-lock-only",
+    "parseable",
+    "prefer-dedupe",
+    "prefer-offline",
+    "prefer-online",
+    "production",
+    "progress",
+    "provenance",
+    "quiet",
+    "read-only",
+    "rebuild-bundle",
+    "save",
+    "save-bundle",
+    "save-dev",
+    "save-exact",
+    "save-optional",
+    "save-peer",
+    "save-prod",
+    "silent",
+    "sign-git-commit",
+    "sign-git-tag",
+    "strict-peer-deps",
+    "strict-ssl",
+    "timing",
+    "unicode",
+    "update-notifier",
+    "usage",
+    "verbose",
+    "version",
+    "versions",
+    "workspaces",
+    "yes",
+    "no",
+    "help",
+    "dev",
+    "audit-level",
+    "commit-hooks",
+    "loglevel-silent",
+    "omit-lockfile-registry-resolved",
+    "strict-allowed-scripts",
+];
+
+/// npm's shorthands: the letter word and whether it takes the next word.
+const NPM_SHORT: &[(&str, bool)] = &[
+    ("-g", false),
+    ("-q", false),
+    ("-s", false),
+    ("-d", false),
+    ("-dd", false),
+    ("-ddd", false),
+    ("-l", false),
+    ("-p", false),
+    ("-y", false),
+    ("-f", false),
+    ("-v", false),
+    ("-h", false),
+    ("-H", false),
+    ("-?", false),
+    ("-S", false),
+    ("-D", false),
+    ("-O", false),
+    ("-E", false),
+    ("-B", false),
+    ("-P", false),
+    ("-ws", false),
+    ("-iwr", false),
+    ("-C", true),
+    ("-w", true),
+    ("-L", true),
+];
+
+/// npm, read the way npm reads its command line (nopt, cmd-list.js): options anywhere before
+/// `--`, each known exactly (a valued one takes the next word unless attached with `=`; an
+/// abbreviation or an option this table lacks is unknown, since what it swallows is not known);
+/// the first other word is the command, resolved through npm's aliases and prefixes (`exe` is
+/// `exec`). Refused: options naming a program or config file, `exec`, `explore` (runs a command
+/// or `$SHELL` in a package), `edit` (runs the editor), `init <initializer>` (runs a fetched
+/// `create-*` package), config writes (`config set|delete|edit|fix`, `set`: keys name the editor,
+/// shells, git, the browser, init-module, ... and `--location` picks the file), an unknown command.
+fn npm_cli(args: &[&str]) -> Option<Verdict> {
+    const RUNS: &[&str] = &[
+        "call",
+        "script-shell",
+        "node-options",
+        "shell",
+        "editor",
+        "browser",
+        "userconfig",
+        "globalconfig",
+        "init-module",
+        "git",
+        "onload-script",
+        "viewer",
+        "node-gyp",
+        "npm-command",
+    ];
+    let refuse = |why: String| Some(Verdict::Code(why));
+    let mut positional: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i];
+        i += 1;
+        if a == "--" {
+            positional.extend(&args[i..]);
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            let bare = name.strip_prefix("no-").unwrap_or(name);
+            let known = NPM_VALUED.contains(&name) || NPM_FLAGS.contains(&bare);
+            if RUNS.contains(&bare) || (!known && (prefix_of(bare, RUNS) || prefix_of(name, RUNS)))
+            {
+                return refuse(format!(
+                    "`npm {a}` runs a command or names a program to run"
+                ));
+            }
+            if !known {
+                return Some(unknown("npm", &format!("`{a}`")));
+            }
+            if NPM_VALUED.contains(&name) && !attached {
+                i += 1;
+            }
+            continue;
+        }
+        if a.len() > 1 && a.starts_with('-') {
+            let short = a.split('=').next().unwrap_or(a);
+            if short == "-c" {
+                return refuse(format!("`npm {a}` runs a command"));
+            }
+            match NPM_SHORT.iter().find(|(s, _)| *s == short) {
+                Some((_, true)) if !a.contains('=') => i += 1,
+                Some(_) => {}
+                None => return Some(unknown("npm", &format!("`{a}`"))),
+            }
+            continue;
+        }
+        positional.push(a);
+    }
+    let &word = positional.first()?;
+    let Some(command) = npm_command(word) else {
+        return Some(Verdict::Unknown(format!(
+            "`npm {word}`, which is not a command this analysis knows"
+        )));
+    };
+    let sub = positional.get(1).copied().unwrap_or("");
+    let why = match command {
+        "exec" => "runs a package's code (fetched if missing)",
+        "explore" => "runs a command, or $SHELL, in a package's directory",
+        "edit" => "runs the configured editor (vi by default, which runs `:!cmd`)",
+        "init" if positional.len() > 1 => "runs an initializer package (`create-*`, fetched if missing)",
+        "set" => "writes npm's configuration, whose keys name the programs npm runs (editor, shell, git, ...)",
+        "config" if !matches!(sub, "" | "get" | "list" | "ls") => {
+            "writes npm's configuration, whose keys name the programs npm runs (editor, shell, git, ...)"
+        }
+        _ => return None,
+    };
+    refuse(format!("`npm {word}` ({command}) {why}"))
 }
 
 const GIT: Spec = Spec {
@@ -1906,48 +2395,114 @@ fn sed_reading_executes(chars: &[char], brackets: Option<bool>) -> bool {
     false
 }
 
-/// `-c`/`-e`-style options (also in a cluster such as `perl -ne`), `--eval`, or a program read
-/// from stdin (no script argument, or `-`).
-/// `perl -d`, `-dt`, `-wd`, `-d:Module`: the debugger (or a `Devel::` module) reads its commands
-/// (`!!cmd`, Perl statements) from stdin, i.e. from the line's own here-document. Read with perl's
-/// switch grammar: a cluster's letters until one that takes the rest of the word as its value.
-fn perl_debugger(args: &[&str]) -> Option<String> {
+/// perl, with its own switch table (perlrun, perl.c `parse_body`/`moreswitches`): switches
+/// cluster (`-lne`); `-e`/`-E` (code, refused) and `-I` take the next word when nothing is
+/// attached; `-0`, `-l` take attached digits; `-C`, `-D`, `-F`, `-i`, `-I`, `-m`, `-M`, `-V`,
+/// `-x`, `-d` take the rest of the word and never the next one. Code-running switches: `-e`, `-E`,
+/// `-d` (the debugger runs commands read from stdin; `-d:Mod` loads a module), `-M`/`-m` unless a
+/// plain module name with a plain import list, `-F` whose pattern perl pastes into code (starting
+/// with `/`, `'` or `"`); a letter perl does not know is unknown.
+fn perl(args: &[&str]) -> Option<Verdict> {
+    let refuse = |why: &str| code(format!("`perl {why}` runs code given as an argument"));
     let mut i = 0;
-    while let Some(a) = args.get(i) {
-        let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty() && *c != "-") else {
-            return None; // the script, `-` or `--`: no more switches
-        };
-        let mut chars = cluster.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c == 'd' {
-                return Some(format!(
-                    "`perl {a}` starts the debugger, which runs commands read from stdin"
+    while i < args.len() {
+        let a = args[i];
+        if a == "-" {
+            return code("`perl -` reads its program from stdin".into());
+        }
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            if reads_stdin(a) {
+                return code(format!(
+                    "`perl {a}` reads its program from stdin or a device"
                 ));
             }
-            // Switches whose value is the rest of the word (`-Mdiagnostics`, `-i.bak`).
-            if "eEMmIixFDV".contains(c) {
-                break;
-            }
-            // `-l[octal]`, `-0[digits]`, `-C[number or letters]`: a value, then more switches
-            // (hex digits after `-0x` are read as switches: `-0x1d` is refused, never missed).
-            let value: &str = match c {
-                'l' => "01234567",
-                '0' => "0123456789xX",
-                'C' => "0123456789IOESioDALa",
-                _ => "",
-            };
-            while chars.next_if(|n| value.contains(*n)).is_some() {}
-        }
-        // `-I DIR`, `-e CODE`, `-E CODE`: the value is the next word.
-        i += if matches!(*a, "-I" | "-e" | "-E") {
-            2
-        } else {
-            1
+            return None; // the script
         };
+        let chars: Vec<char> = cluster.chars().collect();
+        let mut j = 0;
+        while j < chars.len() {
+            let c = chars[j];
+            let rest: String = chars[j + 1..].iter().collect();
+            match c {
+                'a' | 'c' | 'f' | 'h' | 'n' | 'p' | 's' | 'S' | 't' | 'T' | 'u' | 'U' | 'v'
+                | 'w' | 'W' | 'X' => j += 1,
+                'e' | 'E' => return refuse(a),
+                'd' => {
+                    return code(format!(
+                        "`perl {a}` starts the debugger (commands read from stdin) or loads a Devel:: module"
+                    ))
+                }
+                '0' | 'l' => {
+                    j += 1;
+                    let hex = c == '0' && matches!(chars.get(j), Some('x' | 'X'));
+                    if hex {
+                        j += 1;
+                    }
+                    while chars
+                        .get(j)
+                        .is_some_and(|d| if hex { d.is_ascii_hexdigit() } else { d.is_digit(8) })
+                    {
+                        j += 1;
+                    }
+                }
+                'I' => {
+                    if rest.is_empty() {
+                        i += 1; // the directory is the next word
+                    }
+                    break;
+                }
+                'M' | 'm' => {
+                    let m = rest.strip_prefix('-').unwrap_or(&rest);
+                    let (module, imports) = m.split_once('=').unwrap_or((m, ""));
+                    let plain = |s: &str, extra: &str| {
+                        s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(c))
+                    };
+                    if module.is_empty()
+                        || module.starts_with(|c: char| c.is_ascii_digit())
+                        || !plain(module, ":")
+                        || !plain(imports, ",:")
+                    {
+                        return refuse(a);
+                    }
+                    break;
+                }
+                'F' => {
+                    if rest.starts_with(['/', '\'', '"']) {
+                        return refuse(a);
+                    }
+                    break;
+                }
+                'V' => {
+                    if !rest.is_empty()
+                        && !rest.strip_prefix(':').is_some_and(|v| {
+                            v.chars().all(|c| c.is_ascii_alphanumeric() || "_.*".contains(c))
+                        })
+                    {
+                        return Some(unknown("perl", &format!("`{a}`")));
+                    }
+                    break;
+                }
+                'C' | 'D' | 'i' | 'x' => break,
+                _ => return Some(unknown("perl", &format!("`{a}` (the switch `-{c}`)"))),
+            }
+        }
+        i += 1;
     }
-    None
+    match args.get(i) {
+        None => code("`perl` without a script reads its program from stdin".into()),
+        Some(a) if *a == "-" || reads_stdin(a) => code(format!(
+            "`perl {a}` reads its program from stdin or a device"
+        )),
+        Some(_) => None,
+    }
 }
 
+/// `-c`/`-e`-style options (also in a cluster such as `perl -ne`), `--eval`, or a program read
+/// from stdin (no script argument, or `-`).
 fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
     // Options of common interpreters that take the next word as their value.
     const VALUED: &[&str] = &[
@@ -2488,6 +3043,99 @@ mod tests {
             "tar -tvf v.tar",
             "git diff HEAD",
             "git commit -m x",
+        ] {
+            assert_eq!(verdict(line), "-", "{line}");
+        }
+    }
+
+    /// Round 6, class D: runner grammars read the way the programs read them.
+    #[test]
+    fn runner_grammars_read_like_the_programs() {
+        for line in [
+            // npm: explore, abbreviations and aliases of exec, an option value hiding the command
+            "npm explore dep -- touch v",
+            "npm exe -- touch v",
+            "npm x touch",
+            "npm --loglevel silent exec -- touch v",
+            "npm -w a exec -- touch v",
+            "npm execu -- touch v",
+            "npm edit dep",
+            "npm config set editor '/usr/bin/touch v'",
+            "npm config --location=project set editor x",
+            "npm c set shell x",
+            "npm set git x",
+            "npm config edit",
+            "npm init dep",
+            "npm --editor=x edit dep",
+            "npm --script-shell x run t",
+            // ssh: options after the destination
+            "ssh -o BatchMode=yes 127.0.0.1 -o 'ProxyCommand=id > v'",
+            "ssh host -oProxyCommand=id",
+            "ssh host -F cfg uptime",
+            // perl: -W/-X/-C/-F do not take the next word
+            "perl -W -e 'system 1'",
+            "perl -X -e 1",
+            "perl -C -e 1",
+            "perl -F -e 1",
+            "perl -w -E 1",
+            "perl -lne 1 f",
+            "perl -d s.pl",
+            "perl -dt s.pl",
+            "perl '-Mstrict;system(1)' s.pl",
+            "perl '-F/;system(1);/' s.pl",
+            "perl -I dir",
+            // kill: negative pids, every spelling
+            "kill -9 -123",
+            "kill -s KILL -1",
+            "kill -KILL -- -1",
+            "kill -- -1",
+            "kill -9 -- -1",
+            "kill -18830",
+            "kill -0 -18830",
+            "kill -9 -1",
+            "kill -1",
+            "kill -9 123",
+            "kill 123",
+            "kill -TERM %1 -1",
+            "busybox kill -9 -123",
+            "/usr/bin/kill -9 -1",
+        ] {
+            let a = analyse_line(line);
+            assert!(
+                a.programs
+                    .iter()
+                    .any(|p| p.runs_code.is_some() || p.unknown_option.is_some()),
+                "{line}"
+            );
+        }
+        for line in [
+            "npm test",
+            "npm run build --if-present",
+            "npm --loglevel silent test",
+            "npm install --save-dev foo",
+            "npm -g ls",
+            "npm --global ls",
+            "npm ci --no-audit",
+            "npm config get editor",
+            "npm config list",
+            "npm t",
+            "npm init -y",
+            "ssh -o BatchMode=yes host uptime",
+            "ssh host ls -o x",
+            "ssh -- host -o ProxyCommand=x",
+            "perl -W s.pl",
+            "perl -pi.bak s.pl f",
+            "perl -pie s.pl",
+            "perl -Mstrict -MList::Util=sum,max s.pl",
+            "perl -Fx -an s.pl",
+            "perl -0777 -ln s.pl",
+            "perl -I lib s.pl",
+            "perl -I -e s.pl",
+            "kill %1",
+            "kill -9 %1",
+            "kill -s TERM %1 %2",
+            "kill -l",
+            "kill -l 9",
         ] {
             assert_eq!(verdict(line), "-", "{line}");
         }
