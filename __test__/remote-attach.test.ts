@@ -11,28 +11,10 @@ import * as path from 'node:path';
 
 import * as backends from '../ts/backends';
 import { FrameReader, jsonFrame, type ServerMessage } from '../ts/backends/protocol';
-import { HOST_SERVER } from './fixtures/remote-env';
+import { alive, HOST_SERVER, until } from './fixtures/remote-env';
 import { describeIf } from './fixtures/require-feature';
 
 const RELAY = path.join(__dirname, 'fixtures', 'relay.js');
-
-function alive(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    return !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(cond: () => boolean, ms = 20000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return cond();
-}
 
 /** Runs `--attach socket`, sends `first` (a frame, or nothing), and returns the first message answered. */
 function attachWith(socket: string, first: Buffer | undefined): Promise<ServerMessage | undefined> {

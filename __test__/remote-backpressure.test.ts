@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 
 import * as backends from '../ts/backends';
-import { HOST_SERVER, STATIC_SERVER, hasPodman, hasSshd, podmanEnv, removeContainer, startContainer, startSshd, type Sshd } from './fixtures/remote-env';
+import { hasPodman, hasSshd, HOST_SERVER, podmanEnv, removeContainer, startContainer, startSshd, STATIC_SERVER, type Sshd, until } from './fixtures/remote-env';
 import { describeIf } from './fixtures/require-feature';
 
 const MiB = 1 << 20;
@@ -21,15 +21,6 @@ const SERVER_BOUND = 64 * MiB;
 const NODE_BOUND = 96 * MiB;
 
 const kib = (status: string, key: string): number => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) * 1024;
-
-async function until(cond: () => boolean, ms = 60000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return cond();
-}
 
 /** Floods through `b`; `status(pid)` reads the server's /proc status at the far end. */
 async function flood(b: backends.Backend, status: (pid: number) => string, read: 'slowly' | 'not at all'): Promise<void> {
@@ -63,7 +54,7 @@ async function flood(b: backends.Backend, status: (pid: number) => string, read:
   if (read === 'slowly') {
     // Everything is delivered or counted as dropped (the listener's last chunk arrives after the exit).
     const conn = await b.connection();
-    ended = await until(() => got + dropped === FLOOD || conn.lost !== undefined);
+    ended = await until(() => got + dropped === FLOOD || conn.lost !== undefined, 60_000);
   }
   clearInterval(sample);
   const out = await t.currentOutput();

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 
 import * as backends from '../ts/backends';
 import { acceptance } from './fixtures/remote-acceptance';
-import { STATIC_SERVER, containerPids, hasPodman, podmanEnv, removeContainer, startContainer } from './fixtures/remote-env';
+import { containerPids, hasPodman, podmanEnv, removeContainer, startContainer, STATIC_SERVER, until } from './fixtures/remote-env';
 import { describeIf } from './fixtures/require-feature';
 
 const ready = hasPodman && fs.existsSync(STATIC_SERVER);
@@ -20,15 +20,6 @@ const why = !hasPodman
 function inContainer(name: string, script: string, input?: string): { status: number | null; out: string } {
   const r = spawnSync('podman', ['exec', '-i', name, 'sh', '-c', script], { env: podmanEnv(), input: input ?? '' });
   return { status: r.status, out: r.stdout.toString() };
-}
-
-async function until(cond: () => boolean, ms = 15000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return cond();
 }
 
 describeIf('podman', ready, why)('podman exec', () => {

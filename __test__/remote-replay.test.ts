@@ -11,30 +11,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import * as backends from '../ts/backends';
-import { HOST_SERVER } from './fixtures/remote-env';
+import { alive, HOST_SERVER, until } from './fixtures/remote-env';
 import { describeIf } from './fixtures/require-feature';
 
 const RELAY = path.join(__dirname, 'fixtures', 'relay.js');
 /** `seq 1 200000`, paced over about a second so the transport dies mid-flood. */
 const FLOOD = 'i=0; while [ $i -lt 40 ]; do seq $((i*5000+1)) $((i*5000+5000)); i=$((i+1)); sleep 0.03; done';
-
-function alive(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    return !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(cond: () => boolean, ms = 20000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return cond();
-}
 
 const relayed = (options: backends.BackendOptions = {}): backends.Backend =>
   backends.command([process.execPath, RELAY, HOST_SERVER], options);

@@ -11,28 +11,10 @@ import * as path from 'node:path';
 import * as backends from '../ts/backends';
 import { TerminalHost } from '../ts/host';
 import { acceptance } from './fixtures/remote-acceptance';
+import { alive, HOST_SERVER as binary, until } from './fixtures/remote-env';
 import { describeIf } from './fixtures/require-feature';
 
-const binary = path.join(__dirname, '..', 'target', 'release', 'acp-terminal-server');
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-remote-')));
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\S+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-async function until(cond: () => boolean, ms = 10000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return cond();
-}
 
 function rssKiB(pid: number): number {
   const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));

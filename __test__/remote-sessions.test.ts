@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import * as backends from '../ts/backends';
 import { ShellSessions } from '../ts/sessions';
 import { connect, structured, type Connected } from './fixtures/mcp-client';
-import { HOST_SERVER, STATIC_SERVER, hasPodman, hasSshd, podmanEnv, removeContainer, startContainer, startSshd, type Sshd } from './fixtures/remote-env';
+import { hasPodman, hasSshd, HOST_SERVER, podmanEnv, removeContainer, startContainer, startSshd, STATIC_SERVER, type Sshd, until } from './fixtures/remote-env';
 import { describeIf } from './fixtures/require-feature';
 import { drain } from './fixtures/shell-sessions';
 
@@ -39,15 +39,6 @@ function localProcesses(): Map<number, string> {
     }
   }
   return out;
-}
-
-async function until(cond: () => boolean, ms = 15000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return cond();
 }
 
 /** The sessions acceptance set, through `backend()`, checked against `far`. */

@@ -13,25 +13,8 @@ import * as backends from '../ts/backends';
 import { TerminalHost } from '../ts/host';
 import { FrameReader, jsonFrame } from '../ts/backends/protocol';
 import { acceptance } from './fixtures/remote-acceptance';
-import { HOST_SERVER, hasSshd, startSshd, type Sshd } from './fixtures/remote-env';
+import { alive, hasSshd, HOST_SERVER, startSshd, type Sshd, until } from './fixtures/remote-env';
 import { describeIf, testIf } from './fixtures/require-feature';
-
-function alive(pid: number): boolean {
-  try {
-    return !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(cond: () => boolean, ms = 15000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return cond();
-}
 
 test('the banner is found past noise printed before it, even split across reads', () => {
   const r = new FrameReader();
