@@ -42,6 +42,7 @@ export type AcpTerminalErrorCode =
   | 'ERR_SESSION_BROKEN'
   /** A remote backend's transport ended (docs/remote.md): what was pending on it is lost. */
   | 'ERR_BACKEND_LOST'
+  | 'ERR_BACKEND_PROTOCOL'
   /** The sandbox part asked for cannot be provided here (the core's code; also a backend without the network proxy's listener). */
   | 'ERR_SANDBOX_UNAVAILABLE'
   /** `TestClient.assertNoLiveTerminals()`: terminals the agent never released (listed in the message and `details.terminals`). */

@@ -23,6 +23,7 @@ import * as z from 'zod';
 import { AcpTerminalError, errorCode, errorMessage } from './errors';
 import type { TerminalHost } from './host';
 import type { ApprovalRequest, AuthorizedRequest } from './host-types';
+import { quoteForPrompt } from './prompt-quote';
 import { requestKeys } from './session-input';
 import { shellQuote } from './shell-quote';
 import type { ShellSessions } from './sessions';
@@ -360,10 +361,11 @@ function askUser(
   }
   let message: string;
   if (approval) {
-    const lines = ['Run this command?', '', approval.args.length > 0 ? [approval.command, ...approval.args].join(' ') : approval.command];
-    if (approval.cwd !== undefined) lines.push('', `in ${approval.cwd}`);
+    // Every word the agent chose is quoted: a raw CR, ESC or invisible character could make it read as another command.
+    const lines = ['Run this command?', '', [approval.command, ...approval.args].map(quoteForPrompt).join(' ')];
+    if (approval.cwd !== undefined) lines.push('', `in ${quoteForPrompt(approval.cwd)}`);
     const programs = approval.commands.map((c) => c.path ?? c.word).filter((p, i, all) => all.indexOf(p) === i);
-    if (programs.length > 0) lines.push(`programs: ${programs.join(', ')}`);
+    if (programs.length > 0) lines.push(`programs: ${programs.map(quoteForPrompt).join(', ')}`);
     message = lines.join('\n');
   } else {
     message = typed!.message;

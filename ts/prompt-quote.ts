@@ -6,8 +6,15 @@
 
 import { invalidArg } from './errors';
 
-/** Characters shown escaped: controls (C0, DEL, C1), format (bidi overrides, zero-width), surrogates, private use, unassigned, separators other than a space. */
-const HIDDEN = /[\\"]|[\p{C}\p{Z}]/gu;
+/**
+ * Characters shown escaped: controls (C0, DEL, C1), format (bidi overrides, zero-width), surrogates, private use,
+ * unassigned, separators other than a space; default-ignorable code points (variation selectors, U+115F, U+1160,
+ * U+3164, U+FFA0, U+180B-F, ...); the blank letters and symbols that render as nothing or as a space (U+2800 braille
+ * blank); and combining marks, which draw on the character before them (the quote, a space or an escape) and so
+ * can disguise it. A mark right after a visible letter or symbol is kept (accents on names).
+ */
+const HIDDEN =
+  /[\\"]|[\p{C}\p{Z}\p{Default_Ignorable_Code_Point}\u2800\u3164\uFFA0\u115F\u1160\u{1D159}]|(?<![\p{L}\p{N}\p{P}\p{S}\p{M}])\p{M}|(?<=[\\"\p{C}\p{Z}\p{Default_Ignorable_Code_Point}\u2800\u3164\uFFA0\u115F\u1160\u{1D159} ]\p{M}*)\p{M}/gu;
 
 /** The escape of one character: `\"`, `\\`, `\n`, `\r`, `\t`, or `\u{…}` (its code point in hex). */
 function escapeChar(c: string): string {

@@ -6,6 +6,10 @@
  * Invariants:
  * - Every request is answered, or rejected with `ERR_BACKEND_LOST` when the connection is lost;
  *   once lost, every later call rejects with it (a released terminal's `release()` resolves).
+ * - Nothing the far end sends is used before {@link Connection.receive} checked it (its kind's fields
+ *   and types, a reply's id among the pending requests, a subscription this side opened): anything
+ *   else fails the connection with `ERR_BACKEND_PROTOCOL`, which every pending and later call rejects
+ *   with, as with a lost one; no stream event handler throws.
  * - Reconnect: with a grace (`hello {graceMs}`, the default 30 s), a transport that dies while the
  *   server lives is replaced: `attachArgv` runs `acp-terminal-server --attach PATH` through the same
  *   transport, `resume` presents the session token and this side's cursor (the stream bytes read),
@@ -22,7 +26,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
 import { AcpTerminalError } from '../errors';
-import { FrameReader, MAX_FRAME, PROTOCOL, inputFrame, jsonFrame, type Banner, type ServerMessage } from './protocol';
+import {
+  FrameReader,
+  MAX_FRAME,
+  PROTOCOL,
+  ProtocolViolation,
+  checkServerMessage,
+  inputFrame,
+  jsonFrame,
+  type Banner,
+  type CheckedMessage,
+  type ServerMessage,
+} from './protocol';
 
 /** An error the server answered with: its `code`, message and details. */
 export class RemoteError extends Error {
@@ -39,6 +54,13 @@ export class RemoteError extends Error {
 /** The transport (or the server) ended: what was pending is lost. */
 export function backendLost(reason: string): AcpTerminalError {
   return new AcpTerminalError('ERR_BACKEND_LOST', `acp-terminal: the connection to the terminal server was lost (${reason})`, {
+    reason,
+  });
+}
+
+/** The far end sent what the protocol does not allow: the connection is failed, nothing it said is used. */
+export function backendProtocol(reason: string): AcpTerminalError {
+  return new AcpTerminalError('ERR_BACKEND_PROTOCOL', `acp-terminal: the terminal server broke the protocol (${reason})`, {
     reason,
   });
 }
@@ -118,7 +140,7 @@ function startLink(
       } catch (e) {
         done();
         child.kill('SIGKILL');
-        reject(backendLost((e as Error).message));
+        reject(e instanceof ProtocolViolation ? backendProtocol(e.message) : backendLost((e as Error).message));
         return;
       }
       if (reader.missing || reader.gone) {
@@ -173,6 +195,8 @@ export class Connection {
   /** The transport is being replaced: calls wait. */
   private reconnecting = false;
   private closing = false;
+  /** The id of the `shutdown` request `close()` sent (its answer is the one reply nobody waits for). */
+  private shutdownId = -1;
   /** What `hello` answered about reattaching (none: a lost transport loses the connection). */
   private attach: { path: string; token: string; graceMs: number } | undefined;
   /** This side's frames so far (the in-band ones; a resume's own frame is not counted). */
@@ -209,14 +233,16 @@ export class Connection {
     }
     const c = new Connection(link, listeners, banner, options);
     c.stderr = r.stderr;
-    for (const m of msgs) c.dispatch(m);
+    c.receive(link, msgs);
     const graceMs = options.reconnectGraceMs ?? 30000;
     const hello = c.call('hello', { graceMs: options.attachArgv ? graceMs : 0, replayBytes: options.replayBytes });
     hello.then(
       (h) => {
-        c.serverPid = typeof h.pid === 'number' ? h.pid : undefined;
-        const a = h.attach as { path?: string; token?: string; graceMs?: number } | undefined;
-        if (a?.path && a.token) c.attach = { path: a.path, token: a.token, graceMs: a.graceMs ?? graceMs };
+        c.serverPid = Number.isSafeInteger(h.pid) ? (h.pid as number) : undefined;
+        const a = h.attach as { path?: unknown; token?: unknown; graceMs?: unknown } | undefined;
+        if (typeof a === 'object' && a !== null && typeof a.path === 'string' && a.path && typeof a.token === 'string' && a.token) {
+          c.attach = { path: a.path, token: a.token, graceMs: Number.isSafeInteger(a.graceMs) && (a.graceMs as number) >= 0 ? (a.graceMs as number) : graceMs };
+        }
       },
       () => {},
     );
@@ -229,16 +255,15 @@ export class Connection {
   private adopt(link: Link): void {
     const { child, reader } = link;
     child.stdout!.on('data', (chunk: Buffer) => {
-      if (this.link !== link) return;
+      if (this.link !== link || this.lostError) return;
       let msgs: ServerMessage[];
       try {
         msgs = reader.push(chunk);
       } catch (e) {
-        this.lose(`the server's stream is corrupt: ${(e as Error).message}`);
-        child.kill('SIGKILL');
+        this.violate(link, `the server's stream is corrupt: ${(e as Error).message}`);
         return;
       }
-      for (const m of msgs) this.dispatch(m);
+      this.receive(link, msgs);
     });
     child.stderr!.on('data', (c: Buffer) => {
       this.stderr = (this.stderr + c.toString('utf8')).slice(-4096);
@@ -286,23 +311,30 @@ export class Connection {
     return new Promise((resolve) => {
       let queue = early;
       const finish = (msgs: ServerMessage[]): boolean => {
-        const answer = msgs[0];
-        if (!answer) return false;
-        if (answer.kind !== 'json' || answer.value.id !== 0) {
-          this.lose('the reattached server did not answer resume first');
-          link.child.kill('SIGKILL');
+        if (msgs.length === 0) return false;
+        let answer: CheckedMessage;
+        try {
+          answer = checkServerMessage(msgs[0]!);
+          if ((answer.kind !== 'reply' && answer.kind !== 'refused') || answer.id !== 0) {
+            throw new ProtocolViolation('the reattached server did not answer resume first');
+          }
+          if (answer.kind === 'reply' && !(Number.isSafeInteger(answer.result.received) && (answer.result.received as number) >= 0)) {
+            throw new ProtocolViolation('the resume answer has no count of frames received');
+          }
+        } catch (e) {
+          this.reconnecting = false;
+          this.violate(link, (e as Error).message);
           return true;
         }
         link.child.stdout!.off('data', onData);
         link.child.off('close', onClose);
-        const err = answer.value.error as { code?: string; message?: string } | undefined;
-        if (err) {
+        if (answer.kind === 'refused') {
           this.reconnecting = false;
-          this.lose(`the server refused the resume: ${err.code}: ${err.message}`);
+          this.lose(`the server refused the resume: ${answer.error.code}: ${answer.error.message}`);
           link.child.kill('SIGKILL');
           return true;
         }
-        const result = answer.value.result as { received: number };
+        const result = answer.result as { received: number };
         const old = this.link;
         this.link = link;
         this.reconnecting = false;
@@ -311,7 +343,7 @@ export class Connection {
         this.adopt(link);
         const resend = [...this.pending.values()].filter((p) => p.index >= result.received).sort((a, b) => a.index - b.index);
         for (const p of resend) link.child.stdin!.write(p.frame);
-        for (const m of msgs.slice(1)) this.dispatch(m);
+        this.receive(link, msgs.slice(1));
         resolve(true);
         return true;
       };
@@ -319,8 +351,8 @@ export class Connection {
         try {
           queue = queue.concat(link.reader.push(chunk));
         } catch (e) {
-          link.child.kill('SIGKILL');
-          this.lose(`the reattached stream is corrupt: ${(e as Error).message}`);
+          this.reconnecting = false;
+          this.violate(link, `the reattached stream is corrupt: ${(e as Error).message}`);
           resolve(true);
           return;
         }
@@ -385,30 +417,68 @@ export class Connection {
     });
   }
 
-  private dispatch(m: ServerMessage): void {
-    this.offset += m.size;
-    if (m.kind === 'output') {
-      this.listeners.output(m.sub, m.data, m.dropped);
-      return;
-    }
-    const v = m.value;
-    if (typeof v.id === 'number') {
-      const p = this.pending.get(v.id);
-      if (!p) return;
-      this.pending.delete(v.id);
-      const err = v.error as { code?: string; message?: string; details?: Record<string, unknown> } | undefined;
-      if (err) p.reject(new RemoteError(err.code ?? 'ERR_REMOTE', err.message ?? 'the server refused the request', err.details));
-      else p.resolve((v.result ?? {}) as Record<string, unknown>);
-    } else if (v.event === 'exit') {
-      this.listeners.exit(v.term as number, v.status as Record<string, unknown>);
-    } else if (v.event === 'end') {
-      this.listeners.end(v.sub as number);
+  /**
+   * The frame boundary: checks each message (its kind's fields and types, then that a reply answers a
+   * pending request and output names a subscription this side opened) and only then acts on it. The
+   * first message that breaks the protocol fails the connection; nothing after it is read.
+   */
+  private receive(link: Link, msgs: ServerMessage[]): void {
+    for (const raw of msgs) {
+      if (this.lostError) return;
+      let m: CheckedMessage;
+      try {
+        m = checkServerMessage(raw);
+        if ((m.kind === 'reply' || m.kind === 'refused') && !this.pending.has(m.id) && m.id !== this.shutdownId) {
+          throw new ProtocolViolation(`a reply to request ${m.id}, which is not pending`);
+        }
+        if ((m.kind === 'output' || m.kind === 'end') && m.sub >= this.nextSub) {
+          throw new ProtocolViolation(`${m.kind === 'end' ? 'an end event' : 'output'} for subscription ${m.sub}, which this side never opened`);
+        }
+      } catch (e) {
+        this.violate(link, (e as Error).message);
+        return;
+      }
+      this.dispatch(m);
     }
   }
 
+  private dispatch(m: CheckedMessage): void {
+    this.offset += m.size;
+    switch (m.kind) {
+      case 'output':
+        this.listeners.output(m.sub, m.data, m.dropped);
+        return;
+      case 'reply':
+      case 'refused': {
+        const p = this.pending.get(m.id);
+        if (!p) return; // the answer to `shutdown`
+        this.pending.delete(m.id);
+        if (m.kind === 'refused') p.reject(new RemoteError(m.error.code, m.error.message, m.error.details));
+        else p.resolve(m.result);
+        return;
+      }
+      case 'exit':
+        this.listeners.exit(m.term, m.status);
+        return;
+      case 'end':
+        this.listeners.end(m.sub);
+        return;
+    }
+  }
+
+  /** The far end broke the protocol: the connection fails with `ERR_BACKEND_PROTOCOL` and its transport is killed. */
+  private violate(link: Link, reason: string): void {
+    this.fail(backendProtocol(reason));
+    link.child.kill('SIGKILL');
+  }
+
   private lose(reason: string): void {
+    this.fail(backendLost(reason));
+  }
+
+  private fail(error: AcpTerminalError): void {
     if (this.lostError) return;
-    this.lostError = backendLost(reason);
+    this.lostError = error;
     for (const p of this.pending.values()) p.reject(this.lostError);
     this.pending.clear();
     this.listeners.lost(this.lostError);
@@ -422,7 +492,8 @@ export class Connection {
     this.closing = true;
     const child = this.link.child;
     if (!this.lostError && !this.reconnecting) {
-      child.stdin!.write(jsonFrame({ id: this.nextId++, op: 'shutdown' }));
+      this.shutdownId = this.nextId++;
+      child.stdin!.write(jsonFrame({ id: this.shutdownId, op: 'shutdown' }));
     }
     const closed = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => child.once('close', () => r()));
     child.stdin!.end();

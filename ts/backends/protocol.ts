@@ -27,12 +27,77 @@ export const MAX_NOISE = 1 << 20;
 
 /** A message from the server. */
 export type ServerMessage = (
-  | { kind: 'json'; value: Record<string, unknown> }
+  | { kind: 'json'; value: unknown }
   | { kind: 'output'; sub: number; dropped: number; data: Buffer }
 ) & {
   /** Bytes of the frame on the stream (the resume cursor counts them). */
   size: number;
 };
+
+/** A server message checked for its kind's fields and types (see {@link checkServerMessage}). */
+export type CheckedMessage =
+  | { kind: 'output'; sub: number; dropped: number; data: Buffer; size: number }
+  | { kind: 'reply'; id: number; result: Record<string, unknown>; size: number }
+  | { kind: 'refused'; id: number; error: { code: string; message: string; details: Record<string, unknown> }; size: number }
+  | { kind: 'exit'; term: number; status: { exitCode: number | null; signal: string | null }; size: number }
+  | { kind: 'end'; sub: number; size: number };
+
+/** A message from the far end that breaks the protocol: the connection cannot go on. */
+export class ProtocolViolation extends Error {}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isU32 = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff;
+
+function violation(what: string, value: unknown): ProtocolViolation {
+  let shown: string;
+  try {
+    shown = JSON.stringify(value) ?? String(value);
+  } catch {
+    shown = String(value);
+  }
+  return new ProtocolViolation(`${what} (got ${shown.length > 120 ? `${shown.slice(0, 120)}…` : shown})`);
+}
+
+/**
+ * The one check of what the far end sent, before anything reads it: a JSON frame is an object that is a
+ * reply (`id` a request number, then `result` an object or `error` `{code, message, details?}` with strings)
+ * or an event (`exit` with `term` and `status {exitCode, signal}`, `end` with `sub`); an output frame
+ * names a subscription. Throws {@link ProtocolViolation} naming the field otherwise.
+ */
+export function checkServerMessage(m: ServerMessage): CheckedMessage {
+  if (m.kind === 'output') {
+    if (!isU32(m.sub) || m.sub === 0) throw violation('an output frame names no subscription', m.sub);
+    if (!Number.isSafeInteger(m.dropped)) throw violation('an output frame has a dropped count out of range', m.dropped);
+    return m;
+  }
+  const v: unknown = m.value;
+  if (!isObject(v)) throw violation('a message is not a JSON object', v);
+  if ('id' in v) {
+    if (!isU32(v.id)) throw violation('a reply has no valid id (a request number)', v.id);
+    if (v.error !== undefined) {
+      const e = v.error;
+      if (!isObject(e) || typeof e.code !== 'string' || typeof e.message !== 'string' || (e.details !== undefined && !isObject(e.details))) {
+        throw violation(`the error of reply ${v.id} is not {code, message, details?}`, e);
+      }
+      return { kind: 'refused', id: v.id, error: { code: e.code, message: e.message, details: e.details ?? {} }, size: m.size };
+    }
+    if (!isObject(v.result)) throw violation(`the result of reply ${v.id} is not an object`, v.result);
+    return { kind: 'reply', id: v.id, result: v.result, size: m.size };
+  }
+  if (v.event === 'exit') {
+    const s = v.status;
+    if (!isU32(v.term)) throw violation('an exit event names no terminal', v.term);
+    if (!isObject(s) || !(s.exitCode === null || Number.isInteger(s.exitCode)) || !(s.signal === null || typeof s.signal === 'string')) {
+      throw violation(`the exit status of terminal ${v.term} is not {exitCode, signal}`, s);
+    }
+    return { kind: 'exit', term: v.term, status: { exitCode: s.exitCode as number | null, signal: s.signal as string | null }, size: m.size };
+  }
+  if (v.event === 'end') {
+    if (!isU32(v.sub) || v.sub === 0) throw violation('an end event names no subscription', v.sub);
+    return { kind: 'end', sub: v.sub, size: m.size };
+  }
+  throw violation('a message is neither a reply nor a known event', v);
+}
 
 /** The banner: protocol and server version. */
 export interface Banner {
@@ -103,13 +168,19 @@ export class FrameReader {
     let off = 0;
     while (this.buf.length - off >= 4) {
       const len = this.buf.readUInt32BE(off);
-      if (len < 1 || len > MAX_INCOMING_FRAME) throw new Error(`the server sent a frame of ${len} bytes`);
+      if (len < 1 || len > MAX_INCOMING_FRAME) throw new ProtocolViolation(`the server sent a frame of ${len} bytes`);
       if (this.buf.length - off - 4 < len) break;
       const kind = this.buf[off + 4];
       const body = this.buf.subarray(off + 5, off + 4 + len);
       off += 4 + len;
       if (kind === KIND_JSON) {
-        out.push({ kind: 'json', value: JSON.parse(body.toString('utf8')) as Record<string, unknown>, size: 4 + len });
+        let value: unknown;
+        try {
+          value = JSON.parse(body.toString('utf8'));
+        } catch (e) {
+          throw new ProtocolViolation(`the server sent a JSON frame that is not JSON: ${(e as Error).message}`);
+        }
+        out.push({ kind: 'json', value: value as Record<string, unknown>, size: 4 + len });
       } else if (kind === KIND_OUTPUT && body.length >= 12) {
         out.push({
           kind: 'output',
@@ -119,7 +190,7 @@ export class FrameReader {
           size: 4 + len,
         });
       } else {
-        throw new Error(`the server sent a frame of unknown kind ${kind}`);
+        throw new ProtocolViolation(`the server sent a frame of unknown kind ${kind}`);
       }
     }
     this.buf = off === this.buf.length ? Buffer.alloc(0) : this.buf.subarray(off);
