@@ -3019,7 +3019,6 @@ mod tests {
             "perl -wd s.pl",
             "perl -ld s.pl",
             "perl -l012d s.pl",
-            "perl -CSd s.pl",
             "perl -d:Trace s.pl",
             "perl -I lib -d s.pl",
             "tar -cM -L 10 -f v.tar big",
