@@ -181,12 +181,12 @@ describe('package layout (napi-rs)', () => {
     expect(pkg.os).toEqual(['linux', 'darwin', 'win32']);
   });
 
-  test('one npm/<platform>/ package per target: os, cpu, libc set, only the .node file', () => {
+  test('one npm/<platform>/ package per target: os, cpu, libc set, the .node file and both static Linux servers (a far end is Linux whatever the near side)', () => {
     expect(fs.readdirSync(path.join(root, 'npm')).sort()).toEqual(pkg.napi.targets.map(platformOf).sort());
     for (const triple of pkg.napi.targets) {
       const id = platformOf(triple);
       const sub = JSON.parse(fs.readFileSync(path.join(root, 'npm', id, 'package.json'), 'utf8'));
-      expect(sub).toMatchObject({ name: `acp-terminal-${id}`, main: `${pkg.napi.binaryName}.${id}.node`, files: [`${pkg.napi.binaryName}.${id}.node`], license: pkg.license });
+      expect(sub).toMatchObject({ name: `acp-terminal-${id}`, main: `${pkg.napi.binaryName}.${id}.node`, files: [`${pkg.napi.binaryName}.${id}.node`, 'acp-terminal-server.linux-x64-musl', 'acp-terminal-server.linux-arm64-musl'], license: pkg.license });
       expect(sub.os).toEqual([id.split('-')[0]]);
       expect(sub.cpu).toEqual([id.includes('arm64') ? 'arm64' : 'x64']);
       if (id.startsWith('linux')) expect(sub.libc).toEqual([id.endsWith('musl') ? 'musl' : 'glibc']);
