@@ -65,11 +65,12 @@ const EDITOR_ATTACKS: [string, string[], Request][] = [
   ['git commit: core.editor from .git/config', ['git'], { command: 'git -C ed commit -a' }],
   ['git tag -a: core.editor from .git/config', ['git'], { command: 'git -C ed tag -a v1' }],
   ['git notes add: core.editor from .git/config', ['git'], { command: 'git -C ed notes add' }],
-  ['npm edit dep: editor from the project .npmrc', ['npm', 'node'], { command: 'npm edit dep' }],
 ];
 
 /** Requests whose helper reads commands from the here-document: refused by the grammar. */
 const GRAMMAR_ATTACKS: [string, string[], Request, Record<string, unknown>][] = [
+  // npm's grammar refuses `edit` (and config writes) outright; the locked editor is the second wall.
+  ['npm edit dep: editor from the project .npmrc', ['npm', 'node'], { command: 'npm edit dep' }, { reason: 'code-execution', word: 'npm' }],
   ['git difftool: the tool from .git/config', ['git'], { command: 'git -C ed difftool -y HEAD' }, { reason: 'code-execution', word: 'git' }],
   ['perl -d -w: the debugger runs `!!cmd` from stdin', ['perl'], { command: heredoc('perl -d -w s.pl', '!!./evil perl-d\nq') }, { reason: 'code-execution', word: 'perl' }],
   ['perl -dt: the debugger runs Perl statements from stdin', ['perl'], { command: heredoc('perl -dt s.pl', "system('./evil perl-dt')\nq") }, { reason: 'code-execution', word: 'perl' }],
