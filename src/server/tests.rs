@@ -551,7 +551,9 @@ async fn a_shell_is_inspected_and_its_job_and_tagged_processes_are_ended_at_the_
         .await;
     let tagged = || crate::sys::procs::with_environment_entry(b"ACP_SWEEP_TEST=t1");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while tagged().len() < 3 && std::time::Instant::now() < deadline {
+    // Exactly three once settled: `setsid` forks when it leads its job's group, and for a moment
+    // both it and its child (the sleep) carry the tag.
+    while tagged().len() != 3 && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(tagged().len(), 3, "the shell and its two sleeps");
