@@ -8,12 +8,9 @@
 // Each is first shown working without a policy, then held, as root and as nobody.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
-import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { TerminalHost } from '../ts/host';
 import type { TerminalHostOptions } from '../ts/host-types';
-import { createMcpServer } from '../ts/mcp';
-import { attackBench, runCasesAsNobody, which, type Request } from './fixtures/policy-attack';
+import { attackBench, runCasesAsNobody, terminalExecute, which, type Request } from './fixtures/policy-attack';
 import { testIf } from './fixtures/require-feature';
 
 const HIT = 'hit/HIT';
@@ -113,17 +110,7 @@ describe('under an allow list an editor an allowed program starts runs nothing',
 
   test("MCP terminal_execute (a session's shell) under `--allow git`: git's editor is `false` too (r6-02)", async () => {
     const execute = async (options: Partial<TerminalHostOptions>): Promise<void> => {
-      const mcp = createMcpServer({ cwd: bench.dir, env: QUIET, ...options });
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await mcp.factory().connect(serverSide);
-      const client = new Client({ name: 'sixth', version: '1' });
-      await client.connect(clientSide);
-      try {
-        await client.callTool({ name: 'terminal_execute', arguments: { command: 'git -C ed notes add' } });
-      } finally {
-        await client.close();
-        await mcp.close();
-      }
+      await terminalExecute({ cwd: bench.dir, env: QUIET, ...options }, [{ command: 'git -C ed notes add' }]);
     };
     await execute({});
     expect(bench.hit()).toBe(true);

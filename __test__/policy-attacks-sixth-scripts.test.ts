@@ -8,11 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TerminalHostOptions } from '../ts/host-types';
-import { Client } from '@modelcontextprotocol/client';
-import { InMemoryTransport } from '@modelcontextprotocol/server';
-import { createMcpServer } from '../ts/mcp';
-import { textOf } from './fixtures/mcp-client';
-import { attackBench, runCasesAsNobody, which, type Request } from './fixtures/policy-attack';
+import { attackBench, runCasesAsNobody, terminalExecute, which, type Request } from './fixtures/policy-attack';
 import { testIf } from './fixtures/require-feature';
 
 const S = 'sixth-scripts';
@@ -133,18 +129,8 @@ describe('under an allow list a command never starts inside /dev, /proc or /sys'
     const allow = [PYTHON ?? 'python3', 'echo'];
     const command = py();
     const run = async (policy: boolean): Promise<string> => {
-      const mcp = createMcpServer({ cwd: bench.dir, ...(policy ? { commandPolicy: { allow } } : {}) });
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await mcp.factory().connect(serverSide);
-      const client = new Client({ name: 'sixth', version: '1' });
-      await client.connect(clientSide);
-      try {
-        await client.callTool({ name: 'terminal_execute', arguments: { command: 'cd /dev' } });
-        return textOf(await client.callTool({ name: 'terminal_execute', arguments: { command, timeout: 20 } }));
-      } finally {
-        await client.close();
-        await mcp.close();
-      }
+      const options = { cwd: bench.dir, ...(policy ? { commandPolicy: { allow } } : {}) };
+      return (await terminalExecute(options, [{ command: 'cd /dev' }, { command, timeout: 20 }]))[1]!;
     };
     await run(false);
     expect(bench.hit()).toBe(true); // the line's here-document ran as /dev/stdin
