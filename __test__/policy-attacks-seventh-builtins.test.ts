@@ -8,10 +8,14 @@
 // host, an argv `bash -c` request, a session's shell (MCP terminal_execute) and a far-end backend.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
 import * as backends from '../ts/backends';
+import { createMcpServer } from '../ts/mcp';
 import { TerminalHost } from '../ts/host';
 import type { TerminalHostOptions } from '../ts/host-types';
 import { attackBench, runCasesAsNobody, terminalExecute, which, type Request } from './fixtures/policy-attack';
+import { textOf } from './fixtures/mcp-client';
 import { testIf } from './fixtures/require-feature';
 
 const HIT = 'hit/HIT';
@@ -117,10 +121,35 @@ describe('a builtin behind a prefix is judged as the builtin in first position',
     expect(bench.hit()).toBe(false);
   });
 
+  test('through MCP `run`', async () => {
+    const run = async (options: TerminalHostOptions, command: string): Promise<string> => {
+      const mcp = createMcpServer(options);
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await mcp.factory().connect(serverSide);
+      const client = new Client({ name: 'seventh-builtins', version: '1' });
+      await client.connect(clientSide);
+      try {
+        return textOf(await client.callTool({ name: 'run', arguments: { command } }));
+      } finally {
+        await client.close();
+        await mcp.close();
+      }
+    };
+    const command = `builtin export ${TAR}; ${TAR_RUN}`;
+    await run({ cwd: bench.dir, env: QUIET, shell: 'bash' }, command);
+    expect(bench.hit()).toBe(true);
+    bench.clearHit();
+    expect(await run({ cwd: bench.dir, env: QUIET, shell: 'bash', commandPolicy: { allow: [which_('tar')] } }, command)).toMatch(/TAR_OPTIONS/);
+    expect(bench.hit()).toBe(false);
+  });
+
   test('through a far-end backend (backends.local())', async () => {
     const backend = backends.local();
     try {
       const command = `command export ${TAR}; ${TAR_RUN}`;
+      await bench.run(bench.host({ backend, env: QUIET, allowedRoots: [bench.dir] }), { command });
+      expect(bench.hit()).toBe(true);
+      bench.clearHit();
       const host = bench.host({ backend, env: QUIET, allowedRoots: [bench.dir], commandPolicy: { allow: [which_('tar')] } });
       await expect(host.createTerminal({ sessionId: 's', cwd: bench.dir, command })).rejects.toMatchObject({ code: 'ERR_POLICY_DENIED', details: { name: 'TAR_OPTIONS' } });
       expect(bench.hit()).toBe(false);
