@@ -12,7 +12,6 @@ import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import * as backends from '../ts/backends';
 import { createMcpServer } from '../ts/mcp';
-import { TerminalHost } from '../ts/host';
 import type { TerminalHostOptions } from '../ts/host-types';
 import { attackBench, runCasesAsNobody, terminalExecute, which, type Request } from './fixtures/policy-attack';
 import { textOf } from './fixtures/mcp-client';
