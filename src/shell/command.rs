@@ -1,11 +1,15 @@
 //! One simple command: the programs it runs. Wrappers (`env`, `xargs`, `timeout`, `sudo`, a
 //! directly invoked ld.so, ...) are unwrapped with their grammar from `wrappers.rs`, shells'
-//! `-c` lines are handed back to the walk (which analyses and rebuilds them), builtins that
-//! evaluate their arguments are refused, and programs of the code-runner table get the verdict of
-//! `runners.rs`. Records, per word of the command, what the rebuild puts in its place.
+//! `-c` lines are handed back to the walk (which analyses and rebuilds them), builtins are judged
+//! (those that evaluate their arguments refused, the names `export`/`declare`/`unset`/... set or
+//! remove recorded), and programs of the code-runner table get the verdict of `runners.rs`.
+//! Records, per word of the command, what the rebuild puts in its place.
 //!
-//! Invariant: this module never parses a line itself (no call back into the walk): a nested line
-//! is returned in [`Command::lines`] with the word it came from.
+//! Invariants: this module never parses a line itself (no call back into the walk): a nested line
+//! is returned in [`Command::lines`] with the word it came from. A builtin is judged by its name and
+//! words only, wherever it stands: every word in command position (the first, or the one behind
+//! `command`, `builtin`, `!`, `time` or any other wrapper, at any nesting) goes through the same
+//! `Command::builtin` check.
 
 use super::options::parse;
 use super::runners::{judge, Verdict};
