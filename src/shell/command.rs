@@ -1,17 +1,55 @@
 //! One simple command: the programs it runs. Wrappers (`env`, `xargs`, `timeout`, `sudo`, a
 //! directly invoked ld.so, ...) are unwrapped with their grammar from `wrappers.rs`, shells'
-//! `-c` lines are handed back to the walk (which analyses and rebuilds them), builtins that
-//! evaluate their arguments are refused, and programs of the code-runner table get the verdict of
-//! `runners.rs`. Records, per word of the command, what the rebuild puts in its place.
+//! `-c` lines are handed back to the walk (which analyses and rebuilds them), builtins are judged
+//! (those that evaluate their arguments refused, the names `export`/`declare`/`unset`/... set or
+//! remove recorded), and programs of the code-runner table get the verdict of `runners.rs`.
+//! Records, per word of the command, what the rebuild puts in its place.
 //!
-//! Invariant: this module never parses a line itself (no call back into the walk): a nested line
-//! is returned in [`Command::lines`] with the word it came from.
+//! Invariants: this module never parses a line itself (no call back into the walk): a nested line
+//! is returned in [`Command::lines`] with the word it came from. A builtin is judged by its name and
+//! words only, wherever it stands: every word in command position (the first, or the one behind
+//! `command`, `builtin`, `!`, `time` or any other wrapper, at any nesting) goes through the same
+//! `Command::builtin` check.
 
 use super::options::parse;
 use super::runners::{judge, Verdict};
 use super::words::Word;
 use super::wrappers::{wrapper, Wrapper, CHDIR_BUILTINS, RESERVED, SHELLS};
 use super::{Analysis, Assignment, Program, Refusal, RefusalReason, MAX_DEPTH};
+
+/// Shell variables that change how the shell reads or runs what follows (prompt strings are
+/// expanded with `set -x`, `BASH_ALIASES`/`BASH_CMDS` are the alias and hash tables).
+pub const SHELL_SENSITIVE: &[&str] = &[
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "BASH_ALIASES",
+    "BASH_CMDS",
+    "BASH_XTRACEFD",
+    "GLOBIGNORE",
+    "EXECIGNORE",
+    "CDPATH",
+    "ENV",
+    "BASH_ENV",
+    "PATH",
+    "FUNCNEST",
+    "BASH_COMPAT",
+    "POSIXLY_CORRECT",
+    "BASH_LOADABLES_PATH",
+    "HISTFILE",
+];
+
+/// Options of the declaration builtins refused (bash evaluates values as arithmetic with `-i`, makes
+/// name references with `-n`, arrays with `-a`/`-A`, and acts on functions with `-f`/`-F`).
+pub const DECLARATION_OPTIONS_REFUSED: &str = "niaAfF";
+
+/// The builtins that set or remove variables (and their attributes) from their arguments.
+const VARIABLE_BUILTINS: &[&str] = &["export", "readonly", "declare", "typeset", "local", "unset"];
 
 /// What the rebuild puts in place of a word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,6 +404,9 @@ impl<'o> Command<'o> {
     }
 
     fn builtin(&mut self, name: &str, args: &[Word], at: usize) {
+        if VARIABLE_BUILTINS.contains(&name) {
+            self.variables(name, args);
+        }
         let Some((reason, construct)) = refused_builtin(name, args) else {
             return;
         };
@@ -423,6 +464,65 @@ impl<'o> Command<'o> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `export`, `declare`, `typeset`, `readonly`, `local` and `unset` with their operands as words:
+    /// behind `command`, `builtin`, `!`, `time`, under a quoted name (`"export"`), or `unset` from
+    /// the walk (a declaration the walk parsed as one comes with its keyword alone, its operands
+    /// judged there with the same tables). Each name is one the line sets (or removes), for the
+    /// environment rule; a shell-sensitive name, a refused attribute, a name that is not a plain
+    /// identifier (bash evaluates a subscript) or a word known only at run time (the shells may
+    /// split it into other names, and a declaration behind a prefix is not read as an assignment
+    /// by every shell) is refused.
+    fn variables(&mut self, name: &str, args: &[Word]) {
+        let mut options = true;
+        for a in args {
+            let t = a.text.as_str();
+            if options && t == "--" {
+                options = false;
+                continue;
+            }
+            if a.dynamic {
+                let construct = format!(
+                    "`{name} {t}` (a word known only at run time: the shells may split it into other names)"
+                );
+                self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                self.out.assignments.push(Assignment {
+                    name: t.to_string(),
+                    dynamic: true,
+                });
+                continue;
+            }
+            if options && (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+                if name != "unset"
+                    && t[1..]
+                        .chars()
+                        .any(|c| DECLARATION_OPTIONS_REFUSED.contains(c))
+                {
+                    let construct = format!("`{name} {t}` (attributes that make bash evaluate values, name references or functions)");
+                    self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                }
+                continue;
+            }
+            options = false;
+            let var = t.split('=').next().unwrap_or_default();
+            if !is_identifier(var) {
+                let construct =
+                    format!("`{name} {t}` (not a plain variable name: bash evaluates a subscript)");
+                self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+                continue;
+            }
+            if SHELL_SENSITIVE.contains(&var) {
+                let construct = format!(
+                    "`{name} {var}`, which changes how the shell reads or runs what follows"
+                );
+                self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
+            }
+            self.out.assignments.push(Assignment {
+                name: var.to_string(),
+                dynamic: false,
+            });
         }
     }
 
@@ -616,14 +716,15 @@ fn refused_option(wrapper: &str, o: &super::options::Opt) -> Option<String> {
 }
 
 fn is_assignment(w: &str) -> bool {
-    match w.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-        }
-        None => false,
-    }
+    w.split_once('=')
+        .is_some_and(|(name, _)| is_identifier(name))
+}
+
+/// A plain shell variable name (no subscript, no expansion).
+fn is_identifier(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// A shell option set with `-o NAME` / `-O NAME` (`on`) that changes how later words are read or
@@ -893,6 +994,137 @@ mod tests {
             .programs
             .iter()
             .any(|p| p.word == "rm" && p.guessed));
+    }
+
+    /// Every spelling that reaches a builtin (prefixes, nested prefixes, a quoted or escaped name).
+    const PREFIXES: &[&str] = &[
+        "command ",
+        "command -p ",
+        "command -- ",
+        "command -p -- ",
+        "builtin ",
+        "command builtin ",
+        "builtin command ",
+        "builtin -- ",
+        "command command ",
+        "time -- ",
+        "! ",
+        "! command ",
+        "time ",
+        "time -p ",
+        "time command builtin ",
+        "exec ",
+        "nohup ",
+    ];
+
+    #[test]
+    fn a_builtin_behind_any_prefix_is_judged_as_in_first_position() {
+        // Builtins judged in first position: what they assign, or that they are refused.
+        for line in [
+            "export TAR_OPTIONS=x",
+            "export -- TAR_OPTIONS=x",
+            "declare -x GIT_EXTERNAL_DIFF=x",
+            "typeset -x MAKEFLAGS=x",
+            "readonly NODE_OPTIONS=x",
+            "local GIT_SSH_COMMAND=x",
+            "export PS4=x",
+            "export PATH=/tmp",
+            "declare -n r=x",
+            "declare -i x=1",
+            "export -f f",
+            "typeset -a a",
+            "unset -v GIT_EDITOR EDITOR VISUAL LESSSECURE",
+            "unset LESSSECURE",
+            "read x",
+            "printf -v x 1",
+            "mapfile x",
+            "readarray -C cb x",
+            "getopts a x",
+            "eval ls",
+            "source x",
+            ". ./x",
+            "trap ls EXIT",
+            "let x=1",
+            "set -k",
+            "alias ls=rm",
+            "hash -p /bin/rm ls",
+            "enable -f x.so x",
+            "test -v x",
+            "fc -s",
+        ] {
+            let first = analyse_line(line);
+            assert!(
+                !first.refusals.is_empty() || !first.assignments.is_empty(),
+                "{line}: judged as nothing in first position"
+            );
+            let names = |a: &super::super::Analysis| -> Vec<String> {
+                a.assignments.iter().map(|a| a.name.clone()).collect()
+            };
+            for spelling in PREFIXES.iter().map(|p| format!("{p}{line}")).chain([
+                format!("\\{line}"),
+                format!("\"{line}").replacen(' ', "\" ", 1),
+            ]) {
+                let a = analyse_line(&spelling);
+                assert!(
+                    first.refusals.is_empty() || !a.refusals.is_empty(),
+                    "{spelling}: not refused ({:?})",
+                    first.refusals
+                );
+                for name in names(&first) {
+                    assert!(
+                        names(&a).contains(&name),
+                        "{spelling}: `{name}` not assigned"
+                    );
+                }
+                // The same in the -c script of an argv request.
+                let argv: Vec<String> = vec!["bash".into(), "-c".into(), spelling.clone()];
+                let b = analyse_argv(&argv);
+                assert_eq!(
+                    (b.refusals.len(), names(&b)),
+                    (a.refusals.len(), names(&a)),
+                    "argv {spelling}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_declaration_reached_as_words_refuses_what_it_cannot_name() {
+        for line in [
+            "command export A=$x",
+            "command export \"$N\"=1",
+            "builtin export 'a[$(id)]=1'",
+            "command declare -n r=PATH",
+            "command export -- -n",
+            "command unset 'a[$(id)]'",
+            "command unset $N",
+            "command export PROMPT_COMMAND=x",
+            "command export A=1 -f",
+        ] {
+            let a = analyse_line(line);
+            assert!(
+                a.refusals
+                    .iter()
+                    .any(|r| r.reason == RefusalReason::ShellConstruct),
+                "{line}: {:?}",
+                a.refusals
+            );
+        }
+        // What they are for: a plain name and value, an option, `command -v`.
+        for line in [
+            "command export LANG=C",
+            "builtin declare -x TZ=UTC",
+            "command unset -v LANG",
+            "command -v export",
+            "unset LANG",
+        ] {
+            let a = analyse_line(line);
+            assert!(a.refusals.is_empty(), "{line}: {:?}", a.refusals);
+            assert!(a.rebuild.is_some(), "{line}");
+        }
+        assert!(analyse_line("command -v export TAR_OPTIONS=x")
+            .assignments
+            .is_empty());
     }
 
     #[test]

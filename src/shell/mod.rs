@@ -15,7 +15,7 @@
 //! | file | job |
 //! |---|---|
 //! | `walk.rs` | the tree walk: statements, words, redirections, refused constructs; the rebuild |
-//! | `command.rs` | one simple command: its programs, behind wrappers; nested `-c` lines handed back to the walk |
+//! | `command.rs` | one simple command: its programs, behind wrappers; every builtin judged by its name wherever it stands; nested `-c` lines handed back to the walk |
 //! | `wrappers.rs` | table: wrappers (`env`, `xargs`, `timeout`, `sudo`, ...) and their option grammars |
 //! | `programs.rs` | table: plain programs, and the grammar a program name is read with (what is understood) |
 //! | `runners.rs` | table: programs that run code from arguments or options (`git`, `tar`, `node`, `make`, ...), read with their grammars |

@@ -12,36 +12,9 @@
 
 use tree_sitter::Node;
 
-use super::command::{Command, Slot};
+use super::command::{Command, Slot, DECLARATION_OPTIONS_REFUSED, SHELL_SENSITIVE};
 use super::words::{quote, value, Word};
 use super::{parse, Analysis, Assignment, Piece, Refusal, RefusalReason, MAX_DEPTH};
-
-/// Shell variables that change how the shell reads or runs what follows (prompt strings are
-/// expanded with `set -x`, `BASH_ALIASES`/`BASH_CMDS` are the alias and hash tables).
-const SHELL_SENSITIVE: &[&str] = &[
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS3",
-    "PS4",
-    "PROMPT_COMMAND",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "BASH_ALIASES",
-    "BASH_CMDS",
-    "BASH_XTRACEFD",
-    "GLOBIGNORE",
-    "EXECIGNORE",
-    "CDPATH",
-    "ENV",
-    "BASH_ENV",
-    "PATH",
-    "FUNCNEST",
-    "BASH_COMPAT",
-    "POSIXLY_CORRECT",
-    "BASH_LOADABLES_PATH",
-    "HISTFILE",
-];
 
 /// Deepest nesting of syntax nodes walked (the walk is recursive; tree-sitter's tree is not bounded).
 const MAX_TREE_DEPTH: usize = 256;
@@ -596,7 +569,11 @@ impl Walk<'_, '_> {
                 }
                 "word" if self.text(child).starts_with(['-', '+']) => {
                     let option = self.text(child).to_string();
-                    if option.chars().skip(1).any(|c| "niaAfF".contains(c)) {
+                    if option
+                        .chars()
+                        .skip(1)
+                        .any(|c| DECLARATION_OPTIONS_REFUSED.contains(c))
+                    {
                         let construct = format!(
                             "`{keyword} {option}` (attributes that make bash evaluate values, name references or functions)"
                         );
@@ -628,30 +605,24 @@ impl Walk<'_, '_> {
         }
     }
 
+    /// `unset NAME...`: its words are judged by `command.rs` as every `unset` reached as words is
+    /// (behind `command`, `builtin`, ...): one judge, wherever the builtin stands.
     fn unset(&mut self, node: Node) {
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        let mut args = Vec::new();
-        for child in children {
-            let word = self.word(child);
-            if word.dynamic || word.text.contains('[') {
-                let construct = format!(
-                    "`unset {}` (a subscript or a name known only at run time)",
-                    word.text
-                );
-                self.refuse(child, &construct);
-            }
-            args.push(word);
-        }
         let keyword = node
             .child(0)
             .map(|k| self.text(k).to_string())
             .unwrap_or_else(|| "unset".into());
-        self.run(node, &[Word::literal(keyword)]);
-        for a in args {
-            self.emit(" ");
-            self.emit_word(&a);
+        let mut words = vec![Word::literal(keyword)];
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            if child.kind() == "variable_name" {
+                words.push(Word::literal(self.text(child).to_string()));
+            } else {
+                words.push(self.word(child));
+            }
         }
+        self.run(node, &words);
     }
 
     /// `[ ... ]` is the `[` builtin; `[[ ... ]]` and `(( ... ))` are refused (bash evaluates
