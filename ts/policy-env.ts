@@ -380,12 +380,22 @@ export const EDITOR_ENV_NAMES: readonly string[] = Object.freeze([
 ]);
 
 /**
+ * The variables a shell reads its options and `cd`'s search path from when it starts: an inherited
+ * `BASHOPTS=cdable_vars` sends `cd NAME` to `$NAME`, `SHELLOPTS=keyword` makes operands environment,
+ * `CDPATH=/` sends `cd dev` to `/dev`. The analysis judges a line as the shell runs it with its default
+ * options and no `CDPATH`, so under an allow list the host empties them (an empty value is what unset
+ * is to bash and dash), whatever the host's own env says. A request may not set them (`envPolicy`).
+ */
+export const SHELL_OPTION_ENV_NAMES: readonly string[] = Object.freeze(['CDPATH', 'BASHOPTS', 'SHELLOPTS']);
+
+/**
  * The host's env overlay under an allow list: `overlay` plus every `EDITOR_ENV_NAMES` variable set to
  * `refuser` (an absolute `false` when the host has one) and `LESSSECURE=1`, unless `overlay` sets the
- * name itself.
+ * name itself; and every `SHELL_OPTION_ENV_NAMES` variable empty, even when `overlay` sets it.
  */
 export function lockedEditorEnv(overlay: readonly EnvVariable[], refuser: string): EnvVariable[] {
   const given = new Set(overlay.map((e) => e.name));
   const locked = [...EDITOR_ENV_NAMES.map((name) => ({ name, value: refuser })), { name: 'LESSSECURE', value: '1' }];
-  return [...locked.filter((e) => !given.has(e.name)), ...overlay];
+  const emptied = SHELL_OPTION_ENV_NAMES.map((name) => ({ name, value: '' }));
+  return [...locked.filter((e) => !given.has(e.name)), ...overlay.filter((e) => !SHELL_OPTION_ENV_NAMES.includes(e.name)), ...emptied];
 }

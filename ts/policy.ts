@@ -764,7 +764,8 @@ function rebuilt(analysis: ShellAnalysis, commands: readonly PolicyCommand[], ch
  * (`['bash', '-l', '-c']`, `-i`, `--login`, `sh -l`, `--rcfile`: what the analysis refuses in a line's
  * `bash -lc`): an allowed command can write `~/.profile` or `~/.bashrc` (`echo ... >> ~/.profile`), and
  * the next request's shell would run it unchecked. Accepted only when a sandbox keeps the commands' `HOME`
- * read-only (no writable root is `HOME` or above it) and the request may not choose `HOME`. Throws
+ * read-only (no writable root is `HOME` or above it) and the request may not choose `HOME`; never when it
+ * changes a shell option off the analysis' list (`['bash', '-O', 'cdable_vars', '-c']`). Throws
  * `ERR_INVALID_ARG` naming `options.shell`.
  */
 export function refuseStartupShell(
@@ -776,6 +777,12 @@ export function refuseStartupShell(
 ): void {
   if (policy?.allow === undefined) return;
   const analysis = argvCommandWords([...argv, 'true']);
+  // A shell option off the analysis' list (`-O cdable_vars`, `-o keyword`, `-k`) changes how every line is
+  // read, whatever a sandbox keeps read-only.
+  const option = analysis.refusals.find((r) => r.construct.includes('shell option change'));
+  if (option !== undefined) {
+    throw invalidArg('options.shell', `${JSON.stringify(argv)} changes a shell option the command policy's analysis does not model (${option.construct}), so the allow list would not hold`);
+  }
   const startup = analysis.refusals[0];
   if (startup === undefined && !analysis.incomplete) return;
   const realHome = home === undefined ? undefined : realPathOf(home);

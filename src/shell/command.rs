@@ -13,6 +13,7 @@
 
 use super::options::parse;
 use super::runners::{judge, Verdict};
+use super::shellopts;
 use super::words::Word;
 use super::wrappers::{wrapper, Wrapper, CHDIR_BUILTINS, RESERVED, SHELLS};
 use super::{Analysis, Assignment, Program, Refusal, RefusalReason, MAX_DEPTH};
@@ -560,7 +561,6 @@ impl<'o> Command<'o> {
                 const LONG: &[&str] = &[
                     "--norc",
                     "--noprofile",
-                    "--posix",
                     "--restricted",
                     "--verbose",
                     "--noediting",
@@ -604,22 +604,20 @@ impl<'o> Command<'o> {
                         }
                         // zsh's `-f` (NO_RCS) and fish's `-N` (`--no-config`): no start-up file.
                         'f' | 'N' if on => quiet.push(c),
-                        'k' if on => {
-                            let construct = format!("`{name} -k` (every later `NAME=value` word becomes the environment of a command)");
-                            self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
-                            return;
-                        }
-                        'o' | 'O' => {
-                            i += 1;
-                            let value = words.get(i).filter(|_| i < to).map(|w| w.text.as_str());
-                            if let Some(why) = value.and_then(|v| shell_option_refused(on, c, v)) {
-                                let construct =
-                                    format!("`{name} {t} {}` ({why})", value.unwrap_or(""));
+                        'i' | 'l' | 'f' | 'N' => {}
+                        // Every other letter changes a shell option: only the listed ones pass.
+                        _ => {
+                            let value = matches!(c, 'o' | 'O').then(|| {
+                                i += 1;
+                                words.get(i).filter(|w| i < to && !w.dynamic)
+                            });
+                            let value = value.flatten().map(|w| w.text.as_str());
+                            if let Some(why) = shellopts::refused_invocation(on, c, value) {
+                                let construct = format!("`{name} {t}`: {why}");
                                 self.refuse(RefusalReason::ShellConstruct, construct, Some(name));
                                 return;
                             }
                         }
-                        _ => {}
                     }
                 }
                 i += 1;
@@ -727,65 +725,16 @@ fn is_identifier(name: &str) -> bool {
         && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
-/// A shell option set with `-o NAME` / `-O NAME` (`on`) that changes how later words are read or
-/// makes history expansion run: why it is refused.
-fn shell_option_refused(on: bool, letter: char, value: &str) -> Option<&'static str> {
-    if !on {
-        return None;
-    }
-    match (letter, value) {
-        ('o', "keyword") => {
-            Some("every later `NAME=value` word becomes the environment of a command")
-        }
-        ('o', "history" | "histexpand") => Some("history expansion rewrites later lines"),
-        ('O', "extdebug" | "expand_aliases") => Some("it changes what later commands run"),
-        _ => None,
-    }
-}
-
-/// `set`'s options that change how later words are read: why.
-fn refused_set(args: &[Word]) -> Option<&'static str> {
-    let mut i = 0;
-    while i < args.len() {
-        let t = args[i].text.as_str();
-        if args[i].dynamic {
-            return Some("`set` with an option known only at run time");
-        }
-        if t == "--" || t == "-" || !t.starts_with('-') && !t.starts_with('+') {
-            return None;
-        }
-        let on = t.starts_with('-');
-        for c in t[1..].chars() {
-            match c {
-                'k' if on => return Some(
-                    "`set -k` (every later `NAME=value` word becomes the environment of a command)",
-                ),
-                'H' if on => return Some("`set -H` (history expansion rewrites later lines)"),
-                'o' => {
-                    i += 1;
-                    let v = args.get(i).map_or("", |w| w.text.as_str());
-                    if shell_option_refused(on, 'o', v).is_some() {
-                        return Some("`set -o keyword`/`history`/`histexpand` (they change how later lines are read)");
-                    }
-                }
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    None
-}
-
 /// Builtins refused under an allow list, and why.
 fn refused_builtin(name: &str, args: &[Word]) -> Option<(RefusalReason, String)> {
     let why = match name {
-        "set" => refused_set(args)?,
-        "shopt"
-            if args
-                .iter()
-                .any(|a| a.dynamic || matches!(a.text.as_str(), "extdebug" | "expand_aliases")) =>
-        {
-            "`shopt` of `extdebug`/`expand_aliases` (they change what later commands run)"
+        "set" | "shopt" => {
+            let why = if name == "set" {
+                shellopts::refused_set(args)
+            } else {
+                shellopts::refused_shopt(args)
+            };
+            return why.map(|w| (RefusalReason::ShellConstruct, w));
         }
         "jobs"
             if args
@@ -975,7 +924,6 @@ mod tests {
         }
         for line in [
             "set -e; set -o pipefail; set -- -k",
-            "set +k",
             "bash --norc -ic ls",
             "bash --norc --noprofile -c ls",
             "zsh -fc ls",

@@ -20,6 +20,7 @@
 //! | `programs.rs` | table: plain programs, and the grammar a program name is read with (what is understood) |
 //! | `runners.rs` | table: programs that run code from arguments or options (`git`, `tar`, `node`, `make`, ...), read with their grammars |
 //! | `options.rs` | reading options with a grammar (clusters, values, GNU abbreviations) |
+//! | `shellopts.rs` | table: the shell options a checked line may change (`set`, `shopt`, a shell's `-o`/`-O`); every other change is refused |
 //! | `words.rs` | one word: its value (quotes removed, run-time parts flagged) and its rebuild (quoted) |
 //! | `parse.rs` | the thread-local tree-sitter parser |
 //!
@@ -31,6 +32,7 @@ mod options;
 mod parse;
 mod programs;
 mod runners;
+mod shellopts;
 mod walk;
 mod words;
 mod wrappers;
