@@ -121,7 +121,8 @@ pub fn judge(name: &str, args: &[Word], moved: Option<&Option<String>>) -> Optio
         _ if name.starts_with("python") || name.starts_with("pypy") => python(name, &a),
         "perl" => perl(&a),
         "bun" | "deno" => interpreter(name, &a, "ep").map(Verdict::Code),
-        "php" => interpreter(name, &a, "rRBE").map(Verdict::Code),
+        // `-d auto_prepend_file=/dev/stdin`, `-c INI` (the same from a file) and `-z EXT` load code
+        "php" => interpreter(name, &a, "rRBEcdz").map(Verdict::Code),
         _ => interpreter(name, &a, "e").map(Verdict::Code),
     }
 }
@@ -2524,7 +2525,13 @@ fn perl(args: &[&str]) -> Option<Verdict> {
 
 /// Long options of interpreters that load a module before the script (`--require`, bun's
 /// `--preload`, ...): their value is judged as the script operand is.
-const PRELOADS: &[&str] = &["require", "import", "loader", "experimental-loader", "preload"];
+const PRELOADS: &[&str] = &[
+    "require",
+    "import",
+    "loader",
+    "experimental-loader",
+    "preload",
+];
 
 fn preload(name: &str, option: &str, value: &str) -> String {
     format!("`{name} {option} {value}` loads a module read from stdin or a device")
@@ -3207,7 +3214,10 @@ mod tests {
             ("cd sub && perl stdin", Some("/dev")),
             ("env -C self/fd perl 0", Some("/proc")),
             ("python3 timeit.py 1", Some("/usr/lib/python3.11")),
-            ("node npx-cli.js -c id", Some("/usr/lib/node_modules/npm/bin")),
+            (
+                "node npx-cli.js -c id",
+                Some("/usr/lib/node_modules/npm/bin"),
+            ),
             ("bash -c 'perl dev/stdin'", Some("/")),
             // a start that is not known: every relative operand is refused
             ("perl x.pl", None),
@@ -3215,9 +3225,16 @@ mod tests {
         ] {
             assert!(runs(line, cwd), "{line} in {cwd:?}");
         }
-        let argv: Vec<String> = ["perl", "dev/stdin"].iter().map(|s| s.to_string()).collect();
-        assert!(analyse_argv_in(&argv, Some("/")).programs[0].runs_code.is_some());
-        assert!(analyse_argv_in(&argv, Some("/work")).programs[0].runs_code.is_none());
+        let argv: Vec<String> = ["perl", "dev/stdin"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(analyse_argv_in(&argv, Some("/")).programs[0]
+            .runs_code
+            .is_some());
+        assert!(analyse_argv_in(&argv, Some("/work")).programs[0]
+            .runs_code
+            .is_none());
         for (line, cwd) in [
             ("perl dev/stdin", Some("/work")),
             ("make -f Makefile", Some("/")),
@@ -3250,6 +3267,9 @@ mod tests {
             "ruby --require=/dev/stdin x.rb",
             "bun --preload=/dev/stdin x.js",
             "bun --preload /dev/stdin x.js",
+            "php -d auto_prepend_file=/dev/stdin x.php",
+            "php -c /dev/stdin x.php",
+            "php -z /proc/self/fd/0 x.php",
         ] {
             assert_eq!(verdict(line), "code", "{line}");
         }
