@@ -2560,7 +2560,11 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
         "-d",
         "-F",
         "-E",
+        "--cwd",
     ];
+    // Where the script and preloads are opened: ruby's `-C DIR`/`-X DIR` and bun's `--cwd DIR`
+    // change the directory first (`ruby -C /dev stdin`), each relative to the one before.
+    let mut dir = String::new();
     let mut i = 0;
     while i < args.len() {
         let a = args[i];
@@ -2585,7 +2589,10 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
             } else {
                 attached
             };
-            if PRELOADS.contains(&option) && reads_stdin(value) {
+            if option == "cwd" {
+                dir = join(&dir, value);
+            }
+            if PRELOADS.contains(&option) && reads_stdin(&join(&dir, value)) {
                 return Some(preload(name, a, value));
             }
             i += 1;
@@ -2600,9 +2607,12 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
                 i += 1;
                 args.get(i).copied().unwrap_or("")
             } else {
-                cluster.strip_prefix('r').unwrap_or("")
+                cluster.get(1..).unwrap_or("")
             };
-            if cluster.starts_with('r') && reads_stdin(value) {
+            if matches!(name, "ruby" | "irb") && cluster.starts_with(['C', 'X']) {
+                dir = join(&dir, value);
+            }
+            if cluster.starts_with('r') && reads_stdin(&join(&dir, value)) {
                 return Some(preload(name, a, value));
             }
             i += 1;
@@ -2611,7 +2621,7 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
         if (name == "deno" || name == "bun") && matches!(a, "eval" | "x" | "repl") {
             return Some(format!("`{name} {a}` runs code given as an argument"));
         }
-        if reads_stdin(a) {
+        if reads_stdin(&join(&dir, a)) {
             return Some(format!(
                 "`{name} {a}` reads its program from stdin or a device"
             ));
@@ -3270,6 +3280,12 @@ mod tests {
             "php -d auto_prepend_file=/dev/stdin x.php",
             "php -c /dev/stdin x.php",
             "php -z /proc/self/fd/0 x.php",
+            // a change of directory before the script is opened
+            "ruby -C /dev stdin",
+            "ruby -C/proc -X self/fd 0",
+            "ruby -X /dev -r stdin x.rb",
+            "bun --cwd /dev stdin",
+            "bun --cwd=/proc/self/fd 0",
         ] {
             assert_eq!(verdict(line), "code", "{line}");
         }
@@ -3280,6 +3296,8 @@ mod tests {
             "node --test test/a.test.js",
             "ruby -r json x.rb",
             "bun --preload ./setup.ts x.js",
+            "ruby -C sub x.rb",
+            "bun --cwd app index.ts",
         ] {
             assert_eq!(verdict(line), "-", "{line}");
         }
