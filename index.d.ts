@@ -164,23 +164,25 @@ export declare class TerminalHandle {
  * `sh -c` lines, and programs that run code from their arguments. JSON, as
  * `analyseShellLine()`.
  */
-export declare function analyseShellArgv(argv: Array<string>): string
+export declare function analyseShellArgv(argv: Array<string>, cwd?: string | undefined | null): string
 
 /** `analyseShellArgv()` off the JS thread. */
-export declare function analyseShellArgvAsync(argv: Array<string>): Promise<string>
+export declare function analyseShellArgvAsync(argv: Array<string>, cwd?: string | undefined | null): Promise<string>
 
 /**
  * Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
- * the variables it assigns, and every construct outside plain commands of literal words. The
- * result is JSON text of ts/shell-analysis.ts's `ShellAnalysis`.
+ * the variables it assigns, and every construct outside plain commands of literal words. `cwd`:
+ * the absolute directory the line starts in (symlinks resolved), which relative path operands
+ * (scripts, makefiles, preloads) are judged in; without it they are refused. The result is JSON
+ * text of ts/shell-analysis.ts's `ShellAnalysis`.
  */
-export declare function analyseShellLine(line: string): string
+export declare function analyseShellLine(line: string, cwd?: string | undefined | null): string
 
 /**
  * `analyseShellLine()` off the JS thread: the same result, computed on a libuv worker thread so
  * that a long line never blocks the event loop.
  */
-export declare function analyseShellLineAsync(line: string): Promise<string>
+export declare function analyseShellLineAsync(line: string, cwd?: string | undefined | null): Promise<string>
 
 /**
  * The roots of `options.allowedRoots` as `createTerminal` compares a working directory with

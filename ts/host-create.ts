@@ -195,7 +195,8 @@ export async function checkRequest(
       command: direct ?? req.command,
       args,
       shellLine,
-      cwd,
+      // where the command starts: a backend's far end starts it in its own cwd when none is given
+      cwd: cwd ?? far?.facts.cwd,
       // A program is found through the host's PATH (and then run by its absolute path); the words of a
       // shell line through the PATH the shell will have, which the request may set only if envPolicy allows.
       path: shellLine

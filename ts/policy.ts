@@ -509,7 +509,8 @@ function realPathOf(file: string): string | undefined {
  */
 export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck): CommandCheckResult {
   refuseBeforeAnalysis(policy, check);
-  const analysis = check.shellLine ? shellCommandWords(check.command) : argvCommandWords([check.command, ...check.args]);
+  const start = startCwd(check);
+  const analysis = check.shellLine ? shellCommandWords(check.command, start) : argvCommandWords([check.command, ...check.args], start);
   return judge(policy, check, analysis);
 }
 
@@ -519,8 +520,24 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
  */
 export async function checkCommandAsync(policy: CompiledCommandPolicy, check: CommandCheck): Promise<CommandCheckResult> {
   refuseBeforeAnalysis(policy, check);
-  const analysis = check.shellLine ? await shellCommandWordsAsync(check.command) : await argvCommandWordsAsync([check.command, ...check.args]);
+  const start = startCwd(check);
+  const analysis = check.shellLine
+    ? await shellCommandWordsAsync(check.command, start)
+    : await argvCommandWordsAsync([check.command, ...check.args], start);
   return judge(policy, check, analysis);
+}
+
+/**
+ * The directory the command starts in, as the analysis judges relative path operands (scripts, makefiles,
+ * preloads: `perl dev/stdin` started in `/` reads the line's stdin): the check's cwd (the request's, the
+ * host's default, a session's current one) or this process's, with its symlinks resolved (the machine's that
+ * runs it: a backend's far end). Unresolvable (no such directory: the create fails on it) it is judged as
+ * given; `undefined` (no cwd at all) makes every relative operand a refusal.
+ */
+function startCwd(check: CommandCheck): string | undefined {
+  const cwd = check.cwd ?? processCwd();
+  if (cwd === undefined) return undefined;
+  return (check.realPath ?? realPathOf)(cwd) ?? cwd;
 }
 
 /**

@@ -112,22 +112,38 @@ function fromNative(json: string): ShellAnalysis {
   return JSON.parse(json) as ShellAnalysis;
 }
 
-/** Analyses a shell line (parsed by the native core with tree-sitter-bash). */
-export function shellCommandWords(line: string): ShellAnalysis {
-  return fromNative(loadNative().analyseShellLine(line));
+/**
+ * Where relative path operands are judged when a caller gives no directory: this process's cwd (where a
+ * command it spawns without one starts); `undefined` when it was removed, and then they are refused.
+ */
+function defaultCwd(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
+  }
 }
 
-/** Analyses an argv (`[program, ...args]`): the program, the programs behind wrappers, `sh -c` lines. */
-export function argvCommandWords(argv: readonly string[]): ShellAnalysis {
-  return fromNative(loadNative().analyseShellArgv([...argv]));
+/**
+ * Analyses a shell line (parsed by the native core with tree-sitter-bash). `cwd`: the absolute directory the
+ * line starts in (default: this process's); a relative script, makefile or preload path is judged as the
+ * absolute path it names there (`perl dev/stdin` started in `/` reads stdin), and refused when it is not known.
+ */
+export function shellCommandWords(line: string, cwd: string | undefined = defaultCwd()): ShellAnalysis {
+  return fromNative(loadNative().analyseShellLine(line, cwd));
+}
+
+/** Analyses an argv (`[program, ...args]`): the program, the programs behind wrappers, `sh -c` lines. `cwd` as `shellCommandWords`. */
+export function argvCommandWords(argv: readonly string[], cwd: string | undefined = defaultCwd()): ShellAnalysis {
+  return fromNative(loadNative().analyseShellArgv([...argv], cwd));
 }
 
 /** `shellCommandWords` off the JS thread (a libuv worker): a long line does not block the event loop. */
-export async function shellCommandWordsAsync(line: string): Promise<ShellAnalysis> {
-  return fromNative(await loadNative().analyseShellLineAsync(line));
+export async function shellCommandWordsAsync(line: string, cwd: string | undefined = defaultCwd()): Promise<ShellAnalysis> {
+  return fromNative(await loadNative().analyseShellLineAsync(line, cwd));
 }
 
 /** `argvCommandWords` off the JS thread. */
-export async function argvCommandWordsAsync(argv: readonly string[]): Promise<ShellAnalysis> {
-  return fromNative(await loadNative().analyseShellArgvAsync([...argv]));
+export async function argvCommandWordsAsync(argv: readonly string[], cwd: string | undefined = defaultCwd()): Promise<ShellAnalysis> {
+  return fromNative(await loadNative().analyseShellArgvAsync([...argv], cwd));
 }

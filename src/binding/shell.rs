@@ -166,19 +166,21 @@ fn to_json(a: Analysis) -> String {
 }
 
 /// Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
-/// the variables it assigns, and every construct outside plain commands of literal words. The
-/// result is JSON text of ts/shell-analysis.ts's `ShellAnalysis`.
+/// the variables it assigns, and every construct outside plain commands of literal words. `cwd`:
+/// the absolute directory the line starts in (symlinks resolved), which relative path operands
+/// (scripts, makefiles, preloads) are judged in; without it they are refused. The result is JSON
+/// text of ts/shell-analysis.ts's `ShellAnalysis`.
 #[napi]
-pub fn analyse_shell_line(line: String) -> String {
-    to_json(shell::analyse_line(&line))
+pub fn analyse_shell_line(line: String, cwd: Option<String>) -> String {
+    to_json(shell::analyse_line_in(&line, cwd.as_deref()))
 }
 
 /// Analyses an argv request (`[program, ...args]`): the programs behind wrappers, nested
 /// `sh -c` lines, and programs that run code from their arguments. JSON, as
 /// `analyseShellLine()`.
 #[napi]
-pub fn analyse_shell_argv(argv: Vec<String>) -> String {
-    to_json(shell::analyse_argv(&argv))
+pub fn analyse_shell_argv(argv: Vec<String>, cwd: Option<String>) -> String {
+    to_json(shell::analyse_argv_in(&argv, cwd.as_deref()))
 }
 
 /// The grammar the shell analysis reads a program's arguments with, by its file name (`"plain"`
@@ -193,6 +195,7 @@ pub fn shell_program_grammar(name: String) -> Option<String> {
 /// thread, analysed (and written as JSON) on a libuv worker thread.
 pub struct AnalyseTask {
     input: std::result::Result<String, Vec<String>>,
+    cwd: Option<String>,
 }
 
 impl Task for AnalyseTask {
@@ -201,8 +204,8 @@ impl Task for AnalyseTask {
 
     fn compute(&mut self) -> Result<Self::Output> {
         Ok(to_json(match &self.input {
-            Ok(line) => shell::analyse_line(line),
-            Err(argv) => shell::analyse_argv(argv),
+            Ok(line) => shell::analyse_line_in(line, self.cwd.as_deref()),
+            Err(argv) => shell::analyse_argv_in(argv, self.cwd.as_deref()),
         }))
     }
 
@@ -214,14 +217,24 @@ impl Task for AnalyseTask {
 /// `analyseShellLine()` off the JS thread: the same result, computed on a libuv worker thread so
 /// that a long line never blocks the event loop.
 #[napi(ts_return_type = "Promise<string>")]
-pub fn analyse_shell_line_async(line: String) -> napi::bindgen_prelude::AsyncTask<AnalyseTask> {
-    napi::bindgen_prelude::AsyncTask::new(AnalyseTask { input: Ok(line) })
+pub fn analyse_shell_line_async(
+    line: String,
+    cwd: Option<String>,
+) -> napi::bindgen_prelude::AsyncTask<AnalyseTask> {
+    napi::bindgen_prelude::AsyncTask::new(AnalyseTask {
+        input: Ok(line),
+        cwd,
+    })
 }
 
 /// `analyseShellArgv()` off the JS thread.
 #[napi(ts_return_type = "Promise<string>")]
 pub fn analyse_shell_argv_async(
     argv: Vec<String>,
+    cwd: Option<String>,
 ) -> napi::bindgen_prelude::AsyncTask<AnalyseTask> {
-    napi::bindgen_prelude::AsyncTask::new(AnalyseTask { input: Err(argv) })
+    napi::bindgen_prelude::AsyncTask::new(AnalyseTask {
+        input: Err(argv),
+        cwd,
+    })
 }

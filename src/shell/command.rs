@@ -16,7 +16,7 @@ use super::runners::{judge, Verdict};
 use super::shellopts;
 use super::words::Word;
 use super::wrappers::{wrapper, Wrapper, CHDIR_BUILTINS, RESERVED, SHELLS};
-use super::{Analysis, Assignment, Program, Refusal, RefusalReason, MAX_DEPTH};
+use super::{Analysis, Assignment, Program, Refusal, RefusalReason, Start, MAX_DEPTH};
 
 /// Shell variables that change how the shell reads or runs what follows (prompt strings are
 /// expanded with `set -x`, `BASH_ALIASES`/`BASH_CMDS` are the alias and hash tables).
@@ -398,10 +398,20 @@ impl<'o> Command<'o> {
         self.out.cwd_moved = true;
     }
 
-    /// The directory relative script operands are opened in, for [`judge`]: `None` when the
-    /// directory did not change, `Some(None)` when it changed to a place not known.
+    /// The directory relative path operands are opened in, for [`judge`]: `None` when they are
+    /// judged as written (no start given, no change of directory), `Some(None)` when it is not
+    /// known, else the directory (absolute once the start is known).
     fn script_dir(&self) -> Option<Option<String>> {
-        self.out.cwd_moved.then(|| self.out.moved_to.clone())
+        let moved = self.out.cwd_moved.then_some(self.out.moved_to.as_deref());
+        match (&self.out.start, moved) {
+            (Start::AsWritten, None) => None,
+            (Start::AsWritten, Some(to)) => Some(to.map(str::to_string)),
+            (Start::Unknown, _) => Some(None),
+            (Start::At(s), None) => Some(Some(s.clone())),
+            (Start::At(_), Some(None)) => Some(None),
+            (Start::At(_), Some(Some(to))) if to.starts_with('/') => Some(Some(to.to_string())),
+            (Start::At(s), Some(Some(to))) => Some(Some(format!("{s}/{to}"))),
+        }
     }
 
     fn builtin(&mut self, name: &str, args: &[Word], at: usize) {

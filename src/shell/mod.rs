@@ -128,6 +128,35 @@ pub struct Analysis {
     /// not known (a second change, `cd -`, `popd`, `find -execdir`). Relative script operands
     /// are judged at that directory, and refused when it is not known.
     pub(crate) moved_to: Option<String>,
+    /// Where the line's commands start: relative path operands (scripts, makefiles, preloads) are
+    /// judged joined to it.
+    pub(crate) start: Start,
+}
+
+/// Where a line's (or an argv's) commands start, for the relative path operands the analysis
+/// judges (`perl dev/stdin` started in `/` reads `/dev/stdin`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Start {
+    /// Not given: relative operands are judged as written (the tests' `analyse_line`, whose
+    /// lines name no starting directory).
+    #[default]
+    AsWritten,
+    /// This absolute directory (symlinks resolved): a relative operand is judged as the absolute
+    /// path it names there.
+    At(String),
+    /// Somewhere not known (no directory, or not an absolute one): every relative operand is
+    /// refused.
+    Unknown,
+}
+
+impl Start {
+    /// The start of a command run in `cwd`: [`Start::Unknown`] unless it is an absolute path.
+    pub fn of(cwd: Option<&str>) -> Start {
+        match cwd {
+            Some(d) if d.starts_with('/') => Start::At(d.to_string()),
+            _ => Start::Unknown,
+        }
+    }
 }
 
 /// A piece of a rebuild. Text pieces are shell text (words already quoted); the caller writes a
@@ -154,17 +183,46 @@ pub fn program_grammar(name: &str) -> Option<&'static str> {
     programs::grammar(name)
 }
 
-/// Analyses a shell line (the text a host hands to `sh -c`).
+/// Analyses a shell line (the text a host hands to `sh -c`), relative path operands judged as
+/// written: what runs it uses [`analyse_line_in`].
+#[cfg(test)]
 pub fn analyse_line(line: &str) -> Analysis {
-    let mut out = Analysis::default();
+    analyse_line_at(line, Start::AsWritten)
+}
+
+/// Analyses a shell line whose commands start in `cwd` (absolute; `None` or a relative path: not
+/// known, so every relative path operand is refused).
+pub fn analyse_line_in(line: &str, cwd: Option<&str>) -> Analysis {
+    analyse_line_at(line, Start::of(cwd))
+}
+
+fn analyse_line_at(line: &str, start: Start) -> Analysis {
+    let mut out = Analysis {
+        start,
+        ..Analysis::default()
+    };
     let pieces = walk::analyse(line, 0, 0, &mut out);
     out.rebuild = pieces.filter(|_| out.refusals.is_empty() && !out.malformed);
     out
 }
 
-/// Analyses an argv request (`[program, ...args]`, no shell in between).
+/// Analyses an argv request (`[program, ...args]`, no shell in between), relative path operands
+/// judged as written: what runs it uses [`analyse_argv_in`].
+#[cfg(test)]
 pub fn analyse_argv(argv: &[String]) -> Analysis {
-    let mut out = Analysis::default();
+    analyse_argv_at(argv, Start::AsWritten)
+}
+
+/// Analyses an argv request that starts in `cwd` (as [`analyse_line_in`]).
+pub fn analyse_argv_in(argv: &[String], cwd: Option<&str>) -> Analysis {
+    analyse_argv_at(argv, Start::of(cwd))
+}
+
+fn analyse_argv_at(argv: &[String], start: Start) -> Analysis {
+    let mut out = Analysis {
+        start,
+        ..Analysis::default()
+    };
     let words: Vec<words::Word> = argv
         .iter()
         .map(|w| words::Word::literal(w.clone()))

@@ -121,7 +121,8 @@ pub fn judge(name: &str, args: &[Word], moved: Option<&Option<String>>) -> Optio
         _ if name.starts_with("python") || name.starts_with("pypy") => python(name, &a),
         "perl" => perl(&a),
         "bun" | "deno" => interpreter(name, &a, "ep").map(Verdict::Code),
-        "php" => interpreter(name, &a, "rRBE").map(Verdict::Code),
+        // `-d auto_prepend_file=/dev/stdin`, `-c INI` (the same from a file) and `-z EXT` load code
+        "php" => interpreter(name, &a, "rRBEcdz").map(Verdict::Code),
         _ => interpreter(name, &a, "e").map(Verdict::Code),
     }
 }
@@ -808,7 +809,11 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
             | "experimental-config-file"
             | "experimental-default-config-file" => true,
             n if n.starts_with("inspect") || n == "debug-port" => true,
-            "import" | "loader" | "experimental-loader" | "r" | "require" => url,
+            // a preload is a program too: a URL, or a path read as the script operand is
+            // (`-r /dev/stdin`, `-r dev/stdin` started in `/`)
+            "import" | "loader" | "experimental-loader" | "r" | "require" => {
+                url || o.value.as_deref().is_some_and(reads_stdin)
+            }
             // a reporter is a module loaded by name, path or URL unless it is a built-in one
             "test-reporter" => !o
                 .value
@@ -829,6 +834,18 @@ fn node(name: &str, args: &[&str]) -> Option<Verdict> {
             "test" | "v" | "version" | "h" | "help" | "c" | "check"
         )
     });
+    // `node --test FILE...` runs each file as a program
+    if let Some(s) = p
+        .opts
+        .iter()
+        .any(|o| o.name == "test")
+        .then(|| p.operands.iter().map(|&i| args[i]).find(|s| reads_stdin(s)))
+        .flatten()
+    {
+        return code(format!(
+            "`{name} --test {s}` runs a program read from stdin or a device"
+        ));
+    }
     match p.operands.first().map(|&i| args[i]) {
         Some(s) if node_global_module(s) => code(format!(
             "`{name} {s}` runs a globally installed package's program (npm's `npm-cli.js`/`npx-cli.js` run commands given in their arguments); name that program in the allow list instead"
@@ -1041,6 +1058,9 @@ const SSH_DATA_KEYS: &[&str] = &[
 /// ssh `-o` keywords that run a program or load code.
 const SSH_CODE_KEYS: &[&str] = &[
     "include",
+    // OpenSSH reaches each jump host by a ProxyCommand it builds (`ssh -W` run through the
+    // shell), with the value's options pasted in: a command line of the agent's
+    "proxyjump",
     "knownhostscommand",
     "localcommand",
     "match",
@@ -1052,7 +1072,8 @@ const SSH_CODE_KEYS: &[&str] = &[
 ];
 
 /// ssh, scp: `-o` read with ssh's keyword table (only [`SSH_DATA_KEYS`] pass), a config file
-/// (`-F`), a PKCS#11 library (`-I`), a program run instead of ssh (`scp -S`).
+/// (`-F`), a PKCS#11 library (`-I`), a jump host (`-J`, a ProxyCommand run through the shell), a
+/// program run instead of ssh (`scp -S`).
 ///
 /// ssh reads options again after the destination (ssh.c: `if (ac > 1 && !opt_terminated) goto
 /// again`), up to the remote command, unless `--` came before the destination: those are read with
@@ -1098,7 +1119,8 @@ fn ssh(name: &str, args: &[&str]) -> Option<Verdict> {
                     )));
                 }
             }
-            "F" | "I" => return code(runs_a_command(name, o)),
+            // `-J`: `-o ProxyJump`, which runs a ProxyCommand through the shell
+            "F" | "I" | "J" => return code(runs_a_command(name, o)),
             "S" | "D" if name != "ssh" => return code(runs_a_command(name, o)),
             _ => {}
         }
@@ -2501,8 +2523,23 @@ fn perl(args: &[&str]) -> Option<Verdict> {
     }
 }
 
+/// Long options of interpreters that load a module before the script (`--require`, bun's
+/// `--preload`, ...): their value is judged as the script operand is.
+const PRELOADS: &[&str] = &[
+    "require",
+    "import",
+    "loader",
+    "experimental-loader",
+    "preload",
+];
+
+fn preload(name: &str, option: &str, value: &str) -> String {
+    format!("`{name} {option} {value}` loads a module read from stdin or a device")
+}
+
 /// `-c`/`-e`-style options (also in a cluster such as `perl -ne`), `--eval`, or a program read
-/// from stdin (no script argument, or `-`).
+/// from stdin (no script argument, or `-`); a preload (`-r`, `--require`, ...) read from stdin or a
+/// device.
 fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
     // Options of common interpreters that take the next word as their value.
     const VALUED: &[&str] = &[
@@ -2523,7 +2560,11 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
         "-d",
         "-F",
         "-E",
+        "--cwd",
     ];
+    // Where the script and preloads are opened: ruby's `-C DIR`/`-X DIR` and bun's `--cwd DIR`
+    // change the directory first (`ruby -C /dev stdin`), each relative to the one before.
+    let mut dir = String::new();
     let mut i = 0;
     while i < args.len() {
         let a = args[i];
@@ -2541,8 +2582,18 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
             {
                 return Some(format!("`{name} {a}` runs code given as an argument"));
             }
-            if VALUED.contains(&a) {
+            let (option, attached) = long.split_once('=').unwrap_or((long, ""));
+            let value = if attached.is_empty() && VALUED.contains(&a) {
                 i += 1;
+                args.get(i).copied().unwrap_or("")
+            } else {
+                attached
+            };
+            if option == "cwd" {
+                dir = join(&dir, value);
+            }
+            if PRELOADS.contains(&option) && reads_stdin(&join(&dir, value)) {
+                return Some(preload(name, a, value));
             }
             i += 1;
             continue;
@@ -2551,8 +2602,18 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
             if let Some(c) = cluster.chars().find(|c| code.contains(*c)) {
                 return Some(format!("`{name} -{c}` runs code given as an argument"));
             }
-            if VALUED.contains(&a) {
+            // `-rLIB` / `-r LIB` (ruby, irb, bun): a library loaded before the script
+            let value = if VALUED.contains(&a) {
                 i += 1;
+                args.get(i).copied().unwrap_or("")
+            } else {
+                cluster.get(1..).unwrap_or("")
+            };
+            if matches!(name, "ruby" | "irb") && cluster.starts_with(['C', 'X']) {
+                dir = join(&dir, value);
+            }
+            if cluster.starts_with('r') && reads_stdin(&join(&dir, value)) {
+                return Some(preload(name, a, value));
             }
             i += 1;
             continue;
@@ -2560,7 +2621,7 @@ fn interpreter(name: &str, args: &[&str], code: &str) -> Option<String> {
         if (name == "deno" || name == "bun") && matches!(a, "eval" | "x" | "repl") {
             return Some(format!("`{name} {a}` runs code given as an argument"));
         }
-        if reads_stdin(a) {
+        if reads_stdin(&join(&dir, a)) {
             return Some(format!(
                 "`{name} {a}` reads its program from stdin or a device"
             ));
@@ -3138,5 +3199,131 @@ mod tests {
         ] {
             assert_eq!(verdict(line), "-", "{line}");
         }
+    }
+
+    /// r7-07: every relative path operand is judged as the absolute path it names in the
+    /// directory the command starts in (the request's cwd, the host's, a session's), not as the
+    /// relative text: `perl dev/stdin` started in `/` reads the line's here-document.
+    #[test]
+    fn relative_operands_are_judged_in_the_directory_the_command_starts_in() {
+        use super::super::{analyse_argv_in, analyse_line_in};
+        let runs = |line: &str, cwd: Option<&str>| {
+            let a = analyse_line_in(line, cwd);
+            a.programs.iter().any(|p| p.runs_code.is_some())
+        };
+        for (line, cwd) in [
+            ("perl dev/stdin", Some("/")),
+            ("make -f dev/stdin", Some("/")),
+            ("make --file=dev/stdin all", Some("/")),
+            ("make -C dev -f stdin", Some("/")),
+            ("python3 dev/stdin", Some("/")),
+            ("node proc/self/fd/0", Some("/")),
+            ("node --preserve-symlinks -r dev/stdin app.js", Some("/")),
+            ("perl stdin", Some("/dev")),
+            ("perl 0", Some("/proc/self/fd")),
+            ("cd sub && perl stdin", Some("/dev")),
+            ("env -C self/fd perl 0", Some("/proc")),
+            ("python3 timeit.py 1", Some("/usr/lib/python3.11")),
+            (
+                "node npx-cli.js -c id",
+                Some("/usr/lib/node_modules/npm/bin"),
+            ),
+            ("bash -c 'perl dev/stdin'", Some("/")),
+            // a start that is not known: every relative operand is refused
+            ("perl x.pl", None),
+            ("perl x.pl", Some("relative/dir")),
+        ] {
+            assert!(runs(line, cwd), "{line} in {cwd:?}");
+        }
+        let argv: Vec<String> = ["perl", "dev/stdin"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(analyse_argv_in(&argv, Some("/")).programs[0]
+            .runs_code
+            .is_some());
+        assert!(analyse_argv_in(&argv, Some("/work")).programs[0]
+            .runs_code
+            .is_none());
+        for (line, cwd) in [
+            ("perl dev/stdin", Some("/work")),
+            ("make -f Makefile", Some("/")),
+            ("python3 script.py", Some("/work/app")),
+            ("node -r ./setup.js app.js", Some("/work")),
+            ("cd /work && perl dev/stdin", Some("/")),
+            ("perl /work/x.pl", None),
+        ] {
+            assert!(!runs(line, cwd), "{line} in {cwd:?}");
+        }
+    }
+
+    /// r7-08: a preload (`node -r`, `--import`, `--loader`, ruby's `-r`, bun's `--preload`) is a
+    /// program too: judged as the script operand is.
+    #[test]
+    fn preload_paths_are_judged_as_the_script_operand_is() {
+        for line in [
+            "node --preserve-symlinks -r /dev/stdin app.js",
+            "node -r /proc/self/fd/0 app.js",
+            "node -r/dev/stdin app.js",
+            "node --require=/dev/stdin app.js",
+            "node --require //dev/stdin app.js",
+            "node --import /dev/stdin app.js",
+            "node --import=/proc/self/fd/0 app.js",
+            "node --loader /dev/stdin app.js",
+            "node --experimental-loader ../../dev/stdin app.js",
+            "node --test /dev/stdin",
+            "ruby -r /dev/stdin x.rb",
+            "ruby -r/dev/fd/0 x.rb",
+            "ruby --require=/dev/stdin x.rb",
+            "bun --preload=/dev/stdin x.js",
+            "bun --preload /dev/stdin x.js",
+            "php -d auto_prepend_file=/dev/stdin x.php",
+            "php -c /dev/stdin x.php",
+            "php -z /proc/self/fd/0 x.php",
+            // a change of directory before the script is opened
+            "ruby -C /dev stdin",
+            "ruby -C/proc -X self/fd 0",
+            "ruby -X /dev -r stdin x.rb",
+            "bun --cwd /dev stdin",
+            "bun --cwd=/proc/self/fd 0",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+        for line in [
+            "node -r ./setup.js app.js",
+            "node --require=dotenv/config app.js",
+            "node --import ./register.mjs app.js",
+            "node --test test/a.test.js",
+            "ruby -r json x.rb",
+            "bun --preload ./setup.ts x.js",
+            "ruby -C sub x.rb",
+            "bun --cwd app index.ts",
+        ] {
+            assert_eq!(verdict(line), "-", "{line}");
+        }
+    }
+
+    /// r7 (ssh -J): OpenSSH reaches a jump host through a ProxyCommand it builds and runs with the
+    /// shell, the value's text pasted in: `-J` and `-o ProxyJump` are code, in every spelling.
+    #[test]
+    fn ssh_jump_hosts_are_code() {
+        for line in [
+            "ssh -J x 127.0.0.1",
+            "ssh -J 'x -oProxyCommand=touch' 127.0.0.1",
+            "ssh -Jx 127.0.0.1",
+            "ssh -AJ x 127.0.0.1",
+            "ssh 127.0.0.1 -J x",
+            "ssh -oProxyJump=x 127.0.0.1",
+            "ssh -o 'ProxyJump x' 127.0.0.1",
+            "ssh -o PROXYJUMP=x 127.0.0.1",
+            "ssh -o '\"proxyjump\"=x' 127.0.0.1",
+            "scp -J x a 127.0.0.1:b",
+            "scp -o ProxyJump=x a 127.0.0.1:b",
+            "scp -3J x a 127.0.0.1:b",
+        ] {
+            assert_eq!(verdict(line), "code", "{line}");
+        }
+        assert_eq!(verdict("ssh -p 22 127.0.0.1 true"), "-");
+        assert_eq!(verdict("scp a 127.0.0.1:b"), "-");
     }
 }
