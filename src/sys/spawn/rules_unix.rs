@@ -2,6 +2,7 @@
 //! environment names are exact, and a program is found as `execvp` finds it.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -50,20 +51,22 @@ pub fn find_program(name: &str, path_var: &OsStr, _pathext: Option<&OsStr>, cwd:
         };
     }
     let mut denied = false;
-    let mut tried: Vec<PathBuf> = Vec::new();
+    // The entries as written (`split_paths`' split on `:`), compared as bytes: comparing `Path`s
+    // walks their components, which cost more than the lookups here.
+    let mut tried: Vec<&[u8]> = Vec::new();
     // One buffer for every candidate (`cwd` joined with the entry, an empty entry being `cwd`
     // itself, then the name): this runs for each program word a command policy checks.
     let mut candidate = PathBuf::new();
-    for dir in std::env::split_paths(path_var) {
+    for dir in path_var.as_bytes().split(|&b| b == b':') {
         // An entry listed again answers as it did (execvp would look there again in vain).
         if tried.contains(&dir) {
             continue;
         }
+        tried.push(dir);
         candidate.clear();
         candidate.push(cwd);
-        candidate.push(&dir);
+        candidate.push(OsStr::from_bytes(dir));
         candidate.push(name);
-        tried.push(dir);
         match is_executable_file(&candidate) {
             Some(true) => return Lookup::Found(candidate),
             Some(false) if candidate.is_file() => denied = true,
