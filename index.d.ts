@@ -172,7 +172,8 @@ export declare function analyseShellArgvAsync(argv: Array<string>): Promise<stri
 /**
  * Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
  * the variables it assigns, and every construct outside plain commands of literal words. The
- * result is JSON text of ts/shell-analysis.ts's `ShellAnalysis`.
+ * result is JSON text that ts/shell-analysis.ts reads into its `ShellAnalysis` (the format is
+ * in src/binding/shell.rs).
  */
 export declare function analyseShellLine(line: string): string
 

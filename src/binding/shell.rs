@@ -177,8 +177,8 @@ fn to_json(a: Analysis) -> String {
 
 /// Analyses a shell line with tree-sitter-bash: the programs it would run (wrappers unwrapped),
 /// the variables it assigns, and every construct outside plain commands of literal words. The
-/// result is JSON text that ts/shell-analysis.ts reads into its `ShellAnalysis` (see the module
-/// doc for the format).
+/// result is JSON text that ts/shell-analysis.ts reads into its `ShellAnalysis` (the format is
+/// in src/binding/shell.rs).
 #[napi]
 pub fn analyse_shell_line(line: String) -> String {
     to_json(shell::analyse_line(&line))
