@@ -189,28 +189,22 @@ function compileRule(rule: unknown, field: string, platform: NodeJS.Platform): C
       },
     };
   }
+  // The matchers below test the word, the path and the real path in turn (no array per call: a check runs them for
+  // every program of the line).
   if (rule instanceof RegExp) {
-    return {
-      label: String(rule),
-      matches: (c) => [c.word, c.path, c.realPath].some((f) => f !== undefined && safeTest(rule, f)),
-    };
+    const test = (f: string | undefined): boolean => f !== undefined && safeTest(rule, f);
+    return { label: String(rule), matches: (c) => test(c.word) || test(c.path) || test(c.realPath) };
   }
   if (typeof rule === 'string' && rule.length > 0 && !rule.includes('\0')) {
     const label = JSON.stringify(rule);
     if (platform === 'win32') return compileWindowsRule(rule, label);
     const re = globToRegExp(rule);
     if (rule.includes('/')) {
-      return {
-        label,
-        matches: (c) =>
-          [path.isAbsolute(c.word) ? c.word : undefined, c.path, c.realPath].some((f) => f !== undefined && re.test(f)),
-      };
+      const test = (f: string | undefined): boolean => f !== undefined && re.test(f);
+      return { label, matches: (c) => (path.isAbsolute(c.word) && re.test(c.word)) || test(c.path) || test(c.realPath) };
     }
-    return {
-      label,
-      matches: (c) =>
-        [c.word, c.path, c.realPath].some((f) => f !== undefined && !c.dynamic && re.test(path.basename(f))),
-    };
+    const test = (f: string | undefined): boolean => f !== undefined && re.test(path.basename(f));
+    return { label, matches: (c) => !c.dynamic && (test(c.word) || test(c.path) || test(c.realPath)) };
   }
   throw invalidArg(field, `must be a non-empty string, a RegExp or a function, got ${JSON.stringify(rule)}`);
 }
@@ -412,17 +406,12 @@ const KERNEL_TREES = ['/dev', '/proc', '/sys'];
  * Under an allow list a command never starts inside /dev, /proc or /sys: there a relative operand the
  * analysis reads as a file (`python3 stdin`, `perl 0`, `make -f stdin`) is the line's own stdin or another
  * process's descriptor. The line's own `cd` is judged by the analysis; this is the cwd it starts from (a
- * request's, or a ShellSessions shell's after an earlier `cd /dev`). Resolved first (`/dev/fd` is /proc).
+ * request's, or a ShellSessions shell's after an earlier `cd /dev`), as `judge` reads it (this process's when
+ * the request has none). `real` is it resolved (`/dev/fd` is /proc) by the same realpath as the programs
+ * (`startCwd`).
  */
-function refuseKernelCwd(check: CommandCheck): void {
-  const cwd = check.cwd ?? processCwd();
-  if (cwd === undefined) return;
-  let real: string;
-  try {
-    real = fs.realpathSync(cwd);
-  } catch {
-    return; // no such directory: the create fails on it
-  }
+function refuseKernelCwd(cwd: string | undefined, real: string | undefined): void {
+  if (cwd === undefined || real === undefined) return;
   const tree = KERNEL_TREES.find((t) => real === t || real.startsWith(`${t}/`));
   if (tree !== undefined) {
     throw denied(
@@ -437,9 +426,11 @@ function refuseKernelCwd(check: CommandCheck): void {
  * take it) and PATH. Only defined fields: the core's resolveProgram rejects an explicit null although its
  * types allow it.
  */
-function lookupOptions(check: CommandCheck): { cwd?: string; path?: string } {
-  const cwd = check.cwd ?? processCwd();
-  return { ...(cwd !== undefined ? { cwd } : {}), ...(check.path !== undefined ? { path: check.path } : {}) };
+function lookupOptions(cwd: string | undefined, check: CommandCheck): { cwd?: string; path?: string } {
+  const options: { cwd?: string; path?: string } = {};
+  if (cwd !== undefined) options.cwd = cwd;
+  if (check.path !== undefined) options.path = check.path;
+  return options;
 }
 
 function processCwd(): string | undefined {
@@ -511,7 +502,7 @@ export function checkCommand(policy: CompiledCommandPolicy, check: CommandCheck)
   refuseBeforeAnalysis(policy, check);
   const start = startCwd(check);
   const analysis = check.shellLine ? shellCommandWords(check.command, start) : argvCommandWords([check.command, ...check.args], start);
-  return judge(policy, check, analysis);
+  return judge(policy, check, analysis, start);
 }
 
 /**
@@ -524,7 +515,7 @@ export async function checkCommandAsync(policy: CompiledCommandPolicy, check: Co
   const analysis = check.shellLine
     ? await shellCommandWordsAsync(check.command, start)
     : await argvCommandWordsAsync([check.command, ...check.args], start);
-  return judge(policy, check, analysis);
+  return judge(policy, check, analysis, start);
 }
 
 /**
@@ -576,7 +567,7 @@ function refuseBeforeAnalysis(policy: CompiledCommandPolicy, check: CommandCheck
 export const MAX_CHECKED_PROGRAMS = 1000;
 
 /** The command policy's verdict on a request, given the analysis of its line or argv. */
-function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: ShellAnalysis): CommandCheckResult {
+function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: ShellAnalysis, start: string | undefined): CommandCheckResult {
   if (analysis.programCount > MAX_CHECKED_PROGRAMS) {
     throw new AcpTerminalError(
       'ERR_INVALID_ARG',
@@ -590,10 +581,12 @@ function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: She
       reason: 'unparsable',
     });
   }
+  // The cwd read once for the kernel-tree check and every lookup (Node keeps process.cwd() until a chdir).
+  const cwd = check.cwd ?? processCwd();
   if (policy.allow) {
     refuseForeignDialect(check, analysis);
     refuseUncheckable(analysis, check);
-    refuseKernelCwd(check);
+    refuseKernelCwd(cwd, start);
   }
   const commands: PolicyCommand[] = [];
   let program: string | undefined;
@@ -601,14 +594,16 @@ function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: She
   // same answer within one check, and nothing is kept past it (a link retargeted before the next check is seen).
   const looked = new Map<string, { path: string | undefined; realPath: string | undefined }>();
   const realPath = check.realPath ?? realPathOf;
-  // One options object for every lookup; the cwd read once (Node keeps process.cwd() until a chdir), not once per word.
-  const lookup = lookupOptions(check);
-  analysis.words.forEach((w: CommandWord, index) => {
+  // One options object for every lookup.
+  const lookup = lookupOptions(cwd, check);
+  const words = analysis.words;
+  for (let index = 0; index < words.length; index++) {
+    const w: CommandWord = words[index]!;
     const top = !check.shellLine && index === 0;
+    const builtinName = !w.word.includes('/') && SHELL_BUILTINS.has(w.word);
     let found: { path: string | undefined; realPath: string | undefined } | undefined;
     // On a shell line a builtin name runs the builtin, whatever PATH holds: nothing to look up.
-    const shellBuiltin = check.shellLine && !w.word.includes('/') && SHELL_BUILTINS.has(w.word);
-    if (!w.dynamic && !shellBuiltin) {
+    if (!w.dynamic && !(check.shellLine && builtinName)) {
       found = top ? undefined : looked.get(w.word);
       if (found === undefined) {
         let resolved: string | undefined;
@@ -627,14 +622,14 @@ function judge(policy: CompiledCommandPolicy, check: CommandCheck, analysis: She
       word: w.word,
       path: resolved,
       realPath: found?.realPath,
-      builtin: !w.word.includes('/') && SHELL_BUILTINS.has(w.word) && !top,
+      builtin: builtinName && !top,
       dynamic: w.dynamic,
-      ...(w.runsCode !== undefined ? { runsCode: w.runsCode } : {}),
-      ...(w.unknownOption !== undefined ? { unknownOption: w.unknownOption } : {}),
     };
+    if (w.runsCode !== undefined) command.runsCode = w.runsCode;
+    if (w.unknownOption !== undefined) command.unknownOption = w.unknownOption;
     if (top) program = resolved;
     commands.push(command);
-  });
+  }
 
   for (const command of commands) {
     if (command.dynamic) continue;

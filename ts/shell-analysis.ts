@@ -104,12 +104,50 @@ export const SHELL_BUILTINS: ReadonlySet<string> = new Set([
   'read', 'let', 'hash', 'getopts',
 ]);
 
+/** A program as the core sends it (src/binding/shell.rs): `[word, dynamic, position]`, then the rarer fields when one is set. */
+type WireWord = [string, boolean, number] | [string, boolean, number, string | null, boolean, string | null];
+
+/** The analysis as the core sends it: `ShellAnalysis` with its frequent parts as arrays (see src/binding/shell.rs). */
+interface WireAnalysis extends Omit<ShellAnalysis, 'words' | 'assignments' | 'rebuild'> {
+  words: WireWord[];
+  assignments: [string, boolean][];
+  /** A string is text, a number `n >= 0` the program `words[n]`, -1 and -2 the start and end of a nested line. */
+  rebuild?: (string | number)[];
+}
+
 /**
- * The native analysis arrives as JSON text already in `ShellAnalysis`'s shape (src/binding/shell.rs):
- * one `JSON.parse` instead of a Node-API call per object and property.
+ * The native analysis arrives as JSON text (src/binding/shell.rs): one `JSON.parse` instead of a Node-API call per
+ * object and property, its frequent parts as arrays (half the parse of the same objects), made into
+ * `ShellAnalysis`'s objects here.
  */
 function fromNative(json: string): ShellAnalysis {
-  return JSON.parse(json) as ShellAnalysis;
+  const wire = JSON.parse(json) as WireAnalysis;
+  const words: CommandWord[] = new Array<CommandWord>(wire.words.length);
+  for (let i = 0; i < wire.words.length; i++) {
+    const w = wire.words[i]!;
+    const word: CommandWord = { word: w[0], dynamic: w[1], position: w[2] };
+    if (w.length > 3) {
+      if (w[3] !== null) word.runsCode = w[3];
+      if (w[4]) word.guessed = true;
+      if (w[5] !== null) word.unknownOption = w[5];
+    }
+    words[i] = word;
+  }
+  const analysis: ShellAnalysis = {
+    words,
+    programCount: wire.programCount,
+    incomplete: wire.incomplete,
+    assignments: wire.assignments.map(([word, dynamic]) => ({ word, dynamic })),
+    refusals: wire.refusals,
+    redefinitions: wire.redefinitions,
+    uncheckedShells: wire.uncheckedShells,
+  };
+  if (wire.rebuild !== undefined) {
+    analysis.rebuild = wire.rebuild.map(
+      (p): RebuildPiece => (typeof p === 'string' ? { kind: 'text', text: p } : p >= 0 ? { kind: 'program', program: p } : p === -1 ? { kind: 'open' } : { kind: 'close' }),
+    );
+  }
+  return analysis;
 }
 
 /**

@@ -1,10 +1,20 @@
 //! `analyseShellLine` / `analyseShellArgv` (and their `Async` variants) / `shellProgramGrammar`: the core's shell-line analysis ([`crate::shell`]) for
 //! the TS command policy.
 //!
-//! The analysis crosses to JS as one JSON text in the exact shape of the TypeScript
-//! `ShellAnalysis` (ts/shell-analysis.ts), which `JSON.parse` turns into plain objects: making
-//! each object and property through Node-API costs several times more than the parse, and a
-//! policy check analyses a line per request.
+//! The analysis crosses to JS as one JSON text, which `JSON.parse` turns into plain values and
+//! ts/shell-analysis.ts (`fromNative`) into its `ShellAnalysis`: making each object and property
+//! through Node-API costs several times more than the parse, and a policy check analyses a line
+//! per request. The frequent parts are arrays rather than objects (a program is `[word, dynamic,
+//! position]`, a rebuild piece a string or a number), which `JSON.parse` reads in half the time of
+//! the same data as objects:
+//!
+//! - `words`: `[word, dynamic, position]`, or `[word, dynamic, position, runsCode | null, guessed,
+//!   unknownOption | null]` when one of the last three is set;
+//! - `assignments`: `[name, dynamic]`;
+//! - `rebuild` (absent when there is none): a string is text, a number `n >= 0` the program
+//!   `words[n]`, `-1` the start of a nested line and `-2` its end;
+//! - `refusals`, `redefinitions`, `uncheckedShells`, `programCount`, `incomplete`: as in
+//!   `ShellAnalysis`.
 
 use napi::{Env, Result, Task};
 use napi_derive::napi;
@@ -12,27 +22,19 @@ use serde::Serialize;
 
 use crate::shell::{self, Analysis};
 
-/// A program a line would run (`CommandWord`).
+/// A program a line would run (`CommandWord`), as an array.
 #[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Word {
-    word: String,
-    dynamic: bool,
-    position: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    runs_code: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    guessed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unknown_option: Option<String>,
+#[serde(untagged)]
+enum Word {
+    /// `[word, dynamic, position]`.
+    Plain(String, bool, usize),
+    /// `[word, dynamic, position, runsCode, guessed, unknownOption]`.
+    Full(String, bool, usize, Option<String>, bool, Option<String>),
 }
 
-/// A variable a line assigns (`CommandWord`: the name as `word`).
+/// A variable a line assigns (`CommandWord`: the name as `word`), as `[name, dynamic]`.
 #[derive(Serialize)]
-struct Assignment {
-    word: String,
-    dynamic: bool,
-}
+struct Assignment(String, bool);
 
 /// A part of a line the analysis does not understand (`ShellRefusal`).
 #[derive(Serialize)]
@@ -51,15 +53,20 @@ struct Redefinition {
     name: String,
 }
 
-/// A piece of a rebuild (`RebuildPiece`).
+/// A piece of a rebuild (`RebuildPiece`): text as a string, a program as its index, the start
+/// and end of a nested line as [`OPEN`] and [`CLOSE`].
 #[derive(Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[serde(untagged)]
 enum Piece {
-    Text { text: String },
-    Program { program: usize },
-    Open,
-    Close,
+    Text(String),
+    Program(usize),
+    Mark(i8),
 }
+
+/// The start of a nested line in a rebuild.
+const OPEN: i8 = -1;
+/// The end of a nested line in a rebuild.
+const CLOSE: i8 = -2;
 
 /// What a shell line or an argv would run, and what in it is not understood (`ShellAnalysis`).
 #[derive(Serialize)]
@@ -128,13 +135,19 @@ fn to_json(a: Analysis) -> String {
             .programs
             .into_iter()
             .take(keep)
-            .map(|p| Word {
-                word: p.word,
-                dynamic: p.dynamic,
-                position: p.position,
-                runs_code: p.runs_code,
-                guessed: p.guessed,
-                unknown_option: p.unknown_option,
+            .map(|p| {
+                if p.runs_code.is_none() && !p.guessed && p.unknown_option.is_none() {
+                    Word::Plain(p.word, p.dynamic, p.position)
+                } else {
+                    Word::Full(
+                        p.word,
+                        p.dynamic,
+                        p.position,
+                        p.runs_code,
+                        p.guessed,
+                        p.unknown_option,
+                    )
+                }
             })
             .collect(),
         incomplete: a.malformed,
@@ -142,10 +155,7 @@ fn to_json(a: Analysis) -> String {
             .assignments
             .into_iter()
             .take(keep)
-            .map(|s| Assignment {
-                word: s.name,
-                dynamic: s.dynamic,
-            })
+            .map(|s| Assignment(s.name, s.dynamic))
             .collect(),
         refusals,
         redefinitions,
@@ -153,10 +163,10 @@ fn to_json(a: Analysis) -> String {
         rebuild: a.rebuild.filter(|_| count <= MAX_PROGRAMS).map(|r| {
             r.into_iter()
                 .map(|p| match p {
-                    shell::Piece::Text(text) => Piece::Text { text },
-                    shell::Piece::Program(program) => Piece::Program { program },
-                    shell::Piece::Open => Piece::Open,
-                    shell::Piece::Close => Piece::Close,
+                    shell::Piece::Text(text) => Piece::Text(text),
+                    shell::Piece::Program(program) => Piece::Program(program),
+                    shell::Piece::Open => Piece::Mark(OPEN),
+                    shell::Piece::Close => Piece::Mark(CLOSE),
                 })
                 .collect()
         }),
@@ -169,7 +179,8 @@ fn to_json(a: Analysis) -> String {
 /// the variables it assigns, and every construct outside plain commands of literal words. `cwd`:
 /// the absolute directory the line starts in (symlinks resolved), which relative path operands
 /// (scripts, makefiles, preloads) are judged in; without it they are refused. The result is JSON
-/// text of ts/shell-analysis.ts's `ShellAnalysis`.
+/// text that ts/shell-analysis.ts reads into its `ShellAnalysis` (the format is in
+/// src/binding/shell.rs).
 #[napi]
 pub fn analyse_shell_line(line: String, cwd: Option<String>) -> String {
     to_json(shell::analyse_line_in(&line, cwd.as_deref()))

@@ -2,6 +2,7 @@
 //! environment names are exact, and a program is found as `execvp` finds it.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -50,20 +51,22 @@ pub fn find_program(name: &str, path_var: &OsStr, _pathext: Option<&OsStr>, cwd:
         };
     }
     let mut denied = false;
-    let mut tried: Vec<PathBuf> = Vec::new();
+    // The entries as written (`split_paths`' split on `:`), compared as bytes: comparing `Path`s
+    // walks their components, which cost more than the lookups here.
+    let mut tried: Vec<&[u8]> = Vec::new();
     // One buffer for every candidate (`cwd` joined with the entry, an empty entry being `cwd`
     // itself, then the name): this runs for each program word a command policy checks.
     let mut candidate = PathBuf::new();
-    for dir in std::env::split_paths(path_var) {
+    for dir in path_var.as_bytes().split(|&b| b == b':') {
         // An entry listed again answers as it did (execvp would look there again in vain).
         if tried.contains(&dir) {
             continue;
         }
+        tried.push(dir);
         candidate.clear();
         candidate.push(cwd);
-        candidate.push(&dir);
+        candidate.push(OsStr::from_bytes(dir));
         candidate.push(name);
-        tried.push(dir);
         match is_executable_file(&candidate) {
             Some(true) => return Lookup::Found(candidate),
             Some(false) if candidate.is_file() => denied = true,
@@ -81,4 +84,54 @@ pub fn find_program(name: &str, path_var: &OsStr, _pathext: Option<&OsStr>, cwd:
 /// passed as it is).
 pub fn check_args(_program: &Path, _args: &[OsString]) -> Result<(), String> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn write(file: &Path, mode: u32) {
+        std::fs::write(file, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// execvp's order: the first entry holding an executable file wins; an empty entry is the
+    /// cwd, a relative one is taken from the cwd, a repeated one answers as the first time; a
+    /// non-executable file is remembered only if nothing runs.
+    #[test]
+    fn programs_are_found_in_path_order_with_empty_relative_and_repeated_entries() {
+        let root = std::env::temp_dir().join(format!("acp-find-{}", std::process::id()));
+        let (a, b) = (root.join("a"), root.join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        write(&a.join("tool"), 0o644);
+        write(&b.join("tool"), 0o755);
+        write(&root.join("here"), 0o755);
+        let find = |path: &str, name: &str| find_program(name, OsStr::new(path), None, &root);
+        let found = |l: Lookup| match l {
+            Lookup::Found(p) => Some(p),
+            _ => None,
+        };
+        let b_tool = Some(b.join("tool"));
+        assert_eq!(
+            found(find(
+                &format!("{0}:{0}/:{1}", a.display(), b.display()),
+                "tool"
+            )),
+            b_tool
+        );
+        assert_eq!(found(find("a:b", "tool")), b_tool);
+        assert_eq!(
+            found(find("/nonexistent::b", "here")),
+            Some(root.join("here"))
+        );
+        assert_eq!(found(find("/nonexistent:b", "here")), None);
+        assert!(matches!(
+            find("a:a:/nonexistent", "tool"),
+            Lookup::NotExecutable
+        ));
+        assert!(matches!(find("/nonexistent", "tool"), Lookup::NotFound));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
