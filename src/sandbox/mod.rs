@@ -62,6 +62,8 @@ pub mod namespaces;
 #[cfg(target_os = "linux")]
 mod netpool;
 #[cfg(target_os = "linux")]
+mod premade;
+#[cfg(target_os = "linux")]
 pub mod proxy;
 #[cfg(target_os = "linux")]
 pub mod roots;

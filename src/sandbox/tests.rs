@@ -98,8 +98,9 @@ fn run_sandboxed(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i3
     let mut status = 0;
     // SAFETY: reaping our own child.
     unsafe { libc::waitpid(leader.pid, &mut status, 0) };
-    assert!(started.init_pid.is_some());
-    drop(prepared.into_guard(started.init_pid));
+    let guard = prepared.into_guard(started.init_pid).unwrap();
+    assert!(guard.init_pid.is_some(), "the guard owns the namespace's init");
+    drop(guard);
     (
         libc::WEXITSTATUS(status),
         String::from_utf8_lossy(&out).into_owned(),

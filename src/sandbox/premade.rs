@@ -1,0 +1,291 @@
+//! Whole sandboxes made ahead, off the launch path: the namespaces (user when not root, mount,
+//! PID, IPC and, unless `network: true`, network), the read-only tree with its writable roots,
+//! `/dev` and the private `/tmp`, and the namespace's init with its `/proc`: everything
+//! [`super::namespaces`] makes for a launch that does not depend on the command. A background
+//! thread keeps up to [`DEPTH`] ready for each of the [`SHAPES`] shapes (writable roots,
+//! `tmpBytes`, own network namespace or not) launched most recently; a pipe launch of that
+//! shape takes one and its intermediate process joins it (one `setns` on the init's pidfd),
+//! then does what is the launch's own (the proxy's listener, the Landlock rule for its `/tmp`,
+//! the working directory) and starts the command in it. A launch that finds none ready (the
+//! first of a shape, a burst, a pty launch, whose `/dev` holds its terminal) makes its own, as
+//! before.
+//!
+//! Invariants, so that a command cannot tell a sandbox made ahead from one made for it:
+//! - each serves one command, and nothing but its maker (system calls only) and its init
+//!   (`pause`) ran in it before: its `/tmp` is empty, its IPC and network namespaces unused;
+//! - it is used only while the host's mount table is unchanged since it was made
+//!   ([`super::roots::mount_generation`]): its tree is the tree a launch would copy now; one made
+//!   under an older table is discarded;
+//! - it is used only while each writable root is still the pinned directory at its path
+//!   (found without following a symlink), as a launch making its own checks (a root moved since
+//!   fails the create there, not here);
+//! - its init is owned by the pool until a launch takes it, then by the terminal's guard (a
+//!   failed launch drops it): it is SIGKILLed and reaped exactly once, and its parent-death
+//!   signal is SIGKILL with the pool's thread, which lives as long as the process.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use super::mounts::MountPlan;
+use super::namespaces::NsPlan;
+
+/// What a sandbox made ahead is made for: everything of a launch's namespaces and tree that
+/// does not depend on the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// The writable roots: resolved paths and pinned (device, inode).
+    pub roots: Vec<(PathBuf, (u64, u64))>,
+    /// The size of the private /tmp.
+    pub tmp_bytes: u64,
+    /// A network namespace of its own (`network: false` or `{ allow }`).
+    pub net: bool,
+}
+
+/// How many sandboxes of one shape are kept ready: two absorb a burst of launches.
+const DEPTH: usize = 2;
+/// How many shapes are kept (the ones launched most recently): a host interleaving a few
+/// configurations (`network: false` and `true`, two sets of roots) keeps a sandbox of each.
+const SHAPES: usize = 3;
+
+/// A sandbox made ahead: its init (our child) and a pidfd of it.
+#[derive(Debug)]
+pub struct Premade {
+    pidfd: OwnedFd,
+    /// The init's pid; 0 once handed over ([`Premade::into_init`]).
+    pid: i32,
+    shape: Arc<Shape>,
+    /// The mount generation it was made under.
+    generation: u64,
+}
+
+impl Premade {
+    /// The init's pidfd, which the launch's intermediate process joins.
+    pub fn fd(&self) -> RawFd {
+        self.pidfd.as_raw_fd()
+    }
+
+    /// Hands the init over to the caller (the terminal's guard ends it from now on).
+    pub fn into_init(mut self) -> i32 {
+        std::mem::replace(&mut self.pid, 0)
+    }
+}
+
+impl Drop for Premade {
+    fn drop(&mut self) {
+        if self.pid > 0 {
+            super::cleanup::kill_init(self.pid);
+            super::cleanup::reap_later(self.pid);
+        }
+    }
+}
+
+#[derive(Default)]
+struct Pool {
+    ready: Vec<Premade>,
+    /// The shapes to keep ready, most recently launched first.
+    wanted: Vec<Arc<Shape>>,
+}
+
+struct Shared {
+    pool: Mutex<Pool>,
+    wake: Condvar,
+}
+
+/// Takes a sandbox of `shape` made ahead, if one is ready and still current, and has the pool
+/// keep this shape ready. `userns` is how this process makes namespaces (fixed for its
+/// lifetime: [`super::support::fixed`]).
+pub fn take(shape: Shape, userns: bool) -> Option<Premade> {
+    static SHARED: OnceLock<Option<&'static Shared>> = OnceLock::new();
+    let shared = (*SHARED.get_or_init(|| {
+        let shared: &'static Shared = Box::leak(Box::new(Shared {
+            pool: Mutex::new(Pool::default()),
+            wake: Condvar::new(),
+        }));
+        std::thread::Builder::new()
+            .name("acp-terminal-premade".into())
+            .spawn(move || refill(shared, userns))
+            .ok()
+            .map(|_| shared)
+    }))?;
+    let generation = super::roots::mount_generation();
+    let mut dropped = Vec::new();
+    let taken = {
+        let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let mut i = 0;
+        while i < pool.ready.len() {
+            if pool.ready[i].generation != generation {
+                dropped.push(pool.ready.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        let taken = pool
+            .ready
+            .iter()
+            .position(|p| *p.shape == shape)
+            .map(|i| pool.ready.swap_remove(i));
+        let wanted = match pool.wanted.iter().position(|w| **w == shape) {
+            Some(i) => pool.wanted.remove(i),
+            None => Arc::new(shape),
+        };
+        pool.wanted.insert(0, wanted);
+        if let Some(gone) = (pool.wanted.len() > SHAPES).then(|| pool.wanted.pop()).flatten() {
+            let mut i = 0;
+            while i < pool.ready.len() {
+                if Arc::ptr_eq(&pool.ready[i].shape, &gone) {
+                    dropped.push(pool.ready.swap_remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        shared.wake.notify_one();
+        taken
+    };
+    drop(dropped);
+    let premade = taken?;
+    // Each root still the pinned directory at its path, as a launch making its own requires.
+    let current = premade.shape.roots.iter().all(|(path, id)| {
+        super::namespaces::open_no_symlinks(path)
+            .and_then(|fd| super::namespaces::fd_id(fd.as_raw_fd()))
+            .is_ok_and(|found| found == *id)
+    });
+    current.then_some(premade)
+}
+
+/// The pool's thread: makes a sandbox of a wanted shape whenever fewer than [`DEPTH`] are ready.
+fn refill(shared: &'static Shared, userns: bool) {
+    loop {
+        let shape = {
+            let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
+            loop {
+                let short = pool.wanted.iter().find(|w| {
+                    pool.ready
+                        .iter()
+                        .filter(|p| Arc::ptr_eq(&p.shape, w))
+                        .count()
+                        < DEPTH
+                });
+                if let Some(w) = short {
+                    break Arc::clone(w);
+                }
+                pool = shared.wake.wait(pool).unwrap_or_else(|p| p.into_inner());
+            }
+        };
+        let generation = super::roots::mount_generation();
+        let made = make(&shape, userns, generation);
+        let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let wanted = pool.wanted.iter().any(|w| Arc::ptr_eq(w, &shape));
+        match made {
+            Some(p) if wanted => pool.ready.push(p),
+            // No longer wanted: dropped (ended) below, outside the lock.
+            Some(p) => {
+                drop(pool);
+                drop(p);
+            }
+            // This shape cannot be made ahead now (a root removed, a kernel refusal): it is
+            // tried again only when a launch of it asks (which then makes its own and reports
+            // what fails).
+            None => pool.wanted.retain(|w| !Arc::ptr_eq(w, &shape)),
+        }
+    }
+}
+
+/// What the maker child needs and writes back.
+struct MakeArgs {
+    plan: *const NsPlan,
+    init_stack: *mut u8,
+    init_pid: libc::pid_t,
+    failed: bool,
+}
+
+/// Size of each stack the maker and the init run on (system calls only).
+const STACK: usize = 64 << 10;
+
+/// Makes one sandbox of `shape` in a `CLONE_VM | CLONE_VFORK` child (its descriptors are its
+/// own and go with it); `None` if anything fails (then nothing of it is left).
+fn make(shape: &Arc<Shape>, userns: bool, generation: u64) -> Option<Premade> {
+    let (sleep, null_fd, _) = super::support::fixed().ok()?;
+    let mounts = MountPlan::of(&shape.roots, shape.tmp_bytes, None).ok()?;
+    let mut plan = NsPlan::new(userns, sleep, null_fd, mounts);
+    plan.net = shape.net;
+    let mut stack = vec![0u8; 2 * STACK];
+    let base = stack.as_mut_ptr();
+    // SAFETY: in bounds of `stack`; tops rounded down to 16 bytes (stacks grow down on every
+    // Linux architecture we build for).
+    let top = |i: usize| unsafe { (base.add(STACK * (i + 1)) as usize & !15) as *mut u8 };
+    let mut args = MakeArgs {
+        plan: &plan,
+        init_stack: top(1),
+        init_pid: 0,
+        failed: false,
+    };
+    // SAFETY: the child runs `maker` on the first stack with system calls only and ends in
+    // `_exit`; CLONE_VFORK suspends this thread until then (and the init it starts on the
+    // second stack has exec'd by then), so `args`, `plan` and `stack` outlive both. All
+    // signals are blocked around the clone so that no handler of Node runs in the child.
+    let pid = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let pid = libc::clone(
+            maker,
+            top(0) as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &mut args as *mut MakeArgs as *mut libc::c_void,
+        );
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        pid
+    };
+    if pid < 0 {
+        return None;
+    }
+    super::cleanup::reap(pid);
+    drop(stack);
+    // SAFETY: the maker has exited; nothing writes `args` any more.
+    let (init_pid, failed) = unsafe {
+        (
+            std::ptr::read_volatile(&args.init_pid),
+            std::ptr::read_volatile(&args.failed),
+        )
+    };
+    let end = |pid: i32| {
+        if pid > 0 {
+            super::cleanup::kill_init(pid);
+            super::cleanup::reap(pid);
+        }
+    };
+    if failed || init_pid <= 0 {
+        end(init_pid);
+        return None;
+    }
+    // SAFETY: pidfd_open of our own unreaped child; the descriptor is owned at once.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, init_pid, 0) } as RawFd;
+    if fd < 0 {
+        end(init_pid);
+        return None;
+    }
+    Some(Premade {
+        // SAFETY: a descriptor just opened, owned by nobody else.
+        pidfd: unsafe { OwnedFd::from_raw_fd(fd) },
+        pid: init_pid,
+        shape: Arc::clone(shape),
+        generation,
+    })
+}
+
+/// The maker child: [`super::namespaces::make_ahead`], then exit.
+extern "C" fn maker(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the suspended thread's `MakeArgs`, its plan alive; only system calls
+    // until `_exit`.
+    unsafe {
+        let a = &mut *(arg as *mut MakeArgs);
+        if super::namespaces::make_ahead(&*a.plan, a.init_stack, &mut a.init_pid).is_err() {
+            a.failed = true;
+            libc::_exit(1)
+        }
+        libc::_exit(0)
+    }
+}
