@@ -3,7 +3,8 @@
 //! `/dev` and the private `/tmp`, and the namespace's init with its `/proc`: everything
 //! [`super::namespaces`] makes for a launch that does not depend on the command. A background
 //! thread keeps up to [`DEPTH`] ready for each of the [`SHAPES`] shapes (writable roots,
-//! `tmpBytes`, own network namespace or not) launched most recently; a pipe launch of that
+//! `tmpBytes`, own network namespace or not) launched most recently in a burst (two launches
+//! less than [`IDLE`] apart; they are ended [`IDLE`] after its last launch); a pipe launch of that
 //! shape takes one and its intermediate process joins it (one `setns` on the init's pidfd),
 //! then does what is the launch's own (the proxy's listener, the Landlock rule for its `/tmp`,
 //! the working directory) and starts the command in it. A launch that finds none ready (the
@@ -26,6 +27,7 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use super::mounts::MountPlan;
 use super::namespaces::NsPlan;
@@ -80,11 +82,52 @@ impl Drop for Premade {
     }
 }
 
+/// A shape launched recently.
+struct Seen {
+    shape: Arc<Shape>,
+    /// Its last launch.
+    last: Instant,
+    /// Its last two launches were less than [`IDLE`] apart.
+    burst: bool,
+}
+
+impl Seen {
+    /// Whether sandboxes of this shape are kept ready now: it is launched in a burst (two
+    /// launches less than [`IDLE`] apart), the last one less than [`IDLE`] ago.
+    fn wanted(&self, now: Instant) -> bool {
+        self.burst && now.duration_since(self.last) < IDLE
+    }
+}
+
+/// How long a shape stays wanted after its last launch; its sandboxes made ahead are ended
+/// then. A host that launches less often than this makes none ahead (nothing is made for
+/// nothing), and nothing made ahead outlives a burst by more than this.
+const IDLE: Duration = Duration::from_secs(2);
+
 #[derive(Default)]
 struct Pool {
     ready: Vec<Premade>,
-    /// The shapes to keep ready, most recently launched first.
-    wanted: Vec<Arc<Shape>>,
+    /// The shapes launched most recently, most recent first (at most [`SHAPES`]).
+    seen: Vec<Seen>,
+}
+
+impl Pool {
+    /// Removes (into `out`) the sandboxes made for a shape no longer wanted at `now`.
+    fn expire(&mut self, now: Instant, out: &mut Vec<Premade>) {
+        let seen = &self.seen;
+        let wanted = |p: &Premade| {
+            seen.iter()
+                .any(|s| Arc::ptr_eq(&s.shape, &p.shape) && s.wanted(now))
+        };
+        let mut i = 0;
+        while i < self.ready.len() {
+            if wanted(&self.ready[i]) {
+                i += 1;
+            } else {
+                out.push(self.ready.swap_remove(i));
+            }
+        }
+    }
 }
 
 struct Shared {
@@ -92,11 +135,18 @@ struct Shared {
     wake: Condvar,
 }
 
+/// The pool and its thread, started by the first [`take`].
+static SHARED: OnceLock<Option<&'static Shared>> = OnceLock::new();
+
+#[cfg(test)]
+fn static_shared() -> Option<&'static Shared> {
+    SHARED.get().copied().flatten()
+}
+
 /// Takes a sandbox of `shape` made ahead, if one is ready and still current, and has the pool
-/// keep this shape ready. `userns` is how this process makes namespaces (fixed for its
-/// lifetime: [`super::support::fixed`]).
+/// keep this shape ready while it is launched in a burst. `userns` is how this process makes
+/// namespaces (fixed for its lifetime: [`super::support::fixed`]).
 pub fn take(shape: Shape, userns: bool) -> Option<Premade> {
-    static SHARED: OnceLock<Option<&'static Shared>> = OnceLock::new();
     let shared = (*SHARED.get_or_init(|| {
         let shared: &'static Shared = Box::leak(Box::new(Shared {
             pool: Mutex::new(Pool::default()),
@@ -109,6 +159,7 @@ pub fn take(shape: Shape, userns: bool) -> Option<Premade> {
             .map(|_| shared)
     }))?;
     let generation = super::roots::mount_generation();
+    let now = Instant::now();
     let mut dropped = Vec::new();
     let taken = {
         let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
@@ -125,21 +176,22 @@ pub fn take(shape: Shape, userns: bool) -> Option<Premade> {
             .iter()
             .position(|p| *p.shape == shape)
             .map(|i| pool.ready.swap_remove(i));
-        let wanted = match pool.wanted.iter().position(|w| **w == shape) {
-            Some(i) => pool.wanted.remove(i),
-            None => Arc::new(shape),
-        };
-        pool.wanted.insert(0, wanted);
-        if let Some(gone) = (pool.wanted.len() > SHAPES).then(|| pool.wanted.pop()).flatten() {
-            let mut i = 0;
-            while i < pool.ready.len() {
-                if Arc::ptr_eq(&pool.ready[i].shape, &gone) {
-                    dropped.push(pool.ready.swap_remove(i));
-                } else {
-                    i += 1;
-                }
+        let seen = match pool.seen.iter().position(|s| *s.shape == shape) {
+            Some(i) => {
+                let mut s = pool.seen.remove(i);
+                s.burst = now.duration_since(s.last) < IDLE;
+                s.last = now;
+                s
             }
-        }
+            None => Seen {
+                shape: Arc::new(shape),
+                last: now,
+                burst: false,
+            },
+        };
+        pool.seen.insert(0, seen);
+        pool.seen.truncate(SHAPES);
+        pool.expire(now, &mut dropped);
         shared.wake.notify_one();
         taken
     };
@@ -154,40 +206,77 @@ pub fn take(shape: Shape, userns: bool) -> Option<Premade> {
     current.then_some(premade)
 }
 
-/// The pool's thread: makes a sandbox of a wanted shape whenever fewer than [`DEPTH`] are ready.
+/// How many sandboxes of `shape` are ready (tests wait for one before changing the host).
+#[cfg(test)]
+pub fn ready(shape: &Shape) -> usize {
+    // Through `take`'s pool: none exists before the first take.
+    static_shared().map_or(0, |shared| {
+        let pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
+        pool.ready.iter().filter(|p| *p.shape == *shape).count()
+    })
+}
+
+/// The pool's thread: makes a sandbox of a wanted shape whenever fewer than [`DEPTH`] are
+/// ready, and ends those of shapes no longer wanted.
 fn refill(shared: &'static Shared, userns: bool) {
     loop {
+        let mut dropped = Vec::new();
         let shape = {
             let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
             loop {
-                let short = pool.wanted.iter().find(|w| {
-                    pool.ready
-                        .iter()
-                        .filter(|p| Arc::ptr_eq(&p.shape, w))
-                        .count()
-                        < DEPTH
-                });
-                if let Some(w) = short {
-                    break Arc::clone(w);
+                let now = Instant::now();
+                pool.expire(now, &mut dropped);
+                if !dropped.is_empty() {
+                    break None;
                 }
-                pool = shared.wake.wait(pool).unwrap_or_else(|p| p.into_inner());
+                let short = pool.seen.iter().find(|s| {
+                    s.wanted(now)
+                        && pool
+                            .ready
+                            .iter()
+                            .filter(|p| Arc::ptr_eq(&p.shape, &s.shape))
+                            .count()
+                            < DEPTH
+                });
+                if let Some(s) = short {
+                    break Some(Arc::clone(&s.shape));
+                }
+                // Until the next launch, or until the first wanted shape expires.
+                let expiry = pool
+                    .seen
+                    .iter()
+                    .filter(|s| s.wanted(now))
+                    .map(|s| IDLE.saturating_sub(now.duration_since(s.last)))
+                    .min();
+                pool = match expiry {
+                    Some(d) => {
+                        shared
+                            .wake
+                            .wait_timeout(pool, d + Duration::from_millis(1))
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0
+                    }
+                    None => shared.wake.wait(pool).unwrap_or_else(|p| p.into_inner()),
+                };
             }
         };
+        // Ended outside the lock.
+        drop(dropped);
+        let Some(shape) = shape else { continue };
         let generation = super::roots::mount_generation();
         let made = make(&shape, userns, generation);
         let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
-        let wanted = pool.wanted.iter().any(|w| Arc::ptr_eq(w, &shape));
         match made {
-            Some(p) if wanted => pool.ready.push(p),
-            // No longer wanted: dropped (ended) below, outside the lock.
-            Some(p) => {
-                drop(pool);
-                drop(p);
-            }
+            // Kept only while wanted (ended by the next `expire` otherwise).
+            Some(p) => pool.ready.push(p),
             // This shape cannot be made ahead now (a root removed, a kernel refusal): it is
-            // tried again only when a launch of it asks (which then makes its own and reports
-            // what fails).
-            None => pool.wanted.retain(|w| !Arc::ptr_eq(w, &shape)),
+            // tried again only after its next burst of launches (each of which makes its own
+            // and reports what fails).
+            None => {
+                if let Some(s) = pool.seen.iter_mut().find(|s| Arc::ptr_eq(&s.shape, &shape)) {
+                    s.burst = false;
+                }
+            }
         }
     }
 }
