@@ -141,7 +141,7 @@ pub fn prepare_launch(
         })
         .flatten();
     if let Some(p) = &premade {
-        ns.premade_fd = p.fd();
+        ns.premade_pid = p.pid();
     }
     let netns = (ns.net && premade.is_none())
         .then(|| super::netpool::take(userns))

@@ -44,10 +44,11 @@ pub struct NsPlan {
     pub user_fd: RawFd,
     /// The IPC namespace made ahead with it, joined instead of creating one (-1: none).
     pub ipc_fd: RawFd,
-    /// A whole sandbox made ahead ([`super::premade`]): a pidfd of its init, whose namespaces
-    /// (user, mount, PID, IPC and, without `network: true`, network) C joins instead of making
-    /// its own, mounts and init included (-1: none).
-    pub premade_fd: RawFd,
+    /// A whole sandbox made ahead ([`super::premade`]): the pid of its init (the launcher's
+    /// process's unreaped child), whose namespaces (user, mount, PID, IPC and, without
+    /// `network: true`, network) C joins instead of making its own, mounts and init included
+    /// (0: none).
+    pub premade_pid: libc::pid_t,
     /// C's end of the proxy's channel (-1: no proxy): the namespace's listener is sent over it
     /// ([`super::proxy::listen_and_send`]).
     pub proxy_sock: RawFd,
@@ -101,7 +102,7 @@ impl NsPlan {
             net_fd: -1,
             user_fd: -1,
             ipc_fd: -1,
-            premade_fd: -1,
+            premade_pid: 0,
             proxy_sock: -1,
             mounts,
             ruleset_fd: -1,
@@ -263,7 +264,7 @@ pub unsafe fn enter(
 ) -> Result<(), (i32, i32)> {
     let plan = &*(arg as *const NsPlan);
     let step = |s: Step| move |e: i32| (s as i32, e);
-    if plan.premade_fd >= 0 {
+    if plan.premade_pid > 0 {
         join_premade(plan)?;
     } else {
         create(plan)?;
@@ -274,7 +275,7 @@ pub unsafe fn enter(
         loopback_up().map_err(step(Step::Loopback))?;
         super::proxy::listen_and_send(plan.proxy_sock).map_err(step(Step::Proxy))?;
     }
-    if plan.premade_fd < 0 {
+    if plan.premade_pid <= 0 {
         super::mounts::apply(&plan.mounts).map_err(step(Step::Mounts))?;
     }
     if plan.ruleset_fd >= 0 {
@@ -300,7 +301,7 @@ pub unsafe fn enter(
         }
     }
     enter_cwd(plan).map_err(step(Step::Cwd))?;
-    if plan.premade_fd < 0 {
+    if plan.premade_pid <= 0 {
         start_init(plan, init_stack, init_pid)?;
     }
     Ok(())
@@ -324,9 +325,9 @@ pub unsafe fn make_ahead(
     start_init(plan, init_stack, init_pid)
 }
 
-/// Step 1 with a sandbox made ahead: joins all its namespaces at once (`setns` on its init's
-/// pidfd, the user namespace first when there is one), which also moves C to the root of its
-/// mount namespace.
+/// Step 1 with a sandbox made ahead: joins all its namespaces at once (`setns` on a pidfd of
+/// its init, opened here in C's own descriptor table; the user namespace first when there is
+/// one), which also moves C to the root of its mount namespace.
 unsafe fn join_premade(plan: &NsPlan) -> Result<(), (i32, i32)> {
     let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     if plan.maps.is_some() {
@@ -335,8 +336,15 @@ unsafe fn join_premade(plan: &NsPlan) -> Result<(), (i32, i32)> {
     if plan.net {
         flags |= libc::CLONE_NEWNET;
     }
-    if libc::setns(plan.premade_fd, flags) != 0 {
+    let fd = libc::syscall(libc::SYS_pidfd_open, plan.premade_pid, 0) as RawFd;
+    if fd < 0 {
         return Err((Step::Namespaces as i32, errno()));
+    }
+    let r = libc::setns(fd, flags);
+    let e = errno();
+    libc::close(fd);
+    if r != 0 {
+        return Err((Step::Namespaces as i32, e));
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! thread keeps up to [`DEPTH`] ready for each of the [`SHAPES`] shapes (writable roots,
 //! `tmpBytes`, own network namespace or not) launched most recently in a burst (two launches
 //! less than [`IDLE`] apart; they are ended [`IDLE`] after its last launch); a pipe launch of that
-//! shape takes one and its intermediate process joins it (one `setns` on the init's pidfd),
+//! shape takes one and its intermediate process joins it (one `setns` on a pidfd of its init),
 //! then does what is the launch's own (the proxy's listener, the Landlock rule for its `/tmp`,
 //! the working directory) and starts the command in it. A launch that finds none ready (the
 //! first of a shape, a burst, a pty launch, whose `/dev` holds its terminal) makes its own, as
@@ -24,7 +24,7 @@
 //!   failed launch drops it): it is SIGKILLed and reaped exactly once, and its parent-death
 //!   signal is SIGKILL with the pool's thread, which lives as long as the process.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -50,10 +50,10 @@ const DEPTH: usize = 2;
 /// configurations (`network: false` and `true`, two sets of roots) keeps a sandbox of each.
 const SHAPES: usize = 3;
 
-/// A sandbox made ahead: its init (our child) and a pidfd of it.
+/// A sandbox made ahead: its init, our unreaped child (so its pid names it until it is reaped;
+/// no descriptor is kept: the launch's intermediate process opens its own pidfd).
 #[derive(Debug)]
 pub struct Premade {
-    pidfd: OwnedFd,
     /// The init's pid; 0 once handed over ([`Premade::into_init`]).
     pid: i32,
     shape: Arc<Shape>,
@@ -62,9 +62,9 @@ pub struct Premade {
 }
 
 impl Premade {
-    /// The init's pidfd, which the launch's intermediate process joins.
-    pub fn fd(&self) -> RawFd {
-        self.pidfd.as_raw_fd()
+    /// The init's pid, whose namespaces the launch's intermediate process joins.
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
     }
 
     /// Hands the init over to the caller (the terminal's guard ends it from now on).
@@ -350,15 +350,7 @@ fn make(shape: &Arc<Shape>, userns: bool, generation: u64) -> Option<Premade> {
         end(init_pid);
         return None;
     }
-    // SAFETY: pidfd_open of our own unreaped child; the descriptor is owned at once.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, init_pid, 0) } as RawFd;
-    if fd < 0 {
-        end(init_pid);
-        return None;
-    }
     Some(Premade {
-        // SAFETY: a descriptor just opened, owned by nobody else.
-        pidfd: unsafe { OwnedFd::from_raw_fd(fd) },
         pid: init_pid,
         shape: Arc::clone(shape),
         generation,
