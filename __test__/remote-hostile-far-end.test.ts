@@ -48,6 +48,14 @@ const modes = {
   exitStatusNull: () => json(JSON.stringify({ event: 'exit', term: 1, status: null })),
   exitCodeString: () => json(JSON.stringify({ event: 'exit', term: 1, status: { exitCode: '0', signal: null } })),
   unknownEvent: () => json(JSON.stringify({ event: 'surprise' })),
+  // Exits of 100000 terminals nobody created, then term 1's own exit before its create's answer.
+  exitFlood: (id) => {
+    const exit = (term) => json(JSON.stringify({ event: 'exit', term, status: { exitCode: 7, signal: null } }));
+    const frames = [];
+    for (let t = 1000; t < 101000; t++) frames.push(exit(t));
+    frames.push(exit(1), json(JSON.stringify({ id, result: { term: 1, id: 't1', sessionId: 's', pid: 1, cwd: '/', isPty: false } })));
+    return Buffer.concat(frames);
+  },
 };
 let buf = Buffer.alloc(0);
 process.stdin.on('data', (c) => {
@@ -94,6 +102,32 @@ const modes = [
   'idString', 'idNeverAsked', 'idHuge', 'outputUnknownSub', 'endUnknownSub', 'exitTermHuge', 'exitStatusNull', 'exitCodeString',
   'unknownEvent',
 ];
+
+/** The near side against `exitFlood`: the early exit of its own terminal is kept, the others are not. */
+const floodSide = path.join(tmp, 'flood-side.js');
+fs.writeFileSync(
+  floodSide,
+  `const { backends } = require(${JSON.stringify(lib)});
+(async () => {
+  const hostile = backends.command([process.execPath, ${JSON.stringify(farEnd)}]);
+  const before = process.memoryUsage().heapUsed;
+  const t = await hostile.createTerminal({ command: 'true' });
+  const exit = await t.waitForExit();
+  global.gc();
+  console.log(JSON.stringify({ exit, kept: hostile.earlyExits.size, grewMiB: (process.memoryUsage().heapUsed - before) / 2 ** 20 }));
+  await hostile.close();
+})();
+`,
+);
+
+test('a far end that sends exits of terminals nobody created: only the created one is kept', () => {
+  const r = spawnSync(process.execPath, ['--expose-gc', floodSide], { env: { ...process.env, HOSTILE: 'exitFlood' }, encoding: 'utf8', timeout: 60000 });
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+  const got = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  expect(got.exit).toEqual({ exitCode: 7, signal: null });
+  expect(got.kept).toBe(0);
+  expect(got.grewMiB).toBeLessThan(4);
+});
 
 describeIf('acp-terminal-server', fs.existsSync(server), 'no acp-terminal-server: run bash scripts/remote/build-server.sh')('a hostile far end', () => {
   test.each(modes)('%s: the process survives, pending calls reject ERR_BACKEND_PROTOCOL, the other backend works', (mode) => {

@@ -360,6 +360,35 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     client.resume();
   };
 
+  /**
+   * Decides `event`'s host and port by the rules and connects: the upstream socket, or undefined once
+   * `refused` (the rule's reason) or `failed` (the connect error's code) has answered the command and
+   * the event is reported. `event.host` becomes the name the decision was made on.
+   */
+  async function open(
+    event: NetworkConnectionEvent,
+    answer: { refused: (why: string) => void; failed: (code: string | undefined) => void },
+  ): Promise<net.Socket | undefined> {
+    const decided = await decide(rules, event.host, event.port, resolve);
+    event.host = decided.host;
+    if ('refused' in decided) {
+      event.reason = decided.refused;
+      answer.refused(decided.refused);
+      return void report(event);
+    }
+    event.decision = 'allowed';
+    try {
+      const upstream = await connectAny(decided.addresses, event.port, timeoutMs);
+      event.address = upstream.remoteAddress;
+      return upstream;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      event.reason = `connect failed: ${code ?? String(error)}`;
+      answer.failed(code);
+      return void report(event);
+    }
+  }
+
   async function serve(client: net.Socket): Promise<void> {
     const reader = new Reader(client);
     const first = await reader.read(1, false);
@@ -402,24 +431,14 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
       path = `${url.pathname}${url.search}`;
     }
     const event: NetworkConnectionEvent = { protocol, host, port, decision: 'refused', bytesSent: 0, bytesReceived: 0 };
-    const decided = await decide(rules, host, port, resolve);
-    event.host = decided.host;
-    if ('refused' in decided) {
-      event.reason = decided.refused;
-      const body = `acp-terminal sandbox: ${decided.host}:${port} is not allowed (${decided.refused})\n`;
-      reader.refuse(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-      return report(event);
-    }
-    event.decision = 'allowed';
-    let upstream: net.Socket;
-    try {
-      upstream = await connectAny(decided.addresses, port, timeoutMs);
-    } catch (error) {
-      event.reason = `connect failed: ${(error as { code?: string }).code ?? String(error)}`;
-      reader.refuse('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-      return report(event);
-    }
-    event.address = upstream.remoteAddress;
+    const upstream = await open(event, {
+      refused: (why) => {
+        const body = `acp-terminal sandbox: ${event.host}:${port} is not allowed (${why})\n`;
+        reader.refuse(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      },
+      failed: () => reader.refuse('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'),
+    });
+    if (upstream === undefined) return;
     const rest = reader.rest();
     if (protocol === 'connect') {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -469,24 +488,11 @@ export function startNetworkProxy(listen: net.ListenOptions | { fd: number }, ru
     const port = portBytes.readUInt16BE(0);
     if (req[0] !== 0x05 || req[1] !== 0x01) return void reader.refuse(reply(0x07)); // command not supported
     const event: NetworkConnectionEvent = { protocol: 'socks5', host, port, decision: 'refused', bytesSent: 0, bytesReceived: 0 };
-    const decided = await decide(rules, host, port, resolve);
-    event.host = decided.host;
-    if ('refused' in decided) {
-      event.reason = decided.refused;
-      reader.refuse(reply(0x02)); // connection not allowed by ruleset
-      return report(event);
-    }
-    event.decision = 'allowed';
-    let upstream: net.Socket;
-    try {
-      upstream = await connectAny(decided.addresses, port, timeoutMs);
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      event.reason = `connect failed: ${code ?? String(error)}`;
-      reader.refuse(reply(code === 'ECONNREFUSED' ? 0x05 : 0x04));
-      return report(event);
-    }
-    event.address = upstream.remoteAddress;
+    const upstream = await open(event, {
+      refused: () => reader.refuse(reply(0x02)), // connection not allowed by ruleset
+      failed: (code) => reader.refuse(reply(code === 'ECONNREFUSED' ? 0x05 : 0x04)),
+    });
+    if (upstream === undefined) return;
     client.write(reply(0x00));
     splice(client, upstream, event, reader.rest());
   }

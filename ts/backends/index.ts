@@ -223,7 +223,9 @@ export class Backend {
   readonly createTerminal: (params: CreateTerminalParams, options?: Native.CreateTerminalOptions | null) => Promise<RemoteTerminal>;
   private conn: Promise<Connection> | undefined;
   private readonly terms = new Map<number, RemoteTerminal>();
+  /** Exits heard before their create's answer: only while creates are in flight, at most one each. */
   private readonly earlyExits = new Map<number, Record<string, unknown>>();
+  private creating = 0;
   private readonly routes = new Map<number, { listener: RemoteOutputListener; terminal: RemoteTerminal | undefined }>();
   private closed = false;
 
@@ -395,7 +397,11 @@ export class Backend {
       exit: (term, status) => {
         const t = this.terms.get(term);
         if (t) t.exited(status);
-        else this.earlyExits.set(term, status);
+        else if (this.creating > 0) {
+          // A far end that sends exits of terminals nobody is creating cannot grow this map.
+          this.earlyExits.set(term, status);
+          if (this.earlyExits.size > this.creating) this.earlyExits.delete(this.earlyExits.keys().next().value as number);
+        }
       },
       lost: (error) => {
         for (const t of this.terms.values()) t.lost(error);
@@ -418,6 +424,12 @@ export class Backend {
     };
   }
 
+  /** One create answered or failed: with none left in flight, no early exit can be claimed. */
+  private settleCreate(): void {
+    this.creating--;
+    if (this.creating === 0) this.earlyExits.clear();
+  }
+
   private async create(params: CreateTerminalParams, options?: Native.CreateTerminalOptions | null): Promise<RemoteTerminal> {
     refuseNetworkRules(options?.sandbox, 'options.sandbox');
     const conn = await this.connection();
@@ -432,20 +444,21 @@ export class Backend {
       this.routes.set(sub, route);
     }
     let info: CreatedInfo;
+    this.creating++;
     try {
       info = (await conn.call('create', { params, options: rest, subscribe: sub, hold: true })) as unknown as CreatedInfo;
     } catch (e) {
       if (sub !== undefined) this.routes.delete(sub);
+      this.settleCreate();
       throw e;
     }
+    const early = this.earlyExits.get(info.term);
+    this.earlyExits.delete(info.term);
+    this.settleCreate();
     const t = new RemoteTerminal(conn, info, this.subs());
     if (route) route.terminal = t;
     this.terms.set(t.term, t);
-    const early = this.earlyExits.get(t.term);
-    if (early) {
-      this.earlyExits.delete(t.term);
-      t.exited(early);
-    }
+    if (early) t.exited(early);
     // Listeners attached in this tick subscribe before the hold ends: they get the first byte on.
     setImmediate(() => conn.call('releaseHold', { term: t.term }).catch(() => {}));
     return t;
