@@ -125,7 +125,27 @@ pub fn prepare_launch(
     }];
     let mut ns = Box::new(namespaces::NsPlan::new(userns, sleep, null_fd, mounts));
     ns.net = !spec.network;
-    let netns = ns.net.then(|| super::netpool::take(userns)).flatten();
+    // A sandbox made ahead for this shape, if one is ready (pipe launches: a pty's /dev holds
+    // its terminal); else the launch makes its own, joining a network namespace made ahead.
+    let premade = tty
+        .is_none()
+        .then(|| {
+            super::premade::take(
+                super::premade::Shape {
+                    roots: roots.roots.iter().map(|r| (r.path.clone(), r.id)).collect(),
+                    tmp_bytes: spec.tmp_bytes,
+                    net: ns.net,
+                },
+                userns,
+            )
+        })
+        .flatten();
+    if let Some(p) = &premade {
+        ns.premade_pid = p.pid();
+    }
+    let netns = (ns.net && premade.is_none())
+        .then(|| super::netpool::take(userns))
+        .flatten();
     if let Some(p) = &netns {
         ns.net_fd = p.net.as_raw_fd();
         ns.ipc_fd = p.ipc.as_raw_fd();
@@ -160,6 +180,7 @@ pub fn prepare_launch(
         child,
         proxy,
         _netns: netns,
+        premade,
     })
 }
 
@@ -175,6 +196,9 @@ pub struct SandboxLaunch {
     pub(super) proxy: Option<proxy::Channel>,
     /// The network namespace made ahead that the launch joins (closed with the launch).
     pub(super) _netns: Option<super::netpool::FreshNetns>,
+    /// The sandbox made ahead that the launch joins: its init goes to the guard (a failed
+    /// launch drops it, which ends it).
+    pub(super) premade: Option<super::premade::Premade>,
 }
 
 // SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as
@@ -197,12 +221,14 @@ impl SandboxLaunch {
         }
     }
 
-    /// The guard that owns the namespace's init (`init_pid` from the launch) and, with a
-    /// proxy, the namespace's listener, received from the launch. A listener that cannot be
-    /// received is `ERR_SANDBOX_UNAVAILABLE` (the guard, dropped, ends the namespace).
-    pub fn into_guard(self, init_pid: Option<i32>) -> Result<SandboxGuard, TermError> {
+    /// The guard that owns the namespace's init (`init_pid` from the launch, or the init of
+    /// the sandbox made ahead that it joined) and, with a proxy, the namespace's listener,
+    /// received from the launch. A listener that cannot be received is
+    /// `ERR_SANDBOX_UNAVAILABLE` (the guard, dropped, ends the namespace).
+    pub fn into_guard(mut self, init_pid: Option<i32>) -> Result<SandboxGuard, TermError> {
+        let premade = self.premade.take().map(super::premade::Premade::into_init);
         let mut guard = SandboxGuard {
-            init_pid,
+            init_pid: init_pid.or(premade),
             listener: None,
         };
         if let Some(channel) = &self.proxy {

@@ -10,7 +10,9 @@
 //!   the caller's uid and gid where it is not root with CAP_SYS_ADMIN), made by the launch's
 //!   intermediate process, whose namespace init (pid 1, SIGCHLD ignored, waiting in the
 //!   program of [`init`]) holds them until release; the network and IPC namespaces are a pair made
-//!   ahead by [`netpool`] when one is ready (each serves one command). Release SIGKILLs the init
+//!   ahead by [`netpool`] when one is ready (each serves one command); for a configuration
+//!   launched in a burst, the whole of it (namespaces, tree, init) is made ahead by [`premade`]
+//!   and joined with one `setns` (each serves one command). Release SIGKILLs the init
 //!   and the kernel ends everything in the namespace, its tmpfs and its IPC objects with it. No host process exists in the PID namespace (no
 //!   signal, ptrace, `prlimit`, `setpriority`, `sched_*` or `/proc/<pid>` reaches one); no host
 //!   SysV object exists in the IPC namespace.
@@ -61,6 +63,8 @@ mod mounts;
 pub mod namespaces;
 #[cfg(target_os = "linux")]
 mod netpool;
+#[cfg(target_os = "linux")]
+mod premade;
 #[cfg(target_os = "linux")]
 pub mod proxy;
 #[cfg(target_os = "linux")]

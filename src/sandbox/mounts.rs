@@ -76,7 +76,19 @@ impl MountPlan {
         tmp_bytes: u64,
         tty: Option<&Path>,
     ) -> Result<MountPlan, String> {
-        let sorted: Vec<&PathBuf> = roots.roots.iter().map(|r| &r.path).collect();
+        let roots: Vec<(PathBuf, (u64, u64))> =
+            roots.roots.iter().map(|r| (r.path.clone(), r.id)).collect();
+        MountPlan::of(&roots, tmp_bytes, tty)
+    }
+
+    /// The same from the roots' resolved paths and pinned (device, inode) alone (what a sandbox
+    /// made ahead keeps of them).
+    pub fn of(
+        roots: &[(PathBuf, (u64, u64))],
+        tmp_bytes: u64,
+        tty: Option<&Path>,
+    ) -> Result<MountPlan, String> {
+        let sorted: Vec<&PathBuf> = roots.iter().map(|(p, _)| p).collect();
         let mut dirs: Vec<PathBuf> = Vec::new();
         for r in &sorted {
             for a in r.ancestors().collect::<Vec<_>>().into_iter().rev().skip(1) {
@@ -105,7 +117,7 @@ impl MountPlan {
                 .into_iter()
                 .map(|p| cpath(p))
                 .collect::<Result<_, _>>()?,
-            ids: roots.roots.iter().map(|r| r.id).collect(),
+            ids: roots.iter().map(|(_, id)| *id).collect(),
             dirs: dirs.iter().map(|p| cpath(p)).collect::<Result<_, _>>()?,
             devices,
             pts: tty.is_some(),

@@ -44,6 +44,11 @@ pub struct NsPlan {
     pub user_fd: RawFd,
     /// The IPC namespace made ahead with it, joined instead of creating one (-1: none).
     pub ipc_fd: RawFd,
+    /// A whole sandbox made ahead ([`super::premade`]): the pid of its init (the launcher's
+    /// process's unreaped child), whose namespaces (user, mount, PID, IPC and, without
+    /// `network: true`, network) C joins instead of making its own, mounts and init included
+    /// (0: none).
+    pub premade_pid: libc::pid_t,
     /// C's end of the proxy's channel (-1: no proxy): the namespace's listener is sent over it
     /// ([`super::proxy::listen_and_send`]).
     pub proxy_sock: RawFd,
@@ -97,6 +102,7 @@ impl NsPlan {
             net_fd: -1,
             user_fd: -1,
             ipc_fd: -1,
+            premade_pid: 0,
             proxy_sock: -1,
             mounts,
             ruleset_fd: -1,
@@ -245,7 +251,8 @@ unsafe fn enter_cwd(plan: &NsPlan) -> Result<(), i32> {
 
 /// The isolation step of a sandboxed launch (steps 1-4), in C: `arg` is the [`NsPlan`]. The
 /// init's pid is written to `init_pid` as soon as it exists, so that on a later failure the
-/// caller can end it. Fails with the [`Step`] number and its errno.
+/// caller can end it (a sandbox made ahead is joined instead, and its init stays its owner's:
+/// `init_pid` is left as it is). Fails with the [`Step`] number and its errno.
 ///
 /// # Safety
 /// Call only in C, with `arg` a valid plan and `init_stack` the top of a stack only the init
@@ -256,6 +263,94 @@ pub unsafe fn enter(
     init_pid: &mut libc::pid_t,
 ) -> Result<(), (i32, i32)> {
     let plan = &*(arg as *const NsPlan);
+    let step = |s: Step| move |e: i32| (s as i32, e);
+    if plan.premade_pid > 0 {
+        join_premade(plan)?;
+    } else {
+        create(plan)?;
+    }
+    // The loopback interface is brought up only for the proxy's listener: with `network:
+    // false` seccomp refuses every socket but unix ones, so nothing inside could use it.
+    if plan.net && plan.proxy_sock >= 0 {
+        loopback_up().map_err(step(Step::Loopback))?;
+        super::proxy::listen_and_send(plan.proxy_sock).map_err(step(Step::Proxy))?;
+    }
+    if plan.premade_pid <= 0 {
+        super::mounts::apply(&plan.mounts).map_err(step(Step::Mounts))?;
+    }
+    if plan.ruleset_fd >= 0 {
+        let tmp = libc::open(c"/tmp".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+        if tmp < 0 {
+            return Err((Step::Landlock as i32, errno()));
+        }
+        let rule = PathBeneath {
+            allowed_access: plan.tmp_access,
+            parent_fd: tmp,
+        };
+        let r = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            plan.ruleset_fd,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &rule as *const PathBeneath,
+            0u32,
+        );
+        let e = errno();
+        libc::close(tmp);
+        if r != 0 {
+            return Err((Step::Landlock as i32, e));
+        }
+    }
+    enter_cwd(plan).map_err(step(Step::Cwd))?;
+    if plan.premade_pid <= 0 {
+        start_init(plan, init_stack, init_pid)?;
+    }
+    Ok(())
+}
+
+/// A whole sandbox ahead of its launch ([`super::premade`]), in a vfork child of the pool's
+/// thread: the namespaces (step 1, without a proxy: a launch that wants one brings it up in
+/// the network namespace it joins), the filesystem (step 2, without the Landlock rule, which
+/// belongs to the launch's ruleset) and the init (step 4). Nothing else runs in them until a
+/// launch joins them.
+///
+/// # Safety
+/// As [`enter`], in the maker child.
+pub unsafe fn make_ahead(
+    plan: &NsPlan,
+    init_stack: *mut u8,
+    init_pid: &mut libc::pid_t,
+) -> Result<(), (i32, i32)> {
+    create(plan)?;
+    super::mounts::apply(&plan.mounts).map_err(|e| (Step::Mounts as i32, e))?;
+    start_init(plan, init_stack, init_pid)
+}
+
+/// Step 1 with a sandbox made ahead: joins all its namespaces at once (`setns` on a pidfd of
+/// its init, opened here in C's own descriptor table; the user namespace first when there is
+/// one), which also moves C to the root of its mount namespace.
+unsafe fn join_premade(plan: &NsPlan) -> Result<(), (i32, i32)> {
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    if plan.maps.is_some() {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    if plan.net {
+        flags |= libc::CLONE_NEWNET;
+    }
+    let fd = libc::syscall(libc::SYS_pidfd_open, plan.premade_pid, 0) as RawFd;
+    if fd < 0 {
+        return Err((Step::Namespaces as i32, errno()));
+    }
+    let r = libc::setns(fd, flags);
+    let e = errno();
+    libc::close(fd);
+    if r != 0 {
+        return Err((Step::Namespaces as i32, e));
+    }
+    Ok(())
+}
+
+/// Step 1: the new namespaces (joining a network and IPC pair made ahead, if the plan has one).
+unsafe fn create(plan: &NsPlan) -> Result<(), (i32, i32)> {
     let step = |s: Step| move |e: i32| (s as i32, e);
     // A user namespace made ahead with the network namespace is entered first, so that the
     // namespaces created next belong to it, as they would to one created here.
@@ -287,36 +382,16 @@ pub unsafe fn enter(
     if plan.ipc_fd >= 0 && libc::setns(plan.ipc_fd, libc::CLONE_NEWIPC) != 0 {
         return Err((Step::Namespaces as i32, errno()));
     }
-    // The loopback interface is brought up only for the proxy's listener: with `network:
-    // false` seccomp refuses every socket but unix ones, so nothing inside could use it.
-    if plan.net && plan.proxy_sock >= 0 {
-        loopback_up().map_err(step(Step::Loopback))?;
-        super::proxy::listen_and_send(plan.proxy_sock).map_err(step(Step::Proxy))?;
-    }
-    super::mounts::apply(&plan.mounts).map_err(step(Step::Mounts))?;
-    if plan.ruleset_fd >= 0 {
-        let tmp = libc::open(c"/tmp".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
-        if tmp < 0 {
-            return Err((Step::Landlock as i32, errno()));
-        }
-        let rule = PathBeneath {
-            allowed_access: plan.tmp_access,
-            parent_fd: tmp,
-        };
-        let r = libc::syscall(
-            libc::SYS_landlock_add_rule,
-            plan.ruleset_fd,
-            LANDLOCK_RULE_PATH_BENEATH,
-            &rule as *const PathBeneath,
-            0u32,
-        );
-        let e = errno();
-        libc::close(tmp);
-        if r != 0 {
-            return Err((Step::Landlock as i32, e));
-        }
-    }
-    enter_cwd(plan).map_err(step(Step::Cwd))?;
+    Ok(())
+}
+
+/// Step 4: starts the namespace's init and waits for its `execve` (`CLONE_VFORK`); its pid is
+/// written to `init_pid` as soon as it exists.
+unsafe fn start_init(
+    plan: &NsPlan,
+    init_stack: *mut u8,
+    init_pid: &mut libc::pid_t,
+) -> Result<(), (i32, i32)> {
     let mut init = InitArgs {
         plan,
         errno: 0,

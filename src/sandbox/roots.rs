@@ -77,27 +77,43 @@ type Table = Vec<(PathBuf, String)>;
 /// (the table this answers is the one a fresh read would give). Empty when it cannot be read,
 /// as before.
 fn mounts() -> std::sync::Arc<Table> {
+    mounts_and_generation().0
+}
+
+/// The host's mount generation: a number that changes whenever the mount table does (any mount,
+/// unmount, move or remount in Node's mount namespace seen since the last call, by the same
+/// `POLLPRI` mark as the kept table). Sandboxes made ahead ([`super::premade`]) are used only while
+/// it is the one they were made under: their tree is then the tree a launch would copy now.
+pub fn mount_generation() -> u64 {
+    mounts_and_generation().1
+}
+
+fn mounts_and_generation() -> (std::sync::Arc<Table>, u64) {
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex};
     static CACHE: Mutex<Option<(std::fs::File, Arc<Table>)>> = Mutex::new(None);
+    static GENERATION: AtomicU64 = AtomicU64::new(0);
     let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((file, table)) = cache.as_ref() {
         if !changed(file) {
-            return Arc::clone(table);
+            return (Arc::clone(table), GENERATION.load(Ordering::Relaxed));
         }
     }
     *cache = None;
+    // Every read (a change, a failure, the first one) is a new generation; under the lock.
+    let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
     // Opened first, read next: a change between the two is in what is read and is reported to
     // the next poll too (one read more, never one less).
     let Ok(mut file) = std::fs::File::open("/proc/self/mountinfo") else {
-        return Arc::new(Vec::new());
+        return (Arc::new(Vec::new()), generation);
     };
     let mut text = String::new();
     if std::io::Read::read_to_string(&mut file, &mut text).is_err() {
-        return Arc::new(Vec::new());
+        return (Arc::new(Vec::new()), generation);
     }
     let table = Arc::new(parse_mountinfo(&text));
     *cache = Some((file, Arc::clone(&table)));
-    table
+    (table, generation)
 }
 
 /// Whether the mount table of the open `mountinfo` changed since it was opened or last asked
