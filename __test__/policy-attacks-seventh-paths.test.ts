@@ -25,6 +25,7 @@ const HIT = 'hit/HIT';
 /** The workspace: `hit` (a link to the marker's directory), a harmless `app.js`, `evil` (writes the marker). */
 function workspace(dir: string, mark: string): void {
   fs.symlinkSync(mark, `${dir}/hit`);
+  fs.symlinkSync('/dev/shm', `${dir}/shm`); // as Debian's /run/shm: `shm/..` is /dev
   fs.writeFileSync(`${dir}/app.js`, '// the project\n');
   fs.writeFileSync(`${dir}/evil`, `#!/bin/sh\necho "$*" > "${mark}/HIT"\n`, { mode: 0o755 });
 }
@@ -55,6 +56,13 @@ const PRELOAD_ATTACKS: [string, Request][] = [
   ['node -r /dev/stdin', { command: heredoc('node --preserve-symlinks -r /dev/stdin app.js', NODE_JS) }],
   ['node -r /proc/self/fd/0', { command: heredoc('node --preserve-symlinks -r /proc/self/fd/0 app.js', NODE_JS) }],
   ['node --require=/dev/stdin', { command: heredoc('node --preserve-symlinks --require=/dev/stdin app.js', NODE_JS) }],
+];
+
+/** r7b-01: `..` after a name that is a symlink (the host's `/run/shm -> /dev/shm`; here the workspace's `shm`). */
+const CLIMB_ATTACKS: [string, string, Request][] = [
+  ['perl shm/../stdin', 'perl', { command: heredoc('perl shm/../stdin', `open F, q{>${MARK}/HIT}; print F qq{perl ran\\n};`) }],
+  ['make -f shm/../stdin', 'make', { command: heredoc('make -f shm/../stdin', `all:\n\t@touch ${MARK}/HIT`) }],
+  ['cd shm && perl ../stdin', 'perl', { command: heredoc('cd shm && perl ../stdin', `open F, q{>${MARK}/HIT}; print F qq{perl ran\\n};`) }],
 ];
 
 /**
@@ -109,6 +117,18 @@ describe('r7-07: a relative path operand is judged where the command starts', ()
   });
 });
 
+describe('r7b-01: `..` after a name that may be a symlink is not followed', () => {
+  test.each(CLIMB_ATTACKS)('%s: ran, then refused', async (label, program, request) => {
+    await bench.ranThenRefused(label, request, bench.host(allowed(program)), { reason: 'code-execution', word: program });
+  });
+
+  test('`..` out of the start directory still runs', async () => {
+    fs.mkdirSync(path.join(bench.dir, 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(bench.dir, 'x.pl'), 'print "up\\n";\n');
+    expect(await bench.run(bench.host(allowed('perl')), { command: 'perl ../x.pl', cwd: path.join(bench.dir, 'sub') })).toBe('up\n');
+  });
+});
+
 describe("r7-08: node's preload is judged as its script is", () => {
   test.each(PRELOAD_ATTACKS)('%s: ran, then refused', async (label, request) => {
     await bench.ranThenRefused(label, request, bench.host(allowed('node')), { reason: 'code-execution', word: 'node' });
@@ -148,6 +168,7 @@ testIf('root', process.getuid?.() === 0, 'not root: cannot drop to nobody with s
       return { label, request, hosts: { open: hostCwd, allow: { ...hostCwd, ...allowed(program) } } };
     }),
     ...PRELOAD_ATTACKS.map(([label, request]) => ({ label, request, hosts: { open: {}, allow: allowed('node') } })),
+    ...CLIMB_ATTACKS.map(([label, program, request]) => ({ label, request, hosts: { open: {}, allow: allowed(program) } })),
   ];
   const results = runCasesAsNobody(workspaceSource, HIT, cases, true);
   for (const { label } of cases) expect([label, results[label]]).toEqual([label, { open: 'ran', allow: 'code-execution held' }]);

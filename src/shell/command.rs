@@ -202,7 +202,7 @@ impl<'o> Command<'o> {
                 }
                 self.builtin(name, args, i + 1);
             }
-            match judge(name, args, self.script_dir().as_ref()) {
+            match judge(name, args, self.script_dir().as_ref(), self.start_is_real()) {
                 Some(Verdict::Code(why)) => {
                     if let Some(last) = self.out.programs.last_mut() {
                         last.runs_code = Some(why);
@@ -401,6 +401,12 @@ impl<'o> Command<'o> {
     /// The directory relative path operands are opened in, for [`judge`]: `None` when they are
     /// judged as written (no start given, no change of directory), `Some(None)` when it is not
     /// known, else the directory (absolute once the start is known).
+    /// Whether [`Self::script_dir`] is the start directory itself (resolved by the host: no
+    /// symlink in it), not one a `cd` named.
+    fn start_is_real(&self) -> bool {
+        matches!(self.out.start, Start::At(_)) && !self.out.cwd_moved
+    }
+
     fn script_dir(&self) -> Option<Option<String>> {
         let moved = self.out.cwd_moved.then_some(self.out.moved_to.as_deref());
         match (&self.out.start, moved) {

@@ -22,11 +22,24 @@ pub enum Verdict {
 /// changed the directory (`cd`, `env -C`), to this directory when it is known: a relative script
 /// operand is judged where it is opened (`cd /dev && python3 stdin` reads the here-document),
 /// and refused when that is not known.
-pub fn judge(name: &str, args: &[Word], moved: Option<&Option<String>>) -> Option<Verdict> {
+pub fn judge(
+    name: &str,
+    args: &[Word],
+    moved: Option<&Option<String>>,
+    start_is_real: bool,
+) -> Option<Verdict> {
     if !in_table(name) {
         return None;
     }
     CWD_MOVED.with(|m| m.replace(moved.cloned()));
+    let real = match moved {
+        Some(Some(dir)) if start_is_real && dir.starts_with('/') => dir
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .count(),
+        _ => 0,
+    };
+    CWD_REAL.with(|r| r.replace(real));
     if let Some(d) = args.iter().find(|a| a.dynamic) {
         return code(format!(
             "`{name}` with an argument known only at run time (`{}`)",
@@ -867,6 +880,9 @@ thread_local! {
     /// Set by [`judge`] for the program being judged: where a command before it changed the
     /// directory to (`Some(None)`: somewhere not known).
     static CWD_MOVED: std::cell::RefCell<Option<Option<String>>> = const { std::cell::RefCell::new(None) };
+    /// Set by [`judge`]: how many components of that directory are the start directory as the
+    /// host resolved it (no symlink in them; 0 after a `cd` or without a start).
+    static CWD_REAL: std::cell::RefCell<usize> = const { std::cell::RefCell::new(0) };
 }
 
 /// `path` seen from `dir` (`""`: where the command starts): itself when absolute.
@@ -890,27 +906,52 @@ fn opened_at(path: &str) -> Option<String> {
 
 /// A script or makefile path that is stdin or a device (`-`, `/dev/stdin`, `/dev/fd/0`,
 /// `/proc/self/fd/0`, anything under `/sys`), not a file, however it is spelled: repeated
-/// slashes and `.` are dropped (`//dev/stdin`, `/dev/./stdin`), and a path that climbs with `..`
-/// reads a device when what follows its last `..` is `dev/...`, `proc/...` or `sys/...`
-/// (`../../dev/stdin`, `/tmp/x/../dev/stdin`: where `..` lands depends on the cwd and on
-/// symlinks this analysis does not see). A relative path after a change of directory is judged
-/// where it is opened, the directory joined in front (`cd /dev && make -f stdin`,
-/// `cd /proc/self/fd && perl 0`), and is stdin-like when that directory is not known.
+/// slashes and `.` are dropped (`//dev/stdin`, `/dev/./stdin`). A relative path after a change
+/// of directory is judged where it is opened, the directory joined in front (`cd /dev && make
+/// -f stdin`, `cd /proc/self/fd && perl 0`), and is stdin-like when that directory is not known.
+///
+/// `..` is followed only out of the start directory (resolved by the host, no symlink in it, and
+/// named by no `cd`): after any other name it lands where that name's symlink, if it is one,
+/// points, which this analysis does not see (`/run/shm/../stdin` is `/dev/stdin`; `cd /run/shm &&
+/// perl ../stdin`), so such a path is stdin-like. Above a start that is not known (no start
+/// given), what follows the last `..` is judged (`../../dev/stdin`).
 fn reads_stdin(path: &str) -> bool {
     if path == "-" {
         return true;
     }
-    let Some(path) = opened_at(path) else {
+    let Some(opened) = opened_at(path) else {
         return true;
     };
-    let parts: Vec<&str> = path
+    // How many leading components of `opened` are the real start directory.
+    let real = if path.starts_with('/') {
+        0
+    } else {
+        CWD_REAL.with(|r| *r.borrow())
+    };
+    let mut names: Vec<(&str, bool)> = Vec::new();
+    for (i, c) in opened
         .split('/')
         .filter(|c| !c.is_empty() && *c != ".")
-        .collect();
+        .enumerate()
+    {
+        if c != ".." {
+            names.push((c, i < real));
+            continue;
+        }
+        match names.last() {
+            None if opened.starts_with('/') => {} // `/..` is `/`
+            None | Some(("..", _)) => names.push(("..", false)), // above a start not known
+            Some((_, true)) => {
+                names.pop(); // out of the real start directory
+            }
+            Some((_, false)) => return true, // after a name that may be a symlink
+        }
+    }
+    let names: Vec<&str> = names.iter().map(|(c, _)| *c).collect();
     let device = |rest: &[&str]| matches!(rest.first(), Some(&"dev" | &"proc" | &"sys"));
-    match parts.iter().rposition(|c| *c == "..") {
-        Some(last) => device(&parts[last + 1..]),
-        None => path.starts_with('/') && device(&parts),
+    match names.iter().rposition(|c| *c == "..") {
+        Some(last) => device(&names[last + 1..]),
+        None => opened.starts_with('/') && device(&names),
     }
 }
 
@@ -3199,6 +3240,48 @@ mod tests {
         ] {
             assert_eq!(verdict(line), "-", "{line}");
         }
+    }
+
+    /// r7b-01: `..` after a name lands where that name's symlink points (`/run/shm/../stdin` is
+    /// `/dev/stdin`): followed only out of the start directory the host resolved.
+    #[test]
+    fn a_climb_after_a_name_that_may_be_a_symlink_is_not_known() {
+        use super::super::analyse_line_in;
+        let runs = |line: &str, cwd: &str| {
+            analyse_line_in(line, Some(cwd))
+                .programs
+                .iter()
+                .any(|p| p.runs_code.is_some())
+        };
+        // `/run/shm` is a symlink to `/dev/shm` on Debian: `..` after it is `/dev`.
+        for (line, cwd) in [
+            ("perl /run/shm/../stdin", "/work"),
+            ("python3 /run/shm/../stdin", "/work"),
+            ("make -f /run/shm/../stdin", "/work"),
+            ("make -C /run/shm/.. -f stdin", "/work"),
+            ("cd /run/shm/.. && perl stdin", "/work"),
+            ("cd /run/shm && perl ../stdin", "/work"),
+            ("perl shm/../stdin", "/run"),
+            ("perl x/../../dev/stdin", "/work"),
+            ("cd sub && perl ../x.pl", "/work"),
+            ("node -r /run/shm/../stdin app.js", "/work"),
+        ] {
+            assert!(runs(line, cwd), "{line} in {cwd}");
+        }
+        // Out of the start directory (resolved by the host), `..` is followed.
+        for (line, cwd) in [
+            ("perl ../x.pl", "/work/project"),
+            ("python3 ../../tools/x.py", "/work/project/sub"),
+            ("make -f ../Makefile", "/work/project"),
+            ("perl ../stdin", "/work/project"),
+        ] {
+            assert!(!runs(line, cwd), "{line} in {cwd}");
+        }
+        assert!(
+            runs("perl ../stdin", "/dev/shm"),
+            "out of /dev/shm into /dev"
+        );
+        assert!(runs("perl ../../dev/stdin", "/work/x"));
     }
 
     /// r7-07: every relative path operand is judged as the absolute path it names in the
