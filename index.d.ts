@@ -174,7 +174,8 @@ export declare function analyseShellArgvAsync(argv: Array<string>, cwd?: string 
  * the variables it assigns, and every construct outside plain commands of literal words. `cwd`:
  * the absolute directory the line starts in (symlinks resolved), which relative path operands
  * (scripts, makefiles, preloads) are judged in; without it they are refused. The result is JSON
- * text of ts/shell-analysis.ts's `ShellAnalysis`.
+ * text that ts/shell-analysis.ts reads into its `ShellAnalysis` (the format is in
+ * src/binding/shell.rs).
  */
 export declare function analyseShellLine(line: string, cwd?: string | undefined | null): string
 
