@@ -127,19 +127,17 @@ pub fn prepare_launch(
     ns.net = !spec.network;
     // A sandbox made ahead for this shape, if one is ready (pipe launches: a pty's /dev holds
     // its terminal); else the launch makes its own, joining a network namespace made ahead.
-    let premade = tty
-        .is_none()
-        .then(|| {
-            super::premade::take(
-                super::premade::Shape {
-                    roots: roots.roots.iter().map(|r| (r.path.clone(), r.id)).collect(),
-                    tmp_bytes: spec.tmp_bytes,
-                    net: ns.net,
-                },
-                userns,
-            )
-        })
-        .flatten();
+    let (premade, in_flight) = match tty {
+        None => super::premade::take(
+            super::premade::Shape {
+                roots: roots.roots.iter().map(|r| (r.path.clone(), r.id)).collect(),
+                tmp_bytes: spec.tmp_bytes,
+                net: ns.net,
+            },
+            userns,
+        ),
+        Some(_) => (None, None),
+    };
     if let Some(p) = &premade {
         ns.premade_pid = p.pid();
     }
@@ -181,6 +179,7 @@ pub fn prepare_launch(
         proxy,
         _netns: netns,
         premade,
+        _in_flight: in_flight,
     })
 }
 
@@ -199,6 +198,8 @@ pub struct SandboxLaunch {
     /// The sandbox made ahead that the launch joins: its init goes to the guard (a failed
     /// launch drops it, which ends it).
     pub(super) premade: Option<super::premade::Premade>,
+    /// Holds the pool back until the launch is done (dropped with it).
+    pub(super) _in_flight: Option<super::premade::InFlight>,
 }
 
 // SAFETY: the raw pointers inside the `sock_fprog`s point into programs that live as long as

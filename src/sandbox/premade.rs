@@ -23,6 +23,12 @@
 //! - its init is owned by the pool until a launch takes it, then by the terminal's guard (a
 //!   failed launch drops it): it is SIGKILLed and reaped exactly once, and its parent-death
 //!   signal is SIGKILL with the pool's thread, which lives as long as the process.
+//!
+//! The pool makes nothing while a sandboxed launch is in flight (from its [`take`] until its
+//! command has started, [`InFlight`]), at most [`DEFER`]: making one (the network namespace
+//! above all, about a millisecond of the kernel's time) beside a launch competed with it for the
+//! CPU, and on a machine of two cores it made the launch that had just taken a sandbox made
+//! ahead slower than the refill saved.
 
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -104,11 +110,17 @@ impl Seen {
 /// nothing), and nothing made ahead outlives a burst by more than this.
 const IDLE: Duration = Duration::from_secs(2);
 
+/// How long the pool waits for sandboxed launches in flight to end before it makes one anyway
+/// (a host launching without pause still has its sandboxes made ahead).
+const DEFER: Duration = Duration::from_millis(20);
+
 #[derive(Default)]
 struct Pool {
     ready: Vec<Premade>,
     /// The shapes launched most recently, most recent first (at most [`SHAPES`]).
     seen: Vec<Seen>,
+    /// Sandboxed launches in flight ([`InFlight`]).
+    launching: usize,
 }
 
 impl Pool {
@@ -143,11 +155,32 @@ fn static_shared() -> Option<&'static Shared> {
     SHARED.get().copied().flatten()
 }
 
+/// A sandboxed launch in flight, from its [`take`] until this is dropped (once its command has
+/// started, or the launch has failed): the pool makes nothing meanwhile.
+pub struct InFlight(&'static Shared);
+
+impl std::fmt::Debug for InFlight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InFlight")
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut pool = self.0.pool.lock().unwrap_or_else(|p| p.into_inner());
+        pool.launching -= 1;
+        if pool.launching == 0 {
+            self.0.wake.notify_one();
+        }
+    }
+}
+
 /// Takes a sandbox of `shape` made ahead, if one is ready and still current, and has the pool
-/// keep this shape ready while it is launched in a burst. `userns` is how this process makes
-/// namespaces (fixed for its lifetime: [`super::support::fixed`]).
-pub fn take(shape: Shape, userns: bool) -> Option<Premade> {
-    let shared = (*SHARED.get_or_init(|| {
+/// keep this shape ready while it is launched in a burst; the [`InFlight`] holds the pool back
+/// until the launch is done with it. `userns` is how this process makes namespaces (fixed for
+/// its lifetime: [`super::support::fixed`]).
+pub fn take(shape: Shape, userns: bool) -> (Option<Premade>, Option<InFlight>) {
+    let shared = *SHARED.get_or_init(|| {
         let shared: &'static Shared = Box::leak(Box::new(Shared {
             pool: Mutex::new(Pool::default()),
             wake: Condvar::new(),
@@ -157,7 +190,10 @@ pub fn take(shape: Shape, userns: bool) -> Option<Premade> {
             .spawn(move || refill(shared, userns))
             .ok()
             .map(|_| shared)
-    }))?;
+    });
+    let Some(shared) = shared else {
+        return (None, None);
+    };
     let generation = super::roots::mount_generation();
     let now = Instant::now();
     let mut dropped = Vec::new();
@@ -192,18 +228,22 @@ pub fn take(shape: Shape, userns: bool) -> Option<Premade> {
         pool.seen.insert(0, seen);
         pool.seen.truncate(SHAPES);
         pool.expire(now, &mut dropped);
+        pool.launching += 1;
         shared.wake.notify_one();
         taken
     };
+    let in_flight = Some(InFlight(shared));
     drop(dropped);
-    let premade = taken?;
+    let Some(premade) = taken else {
+        return (None, in_flight);
+    };
     // Each root still the pinned directory at its path, as a launch making its own requires.
     let current = premade.shape.roots.iter().all(|(path, id)| {
         super::namespaces::open_no_symlinks(path)
             .and_then(|fd| super::namespaces::fd_id(fd.as_raw_fd()))
             .is_ok_and(|found| found == *id)
     });
-    current.then_some(premade)
+    (current.then_some(premade), in_flight)
 }
 
 /// How many sandboxes of `shape` are ready (tests wait for one before changing the host).
@@ -221,6 +261,8 @@ pub fn ready(shape: &Shape) -> usize {
 fn refill(shared: &'static Shared, userns: bool) {
     loop {
         let mut dropped = Vec::new();
+        // Since when launches in flight have held the next make back.
+        let mut deferred: Option<Instant> = None;
         let shape = {
             let mut pool = shared.pool.lock().unwrap_or_else(|p| p.into_inner());
             loop {
@@ -228,6 +270,18 @@ fn refill(shared: &'static Shared, userns: bool) {
                 pool.expire(now, &mut dropped);
                 if !dropped.is_empty() {
                     break None;
+                }
+                if pool.launching > 0 {
+                    let since = *deferred.get_or_insert(now);
+                    let left = DEFER.saturating_sub(now.duration_since(since));
+                    if !left.is_zero() {
+                        pool = shared
+                            .wake
+                            .wait_timeout(pool, left)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0;
+                        continue;
+                    }
                 }
                 let short = pool.seen.iter().find(|s| {
                     s.wanted(now)

@@ -217,6 +217,64 @@ mod made_ahead {
         panic!("no sandbox was made ahead for a burst of launches");
     }
 
+    /// The pool makes nothing while a sandboxed launch is in flight (from its take until it is
+    /// done), so that making never competes with the launch for the CPU; it makes again after.
+    #[test]
+    fn the_pool_makes_nothing_while_a_launch_is_in_flight() {
+        if !namespaces_or_skip() {
+            return;
+        }
+        let base = var_tmp("premade-in-flight");
+        let inside = base.join("in");
+        std::fs::create_dir_all(&inside).unwrap();
+        let mut sb = spec(&[inside.to_str().unwrap()]);
+        sb.pinned = Some(pin(&sb, "sandbox").unwrap());
+        let shape = premade::Shape {
+            roots: sb
+                .pinned
+                .as_ref()
+                .unwrap()
+                .0
+                .roots
+                .iter()
+                .map(|r| (r.path.clone(), r.id))
+                .collect(),
+            tmp_bytes: sb.tmp_bytes,
+            net: !sb.network,
+        };
+        let wait_for = |n: usize| {
+            (0..500).any(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                premade::ready(&shape) >= n
+            })
+        };
+        // Full (two ready), then one taken by a launch that is still in flight.
+        let mut held = None;
+        for _ in 0..20 {
+            prime(&sb, &inside);
+            if !wait_for(2) {
+                continue; // other tests' shapes pushed ours out
+            }
+            let cwd = crate::sys::cwd::open_dir(&inside).unwrap();
+            let ends = crate::sys::spawn::open_ends(crate::sys::spawn::Io::Pipe).unwrap();
+            let prepared = prepare_launch(&sb, &cwd, &ends, "sandbox").unwrap();
+            if prepared.premade.is_some() {
+                held = Some(prepared);
+                break;
+            }
+        }
+        let prepared = held.expect("a launch that took a sandbox made ahead");
+        // Well within the pool's longest deferral, and well beyond one make on a quiet machine.
+        std::thread::sleep(std::time::Duration::from_millis(12));
+        assert!(
+            premade::ready(&shape) <= 1,
+            "nothing is made while the launch is in flight"
+        );
+        drop(prepared);
+        assert!(wait_for(2), "the pool makes again once the launch is done");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     /// A launch that joins a sandbox made ahead gets what one that makes its own gets: the root
     /// writable, the rest read-only, an empty private /tmp, its own PID namespace with the init as
     /// pid 1, its own network, IPC and mount namespaces; and each serves one command.
