@@ -1,17 +1,97 @@
-//! Linux: `pipe2(O_CLOEXEC)` and `F_SETPIPE_SZ`.
+//! Linux: `pipe2(O_CLOEXEC)`, `F_SETPIPE_SZ`, and a precise timer for paced reads (`timerfd`,
+//! which wakes the reactor to the microsecond where tokio's own timer rounds to milliseconds).
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::time::Duration;
 
+use nix::errno::Errno;
 use nix::fcntl::OFlag;
+use nix::sys::timerfd::{ClockId, TimerFd, TimerFlags};
+use tokio::io::unix::AsyncFd;
 
 pub(super) fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(io::Error::from)
 }
 
-pub(super) fn grow(fd: BorrowedFd<'_>, bytes: i32) {
+/// Asks for a pipe buffer of `bytes` and answers the capacity the pipe has afterwards (0 when
+/// `fd` is no pipe, e.g. a pty master). Limits may refuse the growth; the pipe keeps its size.
+pub(super) fn grow(fd: BorrowedFd<'_>, bytes: i32) -> usize {
     // SAFETY: fcntl on a descriptor the caller keeps open; failure (limits) is ignored.
     unsafe {
         libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, bytes);
+    }
+    // SAFETY: as above; F_GETPIPE_SZ only reads the pipe's size.
+    let size = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    size.max(0) as usize
+}
+
+/// A one-shot timer in the reactor, precise to the microsecond.
+#[derive(Debug)]
+pub(super) struct Timer {
+    fd: AsyncFd<OwnedFd>,
+    armed: bool,
+}
+
+impl Timer {
+    /// A timer (not armed). Must run inside a runtime.
+    pub(super) fn new() -> io::Result<Timer> {
+        let fd = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
+        Ok(Timer {
+            fd: crate::sys::reactor::register_readable(OwnedFd::from(fd))?,
+            armed: false,
+        })
+    }
+
+    /// Arms the timer to expire `after` from now (at least a nanosecond).
+    pub(super) fn arm(&mut self, after: Duration) -> io::Result<()> {
+        let after = after.max(Duration::from_nanos(1));
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: after.as_secs() as libc::time_t,
+                tv_nsec: after.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: `spec` outlives the call, the old value is not asked for (null), and the
+        // descriptor is our open timerfd.
+        let r = unsafe {
+            libc::timerfd_settime(
+                self.fd.get_ref().as_raw_fd(),
+                0,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.armed = true;
+        Ok(())
+    }
+
+    /// Resolves once the armed timer expired (at once when it is not armed). Cancel-safe:
+    /// the expiry stays readable until a call that completes consumes it.
+    pub(super) async fn expired(&mut self) {
+        while self.armed {
+            let Ok(mut guard) = self.fd.readable().await else {
+                self.armed = false;
+                return;
+            };
+            let mut count = [0u8; 8];
+            match nix::unistd::read(guard.get_inner(), &mut count) {
+                Ok(_) => self.armed = false,
+                Err(Errno::EAGAIN) => guard.clear_ready(),
+                Err(Errno::EINTR) => {}
+                // Nothing else is expected of a timerfd; waiting on would hang the reader.
+                Err(_) => self.armed = false,
+            }
+        }
     }
 }

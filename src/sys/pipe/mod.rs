@@ -13,6 +13,8 @@ use macos as imp;
 mod outcome;
 pub use outcome::ReadOutcome;
 #[cfg(unix)]
+mod pace;
+#[cfg(unix)]
 mod unix;
 #[cfg(unix)]
 #[cfg(all(unix, test))]

@@ -4,15 +4,18 @@
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::time::Instant;
 
 use super::imp;
+use super::pace::Pacer;
 
 use nix::errno::Errno;
 use tokio::io::unix::AsyncFd;
 
 use super::ReadOutcome;
 
-/// Pipe capacity a reader switches to once the command floods (a read found the pipe full).
+/// Pipe capacity a reader switches to once the command floods (a read found the pipe full, or
+/// the output came fast enough to be paced).
 const FLOOD_PIPE_SIZE: i32 = 1 << 20;
 /// A read smaller than this (the default pipe capacity) is taken to have drained the pipe.
 const SMALL_READ: usize = 64 * 1024;
@@ -30,8 +33,9 @@ pub fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     imp::pipe_cloexec()
 }
 
-/// Asks for a larger pipe buffer (best effort; a no-op where the platform cannot).
-fn grow(fd: &impl AsFd, bytes: i32) {
+/// Asks for a larger pipe buffer (best effort; a no-op where the platform cannot) and answers
+/// the capacity the pipe has then (0 where unknown: a pty, macOS).
+fn grow(fd: &impl AsFd, bytes: i32) -> usize {
     imp::grow(fd.as_fd(), bytes)
 }
 
@@ -41,6 +45,25 @@ pub struct OutputReader {
     fd: AsyncFd<OwnedFd>,
     /// The pipe was grown once (see [`FLOOD_PIPE_SIZE`]).
     grown: bool,
+    /// Whether the next read waits for the pipe to fill (a flood, see [`Pacer`]).
+    pacer: Pacer,
+    /// The precise timer of those waits, made at the first one.
+    timer: Option<imp::Timer>,
+    /// Reads and paced waits so far (what the tests count).
+    #[cfg(test)]
+    stats: ReadStats,
+}
+
+/// What a reader did so far.
+#[cfg(test)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadStats {
+    /// Reads that returned output.
+    pub reads: usize,
+    /// Bytes they returned.
+    pub bytes: usize,
+    /// Waits for a flooding pipe to fill.
+    pub waits: usize,
 }
 
 impl OutputReader {
@@ -49,30 +72,96 @@ impl OutputReader {
         Ok(OutputReader {
             fd: crate::sys::reactor::register_readable(fd)?,
             grown: false,
+            pacer: Pacer::default(),
+            timer: None,
+            #[cfg(test)]
+            stats: ReadStats::default(),
         })
     }
 
     /// Waits until output can be read, then reads up to `max_reads` times, handing each chunk
     /// to `sink`; stops early (`More`) when `sink` answers false (its consumer is behind).
-    /// Cancel-safe: nothing is read before the wait is over, and the reads then happen
+    /// While a flood is paced, waits first for the pipe to fill (at most a millisecond).
+    /// Cancel-safe: nothing is read before the waits are over, and the reads then happen
     /// without waiting.
-    pub async fn read(&mut self, max_reads: usize, sink: impl FnMut(&[u8]) -> bool) -> ReadOutcome {
+    pub async fn read(
+        &mut self,
+        max_reads: usize,
+        mut sink: impl FnMut(&[u8]) -> bool,
+    ) -> ReadOutcome {
+        if let Some(timer) = self.timer.as_mut() {
+            timer.expired().await;
+        }
         let mut guard = match self.fd.readable().await {
             Ok(guard) => guard,
             Err(_) => return ReadOutcome::Eof,
         };
-        let short_read_drains = !guard.ready().is_read_closed();
+        // Once the writers hung up, read until EOF rather than assume a short read drained.
+        let drained_below = if guard.ready().is_read_closed() {
+            0
+        } else if self.pacer.pacing() {
+            READ_BUF_SIZE
+        } else {
+            SMALL_READ
+        };
+        let mut bytes = 0;
+        #[cfg(test)]
+        let stats = &mut self.stats;
         let outcome = read_some(
             guard.get_inner(),
             max_reads,
             &mut self.grown,
-            short_read_drains,
-            sink,
+            drained_below,
+            |chunk| {
+                bytes += chunk.len();
+                #[cfg(test)]
+                {
+                    stats.reads += 1;
+                    stats.bytes += chunk.len();
+                }
+                sink(chunk)
+            },
         );
         if outcome == ReadOutcome::Drained {
             guard.clear_ready();
         }
+        drop(guard);
+        if outcome != ReadOutcome::Eof {
+            self.pace(bytes);
+        }
         outcome
+    }
+
+    /// Asks the pacer whether the next read waits, and arms the timer if so.
+    fn pace(&mut self, bytes: usize) {
+        let (fd, grown) = (&self.fd, &mut self.grown);
+        let wait = self.pacer.after_wake(Instant::now(), bytes, || {
+            *grown = true;
+            grow(fd.get_ref(), FLOOD_PIPE_SIZE)
+        });
+        let Some(wait) = wait else { return };
+        if self.timer.is_none() {
+            self.timer = imp::Timer::new().ok();
+        }
+        let armed = match self.timer.as_mut() {
+            Some(timer) => timer.arm(wait).is_ok(),
+            None => false,
+        };
+        if armed {
+            #[cfg(test)]
+            {
+                self.stats.waits += 1;
+            }
+        } else {
+            // No timer (descriptors exhausted): read this flood as any output.
+            self.pacer.refuse();
+        }
+    }
+
+    /// What this reader did so far.
+    #[cfg(test)]
+    pub fn stats(&self) -> ReadStats {
+        self.stats
     }
 
     /// Bytes waiting in the pipe (or pty) now, not yet read (`FIONREAD`; 0 if unknown). After
@@ -93,7 +182,7 @@ impl OutputReader {
     /// exited, everything it wrote is already in the pipe); stops early (`More`) when `sink`
     /// answers false.
     pub fn read_now(&mut self, max_reads: usize, sink: impl FnMut(&[u8]) -> bool) -> ReadOutcome {
-        read_some(self.fd.get_ref(), max_reads, &mut self.grown, false, sink)
+        read_some(self.fd.get_ref(), max_reads, &mut self.grown, 0, sink)
     }
 }
 
@@ -142,19 +231,20 @@ pub fn gone_reader_error() -> io::Error {
 /// stops (`More`) as soon as `sink` answers false: its consumer is behind, and what is not read
 /// stays in the pipe, whose writer blocks once it is full (backpressure, not loss).
 ///
-/// With `short_read_drains`, a small read (under [`SMALL_READ`]) is taken to have emptied the
-/// pipe, which saves the extra read that would only answer EAGAIN: on a flood of small writes
-/// (`head` writes 4 KiB at a time) a third of all read calls. After a large read, reading again
-/// at once often finds the next large write already there, so the loop goes on. That is safe
-/// with tokio's readiness ticks (readiness that arrives after the guard was taken is not
-/// cleared), but not once the writers hung up: the caller passes false then, so EOF is read
-/// rather than assumed. Any error but EAGAIN/EINTR ends the output (on a pty, EIO on the master
-/// means every process closed the slave).
+/// A read shorter than `drained_below` is taken to have emptied the pipe, which saves the
+/// extra read that would only answer EAGAIN: on a flood of small writes (`head` writes 4 KiB at
+/// a time) a third of all read calls. Eagerly ([`SMALL_READ`]): after a large read, reading
+/// again at once often finds the next large write already there, so the loop goes on. Paced
+/// (the buffer's size): any read that did not fill the buffer emptied the pipe, and the next
+/// read waits for it to fill. That is safe with tokio's readiness ticks (readiness that arrives
+/// after the guard was taken is not cleared), but not once the writers hung up: the caller
+/// passes 0 then, so EOF is read rather than assumed. Any error but EAGAIN/EINTR ends the
+/// output (on a pty, EIO on the master means every process closed the slave).
 fn read_some(
     fd: &OwnedFd,
     max_reads: usize,
     grown: &mut bool,
-    short_read_drains: bool,
+    drained_below: usize,
     mut sink: impl FnMut(&[u8]) -> bool,
 ) -> ReadOutcome {
     READ_BUF.with(|buf| {
@@ -166,7 +256,7 @@ fn read_some(
                     if !sink(&buf[..n]) {
                         return ReadOutcome::More;
                     }
-                    if short_read_drains && n < SMALL_READ {
+                    if n < drained_below {
                         return ReadOutcome::Drained;
                     }
                     if !*grown && n >= 65536 {
@@ -184,3 +274,6 @@ fn read_some(
         ReadOutcome::More
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,97 @@
+//! The output reader on a real pipe: a flood is read in large reads, paced by the timer, with
+//! every byte in order; a quiet command's output is read on the first wake, with no wait.
+//! Reads and waits are counted, never timed.
+
+use std::os::fd::OwnedFd;
+
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
+
+use super::*;
+
+fn reader_and_writer() -> (OutputReader, OwnedFd) {
+    let (r, w) = pipe_cloexec().unwrap();
+    fcntl(&r, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).unwrap();
+    (OutputReader::new(r).unwrap(), w)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn an_echo_is_read_on_the_first_wake_without_waiting() {
+    runtime().block_on(async {
+        let (mut reader, w) = reader_and_writer();
+        nix::unistd::write(&w, b"hi\n").unwrap();
+        let mut got = Vec::new();
+        let outcome = reader
+            .read(16, |b| {
+                got.extend_from_slice(b);
+                true
+            })
+            .await;
+        assert_eq!(outcome, ReadOutcome::Drained);
+        assert_eq!(got, b"hi\n");
+        let stats = reader.stats();
+        assert_eq!((stats.reads, stats.waits), (1, 0));
+    });
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_flood_is_read_in_large_paced_reads_with_every_byte_in_order() {
+    const TOTAL: usize = 256 << 20;
+    const WRITE: usize = 8 << 10; // what `head` writes at a time
+    runtime().block_on(async {
+        let (mut reader, w) = reader_and_writer();
+        // The bytes count up (mod 251), so a lost or repeated piece shows.
+        let pattern: Vec<u8> = (0..WRITE + 251).map(|i| (i % 251) as u8).collect();
+        let writer = std::thread::spawn(move || {
+            let mut at = 0usize;
+            while at < TOTAL {
+                let chunk = &pattern[at % 251..at % 251 + WRITE];
+                let mut off = 0;
+                while off < WRITE {
+                    off += nix::unistd::write(&w, &chunk[off..]).unwrap();
+                }
+                at += WRITE;
+            }
+        });
+        let mut seen = 0usize;
+        let mut in_order = true;
+        loop {
+            let outcome = reader
+                .read(16, |b| {
+                    // First, middle and last byte of each read (every byte is slow unoptimized).
+                    let n = b.len();
+                    in_order &= [0, n / 2, n - 1]
+                        .iter()
+                        .all(|&i| b[i] == ((seen + i) % 251) as u8);
+                    seen += n;
+                    true
+                })
+                .await;
+            if outcome == ReadOutcome::Eof {
+                break;
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(seen, TOTAL);
+        assert!(in_order, "the bytes arrived out of order");
+        let stats = reader.stats();
+        assert_eq!(stats.bytes, TOTAL);
+        // An eager reader as fast as the writer takes each 8 KiB write alone.
+        assert!(
+            stats.bytes / stats.reads >= 64 << 10,
+            "{} reads averaging {} bytes ({} waits)",
+            stats.reads,
+            stats.bytes / stats.reads,
+            stats.waits
+        );
+        assert!(stats.waits > 0, "the flood was paced");
+    });
+}
