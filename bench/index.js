@@ -401,6 +401,8 @@ async function flood(name, label, cfg, producer, { throughputInfo = false } = {}
   row(sc, 'output = exactly the last ≤ 1 MiB', okCell(r.native), okCell(r.node), '', '', 'exact', r.native.ok);
   row(sc, 'CPU time of the Node process (ms)', fmt(r.native.cpuMs, 0), fmt(r.node.cpuMs, 0), '', '', 'info', null, true);
   row(sc, 'final currentOutput() (ms)', fmt(r.native.outputMs, 2), fmt(r.node.outputMs, 2), '', '', 'info', null, true);
+  row(sc, 'read calls: average size (KiB) vs child_process', fmt(r.native.readKiB, 0), fmt(r.node.readKiB, 0), '', fmtRatio(r.native.readKiB / r.node.readKiB), 'info', null, true);
+  row(sc, 'read calls: count', fmt(r.native.readCalls, 0), fmt(r.node.readCalls, 0), '', '', 'info', null, true);
   return r;
 }
 

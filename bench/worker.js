@@ -47,6 +47,26 @@ function ctxSwitches() {
   return n;
 }
 
+/**
+ * Read calls and the bytes they returned, summed over the process's threads (`/proc/self/task/<tid>/io`:
+ * `syscr`, `rchar`): the pipe's reads wherever they happen (the addon's reader threads, libuv's main
+ * loop), plus a few of the process's own. The main thread is read last, so that this function's own
+ * reads of the other threads' files are counted before the section it measures begins, not in it.
+ */
+function readCalls() {
+  const tids = fs.readdirSync('/proc/self/task').sort((a, b) => (a === String(process.pid)) - (b === String(process.pid)));
+  let calls = 0;
+  let bytes = 0;
+  for (const tid of tids) {
+    try {
+      const io = fs.readFileSync(`/proc/self/task/${tid}/io`, 'utf8');
+      calls += Number(/^syscr:\s+(\d+)/m.exec(io)[1]);
+      bytes += Number(/^rchar:\s+(\d+)/m.exec(io)[1]);
+    } catch {}
+  }
+  return { calls, bytes };
+}
+
 /** utime+stime of the whole process from /proc/self/stat, in ms. */
 function statCpuMs() {
   const s = fs.readFileSync('/proc/self/stat', 'utf8');
@@ -138,6 +158,7 @@ const scenarios = {
     const base = resetPeak();
     const cpu0 = process.cpuUsage();
     await loop.start();
+    const reads0 = readCalls();
     const t0 = now();
     const t = await createTerminal({ command, outputByteLimit: limit });
     // flood-listen: a UI's listener, decoding every chunk as it arrives.
@@ -156,6 +177,7 @@ const scenarios = {
     }
     const st = await t.waitForExit();
     const t1 = now();
+    const reads1 = readCalls();
     // The histogram records a block only when its next tick runs: one more tick, so that the turn
     // that reported the exit (and delivered what was pending to listeners) is counted too.
     await sleep(2);
@@ -177,6 +199,8 @@ const scenarios = {
       throughputMiBs: cfg.bytes / MiB / ((t1 - t0) / 1000),
       rssGrowthMiB: (peak - base) / MiB,
       eldMaxMs: eldMax,
+      readCalls: reads1.calls - reads0.calls,
+      readKiB: (reads1.bytes - reads0.bytes) / 1024 / Math.max(1, reads1.calls - reads0.calls),
       cpuMs: (cpu.user + cpu.system) / 1000,
       outputMs,
       ok: errors.length === 0,
