@@ -95,3 +95,36 @@ fn a_flood_is_read_in_large_paced_reads_with_every_byte_in_order() {
         assert!(stats.waits > 0, "the flood was paced");
     });
 }
+
+#[test]
+fn a_pty_flood_is_never_paced() {
+    // A pty's buffer cannot grow: a writer would block on it while the reader waits.
+    const TOTAL: usize = 16 << 20;
+    runtime().block_on(async {
+        let pty = crate::sys::pty::open(crate::sys::pty::PtySize::default()).unwrap();
+        let mut reader = OutputReader::new(pty.master).unwrap();
+        let slave = pty.slave;
+        let writer = std::thread::spawn(move || {
+            let chunk = vec![b'x'; 8 << 10];
+            let mut left = TOTAL;
+            while left > 0 {
+                left -= nix::unistd::write(&slave, &chunk[..chunk.len().min(left)]).unwrap();
+            }
+        });
+        let mut seen = 0usize;
+        while seen < TOTAL {
+            let outcome = reader
+                .read(16, |b| {
+                    seen += b.len();
+                    true
+                })
+                .await;
+            if outcome == ReadOutcome::Eof {
+                break;
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(seen, TOTAL);
+        assert_eq!(reader.stats().waits, 0);
+    });
+}
