@@ -53,10 +53,8 @@ impl Timer {
                 tv_sec: 0,
                 tv_nsec: 0,
             },
-            it_value: libc::timespec {
-                tv_sec: after.as_secs() as libc::time_t,
-                tv_nsec: after.subsec_nanos() as libc::c_long,
-            },
+            // nix's conversion: `time_t`'s width differs between the C libraries.
+            it_value: *nix::sys::time::TimeSpec::from_duration(after).as_ref(),
         };
         // SAFETY: `spec` outlives the call, the old value is not asked for (null), and the
         // descriptor is our open timerfd.

@@ -26,6 +26,10 @@ use std::time::{Duration, Instant};
 pub(super) const FLOOD_BYTES: usize = 64 * 1024;
 /// ...at least this fast (bytes per second) from each wake to the next.
 pub(super) const FLOOD_RATE: f64 = 64.0 * 1024.0 * 1024.0;
+/// What a paced wait lets into the pipe before the next read: about 100 KiB, the batch that a
+/// reader of `head -c 512M /dev/zero` on this machine took no slower than an eager one (larger
+/// batches were slower: the pipe's pages go cold in the cache before they are read).
+pub(super) const TARGET: usize = 96 * 1024;
 /// The smallest pipe capacity worth pacing.
 pub(super) const MIN_CAPACITY: usize = 256 * 1024;
 /// The longest a flood's next read waits; also the most latency pacing adds to any byte.
@@ -49,6 +53,7 @@ pub(super) struct Pacer {
 impl Pacer {
     /// Whether the reader is pacing a flood (it then stops reading after a read that did not
     /// fill its buffer, and waits before the next).
+    #[cfg(test)]
     pub(super) fn pacing(&self) -> bool {
         self.wait.is_some()
     }
@@ -86,7 +91,7 @@ impl Pacer {
                 self.stream_bytes = 0;
                 return None;
             }
-            let mut next = fill_time(capacity / 2, rate);
+            let mut next = fill_time(TARGET.min(capacity / 2), rate);
             if bytes >= capacity {
                 // The pipe was full: the writer may have waited for room; wait less.
                 next = next.min(wait / 2);
@@ -110,7 +115,7 @@ impl Pacer {
         if capacity < MIN_CAPACITY {
             return None;
         }
-        let next = fill_time(capacity / 2, rate).clamp(MIN_WAIT, MAX_WAIT);
+        let next = fill_time(TARGET.min(capacity / 2), rate).clamp(MIN_WAIT, MAX_WAIT);
         self.wait = Some(next);
         Some(next)
     }

@@ -19,6 +19,10 @@ use super::ReadOutcome;
 const FLOOD_PIPE_SIZE: i32 = 1 << 20;
 /// A read smaller than this (the default pipe capacity) is taken to have drained the pipe.
 const SMALL_READ: usize = 64 * 1024;
+/// The most one paced read takes (the size a paced wait aims at, [`super::pace::TARGET`], with
+/// room): a larger batch leaves the pipe's pages cold in the cache and costs the flood more than
+/// the reads it saves.
+const PACED_READ: usize = 128 << 10;
 /// Size of the per-thread read buffer.
 const READ_BUF_SIZE: usize = 1 << 20;
 
@@ -39,10 +43,14 @@ fn grow(fd: &impl AsFd, bytes: i32) -> usize {
     imp::grow(fd.as_fd(), bytes)
 }
 
-/// A command's output: a non-blocking descriptor the runtime's reactor wakes us for.
+/// A command's output: a non-blocking descriptor the runtime's reactor wakes us for; while a
+/// flood is paced, out of the reactor (see [`OutputReader::read`]).
 #[derive(Debug)]
 pub struct OutputReader {
-    fd: AsyncFd<OwnedFd>,
+    /// The descriptor in the reactor (`None` while a flood is paced).
+    fd: Option<AsyncFd<OwnedFd>>,
+    /// The descriptor out of the reactor while a flood is paced (`None` otherwise).
+    paced: Option<OwnedFd>,
     /// The pipe was grown once (see [`FLOOD_PIPE_SIZE`]).
     grown: bool,
     /// Whether the next read waits for the pipe to fill (a flood, see [`Pacer`]).
@@ -70,7 +78,8 @@ impl OutputReader {
     /// Registers `fd` (non-blocking) with the runtime's reactor. Must run inside a runtime.
     pub fn new(fd: OwnedFd) -> io::Result<OutputReader> {
         Ok(OutputReader {
-            fd: crate::sys::reactor::register_readable(fd)?,
+            fd: Some(crate::sys::reactor::register_readable(fd)?),
+            paced: None,
             grown: false,
             pacer: Pacer::default(),
             timer: None,
@@ -81,9 +90,11 @@ impl OutputReader {
 
     /// Waits until output can be read, then reads up to `max_reads` times, handing each chunk
     /// to `sink`; stops early (`More`) when `sink` answers false (its consumer is behind).
-    /// While a flood is paced, waits first for the pipe to fill (at most a millisecond).
-    /// Cancel-safe: nothing is read before the waits are over, and the reads then happen
-    /// without waiting.
+    /// While a flood is paced, the descriptor is out of the reactor (each write of the command
+    /// would wake it, and a reader woken for every 8 KiB is what pacing avoids): the read waits
+    /// on the timer alone, then reads what the pipe holds; a wait that found the pipe empty ends
+    /// the pacing and puts the descriptor back. Cancel-safe: nothing is read before the waits
+    /// are over, and the reads then happen without waiting.
     pub async fn read(
         &mut self,
         max_reads: usize,
@@ -92,54 +103,79 @@ impl OutputReader {
         if let Some(timer) = self.timer.as_mut() {
             timer.expired().await;
         }
-        let mut guard = match self.fd.readable().await {
-            Ok(guard) => guard,
-            Err(_) => return ReadOutcome::Eof,
-        };
-        // Once the writers hung up, read until EOF rather than assume a short read drained.
-        let drained_below = if guard.ready().is_read_closed() {
-            0
-        } else if self.pacer.pacing() {
-            READ_BUF_SIZE
-        } else {
-            SMALL_READ
-        };
         let mut bytes = 0;
         #[cfg(test)]
         let stats = &mut self.stats;
-        let outcome = read_some(
-            guard.get_inner(),
-            max_reads,
-            &mut self.grown,
-            drained_below,
-            |chunk| {
-                bytes += chunk.len();
-                #[cfg(test)]
-                {
-                    stats.reads += 1;
-                    stats.bytes += chunk.len();
-                }
-                sink(chunk)
-            },
-        );
-        if outcome == ReadOutcome::Drained {
-            guard.clear_ready();
-        }
-        drop(guard);
+        let mut counted = |chunk: &[u8]| {
+            bytes += chunk.len();
+            #[cfg(test)]
+            {
+                stats.reads += 1;
+                stats.bytes += chunk.len();
+            }
+            sink(chunk)
+        };
+        let outcome = if let Some(fd) = self.paced.as_ref() {
+            read_some(fd, max_reads, &mut self.grown, PACED_READ, &mut counted)
+        } else if let Some(afd) = self.fd.as_ref() {
+            let mut guard = match afd.readable().await {
+                Ok(guard) => guard,
+                Err(_) => return ReadOutcome::Eof,
+            };
+            // Once the writers hung up, read until EOF rather than assume a short read drained.
+            let drained_below = if guard.ready().is_read_closed() {
+                0
+            } else {
+                SMALL_READ
+            };
+            let outcome = read_some(
+                guard.get_inner(),
+                max_reads,
+                &mut self.grown,
+                drained_below,
+                &mut counted,
+            );
+            if outcome == ReadOutcome::Drained {
+                guard.clear_ready();
+            }
+            outcome
+        } else {
+            ReadOutcome::Eof
+        };
         if outcome != ReadOutcome::Eof {
             self.pace(bytes);
         }
         outcome
     }
 
-    /// Asks the pacer whether the next read waits, and arms the timer if so.
+    /// The descriptor, in the reactor or not.
+    fn raw(&self) -> Option<&OwnedFd> {
+        self.paced
+            .as_ref()
+            .or(self.fd.as_ref().map(AsyncFd::get_ref))
+    }
+
+    /// Asks the pacer whether the next read waits: arms the timer and takes the descriptor out
+    /// of the reactor if so, puts it back if not.
     fn pace(&mut self, bytes: usize) {
-        let (fd, grown) = (&self.fd, &mut self.grown);
-        let wait = self.pacer.after_wake(Instant::now(), bytes, || {
-            *grown = true;
-            grow(fd.get_ref(), FLOOD_PIPE_SIZE)
-        });
-        let Some(wait) = wait else { return };
+        let fd = self
+            .paced
+            .as_ref()
+            .or(self.fd.as_ref().map(AsyncFd::get_ref));
+        let wait = match fd {
+            Some(fd) => {
+                let grown = &mut self.grown;
+                self.pacer.after_wake(Instant::now(), bytes, || {
+                    *grown = true;
+                    grow(fd, FLOOD_PIPE_SIZE)
+                })
+            }
+            None => None,
+        };
+        let Some(wait) = wait else {
+            self.unpace();
+            return;
+        };
         if self.timer.is_none() {
             self.timer = imp::Timer::new().ok();
         }
@@ -147,14 +183,42 @@ impl OutputReader {
             Some(timer) => timer.arm(wait).is_ok(),
             None => false,
         };
-        if armed {
-            #[cfg(test)]
-            {
-                self.stats.waits += 1;
-            }
-        } else {
+        if !armed {
             // No timer (descriptors exhausted): read this flood as any output.
             self.pacer.refuse();
+            self.unpace();
+            return;
+        }
+        #[cfg(test)]
+        {
+            self.stats.waits += 1;
+        }
+        if let Some(afd) = self.fd.take() {
+            self.paced = Some(afd.into_inner());
+        }
+    }
+
+    /// Puts a paced descriptor back in the reactor (a copy of it: should the registration fail,
+    /// the descriptor stays out and the flood is read after the longest wait, never lost).
+    fn unpace(&mut self) {
+        let Some(fd) = self.paced.as_ref() else {
+            return;
+        };
+        match fd
+            .try_clone()
+            .and_then(crate::sys::reactor::register_readable)
+        {
+            Ok(afd) => {
+                self.fd = Some(afd);
+                self.paced = None;
+            }
+            Err(_) => {
+                if let Some(timer) = self.timer.as_mut() {
+                    if timer.arm(super::pace::MAX_WAIT).is_err() {
+                        self.timer = None;
+                    }
+                }
+            }
         }
     }
 
@@ -167,10 +231,11 @@ impl OutputReader {
     /// Bytes waiting in the pipe (or pty) now, not yet read (`FIONREAD`; 0 if unknown). After
     /// the command exited, that is what it wrote and the pump has still to read.
     pub fn queued(&self) -> usize {
+        let Some(fd) = self.raw() else { return 0 };
         let mut n: libc::c_int = 0;
         // SAFETY: FIONREAD writes one c_int through the pointer, which outlives the call; the
         // descriptor stays open (we own it).
-        let r = unsafe { libc::ioctl(self.fd.get_ref().as_raw_fd(), libc::FIONREAD, &mut n) };
+        let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
         if r == 0 {
             n.max(0) as usize
         } else {
@@ -182,7 +247,14 @@ impl OutputReader {
     /// exited, everything it wrote is already in the pipe); stops early (`More`) when `sink`
     /// answers false.
     pub fn read_now(&mut self, max_reads: usize, sink: impl FnMut(&[u8]) -> bool) -> ReadOutcome {
-        read_some(self.fd.get_ref(), max_reads, &mut self.grown, 0, sink)
+        match self
+            .paced
+            .as_ref()
+            .or(self.fd.as_ref().map(AsyncFd::get_ref))
+        {
+            Some(fd) => read_some(fd, max_reads, &mut self.grown, 0, sink),
+            None => ReadOutcome::Eof,
+        }
     }
 }
 
@@ -250,7 +322,13 @@ fn read_some(
     READ_BUF.with(|buf| {
         let mut buf = buf.borrow_mut();
         for _ in 0..max_reads {
-            match nix::unistd::read(fd.as_fd(), &mut buf[..]) {
+            // A paced read takes at most PACED_READ; any other, the whole buffer.
+            let cap = if drained_below == PACED_READ {
+                PACED_READ
+            } else {
+                buf.len()
+            };
+            match nix::unistd::read(fd.as_fd(), &mut buf[..cap]) {
                 Ok(0) => return ReadOutcome::Eof,
                 Ok(n) => {
                     if !sink(&buf[..n]) {

@@ -63,6 +63,9 @@ fn a_flood_is_read_in_large_paced_reads_with_every_byte_in_order() {
         });
         let mut seen = 0usize;
         let mut in_order = true;
+        // Whether a paced wait ever had the descriptor out of the reactor (where each write
+        // would wake the reader).
+        let mut out_of_reactor = false;
         loop {
             let outcome = reader
                 .read(16, |b| {
@@ -75,11 +78,16 @@ fn a_flood_is_read_in_large_paced_reads_with_every_byte_in_order() {
                     true
                 })
                 .await;
+            out_of_reactor |= reader.paced.is_some() && reader.fd.is_none();
             if outcome == ReadOutcome::Eof {
                 break;
             }
         }
         writer.join().unwrap();
+        assert!(
+            out_of_reactor,
+            "a paced wait keeps the pipe out of the reactor"
+        );
         assert_eq!(seen, TOTAL);
         assert!(in_order, "the bytes arrived out of order");
         let stats = reader.stats();
@@ -119,6 +127,7 @@ fn a_pty_flood_is_never_paced() {
                     true
                 })
                 .await;
+            assert!(reader.fd.is_some(), "a pty stays in the reactor");
             if outcome == ReadOutcome::Eof {
                 break;
             }
@@ -126,5 +135,76 @@ fn a_pty_flood_is_never_paced() {
         writer.join().unwrap();
         assert_eq!(seen, TOTAL);
         assert_eq!(reader.stats().waits, 0);
+    });
+}
+
+/// A flood that pauses ends its pacing: the descriptor goes back in the reactor, and the next
+/// output after the pause is read as soon as it comes (no paced wait, no busy loop).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_paused_flood_puts_the_pipe_back_in_the_reactor() {
+    runtime().block_on(async {
+        let (mut reader, w) = reader_and_writer();
+        let (go_on, resume) = std::sync::mpsc::channel::<()>();
+        let writer = std::thread::spawn(move || {
+            let chunk = [b'x'; 8 << 10];
+            for _ in 0..4096 {
+                let mut off = 0;
+                while off < chunk.len() {
+                    off += nix::unistd::write(&w, &chunk[off..]).unwrap();
+                }
+            }
+            resume.recv().unwrap();
+            nix::unistd::write(&w, b"after the pause\n").unwrap();
+        });
+        let mut seen = 0usize;
+        let mut paced = false;
+        while seen < 32 << 20 {
+            reader
+                .read(16, |b| {
+                    seen += b.len();
+                    true
+                })
+                .await;
+            paced |= reader.paced.is_some();
+        }
+        assert!(paced, "the flood was paced");
+        // The flood has stopped: the next wait finds the pipe empty and ends the pacing.
+        let mut tail = Vec::new();
+        let unpaced = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while reader.paced.is_some() {
+                reader
+                    .read(16, |b| {
+                        tail.extend_from_slice(b);
+                        true
+                    })
+                    .await;
+                // A reader that never leaves the pacing would spin here: let the timeout run.
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(unpaced.is_ok(), "the pacing ended once the pipe was empty");
+        assert!(reader.fd.is_some(), "back in the reactor");
+        let waits = reader.stats().waits;
+        go_on.send(()).unwrap();
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while !tail.ends_with(b"after the pause\n") {
+                reader
+                    .read(16, |b| {
+                        tail.extend_from_slice(b);
+                        true
+                    })
+                    .await;
+            }
+        })
+        .await;
+        assert!(read.is_ok(), "the output after the pause was read");
+        assert_eq!(
+            reader.stats().waits,
+            waits,
+            "read on its wake, with no paced wait"
+        );
+        writer.join().unwrap();
     });
 }
