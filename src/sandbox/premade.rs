@@ -338,6 +338,8 @@ fn refill(shared: &'static Shared, userns: bool) {
 /// What the maker child needs and writes back.
 struct MakeArgs {
     plan: *const NsPlan,
+    /// Our pid: the maker's parent while the pool's thread lives.
+    parent_pid: libc::pid_t,
     init_stack: *mut u8,
     init_pid: libc::pid_t,
     failed: bool,
@@ -360,6 +362,8 @@ fn make(shape: &Arc<Shape>, userns: bool, generation: u64) -> Option<Premade> {
     let top = |i: usize| unsafe { (base.add(STACK * (i + 1)) as usize & !15) as *mut u8 };
     let mut args = MakeArgs {
         plan: &plan,
+        // SAFETY: getpid has no preconditions.
+        parent_pid: unsafe { libc::getpid() },
         init_stack: top(1),
         init_pid: 0,
         failed: false,
@@ -418,6 +422,15 @@ extern "C" fn maker(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         let a = &mut *(arg as *mut MakeArgs);
         if super::namespaces::make_ahead(&*a.plan, a.init_stack, &mut a.init_pid).is_err() {
+            a.failed = true;
+            libc::_exit(1)
+        }
+        // The init armed SIGKILL for the death of the pool's thread before its exec, which
+        // this vfork waited for: it is sent only if the thread still lived then. Outside the
+        // init's PID namespace the maker can tell; a thread gone by now (Node SIGKILLed
+        // mid-make) will end nothing, so the maker ends the init itself.
+        if libc::getppid() != a.parent_pid {
+            libc::kill(a.init_pid, libc::SIGKILL);
             a.failed = true;
             libc::_exit(1)
         }

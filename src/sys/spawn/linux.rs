@@ -94,6 +94,8 @@ struct ChildArgs {
     /// Launches through C: nonzero until the command has exec'd or exited (the kernel clears
     /// it, `CLONE_CHILD_CLEARTID`, and wakes a futex waiter on it).
     cmd_tid: libc::pid_t,
+    /// Set by the command once its parent-death signal is armed (C checks its parent after).
+    cmd_armed: i32,
     /// Written by the child on failure.
     errno: i32,
     stage: i32,
@@ -122,6 +124,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(a, STAGE_PARENT_GONE);
             }
         }
+        std::ptr::write_volatile(std::ptr::addr_of_mut!(a.cmd_armed), 1);
         if rlimits::apply(std::slice::from_raw_parts(a.rlimits, a.n_rlimits)).is_err() {
             fail(a, STAGE_RLIMIT);
         }
@@ -216,9 +219,23 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             fail(a, STAGE_START, errno());
         }
         a.cmd_pid = pid;
-        // Both children took the launcher as parent (and its death as their SIGKILL) only
-        // if it was still our parent after they were created.
-        if std::ptr::read_volatile(&a.stage) == 0 && libc::getppid() != a.parent_pid {
+        // Both children took the launcher as parent, and its death as their SIGKILL, only if
+        // it still lived once they had armed that signal: inside the PID namespace they cannot
+        // tell (their parent is outside it), so C, outside it and the launcher's child as they
+        // are, looks once the command armed it (or is gone; the init armed it before its exec,
+        // which C's vfork waited for). A launcher gone by then (Node SIGKILLed mid-launch) will
+        // end nothing: C ends both itself (the namespace's init takes whatever the command
+        // started with it). One gone later sends the signal.
+        while std::ptr::read_volatile(std::ptr::addr_of!(a.cmd_armed)) == 0
+            && std::ptr::read_volatile(std::ptr::addr_of!(a.cmd_tid)) != 0
+        {
+            libc::sched_yield();
+        }
+        if libc::getppid() != a.parent_pid {
+            libc::kill(pid, libc::SIGKILL);
+            if a.init_pid > 0 {
+                libc::kill(a.init_pid, libc::SIGKILL);
+            }
             fail(a, STAGE_PARENT_GONE, libc::ESRCH);
         }
         libc::_exit(0)
@@ -353,6 +370,7 @@ pub(super) fn launch_here(spec: &LaunchSpec, parent_death: Option<i32>) -> io::R
         init_pid: 0,
         cmd_pid: 0,
         cmd_tid: -1,
+        cmd_armed: 0,
         errno: 0,
         stage: 0,
     };
