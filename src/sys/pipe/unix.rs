@@ -150,19 +150,14 @@ impl OutputReader {
 
     /// The descriptor, in the reactor or not.
     fn raw(&self) -> Option<&OwnedFd> {
-        self.paced
-            .as_ref()
-            .or(self.fd.as_ref().map(AsyncFd::get_ref))
+        descriptor(&self.paced, &self.fd)
     }
 
     /// Asks the pacer whether the next read waits: arms the timer and takes the descriptor out
     /// of the reactor if so, puts it back if not.
     fn pace(&mut self, bytes: usize) {
-        let fd = self
-            .paced
-            .as_ref()
-            .or(self.fd.as_ref().map(AsyncFd::get_ref));
-        let wait = match fd {
+        // The fields apart (not `raw()`): the pacer and `grown` are borrowed beside it.
+        let wait = match descriptor(&self.paced, &self.fd) {
             Some(fd) => {
                 let grown = &mut self.grown;
                 self.pacer.after_wake(Instant::now(), bytes, || {
@@ -247,15 +242,19 @@ impl OutputReader {
     /// exited, everything it wrote is already in the pipe); stops early (`More`) when `sink`
     /// answers false.
     pub fn read_now(&mut self, max_reads: usize, sink: impl FnMut(&[u8]) -> bool) -> ReadOutcome {
-        match self
-            .paced
-            .as_ref()
-            .or(self.fd.as_ref().map(AsyncFd::get_ref))
-        {
+        match descriptor(&self.paced, &self.fd) {
             Some(fd) => read_some(fd, max_reads, &mut self.grown, 0, sink),
             None => ReadOutcome::Eof,
         }
     }
+}
+
+/// A reader's descriptor: out of the reactor while paced, else in it.
+fn descriptor<'a>(
+    paced: &'a Option<OwnedFd>,
+    fd: &'a Option<AsyncFd<OwnedFd>>,
+) -> Option<&'a OwnedFd> {
+    paced.as_ref().or(fd.as_ref().map(AsyncFd::get_ref))
 }
 
 /// A command's input: a non-blocking descriptor (a pipe's write end or a pty master) the
