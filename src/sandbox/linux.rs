@@ -129,11 +129,7 @@ pub fn prepare_launch(
     // its terminal); else the launch makes its own, joining a network namespace made ahead.
     let (premade, in_flight) = match tty {
         None => super::premade::take(
-            super::premade::Shape {
-                roots: roots.roots.iter().map(|r| (r.path.clone(), r.id)).collect(),
-                tmp_bytes: spec.tmp_bytes,
-                net: ns.net,
-            },
+            super::premade::Shape::of(roots, spec.tmp_bytes, ns.net),
             userns,
         ),
         Some(_) => (None, None),

@@ -50,6 +50,17 @@ pub struct Shape {
     pub net: bool,
 }
 
+impl Shape {
+    /// The shape of a launch with the pinned `roots`.
+    pub fn of(roots: &super::roots::Roots, tmp_bytes: u64, net: bool) -> Shape {
+        Shape {
+            roots: roots.roots.iter().map(|r| (r.path.clone(), r.id)).collect(),
+            tmp_bytes,
+            net,
+        }
+    }
+}
+
 /// How many sandboxes of one shape are kept ready: two absorb a burst of launches.
 const DEPTH: usize = 2;
 /// How many shapes are kept (the ones launched most recently): a host interleaving a few

@@ -190,21 +190,17 @@ mod made_ahead {
         d
     }
 
+    /// The shape the pool keeps sandboxes of for a pinned `spec`'s launches.
+    fn shape_of(spec: &SandboxSpec) -> premade::Shape {
+        let pinned = spec.pinned.as_ref().expect("a pinned spec");
+        premade::Shape::of(&pinned.0, spec.tmp_bytes, !spec.network)
+    }
+
     /// Launches `true` in `spec`'s sandbox until one made ahead for it is ready (a burst of
     /// launches of one shape has the pool make them; other tests' shapes may push it out, so
     /// this launches again), at most 200 launches.
     fn prime(spec: &SandboxSpec, cwd: &std::path::Path) {
-        let pinned = spec.pinned.as_ref().expect("a pinned spec");
-        let shape = premade::Shape {
-            roots: pinned
-                .0
-                .roots
-                .iter()
-                .map(|r| (r.path.clone(), r.id))
-                .collect(),
-            tmp_bytes: spec.tmp_bytes,
-            net: !spec.network,
-        };
+        let shape = shape_of(spec);
         for _ in 0..200 {
             assert_eq!(run_sandboxed(spec, cwd, "true").0, 0);
             for _ in 0..50 {
@@ -229,19 +225,7 @@ mod made_ahead {
         std::fs::create_dir_all(&inside).unwrap();
         let mut sb = spec(&[inside.to_str().unwrap()]);
         sb.pinned = Some(pin(&sb, "sandbox").unwrap());
-        let shape = premade::Shape {
-            roots: sb
-                .pinned
-                .as_ref()
-                .unwrap()
-                .0
-                .roots
-                .iter()
-                .map(|r| (r.path.clone(), r.id))
-                .collect(),
-            tmp_bytes: sb.tmp_bytes,
-            net: !sb.network,
-        };
+        let shape = shape_of(&sb);
         let wait_for = |n: usize| {
             (0..500).any(|_| {
                 std::thread::sleep(std::time::Duration::from_millis(10));
