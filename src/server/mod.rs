@@ -24,6 +24,8 @@
 //! - Output is bounded per subscription ([`HIGH_WATER_MARK`]): a reader that falls behind loses
 //!   the oldest bytes (counted in the next output frame), never the server's memory; the
 //!   retained output (`output`) is never affected.
+//! - A response or event goes out after every output byte pushed before it (sent, or counted as
+//!   dropped): an `exit` never overtakes the output written before the exit.
 //! - A sandboxed command never gets the server's own file, nor a directory above it, among its
 //!   writable roots ([`own_file`]): the next connection's server cannot be its program.
 //! - A bad frame or request is answered with a coded error and the connection goes on.
@@ -84,7 +86,8 @@ pub const GONE_MARKER: &str = "\x1eACP-TERMINAL-SERVER-GONE\n";
 
 /// What the writer sends next.
 enum Item {
-    Frame(Vec<u8>),
+    /// A response or event, sent after every output byte pushed before it ([`Outbox::send`]).
+    Frame(Vec<u8>, Vec<Mark>),
     /// The pending output of a subscription.
     Output(u32),
     /// A subscription ended: its last output, then `{event: "end"}`.
@@ -170,8 +173,16 @@ impl Ring {
 
 struct SubOut {
     pending: Pending,
+    /// Bytes ever pushed (those dropped included): `pushed - pending.len()` were sent or dropped.
+    pushed: u64,
     /// An `Item::Output` for it is in the queue.
     queued: bool,
+}
+
+/// A frame waits until subscription `sub` has sent (or dropped) its first `upto` bytes.
+struct Mark {
+    sub: u32,
+    upto: u64,
 }
 
 /// Frames waiting for the writer: responses and events in order, output per subscription
@@ -187,10 +198,22 @@ impl Outbox {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Queues a response or event. It goes out after every output byte pushed before it (sent, or
+    /// counted as dropped): an `exit` never overtakes the output written before the exit, though
+    /// each subscription's output otherwise takes its turn behind what is queued.
     fn send(&self, v: Value) {
         let mut s = self.lock();
         if !s.closed {
-            s.queue.push_back(Item::Frame(json_frame(&v)));
+            let marks = s
+                .subs
+                .iter()
+                .filter(|(_, o)| !o.pending.is_empty())
+                .map(|(&sub, o)| Mark {
+                    sub,
+                    upto: o.pushed,
+                })
+                .collect();
+            s.queue.push_back(Item::Frame(json_frame(&v), marks));
             drop(s);
             self.ready.notify_one();
         }
@@ -206,6 +229,7 @@ impl Outbox {
             sub,
             SubOut {
                 pending: Pending::new(HIGH_WATER_MARK),
+                pushed: 0,
                 queued: false,
             },
         );
@@ -217,6 +241,7 @@ impl Outbox {
         let s = &mut *s;
         if let Some(o) = s.subs.get_mut(&sub) {
             o.pending.push(chunk);
+            o.pushed += chunk.len() as u64;
             if !o.queued {
                 o.queued = true;
                 s.queue.push_back(Item::Output(sub));
@@ -255,7 +280,22 @@ impl Outbox {
                         break;
                     };
                     match item {
-                        Item::Frame(f) => {
+                        Item::Frame(f, marks) => {
+                            for m in marks {
+                                if let Some(o) = s.subs.get_mut(&m.sub) {
+                                    // Bytes pushed before the frame and still pending.
+                                    let mut before =
+                                        (o.pending.len() as u64).saturating_sub(o.pushed - m.upto);
+                                    while before > 0 {
+                                        let n = (before as usize).min(OUTPUT_FRAME_BYTES);
+                                        let Some((data, dropped)) = o.pending.take_up_to(n) else {
+                                            break;
+                                        };
+                                        before -= data.len() as u64;
+                                        push_output_frame(&mut bytes, m.sub, dropped, &data);
+                                    }
+                                }
+                            }
                             bytes.extend_from_slice(&f);
                         }
                         Item::Output(sub) => {

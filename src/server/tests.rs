@@ -607,3 +607,46 @@ async fn a_shell_is_inspected_and_its_job_and_tagged_processes_are_ended_at_the_
     assert!(swept["killed"].as_u64().unwrap() >= 1, "{swept}");
     assert!(tagged().is_empty(), "{:?}", tagged());
 }
+
+/// The eighth attack's remote break: output queued faster than the link takes it went out in 1 MiB
+/// turns behind frames queued meanwhile, so an `exit` overtook megabytes written before the exit. A
+/// frame now goes out after every output byte pushed before it; output pushed after it still
+/// takes its turn behind it, and a second subscription's output is not held back by the first's.
+#[tokio::test]
+async fn a_frame_goes_out_after_the_output_pushed_before_it() {
+    let outbox = Outbox::default();
+    assert!(outbox.open_sub(1) && outbox.open_sub(2));
+    let before: Vec<u8> = (0..3 * OUTPUT_FRAME_BYTES + 7).map(|i| i as u8).collect();
+    outbox.push(1, &before);
+    outbox.send(json!({"event": "exit", "term": 1}));
+    outbox.push(1, b"after");
+    outbox.push(2, b"other");
+    outbox.close();
+    let mut stream = Vec::new();
+    while let Some(b) = outbox.next_batch(64 << 10).await {
+        stream.extend_from_slice(&b);
+    }
+    let mut r = &stream[..];
+    let mut seen: Vec<(String, Vec<u8>)> = Vec::new();
+    while let Some(m) = read_msg(&mut r).await {
+        match m {
+            Msg::Json(v) => seen.push(("exit".into(), v.to_string().into_bytes())),
+            Msg::Output { sub, data } => match seen.last_mut() {
+                Some((k, d)) if *k == format!("out{sub}") => d.extend_from_slice(&data),
+                _ => seen.push((format!("out{sub}"), data)),
+            },
+        }
+    }
+    let kinds: Vec<&str> = seen.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds[..2], ["out1", "exit"], "{kinds:?}");
+    assert!(seen[0].1 == before, "every byte before the exit, in order");
+    let mut rest: Vec<_> = seen[2..].to_vec();
+    rest.sort();
+    assert_eq!(
+        rest,
+        [
+            ("out1".into(), b"after".to_vec()),
+            ("out2".into(), b"other".to_vec())
+        ]
+    );
+}
