@@ -5,6 +5,17 @@ import * as path from 'node:path';
 
 import { createTerminal, ROOT, run, runNode } from './helpers';
 
+/** Directories the tests make, removed when the file's tests end. */
+const made: string[] = [];
+function tempDir(): string {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-')));
+  made.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 describe('shell rule', () => {
   test('a command without args is a shell line', async () => {
     const r = await run({ command: 'echo a && echo b; false || echo c' });
@@ -38,7 +49,7 @@ describe('shell rule', () => {
   });
 
   test('a program with a slash is a path, relative to cwd', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-'));
+    const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'hello.sh'), '#!/bin/sh\necho "hi $1"\n', { mode: 0o755 });
     const r = await run({ command: './hello.sh', args: ['there'], cwd: dir });
     expect(r.output).toBe('hi there\n');
@@ -119,7 +130,7 @@ describe('environment', () => {
   });
 
   test('PATH from the request is used to find the program', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-'));
+    const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'mytool'), '#!/bin/sh\necho mytool ran\n', { mode: 0o755 });
     const r = await run({ command: 'mytool', args: ['x'], env: [{ name: 'PATH', value: `${dir}:/usr/bin:/bin` }] });
     expect(r.output).toBe('mytool ran\n');
@@ -133,7 +144,7 @@ describe('cwd', () => {
   });
 
   test('runs in the given absolute directory', async () => {
-    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-')));
+    const dir = tempDir();
     const r = await run({ command: 'pwd -P', cwd: dir });
     expect(r.output).toBe(`${dir}\n`);
   });
