@@ -666,6 +666,25 @@ describe('limits hold inside the sandbox', () => {
   asRoot('as nobody (a user namespace)', () => {
     expectBounded(forkCounts(NOBODY), (k) => k.startsWith('sandbox'));
   });
+
+  // The ninth attack: the launcher's intermediate process joined the pids cgroup before it started
+  // the command and was counted until it was reaped, so `processes: 1` refused every sandboxed launch
+  // and `processes: 2` let the command fork only sometimes (2 of 10). The command joins itself now.
+  testIf('pids', info.available && containmentInfo().pidsLimit, 'no pids cgroup for terminals here (not root, or cgroups read-only)')(
+    'the count is the command tree\'s alone: processes 1 runs the command, 2 lets it fork once, every time',
+    async () => {
+      const sandbox = { writableRoots: [] };
+      for (const pty of [false, true]) {
+        const one = await run({ command: 'echo', args: ['one'] }, { limits: { processes: 1 }, sandbox, ...(pty ? { pty: {} } : {}) });
+        expect([pty, one.output.trim(), one.exitStatus]).toEqual([pty, 'one', { exitCode: 0, signal: null }]);
+      }
+      const outs: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        outs.push((await run({ command: 'sh', args: ['-c', 'echo "$(echo sub)"'] }, { limits: { processes: 2 }, sandbox })).output);
+      }
+      expect(outs).toEqual(Array(10).fill('sub\n'));
+    },
+  );
 });
 
 /** Runs a Node script in a fresh process from the package root (optionally through a prefix such as

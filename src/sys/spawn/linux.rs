@@ -81,6 +81,9 @@ struct ChildArgs {
     expected_ppid: libc::pid_t,
     cgroup_procs: *const *const libc::c_char,
     n_cgroups: usize,
+    /// Namespace launches: the cgroups C opened (in the host's mount namespace) and the command
+    /// joins first thing, so that only the command's tree is counted (`-1`: none).
+    cgroup_fds: [RawFd; cgroup::MAX_CGROUPS],
     /// The last step before `execve`.
     confine: Option<ChildStep>,
     /// The isolation step (C sets up the working directory and the namespaces).
@@ -128,10 +131,13 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         if rlimits::apply(std::slice::from_raw_parts(a.rlimits, a.n_rlimits)).is_err() {
             fail(a, STAGE_RLIMIT);
         }
-        // (A namespace launch's C joined them for the command: from inside the new mount
+        // (A namespace launch's C opened them for the command: from inside the new mount
         // namespace, /sys is read-only.)
         if a.isolate.is_none() {
             cgroup::join_best_effort(std::slice::from_raw_parts(a.cgroup_procs, a.n_cgroups));
+        } else if let Err(e) = cgroup::join_opened(&a.cgroup_fds) {
+            *libc::__errno_location() = e;
+            fail(a, STAGE_RLIMIT);
         }
         // Before stdio: the directory descriptor is never one of 0, 1, 2 we overwrite.
         // (In a namespace launch, C already did, and the isolation step may have moved it.)
@@ -171,7 +177,14 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
     // outlives the launch; each stack is ours alone.
     unsafe {
         let a = &mut *(arg as *mut ChildArgs);
+        // A failure ends what C started (the init, the command) itself: the launcher ends them
+        // too, unless it is gone (Node SIGKILLed mid-launch), and then nobody else would.
         let fail = |a: &mut ChildArgs, stage: i32, errno: i32| -> ! {
+            for pid in [a.cmd_pid, a.init_pid] {
+                if pid > 0 {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
             a.errno = errno;
             a.stage = stage;
             libc::_exit(127)
@@ -185,22 +198,19 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             fail(a, STAGE_CWD, errno());
         }
         // The terminal's cgroups are opened here, in the host's mount namespace (in the new
-        // one /sys is read-only), and joined by C once the namespace's init exists: the
-        // command and everything it starts are created in them, so the pids cgroup
-        // (`limits.processes`) counts the whole tree inside the namespace and `cgroup.kill`
-        // reaches it, while the init (which outlives the command until release, and ignores
-        // signals from outside) stays out of the terminal's count. Not best effort here: a
-        // sandboxed tree that escaped its limit is refused. (A write checks the opener's
-        // credentials, so it works after C entered a user namespace too.)
-        let joins = match cgroup::open(std::slice::from_raw_parts(a.cgroup_procs, a.n_cgroups)) {
+        // one /sys is read-only), and joined by the command before anything else: it and
+        // everything it starts are created in them, so the pids cgroup (`limits.processes`)
+        // counts the whole tree inside the namespace and `cgroup.kill` reaches it, while C
+        // (reaped later, off the spawn path) and the init (which outlives the command until
+        // release, and ignores signals from outside) stay out of the terminal's count. Not
+        // best effort here: a sandboxed tree that escaped its limit is refused. (A write checks
+        // the opener's credentials, so it works after C entered a user namespace too.)
+        a.cgroup_fds = match cgroup::open(std::slice::from_raw_parts(a.cgroup_procs, a.n_cgroups)) {
             Ok(fds) => fds,
             Err(e) => fail(a, STAGE_RLIMIT, e),
         };
         if let Err((code, e)) = (iso.enter)(iso.arg, a.init_stack, &mut a.init_pid) {
             fail(a, STAGE_STEP + code, e);
-        }
-        if let Err(e) = cgroup::join_opened(&joins) {
-            fail(a, STAGE_RLIMIT, e);
         }
         // The command without CLONE_VFORK: C exits at once instead of waiting to be woken
         // for its exit (on two CPUs that wakeup could queue behind the command's own start),
@@ -232,10 +242,6 @@ extern "C" fn namespace_main(arg: *mut libc::c_void) -> libc::c_int {
             libc::sched_yield();
         }
         if libc::getppid() != a.parent_pid {
-            libc::kill(pid, libc::SIGKILL);
-            if a.init_pid > 0 {
-                libc::kill(a.init_pid, libc::SIGKILL);
-            }
             fail(a, STAGE_PARENT_GONE, libc::ESRCH);
         }
         libc::_exit(0)
@@ -363,6 +369,7 @@ pub(super) fn launch_here(spec: &LaunchSpec, parent_death: Option<i32>) -> io::R
         expected_ppid: if via_c { 0 } else { parent_pid },
         cgroup_procs: cgroups.as_ptr(),
         n_cgroups: cgroups.len(),
+        cgroup_fds: [-1; cgroup::MAX_CGROUPS],
         confine,
         isolate,
         init_stack,
