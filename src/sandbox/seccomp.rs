@@ -4,7 +4,9 @@
 //!
 //! Always: `ioctl` with `TIOCSTI` (push bytes into a terminal's input, which its reader takes
 //! as typed) or `TIOCLINUX` fails with EPERM, a second wall behind the command's own session
-//! (it has no controlling terminal but its own pty); `clone3` fails with ENOSYS (C libraries then fall back to `clone`), because its
+//! (it has no controlling terminal but its own pty); the keyring calls (`add_key`,
+//! `request_key`, `keyctl`) fail with EPERM, as in Docker's default profile (keyrings are the
+//! host user's unless the sandbox has its own user namespace); `clone3` fails with ENOSYS (C libraries then fall back to `clone`), because its
 //! `CLONE_INTO_CGROUP` would let a process start a child in another cgroup without writing a
 //! `cgroup.procs` file. Without network: `socket` and `socketpair` of any family but
 //! `AF_UNIX`, every `connect` (which also keeps host services behind pathname unix sockets out
@@ -74,6 +76,11 @@ fn rules(net: Net) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
         libc::SYS_ioctl,
         vec![ioctl(libc::TIOCSTI as u64)?, ioctl(TIOCLINUX)?],
     );
+    // The kernel's keyrings are not namespaced but by user namespace: without one (root's
+    // sandbox) a key added inside would be root's, seen by later commands and by the host.
+    for nr in [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl] {
+        rules.insert(nr, vec![]);
+    }
     let cond = |arg: u8, op: SeccompCmpOp, v: u64| -> Result<SeccompCondition, String> {
         SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, v).map_err(e)
     };
@@ -235,6 +242,46 @@ mod tests {
                 .unwrap_or(255)
         } else {
             0
+        }
+    }
+
+    /// The ninth attack: a root sandbox's `add_key` to the user keyring was read back by a later
+    /// sandboxed command and by the host.
+    #[test]
+    fn the_keyring_calls_are_eperm_with_or_without_network() {
+        for network in [Net::Off, Net::On, Net::Proxy] {
+            // SAFETY: keyring calls with valid C strings or none; refused before they act.
+            let code = in_filtered_child(network, || unsafe {
+                const KEY_SPEC_USER_KEYRING: libc::c_long = -4;
+                const KEYCTL_GET_KEYRING_ID: libc::c_long = 0;
+                let add = err_of(libc::syscall(
+                    libc::SYS_add_key,
+                    c"user".as_ptr(),
+                    c"acp-seccomp-test".as_ptr(),
+                    c"x".as_ptr(),
+                    1usize,
+                    KEY_SPEC_USER_KEYRING,
+                ));
+                let request = err_of(libc::syscall(
+                    libc::SYS_request_key,
+                    c"user".as_ptr(),
+                    c"acp-seccomp-test".as_ptr(),
+                    std::ptr::null::<libc::c_char>(),
+                    0,
+                ));
+                let ctl = err_of(libc::syscall(
+                    libc::SYS_keyctl,
+                    KEYCTL_GET_KEYRING_ID,
+                    KEY_SPEC_USER_KEYRING,
+                    0,
+                ));
+                if add == libc::EPERM && request == libc::EPERM && ctl == libc::EPERM {
+                    0
+                } else {
+                    1
+                }
+            });
+            assert_eq!(code, 0, "network {network:?}");
         }
     }
 
