@@ -11,7 +11,15 @@ use crate::terminal::Terminal;
 /// Live terminals of one environment, by id.
 #[derive(Default)]
 pub struct Registry {
-    terms: Mutex<HashMap<String, Weak<Terminal>>>,
+    live: Mutex<Live>,
+}
+
+#[derive(Default)]
+struct Live {
+    terms: HashMap<String, Weak<Terminal>>,
+    /// The environment went away ([`Registry::abandon_all`]): a terminal whose start finishes
+    /// later is killed as it is recorded.
+    closed: bool,
 }
 
 impl Registry {
@@ -20,32 +28,43 @@ impl Registry {
         Arc::new(Self::default())
     }
 
-    /// Records a terminal.
-    pub fn insert(&self, term: &Arc<Terminal>) {
-        let mut terms = self.terms.lock().unwrap_or_else(|p| p.into_inner());
-        if terms.len() >= 64 && terms.len().is_power_of_two() {
-            terms.retain(|_, w| w.strong_count() > 0);
+    fn lock(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a terminal; if the environment already went away (a start that finished after
+    /// a worker's termination began), kills it instead and says false.
+    pub fn insert(&self, term: &Arc<Terminal>) -> bool {
+        let mut live = self.lock();
+        if live.closed {
+            drop(live);
+            term.abandon();
+            return false;
         }
-        terms.insert(term.id().to_string(), Arc::downgrade(term));
+        if live.terms.len() >= 64 && live.terms.len().is_power_of_two() {
+            live.terms.retain(|_, w| w.strong_count() > 0);
+        }
+        live.terms
+            .insert(term.id().to_string(), Arc::downgrade(term));
+        true
     }
 
     /// Forgets a terminal (released or dropped).
     pub fn remove(&self, id: &str) {
-        self.terms
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(id);
+        self.lock().terms.remove(id);
     }
 
-    /// Kills every terminal of this environment at once (SIGKILL to each group).
+    /// Kills every terminal of this environment at once (SIGKILL to each group), and every
+    /// terminal recorded later: the environment is gone.
     pub fn abandon_all(&self) -> usize {
-        let terms: Vec<Arc<Terminal>> = self
-            .terms
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain()
-            .filter_map(|(_, w)| w.upgrade())
-            .collect();
+        let terms: Vec<Arc<Terminal>> = {
+            let mut live = self.lock();
+            live.closed = true;
+            live.terms
+                .drain()
+                .filter_map(|(_, w)| w.upgrade())
+                .collect()
+        };
         for t in &terms {
             t.abandon();
         }
@@ -73,6 +92,40 @@ pub fn next_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ninth attack: a worker terminated while creates were on their way left the terminals
+    /// whose start finished after its registry was emptied alive for good. A terminal recorded
+    /// after `abandon_all` is killed as it is recorded.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_terminal_recorded_after_the_environment_went_away_is_killed() {
+        use crate::exit::ExitStatus;
+        use crate::spawn::SpawnRequest;
+        use crate::start::{start, TerminalRequest};
+        let sleeper = || {
+            let req = TerminalRequest {
+                spawn: SpawnRequest {
+                    command: "sleep 30".into(),
+                    ..Default::default()
+                },
+                terminal: Default::default(),
+            };
+            start(&req, Vec::new(), std::path::Path::new("/")).unwrap()
+        };
+        let reg = Registry::new();
+        let before = sleeper();
+        assert!(reg.insert(&before));
+        assert_eq!(reg.abandon_all(), 1);
+        let late = sleeper();
+        assert!(!reg.insert(&late), "the environment is gone");
+        for t in [&before, &late] {
+            let status =
+                tokio::time::timeout(std::time::Duration::from_secs(10), t.wait_for_exit())
+                    .await
+                    .expect("killed at once");
+            assert_eq!(status, ExitStatus::signaled(libc::SIGKILL));
+        }
+    }
 
     #[test]
     fn ids_are_unique() {

@@ -101,7 +101,12 @@ pub fn create_terminal<'env>(
         env,
         async move {
             let term = crate::start::start(&req, inherited, &cwd)?;
-            reg.insert(&term);
+            if !reg.insert(&term) {
+                return Err(TermError::new(
+                    "ERR_HOST_CLOSED",
+                    "the Node environment that asked for this terminal went away while it started",
+                ));
+            }
             Ok(term)
         },
         move |env, term| {
