@@ -74,14 +74,14 @@ impl Pending {
         self.take_up_to(usize::MAX)
     }
 
-    /// At most `limit` of the oldest pending bytes (at least one), with the number of bytes
-    /// dropped before them since the last take; `None` when nothing is pending and nothing was
-    /// dropped. The rest stays pending, in order.
+    /// At most `limit` of the oldest pending bytes, with the number of bytes dropped before
+    /// them since the last take (with `limit` 0, only that number); `None` when nothing is
+    /// pending and nothing was dropped. The rest stays pending, in order.
     pub fn take_up_to(&mut self, limit: usize) -> Option<(Vec<u8>, u64)> {
         if self.len == 0 && self.dropped == 0 {
             return None;
         }
-        let want = self.len.min(limit.max(1));
+        let want = self.len.min(limit);
         let mut out = Vec::with_capacity(want);
         while out.len() < want {
             let Some(front) = self.chunks.front() else {
@@ -99,6 +99,11 @@ impl Pending {
         }
         self.len -= out.len();
         Some((out, std::mem::take(&mut self.dropped)))
+    }
+
+    /// Bytes dropped since the last take (not yet reported).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// Bytes pending.

@@ -179,7 +179,16 @@ struct SubOut {
     queued: bool,
 }
 
-/// A frame waits until subscription `sub` has sent (or dropped) its first `upto` bytes.
+impl SubOut {
+    /// Bytes sent, or counted as dropped in a frame sent: everything pushed that is neither
+    /// pending nor dropped since the last frame.
+    fn counted(&self) -> u64 {
+        self.pushed - self.pending.len() as u64 - self.pending.dropped()
+    }
+}
+
+/// A frame waits until subscription `sub` has sent (or counted as dropped) its first `upto`
+/// bytes.
 struct Mark {
     sub: u32,
     upto: u64,
@@ -207,7 +216,7 @@ impl Outbox {
             let marks = s
                 .subs
                 .iter()
-                .filter(|(_, o)| !o.pending.is_empty())
+                .filter(|(_, o)| o.counted() < o.pushed)
                 .map(|(&sub, o)| Mark {
                     sub,
                     upto: o.pushed,
@@ -282,17 +291,25 @@ impl Outbox {
                     match item {
                         Item::Frame(f, marks) => {
                             for m in marks {
-                                if let Some(o) = s.subs.get_mut(&m.sub) {
-                                    // Bytes pushed before the frame and still pending.
-                                    let mut before =
-                                        (o.pending.len() as u64).saturating_sub(o.pushed - m.upto);
-                                    while before > 0 {
-                                        let n = (before as usize).min(OUTPUT_FRAME_BYTES);
-                                        let Some((data, dropped)) = o.pending.take_up_to(n) else {
-                                            break;
-                                        };
-                                        before -= data.len() as u64;
-                                        push_output_frame(&mut bytes, m.sub, dropped, &data);
+                                let Some(o) = s.subs.get_mut(&m.sub) else {
+                                    continue;
+                                };
+                                // What was pushed before the frame and is neither sent nor
+                                // counted as dropped yet goes first (drops before data).
+                                loop {
+                                    let need = m.upto.saturating_sub(o.counted());
+                                    if need == 0 {
+                                        break;
+                                    }
+                                    let data = need.saturating_sub(o.pending.dropped());
+                                    let n = data.min(OUTPUT_FRAME_BYTES as u64) as usize;
+                                    match o.pending.take_up_to(n) {
+                                        Some((data, dropped))
+                                            if !data.is_empty() || dropped > 0 =>
+                                        {
+                                            push_output_frame(&mut bytes, m.sub, dropped, &data)
+                                        }
+                                        _ => break,
                                     }
                                 }
                             }

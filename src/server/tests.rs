@@ -650,3 +650,46 @@ async fn a_frame_goes_out_after_the_output_pushed_before_it() {
         ]
     );
 }
+
+/// The ninth attack: when more than the subscription's bound was pushed after a frame, the bytes
+/// pushed before it were all dropped, and their count went out only after the frame (with the
+/// next output). A frame now goes out after every byte pushed before it was sent or counted.
+#[tokio::test]
+async fn a_frame_goes_out_after_the_drops_of_the_output_pushed_before_it() {
+    let outbox = Outbox::default();
+    assert!(outbox.open_sub(1));
+    let before = 3 * OUTPUT_FRAME_BYTES + 7;
+    outbox.push(1, &vec![b'b'; before]);
+    outbox.send(json!({"event": "exit", "term": 1}));
+    // The writer takes one turn of the subscription (it goes back in line behind the exit) ...
+    let mut stream = outbox.next_batch(64 << 10).await.unwrap().to_vec();
+    // ... then the command's descendant writes more than the bound after the exit.
+    let after = HIGH_WATER_MARK + OUTPUT_FRAME_BYTES;
+    for _ in 0..after / 4096 {
+        outbox.push(1, &[b'a'; 4096]);
+    }
+    outbox.close();
+    while let Some(b) = outbox.next_batch(64 << 10).await {
+        stream.extend_from_slice(&b);
+    }
+    // (sub 1's bytes counted, sent or dropped) when the exit came, and in all.
+    let (mut counted, mut at_exit) = (0u64, None);
+    let mut r = &stream[..];
+    while !r.is_empty() {
+        let len = u32::from_be_bytes(r[..4].try_into().unwrap()) as usize;
+        let body = &r[4..4 + len];
+        r = &r[4 + len..];
+        if body[0] == KIND_OUTPUT {
+            counted += u64::from_be_bytes(body[5..13].try_into().unwrap()) + (len - 13) as u64;
+        } else {
+            at_exit = Some(counted);
+        }
+    }
+    // (Drops are counted in bulk: some bytes pushed after the exit may be among them.)
+    let at_exit = at_exit.unwrap();
+    assert!(
+        at_exit >= before as u64,
+        "{at_exit} of the {before} bytes before the exit"
+    );
+    assert_eq!(counted, (before + after / 4096 * 4096) as u64);
+}
