@@ -9,12 +9,15 @@ import { client as v1Client, type SessionNotification } from '@agentclientprotoc
 import * as v2 from '@agentclientprotocol/sdk/experimental/v2';
 import { zSessionNotification } from '../node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js';
 import { agentTerminals } from '../ts/agent-terminals';
+import * as backends from '../ts/backends';
 import { registerTerminalHandlers } from '../ts/handlers';
 import { TerminalHost } from '../ts/host';
 import { completeUtf8Length, OutputTail } from '../ts/agent-output';
 import { alive, runV1Client, runV2Client, streamPair, terminalOutputText, until, upd, v1AgentApp, v2AgentApp, type Update } from './fixtures/agent-apps';
 import { spawnAgent, type AgentProcess } from './fixtures/agent-process';
 import { v2Schema } from './fixtures/json-schema';
+import { blockUntilGone, HOST_SERVER } from './fixtures/remote-env';
+import { describeIf } from './fixtures/require-feature';
 import { ZedTerminalDecoder } from './fixtures/zed-terminal-decoder';
 
 const schema = v2Schema();
@@ -554,4 +557,45 @@ test('the tail copies only the kept bytes of a chunk larger than its limit', () 
   expect(tail.total).toBe(12);
   tail.push(Buffer.from('x'));
   expect(tail.all().toString()).toBe('789x');
+});
+
+// The ninth attack's B4 through the kit: with a remote backend's createTerminal, the server could queue
+// the exit of a command that exits at once before it read the kit's `subscribe` (sent in the tick that
+// got the handle); the exit update then went out, and the report unsubscribed, before any output came.
+describeIf('acp-terminal-server', fs.existsSync(HOST_SERVER), `${HOST_SERVER} is not built`)('a remote createTerminal', () => {
+  test('the exit update holds the output of a command the server saw exit before the kit subscribed', async () => {
+    const backend = backends.command([HOST_SERVER]);
+    const text = Array.from({ length: 1000 }, (_, i) => String.fromCharCode(33 + (i % 89))).join('');
+    const kit = agentTerminals({
+      createTerminal: async (params, options) => {
+        const t = await backend.createTerminal(params, options);
+        // Nothing is read until the command is gone and its exit queued; the kit subscribes after this.
+        blockUntilGone(t.pid);
+        return t;
+      },
+    });
+    let total: number | undefined;
+    const connector = kit.v1(
+      v1AgentApp().onRequest('session/prompt', async (ctx) => {
+        const t = await kit.createTerminal(ctx, { sessionId: 's', command: 'printf', args: ['%s', text] });
+        await t.waitForExit();
+        total = kit.outputStats(t.id)?.totalBytes;
+        await t.release();
+        return { stopReason: 'end_turn' };
+      }),
+    );
+    try {
+      const updates = await runV1Client(connector, {}, async (ctx) => {
+        await ctx.request('session/new', { cwd: '/tmp', mcpServers: [] });
+        await ctx.request('session/prompt', { sessionId: 's', prompt: [] });
+      });
+      expect(total).toBe(1000);
+      const last = upd(updates.at(-1)!);
+      expect(last.status).toBe('completed');
+      expect((last.content as Array<{ content: { text: string } }>)[0]!.content.text).toBe(`${text}\n[exit code 0]`);
+    } finally {
+      await kit.close();
+      await backend.close();
+    }
+  });
 });

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as backends from '../ts/backends';
 import { TerminalHost } from '../ts/host';
 import { acceptance } from './fixtures/remote-acceptance';
-import { alive, HOST_SERVER as binary, until } from './fixtures/remote-env';
+import { alive, blockUntilGone, HOST_SERVER as binary, until } from './fixtures/remote-env';
 import { describeIf } from './fixtures/require-feature';
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-remote-')));
@@ -156,6 +156,42 @@ describeIf('acp-terminal-server', built, `${binary} is not built (bash scripts/r
     } finally {
       await b.close();
     }
+  });
+
+  // The ninth attack's B4/B2: the server queued the exit before it read a `subscribe` sent in the tick
+  // that received the handle (or later, before the exit was heard), so the exit event overtook the
+  // subscription's output and waitForExit() resolved with the listener at 0 bytes. Here the event loop
+  // is held until the command is gone, so the subscribe always comes after the exit was queued.
+  const TEXT = Array.from({ length: 1000 }, (_, i) => String.fromCharCode(33 + (i % 89))).join('');
+
+  test.each([false, true])(
+    'a listener attached in the tick that received the handle (replay: %s) has every byte when waitForExit resolves, though the server queued the exit first',
+    async (replay) => {
+      const first: Buffer[] = [];
+      const later: Buffer[] = [];
+      const t = await backend.createTerminal({ command: 'printf', args: ['%s', TEXT] }, { onOutput: (c) => first.push(Buffer.from(c)) });
+      blockUntilGone(t.pid);
+      t.onOutput((c) => later.push(Buffer.from(c)), { replay });
+      expect(await t.waitForExit()).toEqual({ exitCode: 0, signal: null });
+      expect(Buffer.concat(first).toString()).toBe(TEXT);
+      expect(Buffer.concat(later).toString()).toBe(TEXT);
+      await t.release();
+    },
+  );
+
+  test('a replay listener attached before the exit was heard has every byte when waitForExit resolves, though the server queued the exit first', async () => {
+    const N = 200000;
+    const t = await backend.createTerminal({ command: `head -c ${N} /dev/zero | tr '\\0' x; cat > /dev/null`, outputByteLimit: 1 << 20 }, { stdin: 'pipe' });
+    for (let i = 0; i < 500 && (await t.currentOutput()).output.length < N; i++) await new Promise((r) => setTimeout(r, 20));
+    // The command ends once its stdin does; nothing is read until the listener below subscribed.
+    const closed = t.closeStdin();
+    blockUntilGone(t.pid);
+    let got = 0;
+    t.onOutput((c) => (got += c.length), { replay: true });
+    expect(await t.waitForExit()).toEqual({ exitCode: 0, signal: null });
+    expect(got).toBe(N);
+    await closed;
+    await t.release();
   });
 
   test('a TerminalHost runs its terminals through a backend', async () => {

@@ -458,9 +458,12 @@ export class Backend {
     const t = new RemoteTerminal(conn, info, this.subs());
     if (route) route.terminal = t;
     this.terms.set(t.term, t);
-    if (early) t.exited(early);
-    // Listeners attached in this tick subscribe before the hold ends: they get the first byte on.
-    setImmediate(() => conn.call('releaseHold', { term: t.term }).catch(() => {}));
+    // Listeners attached in this tick subscribe before the hold ends: they get the first byte on. An
+    // exit heard already counts from the end of this tick, so it waits for their subscriptions too.
+    setImmediate(() => {
+      if (early) t.exited(early);
+      conn.call('releaseHold', { term: t.term }).catch(() => {});
+    });
     return t;
   }
 

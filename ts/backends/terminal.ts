@@ -4,7 +4,12 @@
  *
  * Invariants:
  * - The exit status comes from the server's `exit` event, sent once the command exited and its
- *   output was collected (as the native `waitForExit`).
+ *   output was collected (as the native `waitForExit`). It is held (`waitForExit` stays pending)
+ *   until every subscription asked for before the event arrived was answered: the server sends a
+ *   `subscribe` answer after the output it replayed or held for it, so a listener attached in the
+ *   tick that received the handle, or a `replay` listener attached before the exit was heard, has
+ *   its bytes before `waitForExit` resolves (the server may have queued the exit before it read the
+ *   `subscribe`). Nothing else delays it.
  * - On a lost connection every pending and later call rejects with `ERR_BACKEND_LOST` (waits too: the
  *   exit status cannot be known); `release()` then resolves (the server killed everything).
  */
@@ -57,6 +62,10 @@ export class RemoteTerminal implements TerminalLike {
   readonly term: number;
   private exit: ExitStatus | undefined;
   private readonly exitWaiters: { resolve(s: ExitStatus): void; reject(e: Error): void }[] = [];
+  /** Subscriptions asked for and not answered yet. */
+  private readonly opening = new Set<number>();
+  /** The exit event heard while subscriptions were opening: it waits for those (`waiting`) to be answered. */
+  private heldExit: { status: ExitStatus; waiting: Set<number> } | undefined;
   private released = false;
   private lostError: Error | undefined;
   private lastBytes = 0;
@@ -85,11 +94,31 @@ export class RemoteTerminal implements TerminalLike {
     return this.lastTimedOut;
   }
 
-  /** Called by the backend on the `exit` event. */
+  /**
+   * Called by the backend on the `exit` event (for an exit heard before the create was answered: once
+   * the creating tick is over). Reported at once, or when the subscriptions opening now are answered.
+   */
   exited(status: Record<string, unknown>): void {
-    if (this.exit) return;
-    this.exit = toStatus(status);
-    for (const w of this.exitWaiters.splice(0)) w.resolve(this.exit);
+    if (this.exit || this.heldExit) return;
+    if (this.opening.size === 0) return this.report(toStatus(status));
+    this.heldExit = { status: toStatus(status), waiting: new Set(this.opening) };
+  }
+
+  /** A subscription was answered (or refused, or the connection lost): a held exit may go out. */
+  private opened(sub: number): void {
+    this.opening.delete(sub);
+    const held = this.heldExit;
+    if (!held) return;
+    held.waiting.delete(sub);
+    if (held.waiting.size === 0) {
+      this.heldExit = undefined;
+      this.report(held.status);
+    }
+  }
+
+  private report(status: ExitStatus): void {
+    this.exit = status;
+    for (const w of this.exitWaiters.splice(0)) w.resolve(status);
   }
 
   /** Called by the backend when the connection is lost. */
@@ -158,7 +187,14 @@ export class RemoteTerminal implements TerminalLike {
     if (this.released) throw new RemoteError('ERR_TERMINAL_RELEASED', `terminal ${this.id} was released`);
     const sub = this.conn.newSub();
     this.subs.route(sub, listener, this);
-    this.conn.call('subscribe', { term: this.term, sub, replay: options?.replay === true }).catch(() => this.subs.unroute(sub));
+    this.opening.add(sub);
+    this.conn.call('subscribe', { term: this.term, sub, replay: options?.replay === true }).then(
+      () => this.opened(sub),
+      () => {
+        this.subs.unroute(sub);
+        this.opened(sub);
+      },
+    );
     return () => {
       this.subs.unroute(sub);
       this.conn.call('unsubscribe', { sub }).catch(() => {});
