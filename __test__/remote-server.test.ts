@@ -4,6 +4,7 @@
  * bounded memory under a flood nobody reads.
  */
 
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -193,6 +194,28 @@ describeIf('acp-terminal-server', built, `${binary} is not built (bash scripts/r
     await closed;
     await t.release();
   });
+
+  // The ninth attack's B3: a throw left Connection.receive()'s loop, so the rest of that read (other
+  // listeners' output, exit events, answers) was never dispatched. jest turns an uncaught exception into
+  // a failure, so the scenario runs in a child Node with an uncaughtException handler (the ts/ sources
+  // through tsx), for the local core and the remote backend alike.
+  test('a listener that throws is reported as an uncaught exception, as by the local core; every other listener, exit and answer goes on', () => {
+    const fixture = path.join(__dirname, 'fixtures', 'throwing-listener.ts');
+    const out = execFileSync(process.execPath, ['--import', 'tsx', fixture, binary], { cwd: path.join(__dirname, '..'), timeout: 90000 });
+    const { local, remote } = JSON.parse(out.toString()) as Record<'local' | 'remote', Record<string, unknown>>;
+    for (const r of [local, remote]) {
+      expect(r).toEqual({
+        expected: expect.any(Number),
+        status: { exitCode: 0, signal: null },
+        atExit: { first: r.expected, third: r.expected },
+        throwsReported: true,
+        others: [],
+        otherStatus: { exitCode: 0, signal: null },
+        otherOutput: 'other\n',
+        againOutput: 'again\n',
+      });
+    }
+  }, 120000);
 
   test('a TerminalHost runs its terminals through a backend', async () => {
     const host = new TerminalHost({ createTerminal: backend.createTerminal, cwd: tmp });

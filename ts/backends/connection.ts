@@ -10,6 +10,9 @@
  *   and types, a reply's id among the pending requests, a subscription this side opened): anything
  *   else fails the connection with `ERR_BACKEND_PROTOCOL`, which every pending and later call rejects
  *   with, as with a lost one; no stream event handler throws.
+ * - A listener that throws (an `onOutput` listener) is reported as an uncaught exception, as the
+ *   native core does, on the next tick: every other message of that read (others' output, exits,
+ *   answers) is still dispatched and counted in the resume cursor.
  * - Reconnect: with a grace (`hello {graceMs}`, the default 30 s), a transport that dies while the
  *   server lives is replaced: `attachArgv` runs `acp-terminal-server --attach PATH` through the same
  *   transport, `resume` presents the session token and this side's cursor (the stream bytes read),
@@ -182,6 +185,17 @@ function startLink(
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What the native core does with a listener that throws: the error becomes an uncaught exception
+ * (`process.on('uncaughtException')`, or the end of the process without a handler), and delivery goes
+ * on. Here it is thrown from the next tick, so the caller's loop is not left.
+ */
+export function rethrowLater(error: unknown): void {
+  process.nextTick(() => {
+    throw error;
+  });
+}
 
 /** A live connection to one server (over one transport at a time: see the reconnect invariant). */
 export class Connection {
@@ -438,7 +452,11 @@ export class Connection {
         this.violate(link, (e as Error).message);
         return;
       }
-      this.dispatch(m);
+      try {
+        this.dispatch(m);
+      } catch (e) {
+        rethrowLater(e);
+      }
     }
   }
 
