@@ -26,7 +26,7 @@ import {
 import { checkRequestEnv, filteredInheritedEnv } from './policy-env';
 import { shellWord } from './shell-quote';
 import type { CreateTerminalOptions, EnvVariable, ResolveProgramFn, TerminalLike } from './types';
-import { clampedCount, mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
+import { abortable, clampedCount, mergeEnv, normalizeEnv, optionalCount, rejectNul, requireString } from './validate';
 
 /** A create request as the host applies it: checked, with the default cwd, the effective limit, the merged env. */
 export type AppliedCreateRequest = HostCreateTerminalRequest & { outputByteLimit: number };
@@ -275,7 +275,10 @@ export async function spawnChecked(
   if (settings.approve) {
     const args = req.args ?? [];
     // What the approver throws (its prompt had no TTY, was cancelled) reaches the caller unchanged.
-    const approved: unknown = await settings.approve(approval, { signal });
+    // Not waited for past the signal (the call cancelled, the host closed): `close()` waits for the
+    // creates in flight, and an approver that ignores its signal must not hold it.
+    const asked = settings.approve(approval, { signal });
+    const approved: unknown = await abortable(Promise.resolve(asked), signal);
     if (approved !== true) {
       if (settings.declinedError) throw declinedBy(settings.declinedError, approval);
       throw new AcpTerminalError(

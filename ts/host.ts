@@ -91,6 +91,11 @@ export class TerminalHost implements AsyncDisposable {
   private readonly cwdForSession: TerminalHostOptions['cwdForSession'];
   private nextCallId = 1;
   private pendingCreates = 0;
+  /**
+   * One per create whose spawn was started: settles once what it started is in `entries` or was
+   * released (or nothing was started). `close()` waits for them, so it resolves with nothing running.
+   */
+  private readonly landing = new Set<Promise<void>>();
   /** Kills scheduled by `cancelSession`, cleared by `close()`. */
   private readonly cancelTimers = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
@@ -228,14 +233,40 @@ export class TerminalHost implements AsyncDisposable {
       this.pendingCreates--;
       approval.unlink();
     });
+    let landed!: () => void;
+    const landing = new Promise<void>((resolve) => {
+      landed = resolve;
+    });
+    this.landing.add(landing);
+    void landing.then(() => this.landing.delete(landing));
     let spawned: Spawned;
     try {
       spawned = await abortable(spawning, signal);
     } catch (error) {
       // Cancelled while checking, awaiting approval or spawning: whatever still starts is released.
-      if (signal?.aborted) spawning.then(({ terminal }) => terminal.release().catch(() => undefined), () => undefined);
+      if (signal?.aborted) {
+        spawning.then(({ terminal }) => terminal.release().catch(() => undefined), () => undefined).then(landed);
+      } else {
+        landed();
+      }
       throw error;
     }
+    try {
+      return await this.land(req, spawned, signal, assertActive, network, onNetwork);
+    } finally {
+      landed();
+    }
+  }
+
+  /** A spawned create's terminal kept in `entries`, or released (and the create refused) when the host closed or the call was cancelled meanwhile. */
+  private async land(
+    req: AppliedCreateRequest,
+    spawned: Spawned,
+    signal: AbortSignal | undefined,
+    assertActive: (() => void) | undefined,
+    network: { terminalId?: string; early: NetworkConnectionEvent[] },
+    onNetwork: (e: NetworkConnectionEvent) => void,
+  ): Promise<HostCreateTerminalResponse> {
     const { terminal, program } = spawned;
     if (this.closed) {
       await terminal.release().catch(() => undefined);
@@ -463,7 +494,10 @@ export class TerminalHost implements AsyncDisposable {
     await this.entries.releaseWhere(() => true, 'all');
   }
 
-  /** Releases every terminal and refuses new ones. */
+  /**
+   * Releases every terminal and refuses new ones; resolves once every process the host started is
+   * gone, those of creates still in flight included (they reject with `ERR_HOST_CLOSED`).
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.closing.abort(new AcpTerminalError('ERR_HOST_CLOSED', 'the terminal host was closed'));
@@ -471,7 +505,9 @@ export class TerminalHost implements AsyncDisposable {
     this.refusedSessionCwds.clear();
     for (const timer of this.cancelTimers) clearTimeout(timer);
     this.cancelTimers.clear();
-    await this.entries.releaseWhere(() => true, 'close');
+    // A create in flight adds no terminal now (it sees `closed` and releases its own): waited for, so
+    // nothing the host started runs once this resolves.
+    await Promise.all([this.entries.releaseWhere(() => true, 'close'), ...this.landing]);
   }
 
   /** Same as `close()`, for `await using host = new TerminalHost()`. */

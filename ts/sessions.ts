@@ -121,6 +121,8 @@ export const DEFAULT_INTERRUPT_GRACE_MS = 1000;
 export class ShellSessions implements AsyncDisposable {
   private readonly sessions = new Map<string, Session>();
   private readonly opening = new Map<string, Promise<Session>>();
+  /** Sessions being ended (no longer in `sessions`): `closeAll()` waits for them too. */
+  private readonly ending = new Map<Session, Promise<void>>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private closed = false;
   private readonly maxSessions: number;
@@ -413,11 +415,16 @@ export class ShellSessions implements AsyncDisposable {
     return true;
   }
 
-  /** Closes every session and refuses new calls. */
+  /**
+   * Closes every session and refuses new calls; resolves once every process the sessions started is
+   * gone: a shell still starting is waited for and ended, and a call waiting for its session's turn
+   * starts no shell (it rejects with `ERR_HOST_CLOSED`).
+   */
   async closeAll(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.opening.values()].map((p) => p.catch(() => undefined)));
     await Promise.all([...this.sessions.values()].map((s) => this.destroy(s)));
+    await Promise.all([...this.ending.values()].map((p) => p.catch(() => undefined)));
   }
 
   /** Same as `closeAll()`, for `await using shells = new ShellSessions()`. */
@@ -576,6 +583,8 @@ export class ShellSessions implements AsyncDisposable {
   private async open(id: string, cwd: string | undefined = this.cwd): Promise<Session> {
     const pending = this.opening.get(id);
     if (pending) return pending;
+    // A call that waited for its turn past closeAll() (which waits only for the shells already starting).
+    this.assertOpen();
     // start() runs after `opening` counts this session, so eviction sees it.
     const promise = Promise.resolve()
       .then(() => this.start(id, cwd))
@@ -604,6 +613,7 @@ export class ShellSessions implements AsyncDisposable {
       const tag = [{ name: SESSION_TAG_VAR, value: session.tag }];
       const env = mergeEnv(this.dropEnv ? mergeEnv(filteredInheritedEnv(this.dropEnv, await this.inheritedEnv(), { pty: true }), this.env) : this.env, tag);
       const inheritEnv = this.dropEnv ? false : this.inheritEnv;
+      if (this.closed) throw new AcpTerminalError('ERR_HOST_CLOSED', 'the shell sessions were closed while a session was starting');
       const terminal = await backend(
         {
           command: this.bash(),
@@ -680,9 +690,11 @@ export class ShellSessions implements AsyncDisposable {
 
   private async destroy(session: Session): Promise<void> {
     if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
-    if (session.closed) return;
+    if (session.closed) return this.ending.get(session);
     session.closed = true;
-    await this.kill(session);
+    const ending = this.kill(session).finally(() => this.ending.delete(session));
+    this.ending.set(session, ending);
+    await ending;
   }
 
   private async kill(session: Session): Promise<void> {
