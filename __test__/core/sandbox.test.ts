@@ -403,6 +403,32 @@ describe('lifecycle', () => {
     await t.release();
   });
 
+  // The tenth attack: process.exit() with sandboxed terminals running hung Node for good. Its
+  // threads waited for each namespace's init, which waited for the namespace's last process to be
+  // reaped: the command, Node's own child, whose reaper needed those very threads.
+  it('process.exit() with sandboxed terminals running and launching: Node exits, nothing is left', () => {
+    const tag = `acp-exit-${process.pid}-${Date.now() % 100000}`;
+    const r = runNode(
+      `const { createTerminal, sandboxConfig } = require('.');
+      const shapes = [false, true].map((network) => sandboxConfig({ writableRoots: [${JSON.stringify(dir)}], network }));
+      let i = 0;
+      // A burst: terminals running, others launching, when process.exit() comes.
+      setInterval(() => {
+        for (let k = 0; k < 3; k++, i++) {
+          createTerminal({ command: 'setsid sleep 300 & sleep 300', env: [{ name: 'ACP_EXIT_TAG', value: ${JSON.stringify(tag)} }] },
+            { sandbox: shapes[i % 2], ...(i % 3 === 0 ? { pty: {} } : {}) }).catch(() => {});
+        }
+      }, 5);
+      setTimeout(() => process.exit(0), 500);`,
+      [],
+      60000,
+    );
+    // (A hang is the 60 s timeout: SIGTERM.)
+    expect([r.status, r.signal]).toEqual([0, null]);
+    const tagged = () => fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e) && environ(e).includes(tag));
+    return eventually(() => tagged().length === 0, 'every tagged process gone');
+  });
+
   it('release ends every process of the namespace (escaped descendants included) and its init', async () => {
     const marker = `${process.pid}${Date.now() % 100000}`;
     const t = await createTerminal({ command: `setsid sleep ${marker} & sleep ${marker}.5` }, { sandbox });
@@ -608,6 +634,14 @@ function pidInNamespace(pid: string): string {
 function cmdline(pid: string): string {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+  } catch {
+    return '';
+  }
+}
+
+function environ(pid: string): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
   } catch {
     return '';
   }

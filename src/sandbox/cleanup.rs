@@ -22,6 +22,27 @@ pub fn reap(pid: i32) {
     {}
 }
 
+/// Reaps our child `pid` if it ends within `within`; otherwise on the cleanup thread. Never
+/// waits longer: a namespace's init ends only once every process of its namespace is reaped,
+/// and the command is our child, reaped by a task that may need the very thread waiting here.
+pub fn reap_soon(pid: i32, within: std::time::Duration) {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let mut status = 0;
+        // SAFETY: waiting for our own child into a local, without blocking.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid
+            || (r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR))
+        {
+            return;
+        }
+        if std::time::Instant::now() >= deadline {
+            return reap_later(pid);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Reaps our child `pid` on the cleanup thread (or here, if that thread cannot run).
 pub fn reap_later(pid: i32) {
     static WORKER: OnceLock<Option<Mutex<Sender<i32>>>> = OnceLock::new();

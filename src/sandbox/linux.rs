@@ -267,12 +267,13 @@ impl SandboxGuard {
         self.listener.take()
     }
 
-    /// Kills the namespace and reaps its init before returning (for a process about to exit,
-    /// where a background thread would not get to it).
+    /// Kills the namespace and reaps its init before returning if it ends within 50 ms (for a
+    /// process about to exit, where a background thread may not get to it; the kernel ends the
+    /// namespace's processes either way).
     pub fn finish_now(mut self) {
         if let Some(pid) = self.init_pid.take() {
             cleanup::kill_init(pid);
-            cleanup::reap(pid);
+            cleanup::reap_soon(pid, std::time::Duration::from_millis(50));
         }
     }
 }
