@@ -412,11 +412,13 @@ describe('lifecycle', () => {
       `const { createTerminal, sandboxConfig } = require('.');
       const shapes = [false, true].map((network) => sandboxConfig({ writableRoots: [${JSON.stringify(dir)}], network }));
       let i = 0;
+      const live = [];
       // A burst: terminals running, others launching, when process.exit() comes.
       setInterval(() => {
         for (let k = 0; k < 3; k++, i++) {
-          createTerminal({ command: 'setsid sleep 300 & sleep 300', env: [{ name: 'ACP_EXIT_TAG', value: ${JSON.stringify(tag)} }] },
-            { sandbox: shapes[i % 2], ...(i % 3 === 0 ? { pty: {} } : {}) }).catch(() => {});
+          createTerminal({ command: 'setsid sh -c "while :; do sleep 0.1; done" </dev/null >/dev/null 2>&1 & while :; do sleep 0.1; done',
+            cwd: ${JSON.stringify(dir)}, env: [{ name: 'ACP_EXIT_TAG', value: ${JSON.stringify(tag)} }] },
+            { sandbox: shapes[i % 2] }).then((t) => live.push(t), () => {});
         }
       }, 5);
       setTimeout(() => process.exit(0), 500);`,
