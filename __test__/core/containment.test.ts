@@ -102,6 +102,29 @@ describe('descendants that leave the process group', () => {
     await eventually(() => pids.every(isGone), 'double-forked descendants gone');
   });
 
+  // The tenth attack: the guardian started when the first terminal was listed, after its launch; a
+  // Node SIGKILLed before that had no guardian, and the first command's setsid child lived on.
+  testIf('cgroups', info.cgroups, 'containmentInfo().cgroups is false: no cgroup v2 this process may create')(
+    "Node SIGKILLed by its first command at once: that command's setsid child dies too",
+    async () => {
+      for (let run = 0; run < 4; run++) {
+        const tag = `acp-first-${process.pid}-${run}-${Date.now() % 100000}`;
+        // The command kills its parent, Node, as soon as it runs.
+        const script = `require('.').createTerminal({ command: 'setsid sleep 300 & kill -9 $PPID', env: [{ name: 'ACP_FIRST_TAG', value: ${JSON.stringify(tag)} }] });`;
+        await new Promise<void>((resolve) => spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: 'ignore' }).on('exit', () => resolve()));
+        const tagged = () =>
+          fs.readdirSync('/proc').filter((e) => {
+            try {
+              return /^\d+$/.test(e) && fs.readFileSync(`/proc/${e}/environ`, 'utf8').includes(tag) && fs.readFileSync(`/proc/${e}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+            } catch {
+              return false;
+            }
+          });
+        await eventually(() => tagged().length === 0, `run ${run}: the setsid sleep gone`, 10000);
+      }
+    },
+  );
+
   test('cgroups are used where the system allows them (this machine does)', () => {
     expect(typeof info.cgroups).toBe('boolean');
     expect(info.guardianPid).toBeGreaterThan(1);

@@ -20,6 +20,8 @@ use crate::sys::signals::Stop;
 /// naming the field. Its [`contain::Holder::join`] is what the child is put into before it
 /// runs; [`contain::Holder::contain`] takes the started leader for [`Containment::new`].
 pub fn hold(limits: &Limits) -> Result<contain::Holder, TermError> {
+    // The guardian runs before anything is launched (what it will hold may outlive Node).
+    guardian::start();
     contain::Holder::new(limits).map_err(prepare_error)
 }
 

@@ -10,8 +10,8 @@
 #[cfg(windows)]
 mod none;
 #[cfg(windows)]
-pub use none::{guardian_pid, track, untrack};
+pub use none::{guardian_pid, start, track, untrack};
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{guardian_pid, track, untrack};
+pub use unix::{guardian_pid, start, track, untrack};

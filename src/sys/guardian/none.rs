@@ -3,6 +3,9 @@
 
 use std::path::Path;
 
+/// Nothing to start: the jobs end with Node.
+pub fn start() {}
+
 /// Nothing to list: the terminal's job ends with Node.
 pub fn track(_pgid: i32, _cgroup: Option<&Path>) {}
 

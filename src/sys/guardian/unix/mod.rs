@@ -73,6 +73,13 @@ fn global() -> &'static Guardian {
     G.get_or_init(|| Guardian::new(process::start))
 }
 
+/// Starts the guardian if none runs yet: before a terminal's launch, so that a Node gone
+/// before that terminal is listed still has a guardian (which kills what every cgroup of this
+/// Node process holds).
+pub fn start() {
+    global();
+}
+
 /// Lists a terminal's process group (and cgroup) with the guardian.
 pub fn track(pgid: i32, cgroup: Option<&Path>) {
     global().track(pgid, cgroup);
