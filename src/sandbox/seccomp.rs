@@ -6,7 +6,8 @@
 //! as typed) or `TIOCLINUX` fails with EPERM, a second wall behind the command's own session
 //! (it has no controlling terminal but its own pty); the keyring calls (`add_key`,
 //! `request_key`, `keyctl`) fail with EPERM, as in Docker's default profile (keyrings are the
-//! host user's unless the sandbox has its own user namespace); `clone3` fails with ENOSYS (C libraries then fall back to `clone`), because its
+//! host user's unless the sandbox has its own user namespace); `clone` with `CLONE_PARENT`
+//! fails with EPERM (its child would be Node's, a zombie Node never reaps); `clone3` fails with ENOSYS (C libraries then fall back to `clone`), because its
 //! `CLONE_INTO_CGROUP` would let a process start a child in another cgroup without writing a
 //! `cgroup.procs` file. Without network: `socket` and `socketpair` of any family but
 //! `AF_UNIX`, every `connect` (which also keeps host services behind pathname unix sockets out
@@ -81,6 +82,19 @@ fn rules(net: Net) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     for nr in [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl] {
         rules.insert(nr, vec![]);
     }
+    // `clone(CLONE_PARENT)` would make a process Node's child, which Node never reaps: zombies
+    // that fill Node's process table (and keep the namespace's init from ending).
+    rules.insert(
+        libc::SYS_clone,
+        vec![SeccompRule::new(vec![SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(libc::CLONE_PARENT as u64),
+            libc::CLONE_PARENT as u64,
+        )
+        .map_err(e)?])
+        .map_err(e)?],
+    );
     let cond = |arg: u8, op: SeccompCmpOp, v: u64| -> Result<SeccompCondition, String> {
         SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, v).map_err(e)
     };
@@ -242,6 +256,42 @@ mod tests {
                 .unwrap_or(255)
         } else {
             0
+        }
+    }
+
+    /// The tenth attack: `clone(CLONE_PARENT)` made processes Node's children, zombies Node never
+    /// reaps (383 of them made every later launch fail with EAGAIN).
+    #[test]
+    fn clone_parent_is_eperm_and_fork_still_works() {
+        for network in [Net::Off, Net::On, Net::Proxy] {
+            // SAFETY: clone without a new stack (fork semantics); a child that the filter let
+            // through exits at once.
+            let code = in_filtered_child(network, || unsafe {
+                let r = libc::syscall(
+                    libc::SYS_clone,
+                    (libc::CLONE_PARENT | libc::SIGCHLD) as libc::c_ulong,
+                    0usize,
+                    0usize,
+                    0usize,
+                    0usize,
+                );
+                if r == 0 {
+                    libc::_exit(0);
+                }
+                let parent = err_of(r);
+                let pid = libc::fork();
+                if pid == 0 {
+                    libc::_exit(0);
+                }
+                let mut status = 0;
+                let forked = pid > 0 && libc::waitpid(pid, &mut status, 0) == pid;
+                if parent == libc::EPERM && forked {
+                    0
+                } else {
+                    1
+                }
+            });
+            assert_eq!(code, 0, "network {network:?}");
         }
     }
 
