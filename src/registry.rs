@@ -93,40 +93,6 @@ pub fn next_id() -> String {
 mod tests {
     use super::*;
 
-    /// The ninth attack: a worker terminated while creates were on their way left the terminals
-    /// whose start finished after its registry was emptied alive for good. A terminal recorded
-    /// after `abandon_all` is killed as it is recorded.
-    #[cfg(unix)]
-    #[tokio::test]
-    async fn a_terminal_recorded_after_the_environment_went_away_is_killed() {
-        use crate::exit::ExitStatus;
-        use crate::spawn::SpawnRequest;
-        use crate::start::{start, TerminalRequest};
-        let sleeper = || {
-            let req = TerminalRequest {
-                spawn: SpawnRequest {
-                    command: "sleep 30".into(),
-                    ..Default::default()
-                },
-                terminal: Default::default(),
-            };
-            start(&req, Vec::new(), std::path::Path::new("/")).unwrap()
-        };
-        let reg = Registry::new();
-        let before = sleeper();
-        assert!(reg.insert(&before));
-        assert_eq!(reg.abandon_all(), 1);
-        let late = sleeper();
-        assert!(!reg.insert(&late), "the environment is gone");
-        for t in [&before, &late] {
-            let status =
-                tokio::time::timeout(std::time::Duration::from_secs(10), t.wait_for_exit())
-                    .await
-                    .expect("killed at once");
-            assert_eq!(status, ExitStatus::signaled(libc::SIGKILL));
-        }
-    }
-
     #[test]
     fn ids_are_unique() {
         let ids: std::collections::HashSet<String> = (0..10_000).map(|_| next_id()).collect();

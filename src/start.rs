@@ -58,6 +58,38 @@ mod tests {
 
     use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
 
+    /// The ninth attack: a worker terminated while creates were on their way left the terminals
+    /// whose start finished after its registry was emptied alive for good. A terminal recorded
+    /// after `abandon_all` is killed as it is recorded.
+    #[tokio::test]
+    async fn a_terminal_recorded_after_the_environment_went_away_is_killed() {
+        use crate::exit::ExitStatus;
+        use crate::registry::Registry;
+        let sleeper = || {
+            let req = TerminalRequest {
+                spawn: SpawnRequest {
+                    command: "sleep 30".into(),
+                    ..Default::default()
+                },
+                terminal: Default::default(),
+            };
+            start(&req, Vec::new(), std::path::Path::new("/")).unwrap()
+        };
+        let reg = Registry::new();
+        let before = sleeper();
+        assert!(reg.insert(&before));
+        assert_eq!(reg.abandon_all(), 1);
+        let late = sleeper();
+        assert!(!reg.insert(&late), "the environment is gone");
+        for t in [&before, &late] {
+            let status =
+                tokio::time::timeout(std::time::Duration::from_secs(10), t.wait_for_exit())
+                    .await
+                    .expect("killed at once");
+            assert_eq!(status, ExitStatus::signaled(libc::SIGKILL));
+        }
+    }
+
     /// The allowedRoots race: the checked directory is exchanged (atomically, over and over)
     /// with a symlink to a directory outside the root while terminals are created in it.
     /// Every command either is refused or starts inside the root.
