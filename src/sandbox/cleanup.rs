@@ -50,7 +50,7 @@ pub fn reap_later(pid: i32) {
         let (tx, rx) = channel::<i32>();
         std::thread::Builder::new()
             .name("acp-terminal-sandbox-cleanup".into())
-            .spawn(move || rx.into_iter().for_each(reap))
+            .spawn(move || reap_all(rx))
             .ok()
             .map(|_| Mutex::new(tx))
     });
@@ -62,5 +62,74 @@ pub fn reap_later(pid: i32) {
     });
     if !sent {
         reap(pid);
+    }
+}
+
+/// The cleanup thread: reaps every pid it is given, none waiting for another. An init can stay
+/// unreapable for long (its namespace's last process, our child, not reaped yet, or never: the
+/// worker that would have reaped it is gone): the others are polled meanwhile (every 10 ms
+/// while any is left; asleep otherwise).
+fn reap_all(rx: std::sync::mpsc::Receiver<i32>) {
+    let mut left: Vec<i32> = Vec::new();
+    loop {
+        let next = if left.is_empty() {
+            match rx.recv() {
+                Ok(pid) => Some(pid),
+                Err(_) => return,
+            }
+        } else {
+            rx.recv_timeout(std::time::Duration::from_millis(10)).ok()
+        };
+        left.extend(next);
+        left.retain(|&pid| !reaped_now(pid));
+    }
+}
+
+/// One non-blocking wait for our child `pid`: true once it is reaped (or is not ours to wait
+/// for).
+fn reaped_now(pid: i32) -> bool {
+    loop {
+        let mut status = 0;
+        // SAFETY: waiting for our own child into a local, without blocking.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r >= 0 {
+            return r == pid;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zombie_or_alive(pid: i32) -> bool {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    /// The eleventh attack: one init that could not end (its command never reaped) kept the
+    /// cleanup thread in a blocking wait, and every later release's init stayed a zombie behind it.
+    #[test]
+    // (Both children are reaped by the cleanup thread: that is what is tested.)
+    #[allow(clippy::zombie_processes)]
+    fn one_child_that_does_not_end_holds_no_other_back() {
+        let stuck = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        reap_later(stuck.id() as i32);
+        let done = std::process::Command::new("true").spawn().unwrap();
+        let done_pid = done.id() as i32;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        reap_later(done_pid);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while zombie_or_alive(done_pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let reaped = !zombie_or_alive(done_pid);
+        kill_init(stuck.id() as i32);
+        assert!(reaped, "the exited child was reaped while another one runs");
     }
 }
