@@ -27,15 +27,7 @@ pub fn reap(pid: i32) {
 /// and the command is our child, reaped by a task that may need the very thread waiting here.
 pub fn reap_soon(pid: i32, within: std::time::Duration) {
     let deadline = std::time::Instant::now() + within;
-    loop {
-        let mut status = 0;
-        // SAFETY: waiting for our own child into a local, without blocking.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if r == pid
-            || (r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR))
-        {
-            return;
-        }
+    while !reaped_now(pid) {
         if std::time::Instant::now() >= deadline {
             return reap_later(pid);
         }

@@ -173,7 +173,7 @@ impl Ring {
 
 struct SubOut {
     pending: Pending,
-    /// Bytes ever pushed (those dropped included): `pushed - pending.len()` were sent or dropped.
+    /// Bytes ever pushed (those dropped included; see [`SubOut::counted`]).
     pushed: u64,
     /// An `Item::Output` for it is in the queue.
     queued: bool,
