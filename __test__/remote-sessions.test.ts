@@ -113,8 +113,11 @@ function sessionAcceptance(backend: () => backends.Backend, far: () => Far): voi
 
   test('pids are the far end\'s: the shell pid names the far shell; closeAll leaves nothing there', async () => {
     const n = 100_000 + Math.floor(Math.random() * 800_000);
-    // A job of the shell, and one that left its session (setsid) and its group: both must go.
-    const r = await shells.execute({ command: `sleep ${n} & setsid sleep ${n + 1} & echo started` });
+    // A job of the shell, and one that left its session (setsid) and its group: both must go. The
+    // second is started from a subshell, so it is no job of the shell: as a job it would be a group
+    // leader, setsid would fork and its parent end at once, and bash's "[2]+ Done" notice could land
+    // in this command's output or the next one's, whichever prompt comes first.
+    const r = await shells.execute({ command: `sleep ${n} & ( setsid sleep ${n + 1} & ) ; echo started` });
     expect(r).toMatchObject({ status: 'completed', content: 'started' });
     const pid = shells.shellPid()!;
     const farProcs = far().processes();
