@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { spawn } from 'node:child_process';
 
 import { containmentInfo, createTerminal, resolveProgram } from '../../index';
-import { eventually, fdCount, isGone, ROOT, run, zombieChildren } from './helpers';
+import { eventually, fdCount, isGone, ROOT, run, runNode, zombieChildren } from './helpers';
 import { hasFeature, testIf } from '../fixtures/require-feature';
 
 
@@ -124,6 +124,55 @@ describe('descendants that leave the process group', () => {
       }
     },
   );
+
+  // The twelfth attack: a worker that alone used the addon, terminated during a burst of creates, took
+  // the addon's runtime with it: the output pump of a terminal whose start finished then was dropped
+  // at once, so its command (killed as it was recorded) stayed a zombie of Node for good, and a
+  // sandboxed one kept its namespace's init stuck in the kernel's teardown. Three workers in a row.
+  test('worker.terminate() of the only environment using the addon, mid-burst: every command is reaped, no zombie of Node is left', () => {
+    const sandboxed = hasFeature('sandbox', info.sandbox.available, `containmentInfo().sandbox is unavailable: ${info.sandbox.reasons.join('; ')}`);
+    const worker = `
+      const { parentPort } = require('node:worker_threads');
+      const { containmentInfo, createTerminal } = require(process.cwd());
+      const shapes = [{}, { pty: { cols: 80, rows: 24 } }, ...(${sandboxed} ? [{ sandbox: { writableRoots: [] } }, { sandbox: { writableRoots: [], network: true } }] : [])];
+      let i = 0;
+      let told = false;
+      setInterval(() => {
+        for (let k = 0; k < 2 && i < 80; k++, i++) {
+          createTerminal({ command: 'sleep 100' }, shapes[i % shapes.length]).then((t) => {
+            if (!told) parentPort.postMessage({ guardian: containmentInfo().guardianPid });
+            told = true;
+          }, () => {});
+        }
+      }, 5);
+    `;
+    const r = runNode(`
+      const fs = require('node:fs');
+      const { Worker } = require('node:worker_threads');
+      // Node's children other than the guardian (the only one that may stay), with their states.
+      let guardian = 0;
+      const children = () => fs.readdirSync('/proc/self/task').flatMap((t) => fs.readFileSync('/proc/self/task/' + t + '/children', 'utf8').split(' ').filter(Boolean))
+        .map((p) => { try { return { pid: +p, state: fs.readFileSync('/proc/' + p + '/stat', 'utf8').split(') ')[1][0], argv: fs.readFileSync('/proc/' + p + '/cmdline', 'utf8').replace(/\\0/g, ' ').trim().slice(0, 60) }; } catch { return null; } })
+        .filter((c) => c && c.pid !== guardian);
+      (async () => {
+        const runs = [];
+        for (let run = 0; run < 3; run++) {
+          const w = new Worker(${JSON.stringify(worker)}, { eval: true });
+          w.on('error', () => {});
+          guardian = (await new Promise((r) => w.once('message', r))).guardian;
+          await new Promise((r) => setTimeout(r, 100));
+          await w.terminate();
+          const deadline = Date.now() + 10000;
+          while (children().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+          runs.push(children());
+        }
+        console.log(JSON.stringify(runs));
+        process.exit(0);
+      })();
+    `, [], 90_000);
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual([[], [], []]);
+  }, 120_000);
 
   test('cgroups are used where the system allows them (this machine does)', () => {
     expect(typeof info.cgroups).toBe('boolean');

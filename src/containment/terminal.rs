@@ -75,7 +75,7 @@ impl Containment {
 
     /// SIGKILL to everything at once (a handle dropped, its environment going away), the
     /// sandbox's namespace included, whose init is reaped before this returns if it ends within
-    /// 50 ms (Node may be about to exit), else on the cleanup thread.
+    /// 50 ms (Node may be about to exit), else on the reaper thread.
     pub fn kill_now(&self) {
         self.signal(Stop::Kill);
         if let Some(g) = self.take_sandbox() {

@@ -214,6 +214,49 @@ mod tests {
         }
     }
 
+    /// The twelfth attack: a worker terminated while its terminals ran took the runtime's tasks
+    /// with it, the output pumps among them; their commands stayed zombies of Node for good (a
+    /// sandboxed one also kept its namespace's init from ending). A child whose watch is
+    /// dropped unreaped is reaped all the same, by both strategies.
+    #[test]
+    fn a_child_whose_watch_went_away_with_its_runtime_is_still_reaped() {
+        for use_fd in [true, false] {
+            let child = std::process::Command::new("sleep")
+                .arg("0.3")
+                .spawn()
+                .unwrap();
+            let pid = child.id() as i32;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let reaped = Child::from_pid(pid);
+                let signal = if use_fd {
+                    crate::sys::exit_watch::exit_signal(&reaped).unwrap()
+                } else {
+                    None
+                };
+                let mut watch = ExitWatch::new(reaped, signal).unwrap();
+                tokio::spawn(async move { watch.wait().await });
+                tokio::task::yield_now().await;
+            });
+            // The runtime goes, with the task that was waiting for the child.
+            drop(rt);
+            std::mem::forget(child);
+            // A zombie still takes signals' existence check; a reaped pid is gone (ESRCH).
+            let exists = || nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while exists() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            assert!(
+                !exists(),
+                "the child (use_fd {use_fd}) is reaped, not left a zombie"
+            );
+        }
+    }
+
     #[test]
     fn someone_else_reaping_gives_an_unknown_status_not_an_invented_one() {
         assert_eq!(

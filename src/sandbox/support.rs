@@ -212,13 +212,10 @@ fn probe() -> Result<(), String> {
         init_pid: started.init_pid,
         listener: None,
     };
-    let launched = leader;
-    let mut status = 0;
-    // SAFETY: reaping our own child.
-    unsafe { libc::waitpid(launched.pid, &mut status, 0) };
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-        Ok(())
-    } else {
-        Err(format!("the probe process ended with status {status:#x}"))
+    let _ = leader;
+    let mut child = started.child;
+    match child.reap() {
+        crate::sys::exit_watch::Reaped::Exited(0) => Ok(()),
+        other => Err(format!("the probe process ended with {other:?}")),
     }
 }

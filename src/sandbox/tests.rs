@@ -165,9 +165,9 @@ mod made_ahead {
                 Err(e) => panic!("{e}"),
             }
         }
-        let mut status = 0;
-        // SAFETY: reaping our own child.
-        unsafe { libc::waitpid(leader.pid, &mut status, 0) };
+        let _ = leader;
+        let mut child = started.child;
+        let status = child.reap();
         let guard = prepared.into_guard(started.init_pid).unwrap();
         assert!(
             guard.init_pid.is_some(),
@@ -175,7 +175,11 @@ mod made_ahead {
         );
         drop(guard);
         (
-            libc::WEXITSTATUS(status),
+            // (A death by a signal is no exit code: -1.)
+            match status {
+                crate::sys::exit_watch::Reaped::Exited(code) => code as i32,
+                _ => -1,
+            },
             String::from_utf8_lossy(&out).into_owned(),
             joined,
         )

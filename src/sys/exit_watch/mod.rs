@@ -17,6 +17,10 @@ mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
 #[cfg(unix)]
+mod orphans;
+#[cfg(unix)]
+pub use orphans::{reap_later, reaped_now};
+#[cfg(unix)]
 mod unix;
 #[cfg(unix)]
 pub use unix::{exit_signal, Child, ExitSignal};

@@ -11,27 +11,50 @@ use tokio::io::unix::AsyncFd;
 
 use super::Reaped;
 
-/// Our child, reaped with `waitpid`.
-#[derive(Debug, Clone, Copy)]
-pub struct Child(i32);
+/// Our child, reaped with `waitpid`. Its owner reaps it; dropped unreaped (the task that
+/// watched it went away with its runtime, or an error came first), it is handed to the reaper
+/// thread ([`super::reap_later`]), so no zombie of ours outlives its owner.
+#[derive(Debug)]
+pub struct Child {
+    pid: i32,
+    reaped: bool,
+}
 
 impl Child {
     /// Our child `pid` (a process we spawned and nobody else reaps).
     pub fn from_pid(pid: i32) -> Self {
-        Child(pid)
+        Child { pid, reaped: false }
     }
 
     /// Its status if it has exited (and is now reaped), `None` while it runs.
     pub fn try_reap(&mut self) -> Option<Reaped> {
-        reap(self.0, Some(WaitPidFlag::WNOHANG))
+        let r = reap(self.pid, Some(WaitPidFlag::WNOHANG));
+        self.reaped |= r.is_some();
+        r
+    }
+
+    /// Its pid, with the duty to reap it: the caller waits for it from now on (the guardian,
+    /// which also watches it stop).
+    pub fn into_pid(mut self) -> i32 {
+        self.reaped = true;
+        self.pid
     }
 
     /// Blocks until it has exited, and reaps it.
     pub fn reap(&mut self) -> Reaped {
         loop {
-            if let Some(s) = reap(self.0, None) {
+            if let Some(s) = reap(self.pid, None) {
+                self.reaped = true;
                 return s;
             }
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if !self.reaped {
+            super::reap_later(self.pid);
         }
     }
 }
@@ -77,7 +100,7 @@ impl ExitSignal {
 
 /// The exit signal of `child` (its exit descriptor), or `None` where the kernel has none.
 pub fn exit_signal(child: &Child) -> io::Result<Option<ExitSignal>> {
-    match super::exit_fd(child.0)? {
+    match super::exit_fd(child.pid)? {
         Some(fd) => ExitSignal::new(fd).map(Some),
         None => Ok(None),
     }

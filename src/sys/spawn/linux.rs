@@ -420,9 +420,8 @@ pub(super) fn launch_here(spec: &LaunchSpec, parent_death: Option<i32>) -> io::R
         unsafe { libc::waitpid(pid, &mut status, 0) };
     };
     if via_c {
-        // C has exited (we run again once it released our memory, early in its exit). On
-        // success its reaping, which would wait for the rest of its exit, happens on the
-        // sandbox's cleanup thread, off the spawn path. On failure, also end what it started.
+        // C has exited (we run again once it released our memory, early in its exit): reap
+        // it. On failure, also end what it started.
         reap(pid);
         if stage != 0 {
             for p in [cmd_pid, init_pid] {

@@ -142,9 +142,12 @@ pub(super) fn start_with(base: &OsStr, pids_base: &OsStr) -> Option<Process> {
         ends,
     )
     .ok()?;
+    // Reaped by `discard` (the exit watch's reaper must not wait for it too).
+    let pid = started.child.into_pid();
+    debug_assert_eq!(pid, leader.pid);
     Some(Process {
         pipe: std::sync::Arc::new(started.input?),
-        pid: leader.pid,
+        pid,
     })
 }
 
