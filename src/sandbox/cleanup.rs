@@ -4,7 +4,7 @@
 //! the namespace can take a moment).
 
 pub use crate::sys::exit_watch::reap_later;
-use crate::sys::exit_watch::reaped_now;
+use crate::sys::exit_watch::orphans::reaped_now;
 
 /// SIGKILLs the namespace's init `pid` (our unreaped child).
 pub fn kill_init(pid: i32) {

@@ -17,9 +17,9 @@ mod macos;
 #[cfg(target_os = "macos")]
 use macos as imp;
 #[cfg(unix)]
-mod orphans;
+pub mod orphans;
 #[cfg(unix)]
-pub use orphans::{reap_later, reaped_now};
+pub use orphans::reap_later;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
