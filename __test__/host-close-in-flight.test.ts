@@ -165,3 +165,37 @@ for (const sandboxed of [false, true]) {
     },
   );
 }
+
+describeIf('linux', isLinux, 'not Linux')('ShellSessions.closeAll() with a here-document check in flight', () => {
+  // A command with `<<` is first checked by a `bash -n` of its own (a here-document left open is refused).
+  // The shell here is bash, except that its check is a `sleep` with a unique argument: the check is in
+  // flight for as long as the test needs, and its process is easy to find.
+  test('the check is stopped: its process is gone when closeAll() resolves, and the command is not run', async () => {
+    const dir = workDir();
+    const n = 400_000 + Math.floor(Math.random() * 500_000);
+    const shell = path.join(dir, 'bash-with-slow-check');
+    fs.writeFileSync(shell, `#!/bin/sh\ncase " $* " in *" -n "*) exec sleep ${n} ;; esac\nexec bash "$@"\n`, { mode: 0o755 });
+    const checks = (): number[] =>
+      fs.readdirSync('/proc').filter((p) => {
+        try {
+          return /^\d+$/.test(p) && fs.readFileSync(`/proc/${p}/cmdline`, 'latin1') === `sleep\0${n}\0` && fs.readFileSync(`/proc/${p}/stat`, 'latin1').split(') ')[1]?.[0] !== 'Z';
+        } catch {
+          return false;
+        }
+      }).map(Number);
+    const shells = new ShellSessions({ cwd: dir, shell });
+    expect(await shells.execute({ terminalId: 'a', command: 'echo ready' })).toMatchObject({ content: 'ready', exitCode: 0 });
+    const marker = path.join(dir, 'ran');
+    const pending = shells.execute({ terminalId: 'a', command: `cat > ${marker} <<'END'\nbody\nEND` }).then(
+      () => 'done',
+      (error: { code?: string }) => error.code ?? String(error),
+    );
+    const deadline = Date.now() + 10_000;
+    while (checks().length === 0 && Date.now() < deadline) await sleep(10);
+    expect(checks()).toHaveLength(1);
+    await shells.closeAll();
+    expect(checks()).toEqual([]);
+    expect(await pending).toBe('ERR_HOST_CLOSED');
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+});

@@ -87,14 +87,16 @@ export interface OpenHereDocument {
  * one is left open: bash would run it with the rest of the command as its body and exit status 0.
  * Null when there is none, or when the check could not run (the command then runs as sent, as before).
  * With `far` (a remote backend's `createTerminal`) the check runs at the far end, with its bash.
+ * `signal` ends the check early: its terminal is released (its bash killed), and the answer is null.
  */
 export async function findOpenHereDocument(
   shell: string,
   command: string,
   text: string,
   far?: PtyCreateTerminalFn,
+  signal?: AbortSignal,
 ): Promise<OpenHereDocument | null> {
-  if (!command.includes('<<')) return null;
+  if (!command.includes('<<') || signal?.aborted) return null;
   let diagnostics: string;
   try {
     const params = { command: shell, args: ['--noprofile', '--norc', '-n'], outputByteLimit: 64 * 1024 };
@@ -115,12 +117,16 @@ export async function findOpenHereDocument(
           },
           { ...options, inheritEnv: false },
         );
+    const stop = (): void => void check.release().catch(() => undefined);
+    signal?.addEventListener('abort', stop, { once: true });
     try {
+      if (signal?.aborted) return null;
       await check.write(`${text}\n`);
       await check.closeStdin();
       await check.waitForExit();
       diagnostics = (await check.currentOutput()).output;
     } finally {
+      signal?.removeEventListener('abort', stop);
       await check.release().catch(() => undefined);
     }
   } catch {

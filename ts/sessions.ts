@@ -51,7 +51,7 @@
 
 import { AcpTerminalError, invalidArg } from './errors';
 import { compileEnvPatterns, filteredInheritedEnv } from './policy-env';
-import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, requestKeys } from './session-input';
+import { findOpenHereDocument, inputText, keyRefusedAtPrompt, keysPrompt, type OpenHereDocument, requestKeys } from './session-input';
 import { loadNative, nativeCreateTerminal } from './native';
 import { type NetworkConnectionEvent, networkRulesOf } from './network-proxy';
 import { commandInput, commandLine, commandText } from './session-protocol';
@@ -123,6 +123,8 @@ export class ShellSessions implements AsyncDisposable {
   private readonly opening = new Map<string, Promise<Session>>();
   /** Sessions being ended (no longer in `sessions`): `closeAll()` waits for them too. */
   private readonly ending = new Map<Session, Promise<void>>();
+  /** Here-document checks in flight (`bash -n`): `closeAll()` stops them and waits for them. */
+  private readonly checks = new Map<AbortController, Promise<unknown>>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private closed = false;
   private readonly maxSessions: number;
@@ -422,7 +424,8 @@ export class ShellSessions implements AsyncDisposable {
    */
   async closeAll(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.opening.values()].map((p) => p.catch(() => undefined)));
+    for (const stop of this.checks.keys()) stop.abort();
+    await Promise.all([...this.opening.values(), ...this.checks.values()].map((p) => p.catch(() => undefined)));
     await Promise.all([...this.sessions.values()].map((s) => this.destroy(s)));
     await Promise.all([...this.ending.values()].map((p) => p.catch(() => undefined)));
   }
@@ -430,6 +433,24 @@ export class ShellSessions implements AsyncDisposable {
   /** Same as `closeAll()`, for `await using shells = new ShellSessions()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.closeAll();
+  }
+
+  /**
+   * The here-document check of a command (its own short-lived `bash -n`), ended by `closeAll()`: a
+   * check in flight then is released (its bash killed) and waited for; none starts once closed.
+   */
+  private async findOpenHereDocument(command: string, text: string): Promise<OpenHereDocument | null> {
+    this.assertOpen();
+    const stop = new AbortController();
+    const checking = findOpenHereDocument(this.bash(), command, text, this.far ? this.backend : undefined, stop.signal);
+    this.checks.set(stop, checking);
+    try {
+      const open = await checking;
+      this.assertOpen();
+      return open;
+    } finally {
+      this.checks.delete(stop);
+    }
   }
 
   private assertOpen(): void {
@@ -541,7 +562,7 @@ export class ShellSessions implements AsyncDisposable {
       );
     } else {
       const text = commandText(command);
-      const open = await findOpenHereDocument(this.bash(), command, text, this.far ? this.backend : undefined);
+      const open = await this.findOpenHereDocument(command, text);
       if (open) {
         throw new AcpTerminalError(
           'ERR_INVALID_ARG',
