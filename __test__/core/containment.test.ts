@@ -174,6 +174,40 @@ describe('descendants that leave the process group', () => {
     expect(JSON.parse(r.stdout)).toEqual([[], [], []]);
   }, 120_000);
 
+  // The thirteenth attack: a worker whose JS thread was busy while its pty terminals started never got
+  // their handles; terminated, it left two /dev/ptmx descriptors per terminal open in Node for good
+  // (the pty control and the input task's), the processes themselves killed and reaped.
+  test('worker.terminate() before its terminals were handed over: no descriptor of theirs stays open', () => {
+    const worker = `
+      const { createTerminal } = require(process.cwd());
+      for (let i = 0; i < 10; i++) createTerminal({ command: 'sleep 30', cwd: '/' }, { pty: { cols: 80, rows: 24 } }).catch(() => {});
+      for (let i = 0; i < 5; i++) createTerminal({ command: 'sleep 30', cwd: '/' }, { stdin: 'pipe' }).catch(() => {});
+      setTimeout(() => { for (;;) {} }, 0);
+    `;
+    const r = runNode(`
+      const fs = require('node:fs');
+      const { Worker } = require('node:worker_threads');
+      const { containmentInfo } = require('.');
+      containmentInfo();
+      const fds = () => fs.readdirSync('/proc/self/fd').map((f) => { try { return fs.readlinkSync('/proc/self/fd/' + f); } catch { return ''; } });
+      const ours = () => fds().filter((l) => l === '/dev/ptmx' || l.startsWith('pipe:')).length;
+      (async () => {
+        const before = ours();
+        const w = new Worker(${JSON.stringify(worker)}, { eval: true });
+        w.on('error', () => {});
+        await new Promise((r) => setTimeout(r, 1500));
+        await w.terminate();
+        const deadline = Date.now() + 10000;
+        while (ours() > before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        console.log(JSON.stringify({ before, after: ours(), ptmx: fds().filter((l) => l === '/dev/ptmx').length }));
+        process.exit(0);
+      })();
+    `);
+    expect(r.stderr).toBe('');
+    const { before, after, ptmx } = JSON.parse(r.stdout);
+    expect({ after, ptmx }).toEqual({ after: before, ptmx: 0 });
+  });
+
   test('cgroups are used where the system allows them (this machine does)', () => {
     expect(typeof info.cgroups).toBe('boolean');
     expect(info.guardianPid).toBeGreaterThan(1);

@@ -3,8 +3,8 @@
 //! init on the reaper thread ([`reap_later`]), off the release path (the kernel's teardown of
 //! the namespace can take a moment).
 
-pub use crate::sys::exit_watch::reap_later;
 use crate::sys::exit_watch::orphans::reaped_now;
+pub use crate::sys::exit_watch::reap_later;
 
 /// SIGKILLs the namespace's init `pid` (our unreaped child).
 pub fn kill_init(pid: i32) {

@@ -207,10 +207,16 @@ impl Input {
         })
     }
 
+    /// Closes the queue without waiting (abandon): the task performs what is queued (the
+    /// command is being killed, so no write blocks for long), then closes the descriptor.
+    pub(super) fn close_queue(&self) {
+        *self.lock() = State::Closed;
+    }
+
     /// Closes the queue (release); resolves once the task has closed the descriptor. Nothing
     /// queued can block by then: the exit is published.
     pub(super) async fn shut(&self) {
-        *self.lock() = State::Closed;
+        self.close_queue();
         let done = self.done.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(done) = done {
             let _ = done.await;

@@ -518,13 +518,18 @@ impl Terminal {
     }
 
     /// The handle was dropped without release (garbage collected, or its environment is
-    /// going away): SIGKILL the group at once; the task reaps and closes everything.
+    /// going away): SIGKILL the group at once, close the pty's control descriptor and the input
+    /// queue (its task then closes its descriptor); the output task reaps and closes the rest.
+    /// Nothing waits for the drop: a terminal whose start finished as its environment went away
+    /// is never dropped (napi keeps the settlement that holds it).
     pub fn abandon(&self) {
         self.release_hold();
         self.detached.store(true, Ordering::Release);
         if !self.is_released() {
             self.containment.kill_now();
         }
+        self.pty.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.input.close_queue();
         self.shutdown.notify_one();
     }
 

@@ -8,52 +8,66 @@
 //! Only the owner of an unreaped child hands it over ([`reap_later`]), and then never waits for
 //! it again: the pid cannot be reused before this thread reaps it.
 
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 /// How often the children left are polled.
 const POLL: Duration = Duration::from_millis(10);
 
-/// Reaps our child `pid` on the reaper thread (or here, blocking, if that thread cannot run).
-/// The caller gives it up: nothing else may wait for it.
+/// The children handed over and not reaped yet, and whether the reaper thread runs.
+struct Orphans {
+    left: Vec<i32>,
+    thread: bool,
+}
+
+static ORPHANS: Mutex<Orphans> = Mutex::new(Orphans {
+    left: Vec::new(),
+    thread: false,
+});
+static WAKE: Condvar = Condvar::new();
+
+fn orphans() -> std::sync::MutexGuard<'static, Orphans> {
+    ORPHANS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Reaps our child `pid` on the reaper thread. The caller gives it up: nothing else may wait
+/// for it. Never blocks: where the thread cannot be started (no thread left to this user),
+/// what has ended is reaped here and the rest waits for a later call to start it.
 pub fn reap_later(pid: i32) {
-    static REAPER: OnceLock<Option<Mutex<Sender<i32>>>> = OnceLock::new();
-    let tx = REAPER.get_or_init(|| {
-        let (tx, rx) = channel::<i32>();
+    hand_over(&mut orphans(), pid, || {
         std::thread::Builder::new()
             .name("acp-terminal-reaper".into())
-            .spawn(move || reap_all(rx))
-            .ok()
-            .map(|_| Mutex::new(tx))
-    });
-    let sent = tx.as_ref().is_some_and(|tx| {
-        tx.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .send(pid)
+            .spawn(reap_all)
             .is_ok()
     });
-    if !sent {
-        while !reaped_now(pid) {
-            std::thread::sleep(POLL);
-        }
+}
+
+/// [`reap_later`] on `o`, with `start_thread` starting the reaper thread (true once it runs).
+fn hand_over(o: &mut Orphans, pid: i32, start_thread: impl FnOnce() -> bool) {
+    o.left.push(pid);
+    if o.thread {
+        WAKE.notify_one();
+        return;
+    }
+    o.thread = start_thread();
+    if !o.thread {
+        o.left.retain(|&pid| !reaped_now(pid));
     }
 }
 
-/// The reaper thread: reaps every pid it is given, polling those left.
-fn reap_all(rx: Receiver<i32>) {
-    let mut left: Vec<i32> = Vec::new();
+/// The reaper thread: reaps every pid handed over, none waiting for another; polls those
+/// left every [`POLL`], sleeps while there are none.
+fn reap_all() {
+    let mut o = orphans();
     loop {
-        let next = if left.is_empty() {
-            match rx.recv() {
-                Ok(pid) => Some(pid),
-                Err(_) => return,
-            }
+        o.left.retain(|&pid| !reaped_now(pid));
+        o = if o.left.is_empty() {
+            WAKE.wait(o).unwrap_or_else(|p| p.into_inner())
         } else {
-            rx.recv_timeout(POLL).ok()
+            WAKE.wait_timeout(o, POLL)
+                .unwrap_or_else(|p| p.into_inner())
+                .0
         };
-        left.extend(next);
-        left.retain(|&pid| !reaped_now(pid));
     }
 }
 
@@ -79,6 +93,38 @@ mod tests {
 
     fn zombie_or_alive(pid: i32) -> bool {
         std::path::Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    /// The thirteenth attack: with no thread left to the user (RLIMIT_NPROC), the reaper could
+    /// not start and its fallback waited, blocking, on Node's JS thread or a runtime worker for
+    /// a child that might never end: Node hung. Handing over never blocks; what has ended is
+    /// reaped at the next hand-over.
+    #[test]
+    #[allow(clippy::zombie_processes)]
+    fn without_a_reaper_thread_handing_over_never_blocks() {
+        let mut o = Orphans {
+            left: Vec::new(),
+            thread: false,
+        };
+        let running = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let running_pid = running.id() as i32;
+        hand_over(&mut o, running_pid, || false);
+        assert_eq!(o.left, vec![running_pid], "left for later, not waited for");
+        let done = std::process::Command::new("true").spawn().unwrap();
+        let done_pid = done.id() as i32;
+        std::thread::sleep(Duration::from_millis(200));
+        hand_over(&mut o, done_pid, || false);
+        assert!(!o.thread);
+        assert_eq!(o.left, vec![running_pid], "what had ended is reaped");
+        assert!(!zombie_or_alive(done_pid));
+        // SAFETY: a signal to our own unreaped child.
+        unsafe { libc::kill(running_pid, libc::SIGKILL) };
+        std::thread::sleep(Duration::from_millis(200));
+        o.left.retain(|&pid| !reaped_now(pid));
+        assert!(o.left.is_empty());
     }
 
     /// The eleventh attack: one init that could not end (its command never reaped) kept the

@@ -193,7 +193,7 @@ impl Shared {
                     Ok((g, _)) => g,
                     Err(p) => p.into_inner().0,
                 };
-                if st.process.as_ref().is_some_and(|p| !p.running()) {
+                if st.process.as_mut().is_some_and(|p| !p.running()) {
                     st = self.replace(st);
                 }
             }

@@ -11,6 +11,8 @@
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 
+use nix::errno::Errno;
+
 use crate::sys::procs::GUARDIAN_KILL;
 use crate::sys::spawn::{self, Argv, Io, Join};
 
@@ -62,25 +64,41 @@ pub(super) struct Process {
     /// Shared with the writer thread while it waits for the pipe to take more.
     pub(super) pipe: std::sync::Arc<OwnedFd>,
     pub(super) pid: i32,
+    /// Reaped already (seen dead by [`Process::running`]): its pid may belong to another
+    /// process by now, so it is neither signalled nor waited for again.
+    pub(super) reaped: bool,
 }
 
 impl Process {
-    /// False once it is stopped or has died (`waitpid(WUNTRACED | WNOHANG)`: it is our child).
-    pub(super) fn running(&self) -> bool {
+    /// False once it is stopped or has died (`waitpid(WUNTRACED | WNOHANG)`: it is our child;
+    /// a dead one is reaped by this very call).
+    pub(super) fn running(&mut self) -> bool {
         use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+        if self.reaped {
+            return false;
+        }
         let flags = WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED;
-        matches!(
-            waitpid(nix::unistd::Pid::from_raw(self.pid), Some(flags)),
-            Ok(WaitStatus::StillAlive | WaitStatus::Continued(_))
-        )
+        match waitpid(nix::unistd::Pid::from_raw(self.pid), Some(flags)) {
+            Ok(WaitStatus::StillAlive | WaitStatus::Continued(_)) => true,
+            Ok(WaitStatus::Stopped(..)) => false,
+            Err(Errno::EINTR) => true,
+            // Exited, killed, or not ours to wait for: gone.
+            _ => {
+                self.reaped = true;
+                false
+            }
+        }
     }
 
-    /// Kills it at once (it can no longer act on its list), then reaps it. Only then is its
-    /// pipe closed: a live guardian that saw end-of-file would kill every listed terminal.
+    /// Kills it at once (it can no longer act on its list), then reaps it, unless it was
+    /// reaped already. Only then is its pipe closed: a live guardian that saw end-of-file would
+    /// kill every listed terminal.
     pub(super) fn discard(self) {
-        let pid = nix::unistd::Pid::from_raw(self.pid);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-        let _ = nix::sys::wait::waitpid(pid, None);
+        if !self.reaped {
+            let pid = nix::unistd::Pid::from_raw(self.pid);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            while nix::sys::wait::waitpid(pid, None) == Err(Errno::EINTR) {}
+        }
         drop(self.pipe);
     }
 }
@@ -148,6 +166,7 @@ pub(super) fn start_with(base: &OsStr, pids_base: &OsStr) -> Option<Process> {
     Some(Process {
         pipe: std::sync::Arc::new(started.input?),
         pid,
+        reaped: false,
     })
 }
 

@@ -60,6 +60,20 @@ fn a_dead_guardian_is_replaced_on_the_next_write() {
     assert!(!exists(old), "the dead one was reaped");
 }
 
+/// The thirteenth attack's reading: the health check's wait reaps a dead guardian; its pid is
+/// then free for any process, so replacing the guardian must neither signal nor wait for it.
+#[test]
+fn a_guardian_seen_dead_is_not_signalled_or_waited_for_again() {
+    let mut p = start().expect("a guardian starts here");
+    assert!(p.running());
+    kill(Pid::from_raw(p.pid), Signal::SIGKILL).unwrap();
+    wait_until("the health check sees it dead", || !p.running());
+    assert!(p.reaped, "its wait reaped it");
+    assert!(!exists(p.pid));
+    // The pid is no longer ours: discard leaves it alone (it would be a stranger's by now).
+    p.discard();
+}
+
 #[test]
 fn the_list_counts_tracks_and_ignores_unknown_untracks() {
     fn none() -> Option<Process> {
