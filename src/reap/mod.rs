@@ -189,6 +189,17 @@ mod tests {
         assert_eq!(*child.reaped.lock().unwrap(), 1);
     }
 
+    /// Our child `pid` watched through its exit descriptor (`use_fd`) or by a waiting thread.
+    fn watch_pid(pid: i32, use_fd: bool) -> ExitWatch<Child> {
+        let child = Child::from_pid(pid);
+        let signal = if use_fd {
+            crate::sys::exit_watch::exit_signal(&child).unwrap()
+        } else {
+            None
+        };
+        ExitWatch::new(child, signal).unwrap()
+    }
+
     #[tokio::test]
     async fn a_real_child_is_reaped_by_both_strategies() {
         for use_fd in [true, false] {
@@ -197,13 +208,7 @@ mod tests {
                 .spawn()
                 .unwrap();
             let pid = child.id() as i32;
-            let reaped = Child::from_pid(pid);
-            let signal = if use_fd {
-                crate::sys::exit_watch::exit_signal(&reaped).unwrap()
-            } else {
-                None
-            };
-            let mut watch = ExitWatch::new(reaped, signal).unwrap();
+            let mut watch = watch_pid(pid, use_fd);
             assert_eq!(watch.wait().await, ExitStatus::code(7));
             // Reaped: no zombie left, waitpid knows the pid no more.
             assert_eq!(
@@ -231,13 +236,7 @@ mod tests {
                 .build()
                 .unwrap();
             rt.block_on(async {
-                let reaped = Child::from_pid(pid);
-                let signal = if use_fd {
-                    crate::sys::exit_watch::exit_signal(&reaped).unwrap()
-                } else {
-                    None
-                };
-                let mut watch = ExitWatch::new(reaped, signal).unwrap();
+                let mut watch = watch_pid(pid, use_fd);
                 tokio::spawn(async move { watch.wait().await });
                 tokio::task::yield_now().await;
             });
